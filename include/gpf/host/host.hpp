@@ -1,0 +1,92 @@
+#pragma once
+// The one rooted door to the host (style.md practice 1). Every probe reads through a Host:
+// files by root-relative path ("proc/driver/nvidia/version", never "/proc/..."), device-node
+// metadata, the kernel release and the job environment. Live: root "/", uname(2), the process
+// environment. Snapshot (--root DIR): DIR laid out like the host, see docs/snapshot-format.md;
+// under a snapshot nothing of the real host is read.
+#include "gpf/util/result.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpf {
+
+// Reads larger than this are cut (and flagged) so a garbage or huge file cannot exhaust memory.
+inline constexpr std::size_t k_default_read_cap = 1 << 20;
+
+struct FileContent {
+  std::string data;
+  bool truncated = false; // the file was longer than the cap
+};
+
+enum class NodeType { missing, char_device, block_device, regular_file, directory, other };
+
+// What the host says about a device node. A snapshot's plain file standing in for a node has
+// type regular_file and stand_in = true: its major/minor are unknown, not wrong.
+struct NodeInfo {
+  NodeType type = NodeType::missing;
+  bool stand_in = false;
+  std::optional<unsigned> major;
+  std::optional<unsigned> minor;
+  std::optional<unsigned> mode;    // permission bits, e.g. 0666
+  std::optional<bool> rw_access;   // can the current user open it read-write; nullopt = unknown
+  std::string error;               // stat error other than "no such file"
+  bool exists() const { return type != NodeType::missing; }
+};
+
+// The environment to judge: the process environment live, the snapshot's `environ` file otherwise.
+class Environment {
+public:
+  Environment() = default;
+  explicit Environment(std::map<std::string, std::string> vars) : m_vars(std::move(vars)) {}
+  std::optional<std::string> get(std::string_view name) const;
+  const std::map<std::string, std::string>& vars() const { return m_vars; }
+  // Parses `KEY=VALUE` lines; blank lines, comments (#) and lines without '=' are skipped.
+  static Environment parse(std::string_view text);
+
+private:
+  std::map<std::string, std::string> m_vars;
+};
+
+class Host {
+public:
+  static Host live();
+  // Error when dir does not exist or is not a directory (the checker cannot run: exit 2).
+  static Result<Host> snapshot(const std::filesystem::path& dir);
+
+  bool is_live() const { return m_live; }
+  const std::filesystem::path& root() const { return m_root; }
+
+  // path is root-relative ("proc/modules"). Error carries the OS reason.
+  Result<FileContent> read_file(std::string_view path, std::size_t cap = k_default_read_cap) const;
+  // Entry names (not paths) of a directory, sorted. Error carries the OS reason.
+  Result<std::vector<std::string>> list_dir(std::string_view path) const;
+  bool exists(std::string_view path) const;
+  bool is_directory(std::string_view path) const;
+  // Metadata for a device node; under a snapshot, devices.json (if present) supplies what a
+  // stand-in file cannot carry (type, major/minor, mode, access) — see docs/snapshot-format.md.
+  NodeInfo stat_node(std::string_view path) const;
+  // uname -r live; proc/sys/kernel/osrelease in a snapshot.
+  Result<std::string> kernel_release() const;
+  const Environment& environment() const { return m_env; }
+
+  // The absolute path of a root-relative path (for messages and for tools that need a real path).
+  std::filesystem::path resolve(std::string_view path) const;
+  // Non-empty when the snapshot's devices.json exists but could not be parsed.
+  const std::string& manifest_error() const { return m_manifest_error; }
+
+private:
+  Host(std::filesystem::path root, bool live, Environment env);
+  std::filesystem::path m_root;
+  bool m_live = true;
+  Environment m_env;
+  std::map<std::string, NodeInfo> m_node_manifest; // snapshot devices.json
+  std::string m_manifest_error;
+};
+
+} // namespace gpf

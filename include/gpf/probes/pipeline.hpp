@@ -1,0 +1,27 @@
+#pragma once
+// The fixed pipeline of probes: each reads through the Host, parses, and records its status.
+#include "gpf/host/host.hpp"
+#include "gpf/probes/facts.hpp"
+
+#include <optional>
+#include <string>
+
+namespace gpf {
+
+struct ProbeOptions {
+  std::optional<std::string> dmesg_file; // --dmesg FILE ("-" = stdin)
+  std::optional<std::string> libcuda;    // --libcuda PATH
+  bool no_cuda = false;                  // --no-cuda
+  double cuda_timeout_s = 30;            // --cuda-timeout
+  std::optional<std::string> expect_cuda; // --expect-cuda X.Y
+};
+
+// Runs every probe in order. Never throws for anything the host says; a probe that cannot read
+// its input records ProbeState::error with the OS reason.
+Facts collect_facts(const Host& host, const ProbeOptions& options);
+
+// A probe's signature: read through host, fill facts, return its status (name, state, message).
+// The pipeline times it.
+using ProbeFn = ProbeStatus (*)(const Host& host, const ProbeOptions& options, Facts& facts);
+
+} // namespace gpf

@@ -1,0 +1,12 @@
+#pragma once
+// The probes of the pipeline, in the order they run. Each reads through the Host only.
+#include "gpf/probes/pipeline.hpp"
+
+namespace gpf {
+
+ProbeStatus probe_kernel(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_modules(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_driver(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_devices(const Host& host, const ProbeOptions& options, Facts& facts);
+
+} // namespace gpf

@@ -1,0 +1,30 @@
+#pragma once
+// Renders one check's result. JSON keys are in a stable order; every string is made valid UTF-8.
+#include "gpf/probes/facts.hpp"
+#include "gpf/rules/verdict.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gpf {
+
+inline constexpr int k_schema_version = 1;
+
+struct Report {
+  const Facts& facts;
+  const Assessment& assessment;
+  int exit_code;
+};
+
+nlohmann::ordered_json report_json(const Report& report);
+std::string render_json(const Report& report); // pretty, ends with '\n'
+std::string render_text(const Report& report, bool color);
+std::string render_env(const Report& report); // safe to eval
+
+// JSON of the facts alone (the "facts" member of the report).
+nlohmann::ordered_json facts_json(const Facts& facts);
+
+// Single-quotes s for a POSIX shell.
+std::string shell_quote(std::string_view s);
+
+} // namespace gpf

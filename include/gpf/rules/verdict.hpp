@@ -1,0 +1,51 @@
+#pragma once
+// Turns facts and rules into a verdict, findings and a CUDA_VISIBLE_DEVICES recommendation.
+#include "gpf/rules/rule.hpp"
+#include "gpf/rules/visible_devices.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpf {
+
+enum class Verdict { pass, warn, fail };
+
+struct GpuAssessment {
+  std::optional<int> index;       // in the recommendation's index space (PCI order or CUDA's)
+  std::string bus_id;
+  std::optional<std::string> uuid;
+  std::optional<std::string> model;
+  bool usable = true;
+  std::vector<std::string> reasons; // ids of findings that made it unusable
+};
+
+struct Recommendation {
+  std::string cuda_visible_devices;            // "" when no GPU is usable
+  std::optional<std::string> cuda_device_order; // "PCI_BUS_ID" when the indices rely on it
+  bool single_gpu_only = false;
+};
+
+struct Assessment {
+  Verdict verdict = Verdict::pass;
+  std::vector<Finding> findings; // sorted: fail, warn, info; then by id
+  std::vector<GpuAssessment> gpus;
+  Recommendation recommendation;
+  int usable_count() const;
+};
+
+Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options);
+
+// 0 ready (pass, or warn without --strict); 1 fail (or warn with --strict).
+int exit_code_for(Verdict verdict, bool strict);
+std::string_view verdict_name(Verdict v);
+
+} // namespace gpf
+
+namespace gpf {
+// The host's GPUs in the index space CUDA_VISIBLE_DEVICES integers refer to: PCI bus-id order of
+// the driver's GPUs (the CUDA probe, when it ran, supplies CUDA's own order).
+std::vector<GpuRef> gpu_index_space(const Facts& facts);
+// True when the indices of gpu_index_space() rely on CUDA_DEVICE_ORDER=PCI_BUS_ID.
+bool index_space_is_pci_order(const Facts& facts);
+} // namespace gpf

@@ -1,0 +1,26 @@
+#pragma once
+// CUDA_VISIBLE_DEVICES as CUDA reads it (nvidia-facts.md §10c): comma-separated integer indices,
+// GPU UUIDs or unique UUID prefixes, or MIG-<GPU-UUID>/<gi>/<ci>; the first entry naming no
+// device ends the list; set but empty means no GPU.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpf {
+
+struct GpuRef {
+  std::string bus_id;
+  std::optional<std::string> uuid;
+};
+
+struct VisibleDevices {
+  bool set = false;                     // the variable exists (even empty)
+  std::string raw;
+  std::vector<std::string> bus_ids;     // the GPUs it admits, in the order listed, no duplicates
+  std::vector<std::string> ignored;     // the first entry naming no GPU and everything after it
+};
+
+// gpus: the host's GPUs in index order (the index space integer entries refer to).
+VisibleDevices parse_visible_devices(const std::optional<std::string>& value, const std::vector<GpuRef>& gpus);
+
+} // namespace gpf

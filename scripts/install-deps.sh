@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and tests need, if any is missing. As root it runs
+# apt-get; otherwise it prints the exact command and stops.
+set -euo pipefail
+packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev catch2)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing build packages: ${missing[*]}" >&2
+  echo "run as root:  apt-get update && $cmd" >&2
+  exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+$cmd

@@ -1,0 +1,23 @@
+// Probe "kernel": the kernel release (uname -r live, proc/sys/kernel/osrelease in a snapshot).
+#include "gpf/probes/parsers.hpp"
+#include "gpf/probes/probes.hpp"
+
+namespace gpf {
+
+ProbeStatus probe_kernel(const Host& host, const ProbeOptions&, Facts& facts) {
+  ProbeStatus status{"kernel", ProbeState::ok, {}, 0};
+  auto release = host.kernel_release();
+  if (!release) {
+    status.state = ProbeState::error;
+    status.message = "cannot read the kernel release: " + release.error().message;
+    return status;
+  }
+  facts.kernel = parse_kernel_release(*release);
+  if (!facts.kernel.version) {
+    status.state = ProbeState::error;
+    status.message = "kernel release not understood: \"" + facts.kernel.release + "\"";
+  }
+  return status;
+}
+
+} // namespace gpf

@@ -1,0 +1,226 @@
+// Pure parsers of the foundation probes. Formats: ../shared/reference/nvidia-facts.md §6
+// (version, params, registry, gpus/*/information) and docs/snapshot-format.md.
+#include "gpf/probes/parsers.hpp"
+
+#include "gpf/util/text.hpp"
+
+#include <array>
+#include <regex>
+
+namespace gpf {
+namespace {
+
+struct FlavourPattern {
+  std::string_view needle;
+  KernelFlavour flavour;
+};
+
+// Ubuntu kernel flavours as they end a release ("5.15.0-1051-aws").
+constexpr std::array k_ubuntu_suffixes{"-generic", "-lowlatency", "-aws",  "-azure", "-gcp",
+                                       "-gke",     "-oracle",     "-kvm",  "-nvidia", "-ibm",
+                                       "-raspi",   "-intel-iotg", "-hwe"};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+} // namespace
+
+KernelFacts parse_kernel_release(std::string_view text) {
+  KernelFacts k;
+  k.release = quote_evidence(trim(text), 256);
+  const std::string_view r = trim(text);
+  k.version = Version::parse(r);
+  if (k.version && k.version->parts().size() < 2) {
+    k.version.reset(); // "5" alone is not a kernel release
+  }
+  k.release_candidate = contains(r, "-rc");
+  if (!k.version) {
+    k.flavour = KernelFlavour::unknown;
+    return k;
+  }
+  const std::string lower = to_lower(r);
+  if (contains(lower, "microsoft-standard-wsl2") || (contains(lower, "microsoft") && contains(lower, "wsl"))) {
+    k.flavour = KernelFlavour::wsl2;
+    k.flavour_detail = "microsoft-standard-WSL2";
+    return k;
+  }
+  if (r == "4.4.0") {
+    // gVisor reports a fixed, fake "4.4.0" with no distro suffix.
+    k.flavour = KernelFlavour::gvisor;
+    k.flavour_detail = "gVisor (fixed 4.4.0)";
+    return k;
+  }
+  static const std::regex el(R"(\.(el\d+(?:_\d+)?))");
+  std::cmatch m;
+  if (std::regex_search(lower.c_str(), m, el)) {
+    k.flavour = KernelFlavour::rhel;
+    k.flavour_detail = m[1].str();
+    return k;
+  }
+  static const std::regex amzn(R"(\.(amzn\d+))");
+  if (std::regex_search(lower.c_str(), m, amzn)) {
+    k.flavour = KernelFlavour::amazon;
+    k.flavour_detail = m[1].str();
+    return k;
+  }
+  for (std::string_view suffix : k_ubuntu_suffixes) {
+    if (ends_with(lower, suffix)) {
+      k.flavour = KernelFlavour::ubuntu;
+      k.flavour_detail = std::string(suffix.substr(1));
+      return k;
+    }
+  }
+  if (contains(lower, "+deb") || ends_with(lower, "-amd64") || ends_with(lower, "-arm64")) {
+    k.flavour = KernelFlavour::debian;
+    k.flavour_detail = std::string(r.substr(r.rfind('-') + 1));
+    return k;
+  }
+  if (ends_with(lower, "-default") || ends_with(lower, "-azure") || contains(lower, "-150")) {
+    k.flavour = KernelFlavour::suse;
+    k.flavour_detail = "default";
+    return k;
+  }
+  k.flavour = KernelFlavour::generic;
+  return k;
+}
+
+bool parse_driver_version_file(std::string_view text, DriverFacts& out) {
+  for (auto line : split_lines(text)) {
+    if (!starts_with(line, "NVRM version:")) {
+      continue;
+    }
+    out.version_line = quote_evidence(trim(line), 512);
+    const auto id = line.substr(std::string_view("NVRM version:").size());
+    // Open: "NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build ...".
+    // Proprietary: "NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu ...".
+    out.flavour = contains(id, "Open Kernel Module") ? DriverFlavour::open
+                  : contains(id, "Kernel Module")    ? DriverFlavour::proprietary
+                                                     : DriverFlavour::unknown;
+    auto after = id.find("Kernel Module");
+    auto rest = after == std::string_view::npos ? id : id.substr(after);
+    if (out.flavour == DriverFlavour::open) {
+      // skip "for <arch>" so an arch like "aarch64" is not read as a version
+      if (auto f = rest.find(" for "); f != std::string_view::npos) {
+        rest = rest.substr(f + 5);
+        rest = rest.substr(std::min(rest.size(), rest.find(' ')));
+      }
+    }
+    const auto pos = rest.find_first_of("0123456789");
+    if (pos == std::string_view::npos) {
+      return false;
+    }
+    auto token = rest.substr(pos, rest.find_first_not_of("0123456789.", pos) - pos);
+    while (!token.empty() && token.back() == '.') {
+      token.remove_suffix(1);
+    }
+    auto v = Version::parse(token);
+    if (!v || v->parts().size() < 2) {
+      return false;
+    }
+    out.version = v;
+    out.version_text = std::string(token);
+    return true;
+  }
+  return false;
+}
+
+bool parse_module_version_file(std::string_view text, DriverFacts& out) {
+  const auto t = trim(text);
+  auto v = Version::parse(t);
+  if (!v || v->parts().size() < 2 || t.find_first_not_of("0123456789.") != std::string_view::npos) {
+    return false;
+  }
+  out.version = v;
+  out.version_text = std::string(t);
+  return true;
+}
+
+std::map<std::string, std::string> parse_params(std::string_view text) {
+  std::map<std::string, std::string> params;
+  for (auto line : split_lines(text)) {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      continue;
+    }
+    auto key = trim(line.substr(0, colon));
+    auto value = trim(line.substr(colon + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    if (!key.empty() && key.find(' ') == std::string_view::npos) {
+      params[to_valid_utf8(key)] = to_valid_utf8(value);
+    }
+  }
+  return params;
+}
+
+RegistryFacts parse_registry(std::string_view text) {
+  RegistryFacts r;
+  r.raw = quote_evidence(trim(text), 1024);
+  for (auto line : split_lines(text)) {
+    line = trim(line);
+    if (!starts_with(line, "Binary:")) {
+      continue;
+    }
+    auto value = trim(line.substr(7));
+    if (value.size() < 2 || value.front() != '"' || value.back() != '"') {
+      return r;
+    }
+    r.parsed = true;
+    value = value.substr(1, value.size() - 2);
+    for (auto key : split(value, ',')) {
+      if (!trim(key).empty()) {
+        r.binary_keys.push_back(to_valid_utf8(trim(key)));
+      }
+    }
+    return r;
+  }
+  return r;
+}
+
+void parse_gpu_information(std::string_view text, GpuFacts& out) {
+  for (auto line : split_lines(text)) {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) {
+      continue;
+    }
+    const auto label = trim(line.substr(0, colon));
+    const auto value = trim(line.substr(colon + 1));
+    auto str = [&] { return quote_evidence(value, 256); };
+    if (label == "Model") {
+      out.model = str();
+    } else if (label == "GPU UUID") {
+      out.uuid = str();
+    } else if (label == "Video BIOS") {
+      out.vbios = str();
+    } else if (label == "GPU Firmware") {
+      out.firmware = str();
+    } else if (label == "Bus Location") {
+      out.bus_location = str();
+    } else if (label == "Device Minor") {
+      if (auto n = parse_uint(value); n && *n < 1u << 20) {
+        out.device_minor = static_cast<unsigned>(*n);
+      }
+    } else if (label == "GPU Excluded") {
+      if (value == "Yes") {
+        out.excluded = true;
+      } else if (value == "No") {
+        out.excluded = false;
+      }
+    }
+  }
+}
+
+ModuleFacts parse_modules(std::string_view text) {
+  ModuleFacts m;
+  for (auto line : split_lines(text)) {
+    const auto name = line.substr(0, line.find(' '));
+    if (!name.empty()) {
+      m.loaded.insert(to_valid_utf8(name));
+    }
+  }
+  return m;
+}
+
+} // namespace gpf

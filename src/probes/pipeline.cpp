@@ -1,0 +1,27 @@
+#include "gpf/probes/pipeline.hpp"
+
+#include "gpf/probes/probes.hpp"
+
+#include <array>
+#include <chrono>
+
+namespace gpf {
+namespace {
+// The fixed order: later probes may use earlier facts (devices needs the GPUs' minors).
+constexpr std::array<ProbeFn, 4> k_pipeline{probe_kernel, probe_modules, probe_driver, probe_devices};
+} // namespace
+
+Facts collect_facts(const Host& host, const ProbeOptions& options) {
+  Facts facts;
+  facts.env = host.environment();
+  for (ProbeFn probe : k_pipeline) {
+    const auto start = std::chrono::steady_clock::now();
+    ProbeStatus status = probe(host, options, facts);
+    status.duration_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    facts.probes.push_back(std::move(status));
+  }
+  return facts;
+}
+
+} // namespace gpf

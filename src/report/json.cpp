@@ -1,0 +1,224 @@
+// The JSON report (docs/json-output.md, docs/report.schema.json). ordered_json keeps key order
+// stable; every string from the host passes through to_valid_utf8.
+#include "gpf/report/report.hpp"
+#include "gpf/util/text.hpp"
+#include "gpf/version_info.hpp"
+
+#include <fmt/format.h>
+
+namespace gpf {
+namespace {
+using Json = nlohmann::ordered_json;
+
+std::string u8(std::string_view s) { return to_valid_utf8(s); }
+
+std::string_view probe_state_name(ProbeState s) {
+  switch (s) {
+  case ProbeState::ok:
+    return "ok";
+  case ProbeState::skipped:
+    return "skipped";
+  case ProbeState::error:
+    return "error";
+  }
+  return "error";
+}
+
+std::string_view flavour_name(KernelFlavour f) {
+  switch (f) {
+  case KernelFlavour::generic:
+    return "generic";
+  case KernelFlavour::ubuntu:
+    return "ubuntu";
+  case KernelFlavour::debian:
+    return "debian";
+  case KernelFlavour::rhel:
+    return "rhel";
+  case KernelFlavour::amazon:
+    return "amazon";
+  case KernelFlavour::suse:
+    return "suse";
+  case KernelFlavour::wsl2:
+    return "wsl2";
+  case KernelFlavour::gvisor:
+    return "gvisor";
+  case KernelFlavour::unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+std::string_view node_type_name(const NodeInfo& info) {
+  if (info.stand_in) {
+    return "stand-in";
+  }
+  switch (info.type) {
+  case NodeType::missing:
+    return "missing";
+  case NodeType::char_device:
+    return "char";
+  case NodeType::block_device:
+    return "block";
+  case NodeType::regular_file:
+    return "file";
+  case NodeType::directory:
+    return "dir";
+  case NodeType::other:
+    return "other";
+  }
+  return "other";
+}
+
+template <class T> Json opt(const std::optional<T>& v) {
+  if (!v) {
+    return nullptr;
+  }
+  if constexpr (std::is_same_v<T, std::string>) {
+    return u8(*v);
+  } else {
+    return *v;
+  }
+}
+
+Json kernel_json(const KernelFacts& k) {
+  Json j;
+  j["release"] = u8(k.release);
+  j["version"] = k.version ? Json(k.version->str()) : Json(nullptr);
+  j["flavour"] = flavour_name(k.flavour);
+  j["flavour_detail"] = u8(k.flavour_detail);
+  return j;
+}
+
+Json driver_json(const DriverFacts& d) {
+  Json j;
+  j["loaded"] = d.loaded;
+  j["version"] = d.version ? Json(u8(d.version_text)) : Json(nullptr);
+  j["version_source"] = u8(d.version_source);
+  j["flavour"] = d.flavour == DriverFlavour::open ? "open" : d.flavour == DriverFlavour::proprietary ? "proprietary" : "unknown";
+  j["enable_gpu_firmware"] = opt(d.enable_gpu_firmware);
+  Json params = Json::object();
+  for (const auto& [k, v] : d.params) {
+    params[u8(k)] = u8(v);
+  }
+  j["params"] = std::move(params);
+  if (d.registry) {
+    Json keys = Json::array();
+    for (const auto& k : d.registry->binary_keys) {
+      keys.push_back(u8(k));
+    }
+    j["registry"] = Json{{"raw", u8(d.registry->raw)}, {"binary_keys", std::move(keys)}};
+  } else {
+    j["registry"] = nullptr;
+  }
+  return j;
+}
+
+Json devices_json(const std::vector<DeviceNodeFact>& devices) {
+  Json arr = Json::array();
+  for (const auto& d : devices) {
+    Json j;
+    j["path"] = "/" + u8(d.path);
+    j["type"] = node_type_name(d.info);
+    j["major"] = opt(d.info.major);
+    j["minor"] = opt(d.info.minor);
+    j["mode"] = d.info.mode ? Json(fmt::format("{:04o}", *d.info.mode)) : Json(nullptr);
+    j["rw_access"] = opt(d.info.rw_access);
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+} // namespace
+
+Json facts_json(const Facts& facts) {
+  Json j;
+  j["kernel"] = kernel_json(facts.kernel);
+  j["driver"] = driver_json(facts.driver);
+  Json gpus = Json::array();
+  for (const auto& g : facts.gpus) {
+    Json gj;
+    gj["bus_id"] = g.bus_id;
+    gj["model"] = opt(g.model);
+    gj["uuid"] = opt(g.uuid);
+    gj["device_minor"] = opt(g.device_minor);
+    gj["excluded"] = opt(g.excluded);
+    gj["vbios"] = opt(g.vbios);
+    gj["firmware"] = opt(g.firmware);
+    gpus.push_back(std::move(gj));
+  }
+  j["gpus"] = std::move(gpus);
+  j["devices"] = devices_json(facts.devices);
+  Json modules = Json::array();
+  for (const auto& m : facts.modules.loaded) {
+    if (m.rfind("nvidia", 0) == 0 || m == "nouveau") {
+      modules.push_back(u8(m));
+    }
+  }
+  j["modules"] = std::move(modules);
+  return j;
+}
+
+Json report_json(const Report& r) {
+  const Assessment& a = r.assessment;
+  Json j;
+  j["schema_version"] = k_schema_version;
+  j["tool"] = Json{{"name", k_tool_name}, {"version", k_tool_version}};
+  j["verdict"] = verdict_name(a.verdict);
+  j["exit_code"] = r.exit_code;
+  j["cuda_visible_devices"] = a.recommendation.cuda_visible_devices;
+  if (a.recommendation.cuda_device_order) {
+    j["cuda_device_order"] = *a.recommendation.cuda_device_order;
+  }
+  j["usable_gpus"] = a.usable_count();
+  j["total_gpus"] = static_cast<int>(a.gpus.size());
+  Json findings = Json::array();
+  for (const auto& f : a.findings) {
+    Json fj;
+    fj["id"] = f.id;
+    fj["severity"] = severity_name(f.severity);
+    fj["message"] = u8(f.message);
+    Json ev = Json::array();
+    for (const auto& e : f.evidence) {
+      ev.push_back(quote_evidence(e, 1024));
+    }
+    fj["evidence"] = std::move(ev);
+    fj["remedy"] = u8(f.remedy);
+    if (f.gpu) {
+      fj["gpu"] = *f.gpu;
+    }
+    findings.push_back(std::move(fj));
+  }
+  j["findings"] = std::move(findings);
+  Json gpus = Json::array();
+  for (const auto& g : a.gpus) {
+    Json gj;
+    gj["index"] = opt(g.index);
+    gj["bus_id"] = g.bus_id;
+    gj["uuid"] = opt(g.uuid);
+    gj["model"] = opt(g.model);
+    gj["usable"] = g.usable;
+    gj["reasons"] = g.reasons;
+    gpus.push_back(std::move(gj));
+  }
+  j["gpus"] = std::move(gpus);
+  Json probes = Json::array();
+  for (const auto& p : r.facts.probes) {
+    Json pj;
+    pj["name"] = p.name;
+    pj["status"] = probe_state_name(p.state);
+    pj["duration_ms"] = p.duration_ms;
+    if (!p.message.empty()) {
+      pj["message"] = u8(p.message);
+    }
+    probes.push_back(std::move(pj));
+  }
+  j["probes"] = std::move(probes);
+  j["facts"] = facts_json(r.facts);
+  return j;
+}
+
+std::string render_json(const Report& r) {
+  return report_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+} // namespace gpf

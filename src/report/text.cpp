@@ -1,0 +1,68 @@
+// The human report: verdict first, findings by severity with evidence and remedy, then the
+// recommendation. Colour only when asked (--color) — the caller decides.
+#include "gpf/report/report.hpp"
+#include "gpf/util/text.hpp"
+
+#include <fmt/format.h>
+
+namespace gpf {
+namespace {
+
+struct Palette {
+  bool on;
+  std::string paint(std::string_view text, std::string_view code) const {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
+  }
+};
+
+std::string_view colour_of(Severity s) { return s == Severity::fail ? "1;31" : s == Severity::warn ? "1;33" : "36"; }
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+} // namespace
+
+std::string render_text(const Report& r, bool color) {
+  const Assessment& a = r.assessment;
+  const Palette p{color};
+  const auto verdict_colour = a.verdict == Verdict::fail ? "1;31" : a.verdict == Verdict::warn ? "1;33" : "1;32";
+  std::string out;
+  out += fmt::format("gpu-preflight: {} — {} of {} GPU(s) usable\n", p.paint(upper(verdict_name(a.verdict)), verdict_colour),
+                     a.usable_count(), a.gpus.size());
+  for (const auto& f : a.findings) {
+    out += fmt::format("\n{} {}\n  {}\n", p.paint(fmt::format("[{}]", upper(severity_name(f.severity))), colour_of(f.severity)),
+                       f.id, to_valid_utf8(f.message));
+    for (const auto& e : f.evidence) {
+      out += fmt::format("  evidence: {}\n", quote_evidence(e, 512));
+    }
+    out += fmt::format("  remedy:   {}\n", to_valid_utf8(f.remedy));
+  }
+  if (!a.gpus.empty()) {
+    out += "\nGPUs:\n";
+    for (const auto& g : a.gpus) {
+      out += fmt::format("  {} {} {}{}\n", g.index ? std::to_string(*g.index) : "-", g.bus_id,
+                         to_valid_utf8(g.model.value_or("(unknown model)")),
+                         g.usable ? "" : fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", ")));
+    }
+  }
+  out += "\nRecommendation:\n";
+  if (a.recommendation.cuda_visible_devices.empty()) {
+    out += "  no GPU can be recommended\n";
+  } else {
+    if (a.recommendation.cuda_device_order) {
+      out += fmt::format("  export CUDA_DEVICE_ORDER={}\n", *a.recommendation.cuda_device_order);
+    }
+    out += fmt::format("  export CUDA_VISIBLE_DEVICES={}\n", a.recommendation.cuda_visible_devices);
+    if (a.recommendation.single_gpu_only) {
+      out += "  (one GPU only until a multi-GPU start-up test passes; see the findings)\n";
+    }
+  }
+  return out;
+}
+
+} // namespace gpf
