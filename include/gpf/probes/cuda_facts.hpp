@@ -1,7 +1,60 @@
 #pragma once
-// Facts from the CUDA probe (see the CUDA-probe issue). Filled in by probes/cuda.
+// Facts from the CUDA probe (the CUDA-probe issue). Live: children that dlopen libcuda.so.1 under
+// a deadline; replay: a snapshot's cuda.json. Every CUDA call happens in a child process.
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace gpf {
-struct CudaFacts {
-  bool ran = false;
+
+// One timed step of a child ("cuInit", "primary_context", "alloc", "memset", "copy_roundtrip").
+struct CudaStep {
+  std::string name;
+  bool ok = false;
+  bool timed_out = false;          // the step began and never finished before the deadline
+  double duration_ms = 0;
+  std::optional<int> error_code;   // CUresult when the step failed
+  std::string error_name;          // "CUDA_ERROR_UNKNOWN"
+  std::string error_text;          // cuGetErrorString text
 };
+
+struct CudaDevice {
+  int index = 0;                            // CUDA's enumeration index under the job's CUDA_DEVICE_ORDER
+  std::string bus_id;                       // normalised "dddd:bb:dd.f"
+  std::optional<std::string> uuid;          // "GPU-…"
+  std::optional<std::string> name;
+  std::optional<int> cc_major;
+  std::optional<int> cc_minor;
+  std::optional<unsigned long long> total_mem_bytes;
+  std::optional<int> compute_mode;          // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+  std::vector<CudaStep> steps;              // the per-GPU child's steps
+  bool usable = false;                      // every step passed
+};
+
+struct CudaPeerResult {
+  int from = 0;                  // CUDA indices
+  int to = 0;
+  bool can_access = false;
+  bool ok = false;
+  bool timed_out = false;
+  double duration_ms = 0;
+  std::string error_name;
+};
+
+struct CudaFacts {
+  bool ran = false;                         // the probe ran live or was replayed
+  std::string source;                       // "live", "cuda.json", or "" when skipped
+  std::string library;                      // path or soname opened
+  std::string load_error;                   // dlopen/dlsym text when the library could not be used
+  std::vector<std::string> missing_symbols; // required entry points not found
+  std::optional<int> driver_version;        // cuDriverGetVersion, e.g. 12040
+  CudaStep init;                            // cuInit in the enumeration child
+  std::vector<CudaDevice> devices;          // in CUDA order
+  bool multi_gpu_ran = false;
+  std::optional<bool> multi_gpu_ok;
+  std::vector<CudaPeerResult> peers;
+  bool deadline_hit = false;
+  double wall_ms = 0;
+};
+
 } // namespace gpf
