@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 BIN := $(BUILD)/gpu-preflight
 
-.PHONY: all deps configure build run test clean sanitize
+.PHONY: all deps configure build run test bench clean sanitize
 
 all: build
 
@@ -27,6 +27,11 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Benchmarks: every bench/*.sh, each given the build directory; each prints its comparison as a
+# ratio measured in the same run (never an absolute time asserted).
+bench: build
+	@set -e; for b in bench/*.sh; do echo "== $$b"; $$b $(BUILD); done
 
 sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
