@@ -23,6 +23,8 @@ struct CliOptions {
   std::string root;
   std::string format = "text";
   std::string color = "auto";
+  std::string libcuda;           // --libcuda (empty: the loader's libcuda.so.1)
+  std::string cvd_form = "index";
   ProbeOptions probe;
   CheckOptions check;
 };
@@ -44,9 +46,21 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");
+  app.add_option("--cuda-timeout", o.probe.cuda_timeout_s, "Deadline of the whole CUDA probe, in seconds (default 30)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--libcuda", o.libcuda,
+                 "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
+                 "live probe against it instead of replaying the snapshot's cuda.json");
+  app.add_option("--cvd-form", o.cvd_form, "Recommend CUDA_VISIBLE_DEVICES as indices or as GPU UUIDs")
+      ->check(CLI::IsMember({"index", "uuid"}));
 }
 
-int run_check(const CliOptions& o) {
+int run_check(CliOptions o) {
+  if (!o.libcuda.empty()) {
+    o.probe.libcuda = o.libcuda;
+  }
+  o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   Result<Host> host = o.root.empty() ? Result<Host>(Host::live()) : Host::snapshot(o.root);
   if (!host) {
     std::cerr << "gpu-preflight: error: " << host.error().message << "\n";

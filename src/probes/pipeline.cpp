@@ -1,5 +1,6 @@
 #include "gpf/probes/pipeline.hpp"
 
+#include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/probes.hpp"
 
 #include <array>
@@ -7,8 +8,9 @@
 
 namespace gpf {
 namespace {
-// The fixed order: later probes may use earlier facts (devices needs the GPUs' minors).
-constexpr std::array<ProbeFn, 4> k_pipeline{probe_kernel, probe_modules, probe_driver, probe_devices};
+// The fixed order: later probes may use earlier facts (devices needs the GPUs' minors; cuda starts
+// a child per driver GPU whose UUID is known).
+constexpr std::array<ProbeFn, 5> k_pipeline{probe_kernel, probe_modules, probe_driver, probe_devices, probe_cuda};
 } // namespace
 
 Facts collect_facts(const Host& host, const ProbeOptions& options) {

@@ -178,7 +178,19 @@ std::vector<Hit> kernel_old_multi_gpu(const RuleContext& c) {
                       "(ACS/IOMMU) are a common real cause",
                       k.version->str(), c.usable_gpus.size()),
           {"uname -r: " + k.release}};
-  hit.effect = c.facts.cuda.ran ? Effect::none : Effect::single_gpu_only;
+  if (c.facts.cuda.multi_gpu_ok == true) {
+    // Measured, not guessed: the multi-GPU test passed on this kernel, so every usable GPU stays.
+    hit.message = fmt::format("Kernel {} is below 5.5, but the multi-GPU test passed on {} GPUs: the kernel-version "
+                              "heuristic does not apply here",
+                              k.version->str(), c.facts.cuda.multi_gpu_devices.size());
+    hit.evidence.push_back(fmt::format("CUDA multi-GPU test: peer copies passed between CUDA devices {}",
+                                       fmt::join(c.facts.cuda.multi_gpu_devices, ", ")));
+    hit.severity = Severity::info;
+    hit.remedy = "Nothing to do now; if multi-GPU jobs still hang, try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU, or "
+                 "upgrade the kernel";
+    return {hit};
+  }
+  hit.effect = Effect::single_gpu_only;
   return {hit};
 }
 

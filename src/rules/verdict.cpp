@@ -3,20 +3,35 @@
 // finding or an unusable GPU; pass otherwise).
 #include "gpf/rules/verdict.hpp"
 
+#include "gpf/util/text.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 
 namespace gpf {
 
+namespace {
+// Once CUDA enumerated devices, its order (under the job's CUDA_DEVICE_ORDER) is the index space.
+bool cuda_order(const Facts& facts) { return facts.cuda.enumerated() && !facts.cuda.devices.empty(); }
+} // namespace
+
 std::vector<GpuRef> gpu_index_space(const Facts& facts) {
   std::vector<GpuRef> refs;
+  if (cuda_order(facts)) {
+    for (const auto& d : facts.cuda.devices) {
+      refs.push_back({d.bus_id, d.uuid});
+    }
+    return refs;
+  }
   for (const auto& gpu : facts.gpus) {
     refs.push_back({gpu.bus_id, gpu.uuid});
   }
   return refs;
 }
 
-bool index_space_is_pci_order(const Facts&) { return true; }
+// CUDA's indices need CUDA_DEVICE_ORDER only when the job itself set PCI_BUS_ID (restated so the
+// recommendation stands alone); the driver's list is in PCI order.
+bool index_space_is_pci_order(const Facts& facts) { return !cuda_order(facts) || facts.cuda.device_order == "PCI_BUS_ID"; }
 
 int Assessment::usable_count() const {
   return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [](const GpuAssessment& g) { return g.usable; }));
@@ -64,6 +79,12 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   for (const auto& gpu : facts.gpus) {
     usable.insert(gpu.bus_id);
   }
+  if (facts.cuda.enumerated()) {
+    // CUDA's devices are GPUs too (on WSL2 the only ones); the CUDA rows drop those that failed.
+    for (const auto& d : facts.cuda.devices) {
+      usable.insert(d.bus_id);
+    }
+  }
   run_stage(Stage::gpu);
   apply_gpu_effects();
   run_stage(Stage::host);
@@ -71,16 +92,19 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
 
   const auto space = gpu_index_space(facts);
   const auto visible = parse_visible_devices(facts.env.get("CUDA_VISIBLE_DEVICES"), space);
-  for (std::size_t i = 0; i < space.size(); ++i) {
+  const auto add_gpu = [&](const GpuRef& ref, std::optional<int> index) {
     GpuAssessment g;
-    g.index = static_cast<int>(i);
-    g.bus_id = space[i].bus_id;
-    g.uuid = space[i].uuid;
+    g.index = index;
+    g.bus_id = ref.bus_id;
+    g.uuid = ref.uuid;
     if (const auto* gf = facts.gpu_by_bus(g.bus_id)) {
       g.model = gf->model;
       if (!g.uuid) {
         g.uuid = gf->uuid;
       }
+    }
+    if (const auto* cd = facts.cuda.device_by_bus(g.bus_id); cd && !g.model) {
+      g.model = cd->name;
     }
     g.usable = usable.count(g.bus_id) != 0;
     for (const auto& f : a.findings) {
@@ -89,10 +113,19 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
       }
     }
     const bool admitted = std::find(visible.bus_ids.begin(), visible.bus_ids.end(), g.bus_id) != visible.bus_ids.end();
-    if (g.usable && admitted) {
+    if (g.usable && admitted && index) {
       recommended.push_back(g.bus_id);
     }
     a.gpus.push_back(std::move(g));
+  };
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    add_gpu(space[i], static_cast<int>(i));
+  }
+  // Driver GPUs outside CUDA's list: judged and shown, but without an index, never recommended.
+  for (const auto& gpu : facts.gpus) {
+    if (std::none_of(space.begin(), space.end(), [&](const GpuRef& r) { return r.bus_id == gpu.bus_id; })) {
+      add_gpu({gpu.bus_id, gpu.uuid}, std::nullopt);
+    }
   }
   const bool single = std::any_of(a.findings.begin(), a.findings.end(),
                                   [](const Finding& f) { return f.effect == Effect::single_gpu_only; });
@@ -102,14 +135,19 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   run_stage(Stage::summary);
 
   std::vector<std::string> indices;
+  std::vector<std::string> uuids;
   for (const auto& g : a.gpus) {
     if (std::find(recommended.begin(), recommended.end(), g.bus_id) != recommended.end()) {
       indices.push_back(std::to_string(*g.index));
+      uuids.push_back(g.uuid.value_or(""));
     }
   }
-  a.recommendation.cuda_visible_devices = fmt::format("{}", fmt::join(indices, ","));
+  // --cvd-form uuid: UUIDs need no CUDA_DEVICE_ORDER; indices stay when a UUID is unknown.
+  const bool by_uuid = options.cvd_form == CvdForm::uuid &&
+                       std::all_of(uuids.begin(), uuids.end(), [](const std::string& u) { return starts_with(u, "GPU-"); });
+  a.recommendation.cuda_visible_devices = fmt::format("{}", fmt::join(by_uuid ? uuids : indices, ","));
   a.recommendation.single_gpu_only = single;
-  if (!indices.empty() && index_space_is_pci_order(facts)) {
+  if (!indices.empty() && !by_uuid && index_space_is_pci_order(facts)) {
     a.recommendation.cuda_device_order = "PCI_BUS_ID";
   }
 

@@ -7,15 +7,16 @@
 
 namespace gpf {
 
-// One timed step of a child ("cuInit", "primary_context", "alloc", "memset", "copy_roundtrip").
+// One timed step of a child ("load", "cuInit", "device_get", "primary_context", "alloc", "memset",
+// "copy_roundtrip", "release"; docs/cuda-probe.md lists them per child).
 struct CudaStep {
   std::string name;
   bool ok = false;
   bool timed_out = false;          // the step began and never finished before the deadline
   double duration_ms = 0;
   std::optional<int> error_code;   // CUresult when the step failed
-  std::string error_name;          // "CUDA_ERROR_UNKNOWN"
-  std::string error_text;          // cuGetErrorString text
+  std::string error_name;          // "CUDA_ERROR_UNKNOWN"; "DATA_MISMATCH", "CHILD_DIED" for non-CUresult failures
+  std::string error_text;          // cuGetErrorString text, or what went wrong
 };
 
 struct CudaDevice {
@@ -29,6 +30,7 @@ struct CudaDevice {
   std::optional<int> compute_mode;          // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
   std::vector<CudaStep> steps;              // the per-GPU child's steps
   bool usable = false;                      // every step passed
+  std::string visible_as;                   // the CUDA_VISIBLE_DEVICES value its child ran with
 };
 
 struct CudaPeerResult {
@@ -39,22 +41,44 @@ struct CudaPeerResult {
   bool timed_out = false;
   double duration_ms = 0;
   std::string error_name;
+  std::optional<int> error_code;
+  std::string error_text;
 };
 
 struct CudaFacts {
   bool ran = false;                         // the probe ran live or was replayed
   std::string source;                       // "live", "cuda.json", or "" when skipped
   std::string library;                      // path or soname opened
+  std::string library_path;                 // the file the loader picked (symlinks resolved), when known
   std::string load_error;                   // dlopen/dlsym text when the library could not be used
   std::vector<std::string> missing_symbols; // required entry points not found
+  std::vector<std::string> missing_optional_symbols; // optional ones (a measurement is skipped)
   std::optional<int> driver_version;        // cuDriverGetVersion, e.g. 12040
   CudaStep init;                            // cuInit in the enumeration child
+  std::vector<CudaStep> enumeration_steps;  // every step of the enumeration child, cuInit included
+  std::string device_order;                 // CUDA_DEVICE_ORDER the enumeration ran with ("" = unset)
   std::vector<CudaDevice> devices;          // in CUDA order
   bool multi_gpu_ran = false;
   std::optional<bool> multi_gpu_ok;
+  std::vector<int> multi_gpu_devices;       // CUDA indices the multi-GPU child covered
+  std::vector<CudaStep> multi_gpu_steps;    // its set-up steps (cuInit, contexts, buffers)
   std::vector<CudaPeerResult> peers;
   bool deadline_hit = false;
+  double timeout_s = 0;                     // --cuda-timeout the stage ran under
   double wall_ms = 0;
+  std::string child_error;                  // the enumeration child died or spoke garbage
+  bool enumeration_complete = false;        // cuInit passed and the whole device list was learnt
+
+  // CUDA's device list is known (possibly empty): GPUs are then judged in CUDA's order.
+  bool enumerated() const { return ran && enumeration_complete; }
+  const CudaDevice* device_by_bus(const std::string& bus_id) const {
+    for (const auto& d : devices) {
+      if (d.bus_id == bus_id) {
+        return &d;
+      }
+    }
+    return nullptr;
+  }
 };
 
 } // namespace gpf

@@ -22,9 +22,13 @@ enum class Effect {
   single_gpu_only, // keep only the first usable GPU (multi-GPU start-up is at risk)
 };
 
+// How the recommended CUDA_VISIBLE_DEVICES names GPUs: indices, or UUIDs (immune to ordering).
+enum class CvdForm { index, uuid };
+
 struct CheckOptions {
   int min_gpus = 1;
   bool strict = false;
+  CvdForm cvd_form = CvdForm::index;
 };
 
 // Rules run in three stages: GPU rules decide which GPUs are usable; host rules then see that set
@@ -80,6 +84,7 @@ const Rule* find_rule(std::string_view id);
 
 // Per-domain tables joined by builtin_rules().
 std::span<const Rule> foundation_rules();
+std::span<const Rule> cuda_rules();
 
 std::string_view severity_name(Severity s);
 std::optional<Severity> parse_severity(std::string_view s);

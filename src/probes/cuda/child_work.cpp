@@ -1,0 +1,434 @@
+// The CUDA children's work. Every step is announced before it starts, so the parent can name the
+// step a hung child is stuck in; every CUresult failure carries the call and the driver's words.
+#include "probes/cuda/child_work.hpp"
+
+#include "probes/cuda/driver_api.hpp"
+#include "gpf/util/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace gpf::cuda {
+namespace {
+
+struct Outcome {
+  bool ok = true;
+  std::optional<int> code;
+  std::string name;
+  std::string text;
+};
+
+Outcome check(const DriverApi& api, std::string_view call, CUresult result) {
+  if (result == k_success) {
+    return {};
+  }
+  const std::string what = error_text(api, result);
+  return {false, result, error_name(api, result), what.empty() ? std::string(call) : fmt::format("{}: {}", call, what)};
+}
+
+Outcome failure(std::string name, std::string text) { return {false, std::nullopt, std::move(name), std::move(text)}; }
+
+// A byte pattern that differs per position and per test, so a stale or shifted buffer shows.
+std::vector<unsigned char> pattern(unsigned seed) {
+  std::vector<unsigned char> bytes(k_test_bytes);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<unsigned char>((i * 131 + seed * 29 + 7) & 0xff);
+  }
+  return bytes;
+}
+
+Outcome compare(const std::vector<unsigned char>& wrote, const std::vector<unsigned char>& read) {
+  for (std::size_t i = 0; i < wrote.size(); ++i) {
+    if (wrote[i] != read[i]) {
+      return failure("DATA_MISMATCH", fmt::format("byte {} of {} read back as 0x{:02x}, expected 0x{:02x}", i,
+                                                  wrote.size(), read[i], wrote[i]));
+    }
+  }
+  return {};
+}
+
+class Steps {
+public:
+  explicit Steps(LineWriter& out) : m_out(out) {}
+
+  // Announces the step, runs it, reports its outcome and duration; true when it passed.
+  template <class Fn> bool run(const std::string& name, Fn&& fn) {
+    Event begin;
+    begin.kind = EventKind::begin;
+    begin.step.name = name;
+    m_out.emit(begin);
+    const auto start = Clock::now();
+    const Outcome o = fn();
+    Event end;
+    end.kind = EventKind::end;
+    end.step.name = name;
+    end.step.ok = o.ok;
+    end.step.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    end.step.error_code = o.code;
+    end.step.error_name = o.name;
+    end.step.error_text = o.text;
+    m_out.emit(end);
+    return o.ok;
+  }
+
+  void emit(const Event& e) { m_out.emit(e); }
+
+  void done() {
+    Event e;
+    e.kind = EventKind::done;
+    m_out.emit(e);
+  }
+
+private:
+  LineWriter& m_out;
+};
+
+Event text_event(EventKind kind, std::string text, bool required = false) {
+  Event e;
+  e.kind = kind;
+  e.text = std::move(text);
+  e.required = required;
+  return e;
+}
+
+// The "load" step: dlopen and dlsym. Null when the probe cannot go on.
+std::unique_ptr<LoadedDriver> load_step(const std::string& library, Steps& steps) {
+  std::unique_ptr<LoadedDriver> driver;
+  steps.run("load", [&] {
+    LoadResult loaded = load_driver(library);
+    if (!loaded.driver) {
+      steps.emit(text_event(EventKind::load_error, loaded.error));
+      return failure("LOAD_FAILED", loaded.error);
+    }
+    driver = std::move(loaded.driver);
+    if (!driver->path.empty()) {
+      steps.emit(text_event(EventKind::library, driver->path));
+    }
+    for (const auto& name : driver->missing_required) {
+      steps.emit(text_event(EventKind::missing_symbol, name, true));
+    }
+    for (const auto& name : driver->missing_optional) {
+      steps.emit(text_event(EventKind::missing_symbol, name, false));
+    }
+    if (!driver->missing_required.empty()) {
+      return failure("SYMBOL_MISSING", fmt::format("{} lacks {}", library, fmt::join(driver->missing_required, ", ")));
+    }
+    return Outcome{};
+  });
+  if (driver && !driver->missing_required.empty()) {
+    driver.reset();
+  }
+  return driver;
+}
+
+// The "cuInit" step. cuDriverGetVersion is asked first (best effort) so that a failing cuInit
+// (803, 804) can still be reported with the library's CUDA version.
+bool init_step(const DriverApi& api, Steps& steps) {
+  return steps.run("cuInit", [&] {
+    int version = 0;
+    if (api.cuDriverGetVersion && api.cuDriverGetVersion(&version) == k_success) {
+      Event e;
+      e.kind = EventKind::driver_version;
+      e.value = version;
+      steps.emit(e);
+    }
+    return check(api, "cuInit", api.cuInit(0));
+  });
+}
+
+std::string bus_id_of(const DriverApi& api, CUdevice device, Outcome& outcome) {
+  char bus[64] = {};
+  outcome = check(api, "cuDeviceGetPCIBusId", api.cuDeviceGetPCIBusId(bus, sizeof bus - 1, device));
+  bus[sizeof bus - 1] = '\0';
+  return normalize_bus_id(bus).value_or(to_valid_utf8(bus));
+}
+
+// Optional queries: a field the library cannot give stays unknown.
+void describe(const DriverApi& api, CUdevice device, CudaDevice& d) {
+  if (api.cuDeviceGetName) {
+    char name[256] = {};
+    if (api.cuDeviceGetName(name, sizeof name - 1, device) == k_success) {
+      name[sizeof name - 1] = '\0';
+      d.name = to_valid_utf8(name);
+    }
+  }
+  if (api.cuDeviceGetUuid_v2 || api.cuDeviceGetUuid) {
+    CUuuid uuid{};
+    if (api.get_uuid(&uuid, device) == k_success) {
+      d.uuid = format_uuid(uuid);
+    }
+  }
+  if (api.cuDeviceTotalMem) {
+    std::size_t bytes = 0;
+    if (api.cuDeviceTotalMem(&bytes, device) == k_success) {
+      d.total_mem_bytes = bytes;
+    }
+  }
+  if (api.cuDeviceGetAttribute) {
+    int major = 0;
+    int minor = 0;
+    int mode = 0;
+    if (api.cuDeviceGetAttribute(&major, k_attr_cc_major, device) == k_success &&
+        api.cuDeviceGetAttribute(&minor, k_attr_cc_minor, device) == k_success) {
+      d.cc_major = major;
+      d.cc_minor = minor;
+    }
+    if (api.cuDeviceGetAttribute(&mode, k_attr_compute_mode, device) == k_success) {
+      d.compute_mode = mode;
+    }
+  }
+}
+
+Event device_event(CudaDevice d) {
+  Event e;
+  e.kind = EventKind::device;
+  e.device = std::move(d);
+  return e;
+}
+
+// "device_get": the child sees `expected` devices and learns their handles.
+bool device_get_step(const DriverApi& api, Steps& steps, std::vector<CUdevice>& devices, std::size_t expected,
+                     bool describe_first) {
+  return steps.run("device_get", [&] {
+    int count = 0;
+    if (auto o = check(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count)); !o.ok) {
+      return o;
+    }
+    if (count < static_cast<int>(expected)) {
+      return failure("NO_DEVICE_VISIBLE", fmt::format("cuDeviceGetCount: {} device(s) visible to this child, expected {}",
+                                                      count, expected));
+    }
+    devices.assign(expected, 0);
+    for (std::size_t k = 0; k < expected; ++k) {
+      if (auto o = check(api, "cuDeviceGet", api.cuDeviceGet(&devices[k], static_cast<int>(k))); !o.ok) {
+        return o;
+      }
+    }
+    if (describe_first) {
+      CudaDevice d;
+      Outcome o;
+      d.bus_id = bus_id_of(api, devices[0], o);
+      if (!o.ok) {
+        return o;
+      }
+      describe(api, devices[0], d);
+      steps.emit(device_event(std::move(d)));
+    }
+    return Outcome{};
+  });
+}
+
+Outcome context_on(const DriverApi& api, CUdevice device, CUcontext& context) {
+  if (auto o = check(api, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain(&context, device)); !o.ok) {
+    return o;
+  }
+  return check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(context));
+}
+
+// One ordered pair of the multi-GPU test: peer access where allowed, then a verified copy.
+Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j, const std::vector<CUdevice>& devices,
+                  const std::vector<CUcontext>& contexts, const std::vector<CUdeviceptr>& buffers, bool& can_access) {
+  int can = 0;
+  if (auto o = check(api, "cuDeviceCanAccessPeer", api.cuDeviceCanAccessPeer(&can, devices[i], devices[j])); !o.ok) {
+    return o;
+  }
+  can_access = can != 0;
+  if (auto o = check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(contexts[i])); !o.ok) {
+    return o;
+  }
+  if (can_access) {
+    const CUresult r = api.cuCtxEnablePeerAccess(contexts[j], 0);
+    if (r != k_success && r != k_error_peer_access_already_enabled) {
+      return check(api, "cuCtxEnablePeerAccess", r);
+    }
+  }
+  const auto wrote = pattern(static_cast<unsigned>(i * 64 + j + 1));
+  if (auto o = check(api, "cuMemcpyHtoD", api.cuMemcpyHtoD(buffers[i], wrote.data(), wrote.size())); !o.ok) {
+    return o;
+  }
+  if (auto o = check(api, "cuMemcpyPeer",
+                     api.cuMemcpyPeer(buffers[j], contexts[j], buffers[i], contexts[i], wrote.size()));
+      !o.ok) {
+    return o;
+  }
+  if (auto o = check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(contexts[j])); !o.ok) {
+    return o;
+  }
+  if (auto o = check(api, "cuCtxSynchronize", api.cuCtxSynchronize()); !o.ok) {
+    return o;
+  }
+  std::vector<unsigned char> read(wrote.size());
+  if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffers[j], read.size())); !o.ok) {
+    return o;
+  }
+  return compare(wrote, read);
+}
+
+} // namespace
+
+void enumeration_child(const std::string& library, LineWriter& out) {
+  Steps steps(out);
+  auto driver = load_step(library, steps);
+  if (!driver || !init_step(driver->api, steps)) {
+    steps.done();
+    return;
+  }
+  const DriverApi& api = driver->api;
+  int count = 0;
+  if (!steps.run("device_count", [&] { return check(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count)); })) {
+    steps.done();
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    steps.run(fmt::format("query device {}", i), [&] {
+      CUdevice device = 0;
+      if (auto o = check(api, "cuDeviceGet", api.cuDeviceGet(&device, i)); !o.ok) {
+        return o;
+      }
+      CudaDevice d;
+      d.index = i;
+      Outcome o;
+      d.bus_id = bus_id_of(api, device, o);
+      if (!o.ok) {
+        return o;
+      }
+      describe(api, device, d);
+      steps.emit(device_event(std::move(d)));
+      return Outcome{};
+    });
+  }
+  steps.done();
+}
+
+void gpu_child(const std::string& library, LineWriter& out) {
+  Steps steps(out);
+  auto driver = load_step(library, steps);
+  if (!driver || !init_step(driver->api, steps)) {
+    steps.done();
+    return;
+  }
+  const DriverApi& api = driver->api;
+  std::vector<CUdevice> devices;
+  CUcontext context = nullptr;
+  CUdeviceptr buffer = 0;
+  const bool ok =
+      device_get_step(api, steps, devices, 1, true) &&
+      steps.run("primary_context", [&] { return context_on(api, devices[0], context); }) &&
+      steps.run("alloc", [&] { return check(api, "cuMemAlloc", api.cuMemAlloc(&buffer, k_test_bytes)); }) &&
+      steps.run("memset",
+                [&] {
+                  if (auto o = check(api, "cuMemsetD8", api.cuMemsetD8(buffer, 0xA5, k_test_bytes)); !o.ok) {
+                    return o;
+                  }
+                  if (auto o = check(api, "cuCtxSynchronize", api.cuCtxSynchronize()); !o.ok) {
+                    return o;
+                  }
+                  std::vector<unsigned char> read(k_test_bytes);
+                  if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffer, read.size())); !o.ok) {
+                    return o;
+                  }
+                  return compare(std::vector<unsigned char>(k_test_bytes, 0xA5), read);
+                }) &&
+      steps.run("copy_roundtrip", [&] {
+        const auto wrote = pattern(1);
+        if (auto o = check(api, "cuMemcpyHtoD", api.cuMemcpyHtoD(buffer, wrote.data(), wrote.size())); !o.ok) {
+          return o;
+        }
+        std::vector<unsigned char> read(wrote.size());
+        if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffer, read.size())); !o.ok) {
+          return o;
+        }
+        return compare(wrote, read);
+      });
+  if (ok) {
+    steps.run("release", [&] {
+      if (auto o = check(api, "cuMemFree", api.cuMemFree(buffer)); !o.ok) {
+        return o;
+      }
+      return check(api, "cuDevicePrimaryCtxRelease", api.cuDevicePrimaryCtxRelease(devices[0]));
+    });
+  }
+  steps.done();
+}
+
+void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices, LineWriter& out) {
+  Steps steps(out);
+  auto driver = load_step(library, steps);
+  if (!driver || !init_step(driver->api, steps)) {
+    steps.done();
+    return;
+  }
+  const DriverApi& api = driver->api;
+  const std::size_t n = cuda_indices.size();
+  std::vector<CUdevice> devices;
+  if (!api.has_peer_entry_points() || !device_get_step(api, steps, devices, n, false)) {
+    steps.done();
+    return;
+  }
+  // Contexts and buffers on all GPUs at once: a slow GPU initialisation costs its own time, not
+  // the sum over GPUs.
+  std::vector<CUcontext> contexts(n, nullptr);
+  std::vector<CUdeviceptr> buffers(n, 0);
+  std::vector<char> ready(n, 0);
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < n; ++k) {
+      threads.emplace_back([&, k] {
+        const int index = cuda_indices[k];
+        ready[k] = steps.run(fmt::format("primary_context gpu {}", index),
+                             [&] { return context_on(api, devices[k], contexts[k]); }) &&
+                   steps.run(fmt::format("alloc gpu {}", index), [&] {
+                     return check(api, "cuMemAlloc", api.cuMemAlloc(&buffers[k], k_test_bytes));
+                   });
+      });
+    }
+    for (auto& t : threads) {
+      t.join();
+    }
+  }
+  if (std::find(ready.begin(), ready.end(), 0) != ready.end()) {
+    steps.done();
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) {
+        continue;
+      }
+      Event begin;
+      begin.kind = EventKind::begin;
+      begin.step.name = "peer";
+      begin.pair = std::pair(cuda_indices[i], cuda_indices[j]);
+      steps.emit(begin);
+      const auto start = Clock::now();
+      Event result;
+      result.kind = EventKind::peer;
+      result.peer.from = cuda_indices[i];
+      result.peer.to = cuda_indices[j];
+      const Outcome o = peer_copy(api, i, j, devices, contexts, buffers, result.peer.can_access);
+      result.peer.ok = o.ok;
+      result.peer.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      result.peer.error_code = o.code;
+      result.peer.error_name = o.name;
+      result.peer.error_text = o.text;
+      steps.emit(result);
+    }
+  }
+  steps.run("release", [&] {
+    for (std::size_t k = 0; k < n; ++k) {
+      api.cuCtxSetCurrent(contexts[k]);
+      if (auto o = check(api, "cuMemFree", api.cuMemFree(buffers[k])); !o.ok) {
+        return o;
+      }
+      if (auto o = check(api, "cuDevicePrimaryCtxRelease", api.cuDevicePrimaryCtxRelease(devices[k])); !o.ok) {
+        return o;
+      }
+    }
+    return Outcome{};
+  });
+  steps.done();
+}
+
+} // namespace gpf::cuda

@@ -1,0 +1,104 @@
+#pragma once
+// The CUDA driver API as the probe's children see it: the few types and entry points it uses,
+// declared here (no CUDA headers needed to build), loaded at run time with dlopen. Symbol names
+// and signatures: nvidia-facts.md §10a (the `_v2` names are asked for explicitly; the un-suffixed
+// ones keep the old 32-bit ABI). Only child processes load this; the parent never calls CUDA.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpf::cuda {
+
+// Local declarations of the CUDA types the probe needs (ABI-compatible with cuda.h).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+struct CUctx_st;
+using CUcontext = CUctx_st*;
+struct CUuuid {
+  unsigned char bytes[16];
+};
+
+// CUresult values the probe names itself (nvidia-facts.md §10b).
+inline constexpr CUresult k_success = 0;
+inline constexpr CUresult k_error_stub_library = 34;
+inline constexpr CUresult k_error_peer_access_already_enabled = 704;
+inline constexpr CUresult k_error_system_driver_mismatch = 803;
+inline constexpr CUresult k_error_compat_not_supported_on_device = 804;
+
+// CUdevice_attribute values (nvidia-facts.md §10b).
+inline constexpr int k_attr_compute_mode = 20;
+inline constexpr int k_attr_cc_major = 75;
+inline constexpr int k_attr_cc_minor = 76;
+
+// Typed pointers to the entry points; an optional one that the library lacks stays nullptr.
+struct DriverApi {
+  CUresult (*cuInit)(unsigned int flags) = nullptr;
+  CUresult (*cuDriverGetVersion)(int* version) = nullptr;
+  CUresult (*cuDeviceGetCount)(int* count) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal) = nullptr;
+  CUresult (*cuDeviceGetName)(char* name, int len, CUdevice device) = nullptr;
+  CUresult (*cuDeviceGetUuid_v2)(CUuuid* uuid, CUdevice device) = nullptr;
+  CUresult (*cuDeviceGetUuid)(CUuuid* uuid, CUdevice device) = nullptr;
+  CUresult (*cuDeviceGetPCIBusId)(char* bus_id, int len, CUdevice device) = nullptr;
+  CUresult (*cuDeviceTotalMem)(std::size_t* bytes, CUdevice device) = nullptr; // _v2
+  CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* context, CUdevice device) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device) = nullptr; // _v2
+  CUresult (*cuCtxSetCurrent)(CUcontext context) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr* ptr, std::size_t bytes) = nullptr; // _v2
+  CUresult (*cuMemFree)(CUdeviceptr ptr) = nullptr;                      // _v2
+  CUresult (*cuMemsetD8)(CUdeviceptr ptr, unsigned char value, std::size_t count) = nullptr; // _v2
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, std::size_t bytes) = nullptr;   // _v2
+  CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, std::size_t bytes) = nullptr;         // _v2
+  CUresult (*cuDeviceCanAccessPeer)(int* can_access, CUdevice device, CUdevice peer) = nullptr;
+  CUresult (*cuCtxEnablePeerAccess)(CUcontext peer, unsigned int flags) = nullptr;
+  CUresult (*cuMemcpyPeer)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                           std::size_t bytes) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult error, const char** text) = nullptr;
+  CUresult (*cuGetErrorString)(CUresult error, const char** text) = nullptr;
+
+  // The UUID entry point to use: _v2 when present.
+  CUresult get_uuid(CUuuid* uuid, CUdevice device) const;
+  bool has_peer_entry_points() const { return cuDeviceCanAccessPeer && cuCtxEnablePeerAccess && cuMemcpyPeer; }
+};
+
+// One row of the entry-point table: the symbol to dlsym and whether the probe can run without it.
+struct EntryPoint {
+  std::string_view symbol;
+  bool required;
+  void (*bind)(DriverApi& api, void* address);
+};
+
+// The table, in the order of the struct above.
+const std::vector<EntryPoint>& entry_points();
+
+// An open libcuda and its resolved entry points. Closing is deliberately skipped: a driver's
+// destructors may hang, and the child process exits right after with _exit.
+struct LoadedDriver {
+  DriverApi api;
+  std::string path;                     // the file the loader picked, symlinks resolved
+  std::vector<std::string> missing_required;
+  std::vector<std::string> missing_optional;
+};
+
+struct LoadResult {
+  std::unique_ptr<LoadedDriver> driver; // null when dlopen failed
+  std::string error;                    // dlerror() text
+};
+
+// dlopen(library) with the loader's normal search when library has no '/'. Never throws.
+LoadResult load_driver(const std::string& library);
+
+// "CUDA_ERROR_UNKNOWN" via cuGetErrorName; "CUresult <n>" when the library cannot name it.
+std::string error_name(const DriverApi& api, CUresult code);
+// cuGetErrorString text, or "" when unavailable.
+std::string error_text(const DriverApi& api, CUresult code);
+
+// 16 UUID bytes -> "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (the form nvidia-smi -L prints).
+std::string format_uuid(const CUuuid& uuid);
+
+} // namespace gpf::cuda

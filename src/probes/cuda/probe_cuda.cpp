@@ -1,0 +1,102 @@
+// Probe "cuda": chooses skip / replay / live (cuda_probe.hpp) and sums the outcome up in the
+// probe status. Reads the host only through Host: cuda.json and the job environment.
+#include "gpf/probes/cuda_probe.hpp"
+
+#include "probes/cuda/live_probe.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpf {
+namespace {
+
+constexpr std::size_t k_cuda_json_cap = 8 << 20;
+
+std::string step_summary(const CudaStep& s) {
+  if (s.timed_out) {
+    return fmt::format("{} did not finish before the deadline", s.name);
+  }
+  return fmt::format("{} failed: {}", s.name, s.error_name.empty() ? s.error_text : s.error_name);
+}
+
+std::string summary(const CudaFacts& c) {
+  if (!c.load_error.empty()) {
+    return fmt::format("{} could not be loaded", c.library);
+  }
+  if (!c.missing_symbols.empty()) {
+    return fmt::format("{} lacks {}", c.library, fmt::join(c.missing_symbols, ", "));
+  }
+  if (!c.enumeration_complete) {
+    const auto bad = std::find_if(c.enumeration_steps.begin(), c.enumeration_steps.end(), [](const CudaStep& s) { return !s.ok; });
+    return bad != c.enumeration_steps.end() ? "CUDA enumeration: " + step_summary(*bad)
+                                            : "CUDA enumeration did not finish: " + c.child_error;
+  }
+  const auto usable = std::count_if(c.devices.begin(), c.devices.end(), [](const CudaDevice& d) { return d.usable; });
+  std::string multi = !c.multi_gpu_ran ? "not run" : c.multi_gpu_ok == true ? "passed" : "failed";
+  return fmt::format("{} CUDA device(s), {} passed; multi-GPU test {}", c.devices.size(), usable, multi);
+}
+
+} // namespace
+
+ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& facts) {
+  ProbeStatus status{"cuda", ProbeState::ok, {}, 0};
+  if (options.no_cuda) {
+    status.state = ProbeState::skipped;
+    status.message = "--no-cuda";
+    return status;
+  }
+  if (!host.is_live() && !options.libcuda) {
+    if (!host.exists("cuda.json")) {
+      status.state = ProbeState::skipped;
+      status.message = "the snapshot has no cuda.json (a live probe against it needs --libcuda)";
+      return status;
+    }
+    auto content = host.read_file("cuda.json", k_cuda_json_cap);
+    if (!content) {
+      status.state = ProbeState::error;
+      status.message = "cuda.json: " + content.error().message;
+      return status;
+    }
+    if (content->truncated) {
+      status.state = ProbeState::error;
+      status.message = fmt::format("cuda.json: larger than {} bytes", k_cuda_json_cap);
+      return status;
+    }
+    auto parsed = parse_cuda_json(content->data);
+    if (!parsed) {
+      status.state = ProbeState::error;
+      status.message = "cuda.json: " + parsed.error().message;
+      return status;
+    }
+    facts.cuda = std::move(parsed).value();
+    facts.cuda.source = "cuda.json";
+    if (!facts.cuda.ran) {
+      status.state = ProbeState::skipped;
+      status.message = "cuda.json records that the CUDA probe did not run";
+      return status;
+    }
+    status.message = "replayed cuda.json: " + summary(facts.cuda);
+    return status;
+  }
+
+  cuda::LiveProbeInput input;
+  input.library = options.libcuda.value_or("libcuda.so.1");
+  input.timeout_s = options.cuda_timeout_s;
+  input.job_visible_devices = host.environment().get("CUDA_VISIBLE_DEVICES");
+  input.job_device_order = host.environment().get("CUDA_DEVICE_ORDER");
+  for (const auto& gpu : facts.gpus) {
+    input.driver_gpus.push_back({gpu.bus_id, gpu.uuid});
+  }
+  auto result = cuda::run_live_probe(input);
+  if (!result) {
+    status.state = ProbeState::error;
+    status.message = result.error().message;
+    return status;
+  }
+  facts.cuda = std::move(result).value();
+  status.message = summary(facts.cuda);
+  return status;
+}
+
+} // namespace gpf

@@ -1,0 +1,389 @@
+// The child -> parent line protocol (protocol.hpp) and the fold of a child's lines into steps.
+#include "probes/cuda/protocol.hpp"
+
+#include "gpf/util/text.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+
+namespace gpf::cuda {
+namespace {
+using Json = nlohmann::ordered_json;
+
+constexpr std::size_t k_text_cap = 2048;
+
+std::string_view kind_name(EventKind kind) {
+  switch (kind) {
+  case EventKind::begin:
+    return "begin";
+  case EventKind::end:
+    return "end";
+  case EventKind::library:
+    return "library";
+  case EventKind::load_error:
+    return "load_error";
+  case EventKind::missing_symbol:
+    return "missing_symbol";
+  case EventKind::driver_version:
+    return "driver_version";
+  case EventKind::device:
+    return "device";
+  case EventKind::peer:
+    return "peer";
+  case EventKind::done:
+    return "done";
+  case EventKind::invalid:
+    return "invalid";
+  }
+  return "invalid";
+}
+
+std::optional<EventKind> kind_from(std::string_view name) {
+  for (auto k : {EventKind::begin, EventKind::end, EventKind::library, EventKind::load_error, EventKind::missing_symbol,
+                 EventKind::driver_version, EventKind::device, EventKind::peer, EventKind::done}) {
+    if (kind_name(k) == name) {
+      return k;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string text(std::string_view s) { return quote_evidence(s, k_text_cap); }
+
+// Typed reads that tolerate a missing or mistyped member (nullopt).
+std::optional<std::string> get_string(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? std::optional(text(it->get<std::string>())) : std::nullopt;
+}
+
+std::optional<long long> get_int(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? std::optional(it->get<long long>()) : std::nullopt;
+}
+
+std::optional<int> get_small_int(const Json& j, const char* key) {
+  auto v = get_int(j, key);
+  if (!v || *v < -(1LL << 31) || *v >= (1LL << 31)) {
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
+std::optional<double> get_double(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
+}
+
+bool get_bool(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+void put_error(Json& j, const std::optional<int>& code, const std::string& name, const std::string& what) {
+  if (code) {
+    j["code"] = *code;
+  }
+  if (!name.empty()) {
+    j["error"] = text(name);
+  }
+  if (!what.empty()) {
+    j["text"] = text(what);
+  }
+}
+
+Event invalid(std::string_view line) {
+  Event e;
+  e.kind = EventKind::invalid;
+  e.text = quote_evidence(line, 200);
+  return e;
+}
+
+std::string describe_end(const ChildEnd& end) {
+  if (end.abandoned) {
+    return "it did not die after SIGKILL (stuck in the kernel) and was abandoned";
+  }
+  if (end.killed_at_deadline) {
+    return "killed at the deadline";
+  }
+  if (end.signal) {
+    const char* name = ::strsignal(*end.signal);
+    return fmt::format("killed by signal {} ({})", *end.signal, name ? name : "unknown");
+  }
+  if (end.exit_code) {
+    return fmt::format("exited with status {}", *end.exit_code);
+  }
+  return "its pipe closed";
+}
+
+} // namespace
+
+std::string encode_event(const Event& e) {
+  Json j;
+  j["event"] = kind_name(e.kind);
+  switch (e.kind) {
+  case EventKind::begin:
+    j["step"] = text(e.step.name);
+    if (e.pair) {
+      j["from"] = e.pair->first;
+      j["to"] = e.pair->second;
+    }
+    break;
+  case EventKind::end:
+    j["step"] = text(e.step.name);
+    j["ok"] = e.step.ok;
+    j["ms"] = e.step.duration_ms;
+    put_error(j, e.step.error_code, e.step.error_name, e.step.error_text);
+    break;
+  case EventKind::library:
+    j["path"] = text(e.text);
+    break;
+  case EventKind::load_error:
+  case EventKind::invalid:
+    j["text"] = text(e.text);
+    break;
+  case EventKind::missing_symbol:
+    j["symbol"] = text(e.text);
+    j["required"] = e.required;
+    break;
+  case EventKind::driver_version:
+    j["value"] = e.value;
+    break;
+  case EventKind::device: {
+    const CudaDevice& d = e.device;
+    j["index"] = d.index;
+    j["bus_id"] = text(d.bus_id);
+    if (d.uuid) {
+      j["uuid"] = text(*d.uuid);
+    }
+    if (d.name) {
+      j["name"] = text(*d.name);
+    }
+    if (d.cc_major && d.cc_minor) {
+      j["cc_major"] = *d.cc_major;
+      j["cc_minor"] = *d.cc_minor;
+    }
+    if (d.total_mem_bytes) {
+      j["total_mem_bytes"] = *d.total_mem_bytes;
+    }
+    if (d.compute_mode) {
+      j["compute_mode"] = *d.compute_mode;
+    }
+    break;
+  }
+  case EventKind::peer:
+    j["from"] = e.peer.from;
+    j["to"] = e.peer.to;
+    j["can_access"] = e.peer.can_access;
+    j["ok"] = e.peer.ok;
+    j["ms"] = e.peer.duration_ms;
+    put_error(j, e.peer.error_code, e.peer.error_name, e.peer.error_text);
+    break;
+  case EventKind::done:
+    break;
+  }
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Event decode_event(std::string_view line) {
+  const auto j = Json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return invalid(line);
+  }
+  const auto name = get_string(j, "event");
+  const auto kind = name ? kind_from(*name) : std::nullopt;
+  if (!kind) {
+    return invalid(line);
+  }
+  Event e;
+  e.kind = *kind;
+  switch (e.kind) {
+  case EventKind::begin: {
+    auto step = get_string(j, "step");
+    if (!step) {
+      return invalid(line);
+    }
+    e.step.name = *step;
+    auto from = get_small_int(j, "from");
+    auto to = get_small_int(j, "to");
+    if (from && to) {
+      e.pair = std::pair(*from, *to);
+    }
+    break;
+  }
+  case EventKind::end: {
+    auto step = get_string(j, "step");
+    if (!step) {
+      return invalid(line);
+    }
+    e.step.name = *step;
+    e.step.ok = get_bool(j, "ok");
+    e.step.duration_ms = std::max(0.0, get_double(j, "ms").value_or(0));
+    e.step.error_code = get_small_int(j, "code");
+    e.step.error_name = get_string(j, "error").value_or("");
+    e.step.error_text = get_string(j, "text").value_or("");
+    break;
+  }
+  case EventKind::library:
+    e.text = get_string(j, "path").value_or("");
+    break;
+  case EventKind::load_error:
+  case EventKind::invalid:
+    e.text = get_string(j, "text").value_or("");
+    break;
+  case EventKind::missing_symbol:
+    e.text = get_string(j, "symbol").value_or("");
+    e.required = get_bool(j, "required");
+    break;
+  case EventKind::driver_version: {
+    auto v = get_small_int(j, "value");
+    if (!v) {
+      return invalid(line);
+    }
+    e.value = *v;
+    break;
+  }
+  case EventKind::device: {
+    CudaDevice& d = e.device;
+    auto index = get_small_int(j, "index");
+    auto bus = get_string(j, "bus_id");
+    if (!index || !bus) {
+      return invalid(line);
+    }
+    d.index = *index;
+    d.bus_id = normalize_bus_id(*bus).value_or(*bus);
+    d.uuid = get_string(j, "uuid");
+    d.name = get_string(j, "name");
+    d.cc_major = get_small_int(j, "cc_major");
+    d.cc_minor = get_small_int(j, "cc_minor");
+    if (auto mem = get_int(j, "total_mem_bytes"); mem && *mem >= 0) {
+      d.total_mem_bytes = static_cast<unsigned long long>(*mem);
+    }
+    d.compute_mode = get_small_int(j, "compute_mode");
+    break;
+  }
+  case EventKind::peer: {
+    auto from = get_small_int(j, "from");
+    auto to = get_small_int(j, "to");
+    if (!from || !to) {
+      return invalid(line);
+    }
+    e.peer.from = *from;
+    e.peer.to = *to;
+    e.peer.can_access = get_bool(j, "can_access");
+    e.peer.ok = get_bool(j, "ok");
+    e.peer.duration_ms = std::max(0.0, get_double(j, "ms").value_or(0));
+    e.peer.error_code = get_small_int(j, "code");
+    e.peer.error_name = get_string(j, "error").value_or("");
+    e.peer.error_text = get_string(j, "text").value_or("");
+    break;
+  }
+  case EventKind::done:
+    break;
+  }
+  return e;
+}
+
+bool Transcript::all_steps_ok() const {
+  return std::all_of(steps.begin(), steps.end(), [](const CudaStep& s) { return s.ok; });
+}
+
+const CudaStep* Transcript::failed_step() const {
+  auto it = std::find_if(steps.begin(), steps.end(), [](const CudaStep& s) { return !s.ok; });
+  return it == steps.end() ? nullptr : &*it;
+}
+
+Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& end) {
+  struct Open {
+    std::string name;
+    double begin_ms;
+    std::optional<std::pair<int, int>> pair;
+  };
+  Transcript t;
+  std::vector<Open> open; // several at once in the multi-GPU child (one thread per GPU)
+  const auto close = [&](const std::string& name, const std::optional<std::pair<int, int>>& pair) {
+    auto it = std::find_if(open.rbegin(), open.rend(), [&](const Open& o) { return o.name == name && o.pair == pair; });
+    if (it != open.rend()) {
+      open.erase(std::next(it).base());
+    }
+  };
+  for (const auto& line : lines) {
+    Event e = decode_event(line.text);
+    switch (e.kind) {
+    case EventKind::begin:
+      open.push_back({e.step.name, line.at_ms, e.pair});
+      break;
+    case EventKind::end:
+      close(e.step.name, std::nullopt);
+      t.steps.push_back(std::move(e.step));
+      break;
+    case EventKind::library:
+      t.library_path = e.text;
+      break;
+    case EventKind::load_error:
+      t.load_error = e.text;
+      break;
+    case EventKind::missing_symbol:
+      (e.required ? t.missing_required : t.missing_optional).push_back(e.text);
+      break;
+    case EventKind::driver_version:
+      t.driver_version = e.value;
+      break;
+    case EventKind::device:
+      t.devices.push_back(std::move(e.device));
+      break;
+    case EventKind::peer:
+      close("peer", std::pair(e.peer.from, e.peer.to));
+      t.peers.push_back(std::move(e.peer));
+      break;
+    case EventKind::done:
+      t.done = true;
+      break;
+    case EventKind::invalid:
+      t.invalid_lines.push_back(e.text);
+      break;
+    }
+  }
+  if (t.done) {
+    return t;
+  }
+  t.timed_out = end.killed_at_deadline;
+  for (const auto& o : open) {
+    const double elapsed = std::max(0.0, end.end_ms - o.begin_ms);
+    if (o.pair) {
+      CudaPeerResult p;
+      p.from = o.pair->first;
+      p.to = o.pair->second;
+      p.timed_out = end.killed_at_deadline;
+      p.duration_ms = elapsed;
+      if (!p.timed_out) {
+        p.error_name = "CHILD_DIED";
+        p.error_text = describe_end(end);
+      }
+      t.peers.push_back(std::move(p));
+      continue;
+    }
+    CudaStep s;
+    s.name = o.name;
+    s.duration_ms = elapsed;
+    s.timed_out = end.killed_at_deadline;
+    if (!s.timed_out) {
+      s.error_name = "CHILD_DIED";
+      s.error_text = describe_end(end);
+    }
+    t.steps.push_back(std::move(s));
+  }
+  if (open.empty()) {
+    t.child_error = "the child ended before finishing: " + describe_end(end);
+  }
+  if (!t.invalid_lines.empty()) {
+    t.child_error += (t.child_error.empty() ? "" : "; ") + std::string("it wrote a line that is not an event: ") +
+                     t.invalid_lines.front();
+  }
+  return t;
+}
+
+} // namespace gpf::cuda

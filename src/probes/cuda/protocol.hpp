@@ -1,0 +1,81 @@
+#pragma once
+// What a CUDA child tells the parent: one JSON object per line on a pipe, written as each thing
+// happens, so that a child killed at the deadline has already said which step it was in.
+// docs/cuda-probe.md lists the events. Pure functions, tested on inline strings.
+#include "gpf/probes/cuda_facts.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpf::cuda {
+
+enum class EventKind {
+  begin,          // a step started: step.name (and pair for a peer copy)
+  end,            // a step finished: step (ok, duration, error)
+  library,        // text: the file the loader picked
+  load_error,     // text: dlopen's error
+  missing_symbol, // text: the symbol; required
+  driver_version, // value: cuDriverGetVersion
+  device,         // device: what enumeration learnt about one device
+  peer,           // peer: one peer copy's result
+  done,           // the child finished everything it was asked to do
+  invalid,        // a line that is not an event (text: the line, capped)
+};
+
+struct Event {
+  EventKind kind = EventKind::invalid;
+  CudaStep step;
+  std::optional<std::pair<int, int>> pair; // begin of a peer copy: (from, to) CUDA indices
+  CudaDevice device;
+  CudaPeerResult peer;
+  std::string text;
+  bool required = false;
+  int value = 0;
+};
+
+// One line, without the trailing '\n'. Strings are made valid UTF-8.
+std::string encode_event(const Event& event);
+// Never throws: anything that is not a well-formed event gives EventKind::invalid.
+Event decode_event(std::string_view line);
+
+// A line as the parent received it, with the time it arrived (ms since the child started).
+struct TimedLine {
+  std::string text;
+  double at_ms = 0;
+};
+
+// How a child's life ended, as the parent saw it.
+struct ChildEnd {
+  bool killed_at_deadline = false; // the parent sent SIGKILL because the deadline passed
+  double end_ms = 0;               // when the parent stopped listening (ms since the child started)
+  std::optional<int> exit_code;
+  std::optional<int> signal;       // the signal that ended it, when not our SIGKILL
+  bool abandoned = false;          // it did not die after SIGKILL (uninterruptible sleep)
+};
+
+// Everything one child said, folded: its steps in order (a step begun and never finished is
+// timed_out when the deadline killed the child, failed with CHILD_DIED otherwise).
+struct Transcript {
+  std::vector<CudaStep> steps;
+  std::vector<CudaDevice> devices;
+  std::vector<CudaPeerResult> peers;
+  std::optional<int> driver_version;
+  std::string library_path;
+  std::string load_error;
+  std::vector<std::string> missing_required;
+  std::vector<std::string> missing_optional;
+  bool done = false;
+  bool timed_out = false;
+  std::string child_error;               // died without finishing, or spoke garbage
+  std::vector<std::string> invalid_lines;
+
+  bool all_steps_ok() const;
+  const CudaStep* failed_step() const;   // the first step that did not pass
+};
+
+Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& end);
+
+} // namespace gpf::cuda

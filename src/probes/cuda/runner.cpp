@@ -1,0 +1,306 @@
+// fork / pipe / poll / SIGKILL / WNOHANG: the only place that manages the CUDA children.
+#include "probes/cuda/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace gpf::cuda {
+namespace {
+
+constexpr std::size_t k_max_line = 64 * 1024;    // a longer "line" is garbage: cut it
+constexpr std::size_t k_max_lines = 20000;        // a child that floods the pipe is killed
+constexpr int k_max_poll_ms = 100;                // wake up at least this often to reap
+
+// Children that did not die after SIGKILL. Retried with WNOHANG at every spawn so that one that
+// finally dies does not stay a zombie for the life of this process.
+std::vector<pid_t>& abandoned_pids() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
+void reap_abandoned() {
+  auto& pids = abandoned_pids();
+  pids.erase(std::remove_if(pids.begin(), pids.end(),
+                            [](pid_t pid) {
+                              int status = 0;
+                              const pid_t r = ::waitpid(pid, &status, WNOHANG);
+                              return r == pid || (r < 0 && errno == ECHILD);
+                            }),
+             pids.end());
+}
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+void write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return; // the parent has gone: nothing to tell
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// In the child, before any work: own process group (so a SIGKILL reaches helpers it starts),
+// die with the parent, default signal handling, stdout away from the report.
+void prepare_child(pid_t parent, const std::vector<EnvOverride>& env) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) {
+    ::_exit(127);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  std::signal(SIGPIPE, SIG_DFL);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO); // driver chatter on stdout must not end up in the report
+  for (const auto& [name, value] : env) {
+    if (value) {
+      ::setenv(name.c_str(), value->c_str(), 1);
+    } else {
+      ::unsetenv(name.c_str());
+    }
+  }
+}
+
+} // namespace
+
+void LineWriter::emit(const Event& event) {
+  const std::string line = encode_event(event) + "\n";
+  std::lock_guard lock(m_mutex);
+  write_all(m_fd, line);
+}
+
+ChildGroup::~ChildGroup() { settle(std::chrono::milliseconds(200)); }
+
+Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
+  reap_abandoned();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return Error{std::string("pipe: ") + std::strerror(errno)};
+  }
+  std::fflush(nullptr); // nothing buffered may be written twice
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Error{std::string("fork: ") + std::strerror(err)};
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    for (const auto& other : m_children) {
+      if (other.fd >= 0) {
+        ::close(other.fd);
+      }
+    }
+    prepare_child(parent, spec.env);
+    {
+      LineWriter writer(fds[1]);
+      try {
+        spec.work(writer);
+      } catch (...) {
+        // the parent sees a child that ended without "done"
+      }
+    }
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  ::setpgid(pid, pid); // also from this side, so a kill right after fork reaches the group
+  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  Child child;
+  child.label = std::move(spec.label);
+  child.pid = pid;
+  child.fd = fds[0];
+  child.started = Clock::now();
+  m_children.push_back(std::move(child));
+  return m_children.size() - 1;
+}
+
+void ChildGroup::add_line(Child& child, std::string line) {
+  if (child.lines.size() >= k_max_lines) {
+    return;
+  }
+  if (decode_event(line).kind == EventKind::done) {
+    child.done_seen = true;
+  }
+  child.lines.push_back({std::move(line), ms_since(child.started)});
+  if (child.lines.size() == k_max_lines) {
+    signal_kill(child); // flooding: stop it, keep what it said
+  }
+}
+
+void ChildGroup::read_from(Child& child) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(child.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return;
+    }
+    if (n <= 0) {
+      if (!child.partial.empty()) {
+        add_line(child, std::move(child.partial));
+        child.partial.clear();
+      }
+      ::close(child.fd);
+      child.fd = -1;
+      child.eof = true;
+      child.end.end_ms = ms_since(child.started);
+      return;
+    }
+    child.partial.append(buffer, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = child.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+      add_line(child, child.partial.substr(start, nl - start));
+    }
+    child.partial.erase(0, start);
+    if (child.partial.size() > k_max_line) {
+      add_line(child, child.partial.substr(0, k_max_line));
+      child.partial.clear();
+    }
+  }
+}
+
+void ChildGroup::reap_nonblocking() {
+  for (auto& child : m_children) {
+    if (child.reaped || child.pid <= 0) {
+      continue;
+    }
+    int status = 0;
+    const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
+    if (r == child.pid) {
+      child.reaped = true;
+      if (WIFEXITED(status)) {
+        child.end.exit_code = WEXITSTATUS(status);
+      } else if (WIFSIGNALED(status) && !child.end.killed_at_deadline) {
+        child.end.signal = WTERMSIG(status);
+      }
+    } else if (r < 0 && errno == ECHILD) {
+      child.reaped = true; // someone else reaped it; nothing to wait for
+    }
+  }
+}
+
+bool ChildGroup::pump_until(Clock::time_point deadline, const std::function<bool()>& done) {
+  for (;;) {
+    reap_nonblocking();
+    if (done()) {
+      return true;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      return false;
+    }
+    std::vector<pollfd> fds;
+    std::vector<Child*> owners;
+    for (auto& child : m_children) {
+      if (child.fd >= 0) {
+        fds.push_back({child.fd, POLLIN, 0});
+        owners.push_back(&child);
+      }
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    const int wait_ms = static_cast<int>(std::min<long long>(left, k_max_poll_ms));
+    if (fds.empty()) {
+      // nothing to read: done() waits for something else (a reap); check again shortly
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(wait_ms, 5)));
+      continue;
+    }
+    const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+    if (ready < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return done();
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) {
+        read_from(*owners[i]);
+      }
+    }
+  }
+}
+
+bool ChildGroup::finished(std::size_t id) const {
+  const auto& c = m_children.at(id);
+  return c.eof || c.done_seen;
+}
+
+void ChildGroup::signal_kill(Child& child) {
+  if (!child.reaped && child.pid > 0) {
+    ::kill(-child.pid, SIGKILL);
+    ::kill(child.pid, SIGKILL);
+  }
+}
+
+void ChildGroup::kill_at_deadline(std::size_t id) {
+  auto& child = m_children.at(id);
+  if (finished(id)) {
+    return;
+  }
+  child.end.killed_at_deadline = true;
+  child.end.end_ms = ms_since(child.started);
+  signal_kill(child);
+}
+
+void ChildGroup::stop(std::size_t id) { signal_kill(m_children.at(id)); }
+
+void ChildGroup::settle(std::chrono::milliseconds grace) {
+  for (auto& child : m_children) {
+    signal_kill(child);
+  }
+  const auto until = Clock::now() + grace;
+  for (;;) {
+    reap_nonblocking();
+    const bool all = std::all_of(m_children.begin(), m_children.end(), [](const Child& c) { return c.reaped || c.pid <= 0; });
+    if (all || Clock::now() >= until) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (auto& child : m_children) {
+    if (child.fd >= 0) {
+      read_from(child); // whatever is still buffered in the pipe
+      if (child.fd >= 0) {
+        ::close(child.fd);
+        child.fd = -1;
+      }
+    }
+    if (!child.reaped && child.pid > 0) {
+      child.end.abandoned = true;
+      abandoned_pids().push_back(child.pid);
+      child.pid = -1;
+    }
+  }
+}
+
+Transcript ChildGroup::transcript(std::size_t id) const {
+  const auto& child = m_children.at(id);
+  ChildEnd end = child.end;
+  if (!child.eof && !end.killed_at_deadline) {
+    end.end_ms = ms_since(child.started);
+  }
+  return fold_transcript(child.lines, end);
+}
+
+} // namespace gpf::cuda

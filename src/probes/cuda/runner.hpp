@@ -1,0 +1,91 @@
+#pragma once
+// Child processes for the CUDA probe. Every CUDA call happens in a forked child; the parent only
+// reads the children's pipes with poll() under a deadline, SIGKILLs whatever is still running when
+// it passes, reaps with WNOHANG and abandons a child that does not die (uninterruptible sleep in
+// the driver) instead of blocking on it. The parent stays single-threaded, so fork is safe.
+#include "probes/cuda/protocol.hpp"
+#include "gpf/util/result.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpf::cuda {
+
+using Clock = std::chrono::steady_clock;
+
+// The child's end of the pipe: one write(2) per event line, safe to share between threads.
+class LineWriter {
+public:
+  explicit LineWriter(int fd) : m_fd(fd) {}
+  void emit(const Event& event);
+
+private:
+  int m_fd;
+  std::mutex m_mutex;
+};
+
+// A variable to set in the child's environment, or to unset (nullopt).
+using EnvOverride = std::pair<std::string, std::optional<std::string>>;
+
+struct ChildSpec {
+  std::string label;                 // for messages: "enumeration", "gpu 0000:3b:00.0", "multi-gpu"
+  std::vector<EnvOverride> env;
+  std::function<void(LineWriter&)> work; // runs in the child; the child then _exits
+};
+
+class ChildGroup {
+public:
+  ChildGroup() = default;
+  ChildGroup(const ChildGroup&) = delete;
+  ChildGroup& operator=(const ChildGroup&) = delete;
+  // Kills and reaps whatever is left (see settle).
+  ~ChildGroup();
+
+  // Forks a child that runs spec.work with spec.env applied. Error: pipe or fork failed.
+  Result<std::size_t> spawn(ChildSpec spec);
+
+  // Reads every child's pipe until done() is true or the deadline passes; returns done().
+  bool pump_until(Clock::time_point deadline, const std::function<bool()>& done);
+
+  // The child said "done" or closed its pipe.
+  bool finished(std::size_t id) const;
+  // SIGKILLs an unfinished child because the deadline passed (its open step becomes timed out).
+  void kill_at_deadline(std::size_t id);
+  // SIGKILLs a child whose result is no longer wanted (not a finding).
+  void stop(std::size_t id);
+  // SIGKILLs every child still alive, reaps for at most `grace`, abandons the rest.
+  void settle(std::chrono::milliseconds grace);
+
+  // Everything the child said so far, folded.
+  Transcript transcript(std::size_t id) const;
+  const std::string& label(std::size_t id) const { return m_children.at(id).label; }
+
+private:
+  struct Child {
+    std::string label;
+    pid_t pid = -1;
+    int fd = -1;
+    Clock::time_point started;
+    std::string partial;            // bytes after the last '\n'
+    std::vector<TimedLine> lines;
+    bool eof = false;
+    bool done_seen = false;
+    bool reaped = false;
+    ChildEnd end;
+  };
+  void reap_nonblocking();
+  void read_from(Child& child);
+  void add_line(Child& child, std::string line);
+  void signal_kill(Child& child);
+  std::vector<Child> m_children;
+};
+
+} // namespace gpf::cuda

@@ -1,0 +1,578 @@
+// A fake libcuda.so.1 for the CUDA probe's tests: exports the driver API entry points the probe
+// uses and behaves as the FAKE_CUDA_* environment variables say (docs/cuda-probe.md lists them).
+// "GPU i" below is the i-th GPU of FAKE_CUDA_BUS_IDS (its physical index). It honours
+// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER like the real driver (nvidia-facts.md §10c).
+//
+// Built three times: complete; FAKE_CUDA_OMIT_PEER (no cuMemcpyPeer: an optional entry point);
+// FAKE_CUDA_OMIT_MEMSET (no cuMemsetD8_v2: a required one).
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+
+constexpr CUresult k_success = 0;
+constexpr CUresult k_invalid_value = 1;
+constexpr CUresult k_not_initialized = 3;
+constexpr CUresult k_stub_library = 34;
+constexpr CUresult k_no_device = 100;
+constexpr CUresult k_invalid_device = 101;
+constexpr CUresult k_invalid_context = 201;
+constexpr CUresult k_peer_already_enabled = 704;
+
+struct FakeContext {
+  int physical = 0;
+};
+
+struct Gpu {
+  std::string bus_id;
+  std::string uuid;
+  std::string name;
+  int cc_major = 8;
+  int cc_minor = 0;
+  std::size_t mem_bytes = 0;
+};
+
+// The driver's state in this process, built by cuInit.
+struct State {
+  bool initialised = false;
+  std::vector<Gpu> gpus;        // physical order (FAKE_CUDA_BUS_IDS order = "fastest first")
+  std::vector<int> visible;     // CUDA ordinal -> physical index
+  std::vector<FakeContext> contexts;
+  std::set<std::pair<int, int>> peer_enabled;
+  std::mutex mutex;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+thread_local FakeContext* t_current = nullptr;
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+long env_long(const char* name, long fallback) {
+  const char* v = env(name);
+  return v ? std::strtol(v, nullptr, 0) : fallback;
+}
+
+bool env_flag(const char* name) { return env_long(name, 0) != 0; }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (!std::isspace(static_cast<unsigned char>(c))) {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::vector<std::string> env_list(const char* name) {
+  const char* v = env(name);
+  return v ? split(v, ',') : std::vector<std::string>{};
+}
+
+// "i:value,j:value" -> {i: value}
+std::map<int, long> env_map(const char* name) {
+  std::map<int, long> out;
+  for (const auto& item : env_list(name)) {
+    const auto colon = item.find(':');
+    if (colon != std::string::npos) {
+      out[std::atoi(item.substr(0, colon).c_str())] = std::strtol(item.substr(colon + 1).c_str(), nullptr, 0);
+    }
+  }
+  return out;
+}
+
+std::set<int> env_set(const char* name) {
+  std::set<int> out;
+  for (const auto& item : env_list(name)) {
+    if (!item.empty()) {
+      out.insert(std::atoi(item.c_str()));
+    }
+  }
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
+
+void sleep_ms(long ms) {
+  if (ms <= 0) {
+    return;
+  }
+  timespec left{ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&left, &left) != 0) {
+  }
+}
+
+[[noreturn]] void hang() {
+  for (;;) {
+    pause();
+  }
+}
+
+bool stub() { return env_flag("FAKE_CUDA_STUB"); }
+
+std::vector<Gpu> configured_gpus() {
+  const long count = env_long("FAKE_CUDA_GPUS", 1);
+  const auto buses = env_list("FAKE_CUDA_BUS_IDS");
+  const auto uuids = env_list("FAKE_CUDA_UUIDS");
+  const auto names = env_list("FAKE_CUDA_NAMES");
+  const char* cc = env("FAKE_CUDA_CC");
+  std::vector<Gpu> gpus;
+  for (long i = 0; i < count && i < 64; ++i) {
+    Gpu g;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "0000:%02lX:00.0", i + 1);
+    g.bus_id = static_cast<std::size_t>(i) < buses.size() ? buses[static_cast<std::size_t>(i)] : buf;
+    std::snprintf(buf, sizeof buf, "GPU-fa4ec0de-0000-4000-8000-%012lx", i);
+    g.uuid = static_cast<std::size_t>(i) < uuids.size() ? uuids[static_cast<std::size_t>(i)] : buf;
+    g.name = static_cast<std::size_t>(i) < names.size() ? names[static_cast<std::size_t>(i)] : "NVIDIA Fake GPU";
+    if (cc) {
+      std::sscanf(cc, "%d.%d", &g.cc_major, &g.cc_minor);
+    }
+    g.mem_bytes = static_cast<std::size_t>(env_long("FAKE_CUDA_MEM_MIB", 81559)) << 20;
+    gpus.push_back(g);
+  }
+  return gpus;
+}
+
+// CUDA_VISIBLE_DEVICES over the CUDA_DEVICE_ORDER ordering: indices or (unique) UUID prefixes; the
+// first entry naming no device ends the list; set but empty shows nothing.
+std::vector<int> visible_gpus(const std::vector<Gpu>& gpus) {
+  std::vector<int> order(gpus.size());
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    order[i] = static_cast<int>(i);
+  }
+  const char* device_order = std::getenv("CUDA_DEVICE_ORDER");
+  if (device_order && std::string(device_order) == "PCI_BUS_ID") {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return lower(gpus[static_cast<std::size_t>(a)].bus_id) < lower(gpus[static_cast<std::size_t>(b)].bus_id); });
+  }
+  const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (cvd == nullptr) {
+    return order;
+  }
+  std::vector<int> visible;
+  if (*cvd == '\0') {
+    return visible;
+  }
+  for (const auto& entry : split(cvd, ',')) {
+    int match = -1;
+    if (!entry.empty() && entry.find_first_not_of("0123456789") == std::string::npos) {
+      const long i = std::strtol(entry.c_str(), nullptr, 10);
+      match = i < static_cast<long>(order.size()) ? order[static_cast<std::size_t>(i)] : -1;
+    } else if (lower(entry).rfind("gpu-", 0) == 0) {
+      for (int p : order) {
+        if (lower(gpus[static_cast<std::size_t>(p)].uuid).rfind(lower(entry), 0) == 0) {
+          match = match == -1 ? p : -2; // -2: ambiguous prefix
+        }
+      }
+    }
+    if (match < 0 || std::find(visible.begin(), visible.end(), match) != visible.end()) {
+      break;
+    }
+    visible.push_back(match);
+  }
+  return visible;
+}
+
+// Every call but cuInit / cuDriverGetVersion / the error helpers: 34 for a stub, 3 before cuInit.
+CUresult ready() {
+  if (stub()) {
+    return k_stub_library;
+  }
+  return state().initialised ? k_success : k_not_initialized;
+}
+
+const Gpu* gpu_of(CUdevice device) {
+  auto& s = state();
+  if (device < 0 || device >= static_cast<int>(s.visible.size())) {
+    return nullptr;
+  }
+  return &s.gpus[static_cast<std::size_t>(s.visible[static_cast<std::size_t>(device)])];
+}
+
+struct ErrorInfo {
+  CUresult code;
+  const char* name;
+  const char* text;
+};
+
+constexpr ErrorInfo k_errors[] = {
+    {0, "CUDA_SUCCESS", "no error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+    {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {214, "CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error encountered"},
+    {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
+    {802, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
+    {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "forward compatibility was attempted on non supported HW"},
+    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+const ErrorInfo* error_info(CUresult code) {
+  for (const auto& e : k_errors) {
+    if (e.code == code) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+} // namespace
+
+struct CUuuid_st {
+  unsigned char bytes[16];
+};
+
+FAKE_EXPORT CUresult cuDriverGetVersion(int* version) {
+  if (stub()) {
+    return k_stub_library;
+  }
+  *version = static_cast<int>(env_long("FAKE_CUDA_DRIVER_VERSION", 12040));
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuInit(unsigned int flags) {
+  if (stub()) {
+    return k_stub_library;
+  }
+  if (flags != 0) {
+    return k_invalid_value;
+  }
+  if (env_flag("FAKE_CUDA_IGNORE_SIGTERM")) {
+    std::signal(SIGTERM, SIG_IGN);
+  }
+  if (env_flag("FAKE_CUDA_INIT_HANG")) {
+    hang();
+  }
+  sleep_ms(env_long("FAKE_CUDA_INIT_MS", 0));
+  if (const long code = env_long("FAKE_CUDA_INIT_ERROR", 0); code != 0) {
+    return static_cast<CUresult>(code);
+  }
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  if (!s.initialised) {
+    s.gpus = configured_gpus();
+    s.visible = visible_gpus(s.gpus);
+    s.contexts.resize(s.gpus.size());
+    for (std::size_t i = 0; i < s.contexts.size(); ++i) {
+      s.contexts[i].physical = static_cast<int>(i);
+    }
+  }
+  if (s.visible.empty()) {
+    return k_no_device;
+  }
+  s.initialised = true;
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetCount(int* count) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  *count = static_cast<int>(state().visible.size());
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!gpu_of(ordinal)) {
+    return k_invalid_device;
+  }
+  *device = ordinal;
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice device) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  const Gpu* g = gpu_of(device);
+  if (!g || len <= 0) {
+    return g ? k_invalid_value : k_invalid_device;
+  }
+  std::snprintf(name, static_cast<std::size_t>(len), "%s", g->name.c_str());
+  return k_success;
+}
+
+static CUresult get_uuid(CUuuid_st* uuid, CUdevice device) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  const Gpu* g = gpu_of(device);
+  if (!g) {
+    return k_invalid_device;
+  }
+  std::string hex;
+  for (char c : g->uuid.substr(g->uuid.rfind("GPU-", 0) == 0 ? 4 : 0)) {
+    if (c != '-') {
+      hex += c;
+    }
+  }
+  std::memset(uuid->bytes, 0, sizeof uuid->bytes);
+  for (std::size_t i = 0; i < 16 && 2 * i + 1 < hex.size(); ++i) {
+    const int hi = hex_value(hex[2 * i]);
+    const int lo = hex_value(hex[2 * i + 1]);
+    uuid->bytes[i] = static_cast<unsigned char>(hi < 0 || lo < 0 ? 0 : hi * 16 + lo);
+  }
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetUuid(CUuuid_st* uuid, CUdevice device) { return get_uuid(uuid, device); }
+FAKE_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid_st* uuid, CUdevice device) { return get_uuid(uuid, device); }
+
+FAKE_EXPORT CUresult cuDeviceGetPCIBusId(char* bus_id, int len, CUdevice device) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  const Gpu* g = gpu_of(device);
+  if (!g || len <= 0) {
+    return g ? k_invalid_value : k_invalid_device;
+  }
+  std::snprintf(bus_id, static_cast<std::size_t>(len), "%s", g->bus_id.c_str());
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDeviceTotalMem_v2(std::size_t* bytes, CUdevice device) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  const Gpu* g = gpu_of(device);
+  if (!g) {
+    return k_invalid_device;
+  }
+  *bytes = g->mem_bytes;
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice device) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  const Gpu* g = gpu_of(device);
+  if (!g) {
+    return k_invalid_device;
+  }
+  switch (attribute) {
+  case 20: // COMPUTE_MODE: default
+    *value = 0;
+    return k_success;
+  case 75:
+    *value = g->cc_major;
+    return k_success;
+  case 76:
+    *value = g->cc_minor;
+    return k_success;
+  default:
+    return k_invalid_value;
+  }
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(void** context, CUdevice device) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  auto& s = state();
+  if (!gpu_of(device)) {
+    return k_invalid_device;
+  }
+  const int physical = s.visible[static_cast<std::size_t>(device)];
+  const auto slow = env_map("FAKE_CUDA_GPU_CTX_MS");
+  sleep_ms(slow.count(physical) ? slow.at(physical) : env_long("FAKE_CUDA_CTX_MS", 0));
+  if (env_set("FAKE_CUDA_GPU_CTX_HANG").count(physical)) {
+    hang();
+  }
+  const auto errors = env_map("FAKE_CUDA_GPU_CTX_ERROR");
+  if (errors.count(physical)) {
+    return static_cast<CUresult>(errors.at(physical));
+  }
+  *context = &s.contexts[static_cast<std::size_t>(physical)];
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  return gpu_of(device) ? k_success : k_invalid_device;
+}
+
+FAKE_EXPORT CUresult cuCtxSetCurrent(void* context) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  t_current = static_cast<FakeContext*>(context);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuCtxSynchronize() {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  return t_current ? k_success : k_invalid_context;
+}
+
+FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* ptr, std::size_t bytes) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current) {
+    return k_invalid_context;
+  }
+  void* p = std::malloc(bytes);
+  if (!p) {
+    return 2;
+  }
+  *ptr = reinterpret_cast<CUdeviceptr>(p);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  std::free(reinterpret_cast<void*>(ptr));
+  return k_success;
+}
+
+#ifndef FAKE_CUDA_OMIT_MEMSET
+FAKE_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr ptr, unsigned char value, std::size_t count) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  std::memset(reinterpret_cast<void*>(ptr), value, count);
+  return k_success;
+}
+#endif
+
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t bytes) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  if (t_current && bytes > 0 && env_set("FAKE_CUDA_GPU_CORRUPT").count(t_current->physical)) {
+    static_cast<unsigned char*>(dst)[bytes / 2] ^= 0xff; // a bad memory cell
+  }
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice device, CUdevice peer) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!gpu_of(device) || !gpu_of(peer)) {
+    return k_invalid_device;
+  }
+  *can_access = env_flag("FAKE_CUDA_NO_PEER_ACCESS") ? 0 : 1;
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuCtxEnablePeerAccess(void* peer, unsigned int flags) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current || !peer || flags != 0) {
+    return k_invalid_value;
+  }
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  const auto pair = std::pair(t_current->physical, static_cast<FakeContext*>(peer)->physical);
+  return s.peer_enabled.insert(pair).second ? k_success : k_peer_already_enabled;
+}
+
+#ifndef FAKE_CUDA_OMIT_PEER
+FAKE_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, void* dst_ctx, CUdeviceptr src, void* src_ctx, std::size_t bytes) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!dst_ctx || !src_ctx) {
+    return k_invalid_context;
+  }
+  if (env_flag("FAKE_CUDA_PEER_HANG")) {
+    hang();
+  }
+  if (const long code = env_long("FAKE_CUDA_PEER_ERROR", 0); code != 0) {
+    return static_cast<CUresult>(code);
+  }
+  std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  return k_success;
+}
+#endif
+
+FAKE_EXPORT CUresult cuGetErrorName(CUresult error, const char** text) {
+  if (stub()) {
+    return k_stub_library;
+  }
+  const ErrorInfo* e = error_info(error);
+  *text = e ? e->name : nullptr;
+  return e ? k_success : k_invalid_value;
+}
+
+FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char** text) {
+  if (stub()) {
+    return k_stub_library;
+  }
+  const ErrorInfo* e = error_info(error);
+  *text = e ? e->text : nullptr;
+  return e ? k_success : k_invalid_value;
+}
