@@ -355,6 +355,9 @@ static CUresult get_uuid(CUuuid_st* uuid, CUdevice device) {
   if (!g) {
     return k_invalid_device;
   }
+  if (env_flag("FAKE_CUDA_NO_UUID")) {
+    return 801; // CUDA_ERROR_NOT_SUPPORTED
+  }
   std::string hex;
   for (char c : g->uuid.substr(g->uuid.rfind("GPU-", 0) == 0 ? 4 : 0)) {
     if (c != '-') {
@@ -433,6 +436,9 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(void** context, CUdevice device) {
   sleep_ms(slow.count(physical) ? slow.at(physical) : env_long("FAKE_CUDA_CTX_MS", 0));
   if (env_set("FAKE_CUDA_GPU_CTX_HANG").count(physical)) {
     hang();
+  }
+  if (env_set("FAKE_CUDA_GPU_CTX_CRASH").count(physical)) {
+    std::abort(); // a driver assertion taking the process down (SIGABRT)
   }
   const auto errors = env_map("FAKE_CUDA_GPU_CTX_ERROR");
   if (errors.count(physical)) {

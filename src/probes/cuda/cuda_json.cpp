@@ -303,6 +303,7 @@ CudaFacts read_facts(const Json& doc) {
     throw BadMember{fmt::format("schema_version {} is not supported (expected {})", version, k_cuda_json_version)};
   }
   read(o, "ran", c.ran, "");
+  read(o, "source", c.source, "");
   read(o, "library", c.library, "");
   read(o, "library_path", c.library_path, "");
   read(o, "load_error", c.load_error, "");

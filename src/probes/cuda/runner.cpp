@@ -67,7 +67,13 @@ void prepare_child(pid_t parent, const std::vector<EnvOverride>& env) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  std::signal(SIGPIPE, SIG_DFL);
+  // Default dispositions: a handler inherited from the parent (a test framework's, say) must not
+  // run in the child; SIGPIPE kills it once the parent has gone.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) {
+      std::signal(sig, SIG_DFL);
+    }
+  }
   ::dup2(STDERR_FILENO, STDOUT_FILENO); // driver chatter on stdout must not end up in the report
   for (const auto& [name, value] : env) {
     if (value) {

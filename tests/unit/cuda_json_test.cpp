@@ -1,0 +1,125 @@
+// cuda.json: written from facts, read back to the same facts; bad input is an error naming the
+// member, never a crash.
+#include "gpf/probes/cuda_probe.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gpf;
+
+namespace {
+
+CudaFacts sample() {
+  CudaFacts c;
+  c.ran = true;
+  c.source = "live";
+  c.library = "libcuda.so.1";
+  c.library_path = "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14";
+  c.driver_version = 12040;
+  c.device_order = "PCI_BUS_ID";
+  c.timeout_s = 30;
+  c.wall_ms = 1234.5;
+  c.enumeration_complete = true;
+  c.init = {"cuInit", true, false, 210.5, std::nullopt, "", ""};
+  c.enumeration_steps = {{"load", true, false, 3.0, std::nullopt, "", ""}, c.init};
+  for (int i = 0; i < 2; ++i) {
+    CudaDevice d;
+    d.index = i;
+    d.bus_id = i == 0 ? "0000:3b:00.0" : "0000:86:00.0";
+    d.uuid = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f" + std::to_string(i);
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.cc_major = 9;
+    d.cc_minor = 0;
+    d.total_mem_bytes = 85520809984ULL;
+    d.compute_mode = 0;
+    d.visible_as = *d.uuid;
+    d.steps = {{"cuInit", true, false, 200, std::nullopt, "", ""}};
+    d.usable = i == 0;
+    if (i == 1) {
+      d.steps.push_back({"primary_context", false, true, 18000, std::nullopt, "", ""});
+    }
+    c.devices.push_back(d);
+  }
+  c.multi_gpu_ran = true;
+  c.multi_gpu_ok = false;
+  c.multi_gpu_devices = {0, 1};
+  c.peers = {{0, 1, true, false, false, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700, "cuMemcpyPeer: an illegal memory access"},
+             {1, 0, true, false, true, 9000, "", std::nullopt, ""}};
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("cuda.json round trip keeps every fact") {
+  const CudaFacts c = sample();
+  const auto text = cuda_facts_json(c).dump(2);
+  auto back = parse_cuda_json(text);
+  REQUIRE(back);
+  const CudaFacts& r = *back;
+  CHECK(r.ran);
+  CHECK(r.library_path == c.library_path);
+  CHECK(r.driver_version == 12040);
+  CHECK(r.device_order == "PCI_BUS_ID");
+  CHECK(r.enumeration_complete);
+  CHECK(r.init.name == "cuInit");
+  CHECK(r.init.duration_ms == Approx(210.5));
+  REQUIRE(r.devices.size() == 2);
+  CHECK(r.devices[1].bus_id == "0000:86:00.0");
+  CHECK(r.devices[1].uuid == c.devices[1].uuid);
+  CHECK(r.devices[1].cc_major == 9);
+  CHECK(r.devices[1].total_mem_bytes == 85520809984ULL);
+  CHECK_FALSE(r.devices[1].usable);
+  REQUIRE(r.devices[1].steps.size() == 2);
+  CHECK(r.devices[1].steps[1].timed_out);
+  CHECK(r.multi_gpu_ok == false);
+  REQUIRE(r.peers.size() == 2);
+  CHECK(r.peers[0].error_code == 700);
+  CHECK(r.peers[1].timed_out);
+  // Writing the read-back facts gives the same document.
+  CHECK(cuda_facts_json(r).dump() == cuda_facts_json(c).dump());
+}
+
+TEST_CASE("cuda.json carries the CUDA version and the multi-GPU matrix") {
+  const auto j = cuda_facts_json(sample());
+  CHECK(j.at("driver_cuda_version") == "12.4");
+  CHECK(j.at("devices").at(0).at("compute_capability") == "9.0");
+  const auto& m = j.at("multi_gpu").at("matrix");
+  CHECK(m.dump() == R"([["-","failed"],["hung","-"]])");
+}
+
+TEST_CASE("cuda.json: bad input is an error naming the member") {
+  struct Case {
+    const char* text;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"", "not valid JSON"},
+      {"{\"devices\": [", "not valid JSON"},
+      {"[]", "not an object"},
+      {"{\"schema_version\": 7}", "schema_version 7"},
+      {"{\"ran\": \"yes\"}", "ran is not true or false"},
+      {"{\"devices\": {}}", "devices is not an array"},
+      {"{\"devices\": [{\"bus_id\": 17}]}", "devices[0].bus_id is not a string"},
+      {"{\"devices\": [{\"steps\": [{\"duration_ms\": -1}]}]}", "devices[0].steps[0].duration_ms"},
+      {"{\"driver_version\": 99999999999}", "driver_version is not an integer"},
+      {"{\"devices\": [{}, {}], \"multi_gpu\": {\"devices\": [0, 5]}}", "names CUDA device 5 but only 2"},
+      {"{\"multi_gpu\": {\"peers\": [3]}}", "multi_gpu.peers[0] is not an object"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    auto r = parse_cuda_json(c.text);
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains(c.error));
+  }
+}
+
+TEST_CASE("cuda.json: unknown members are ignored, missing ones keep defaults") {
+  auto r = parse_cuda_json("{\"future\": 1, \"load_error\": \"x\"}");
+  REQUIRE(r);
+  CHECK(r->ran);
+  CHECK(r->load_error == "x");
+  CHECK_FALSE(r->enumeration_complete);
+  CHECK(r->devices.empty());
+  auto s = parse_cuda_json("{\"ran\": false}");
+  REQUIRE(s);
+  CHECK_FALSE(s->ran);
+}

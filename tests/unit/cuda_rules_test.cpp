@@ -1,0 +1,394 @@
+// The CUDA rows and what they do to the verdict and the recommendation, on facts built in code.
+#include "gpf/probes/parsers.hpp"
+#include "gpf/rules/verdict.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+using namespace gpf;
+
+namespace {
+
+NodeInfo char_node() {
+  NodeInfo n;
+  n.type = NodeType::char_device;
+  n.mode = 0666;
+  n.rw_access = true;
+  return n;
+}
+
+std::string bus(int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0000:%02x:00.0", i + 1);
+  return buf;
+}
+
+std::string uuid(int i) { return "GPU-fa4ec0de-0000-4000-8000-00000000000" + std::to_string(i); }
+
+// A host whose driver lists n healthy GPUs.
+Facts host(int n, const char* kernel = "6.8.0-45-generic") {
+  Facts f;
+  f.kernel = parse_kernel_release(kernel);
+  f.driver.loaded = true;
+  f.driver.version = Version::parse("550.54.14");
+  f.driver.version_text = "550.54.14";
+  f.driver.version_source = "proc/driver/nvidia/version";
+  f.devices.push_back({"dev/nvidiactl", char_node()});
+  f.devices.push_back({"dev/nvidia-uvm", char_node()});
+  for (int i = 0; i < n; ++i) {
+    GpuFacts g;
+    g.bus_id = bus(i);
+    g.uuid = uuid(i);
+    g.model = "NVIDIA H100 80GB HBM3";
+    g.device_minor = static_cast<unsigned>(i);
+    f.gpus.push_back(g);
+    f.devices.push_back({"dev/nvidia" + std::to_string(i), char_node()});
+  }
+  return f;
+}
+
+CudaStep step(const char* name, double ms, bool ok = true) { return {name, ok, false, ms, std::nullopt, "", ""}; }
+
+// CUDA confirmed these driver GPUs (physical order given) and each passed.
+void cuda_ok(Facts& f, std::vector<int> order) {
+  CudaFacts& c = f.cuda;
+  c.ran = true;
+  c.source = "live";
+  c.library = "libcuda.so.1";
+  c.enumeration_complete = true;
+  c.init = step("cuInit", 100);
+  c.enumeration_steps = {step("load", 1), c.init};
+  c.timeout_s = 30;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    CudaDevice d;
+    d.index = static_cast<int>(k);
+    d.bus_id = bus(order[k]);
+    d.uuid = uuid(order[k]);
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.steps = {step("cuInit", 100), step("primary_context", 150), step("alloc", 1)};
+    d.usable = true;
+    d.visible_as = *d.uuid;
+    c.devices.push_back(d);
+  }
+}
+
+void multi_ok(Facts& f) {
+  f.cuda.multi_gpu_ran = true;
+  f.cuda.multi_gpu_ok = true;
+  for (const auto& d : f.cuda.devices) {
+    f.cuda.multi_gpu_devices.push_back(d.index);
+  }
+  f.cuda.peers = {{0, 1, true, true, false, 3, "", std::nullopt, ""}};
+}
+
+Assessment judge(const Facts& f, CvdForm form = CvdForm::index) {
+  CheckOptions o;
+  o.cvd_form = form;
+  return assess(f, builtin_rules(), o);
+}
+
+const Finding* find(const Assessment& a, const std::string& id) {
+  auto it = std::find_if(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
+  return it == a.findings.end() ? nullptr : &*it;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) {
+    s += e + "\n";
+  }
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("cuda rules: table rows are well-formed") {
+  const std::regex id_form(R"(cuda\.[a-z0-9]+(-[a-z0-9]+)*)");
+  std::set<std::string_view> ids;
+  for (const auto& r : cuda_rules()) {
+    INFO(r.id);
+    CHECK(std::regex_match(std::string(r.id), id_form));
+    CHECK(ids.insert(r.id).second);
+    CHECK_FALSE(r.remedy.empty());
+    CHECK_FALSE(r.source.empty());
+    REQUIRE(find_rule(r.id));
+    CHECK(find_rule(r.id)->check == r.check);
+  }
+  CHECK(ids.size() >= 14);
+}
+
+TEST_CASE("cuda rules: all GPUs pass -> pass, CUDA's indices, no CUDA_DEVICE_ORDER") {
+  Facts f = host(2);
+  cuda_ok(f, {0, 1});
+  multi_ok(f);
+  const auto a = judge(f);
+  CHECK(a.verdict == Verdict::pass);
+  CHECK(a.findings.empty());
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+  CHECK_FALSE(a.recommendation.cuda_device_order);
+}
+
+TEST_CASE("cuda rules: indices follow CUDA's order, CUDA_DEVICE_ORDER only when the job set PCI_BUS_ID") {
+  Facts f = host(3);
+  cuda_ok(f, {2, 0, 1}); // fastest first: the driver's third GPU is CUDA 0
+  f.cuda.devices[2].usable = false;
+  f.cuda.devices[2].steps.push_back({"memset", false, false, 2, 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "cuMemsetD8: x"});
+  auto a = judge(f);
+  REQUIRE(a.gpus.size() == 3);
+  CHECK(a.gpus[0].bus_id == bus(2));
+  CHECK(a.gpus[2].bus_id == bus(1));
+  CHECK_FALSE(a.gpus[2].usable);
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+  CHECK_FALSE(a.recommendation.cuda_device_order);
+
+  f.cuda.device_order = "PCI_BUS_ID";
+  a = judge(f);
+  CHECK(a.recommendation.cuda_device_order == "PCI_BUS_ID");
+
+  // --cvd-form uuid: UUIDs in CUDA order, nothing relies on the order variable.
+  a = judge(f, CvdForm::uuid);
+  CHECK(a.recommendation.cuda_visible_devices == uuid(2) + "," + uuid(0));
+  CHECK_FALSE(a.recommendation.cuda_device_order);
+}
+
+TEST_CASE("cuda rules: the job's CUDA_VISIBLE_DEVICES is read in CUDA's index space") {
+  Facts f = host(3);
+  cuda_ok(f, {2, 0, 1});
+  f.env = Environment({{"CUDA_VISIBLE_DEVICES", "0," + uuid(1)}});
+  auto a = judge(f);
+  CHECK(a.recommendation.cuda_visible_devices == "0,2"); // CUDA 0 = bus 3, the UUID = CUDA 2 (bus 2)
+  // an ambiguous UUID prefix names no GPU: CUDA ignores it and what follows
+  f.env = Environment({{"CUDA_VISIBLE_DEVICES", "0," + uuid(1).substr(0, 30) + ",1"}});
+  a = judge(f);
+  CHECK(a.recommendation.cuda_visible_devices == "0");
+}
+
+TEST_CASE("cuda rules: a hung GPU is dropped with its step and elapsed time; others stay -> warn") {
+  Facts f = host(3);
+  cuda_ok(f, {0, 1, 2});
+  CudaDevice& d = f.cuda.devices[1];
+  d.usable = false;
+  d.steps = {step("cuInit", 90), {"primary_context", false, true, 17400, std::nullopt, "", ""}};
+  const auto a = judge(f);
+  CHECK(a.verdict == Verdict::warn);
+  const Finding* hung = find(a, "cuda.gpu-hung");
+  REQUIRE(hung);
+  CHECK(hung->gpu == bus(1));
+  CHECK(hung->effect == Effect::gpu_unusable);
+  CHECK_THAT(joined(hung->evidence), Catch::Contains("primary_context did not finish within 17.40 s") &&
+                                         Catch::Contains(uuid(1)) && Catch::Contains("CUDA_VISIBLE_DEVICES=" + uuid(1)));
+  CHECK(a.recommendation.cuda_visible_devices == "0,2");
+  CHECK_FALSE(find(a, "cuda.gpu-failed"));
+}
+
+TEST_CASE("cuda rules: a GPU whose step fails is dropped with the error by name") {
+  Facts f = host(2);
+  cuda_ok(f, {0, 1});
+  CudaDevice& d = f.cuda.devices[0];
+  d.usable = false;
+  d.steps.push_back({"copy_roundtrip", false, false, 3, std::nullopt, "DATA_MISMATCH", "byte 524288 of 1048576 read back as 0x5a"});
+  const auto a = judge(f);
+  const Finding* failed = find(a, "cuda.gpu-failed");
+  REQUIRE(failed);
+  CHECK_THAT(failed->message, Catch::Contains("copy_roundtrip") && Catch::Contains("DATA_MISMATCH"));
+  CHECK_THAT(joined(failed->evidence), Catch::Contains("byte 524288"));
+  CHECK(a.recommendation.cuda_visible_devices == "1");
+}
+
+TEST_CASE("cuda rules: slow initialisation is > 5x the other GPUs' median and > 1 s") {
+  struct Case {
+    std::vector<double> ctx_ms;
+    int slow; // -1: none
+  };
+  const Case cases[] = {
+      {{150, 160, 140, 3000}, 3},
+      {{100, 900}, -1},  // 9x but under a second
+      {{800, 1500}, -1}, // over a second but under 5x
+      {{100, 1500}, 1},
+      {{2000, 2100, 1900}, -1}, // all slow: nothing stands out
+  };
+  for (const auto& c : cases) {
+    Facts f = host(static_cast<int>(c.ctx_ms.size()));
+    std::vector<int> order;
+    for (std::size_t i = 0; i < c.ctx_ms.size(); ++i) {
+      order.push_back(static_cast<int>(i));
+    }
+    cuda_ok(f, order);
+    for (std::size_t i = 0; i < c.ctx_ms.size(); ++i) {
+      f.cuda.devices[i].steps[1].duration_ms = c.ctx_ms[i];
+    }
+    const auto a = judge(f);
+    const Finding* slow = find(a, "cuda.gpu-slow-init");
+    INFO(c.ctx_ms.size() << " GPUs, expected slow " << c.slow);
+    if (c.slow < 0) {
+      CHECK_FALSE(slow);
+    } else {
+      REQUIRE(slow);
+      CHECK(slow->gpu == bus(c.slow));
+      CHECK(slow->severity == Severity::warn);
+      CHECK(a.gpus[static_cast<std::size_t>(c.slow)].usable); // slow is not unusable
+    }
+  }
+}
+
+TEST_CASE("cuda rules: cuInit failure fails the host and leaves no GPU to recommend") {
+  Facts f = host(2);
+  f.cuda.ran = true;
+  f.cuda.library = "libcuda.so.1";
+  f.cuda.library_path = "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14";
+  f.cuda.init = {"cuInit", false, false, 40, 999, "CUDA_ERROR_UNKNOWN", "cuInit: unknown error"};
+  f.cuda.enumeration_steps = {step("load", 1), f.cuda.init};
+  const auto a = judge(f);
+  CHECK(a.verdict == Verdict::fail);
+  const Finding* init = find(a, "cuda.init-failed");
+  REQUIRE(init);
+  CHECK_THAT(joined(init->evidence), Catch::Contains("CUDA_ERROR_UNKNOWN (999): cuInit: unknown error") &&
+                                         Catch::Contains("libcuda.so.550.54.14"));
+  CHECK(a.recommendation.cuda_visible_devices.empty());
+  CHECK(a.usable_count() == 0);
+  REQUIRE(find(a, "cuda.gpu-unconfirmed"));
+  CHECK(find(a, "cuda.gpu-unconfirmed")->severity == Severity::info);
+}
+
+TEST_CASE("cuda rules: 803, 804, stub and missing symbols each get their own row") {
+  struct Case {
+    int code;
+    const char* id;
+  };
+  for (const Case c : {Case{803, "cuda.driver-mismatch"}, Case{804, "cuda.driver-mismatch"}, Case{34, "cuda.stub-library"}}) {
+    Facts f = host(1);
+    f.cuda.ran = true;
+    f.cuda.library = "libcuda.so.1";
+    f.cuda.driver_version = 12080;
+    f.cuda.init = {"cuInit", false, false, 4, c.code, "X", ""};
+    f.cuda.enumeration_steps = {f.cuda.init};
+    const auto a = judge(f);
+    INFO(c.code);
+    const Finding* hit = find(a, c.id);
+    REQUIRE(hit);
+    CHECK_FALSE(find(a, "cuda.init-failed"));
+    CHECK(a.verdict == Verdict::fail);
+    if (c.code == 803) {
+      CHECK_THAT(joined(hit->evidence), Catch::Contains("kernel module: 550.54.14") && Catch::Contains("(CUDA 12.8)"));
+    }
+  }
+  Facts f = host(1);
+  f.cuda.ran = true;
+  f.cuda.library = "libcuda.so.1";
+  f.cuda.library_path = "/opt/lib/libcuda.so.1";
+  f.cuda.missing_symbols = {"cuMemsetD8_v2"};
+  const auto a = judge(f);
+  REQUIRE(find(a, "cuda.required-symbol-missing"));
+  CHECK_THAT(joined(find(a, "cuda.required-symbol-missing")->evidence), Catch::Contains("dlsym(cuMemsetD8_v2)"));
+}
+
+TEST_CASE("cuda rules: a missing library fails only where the NVIDIA driver is expected") {
+  Facts f = host(1);
+  f.cuda.ran = true;
+  f.cuda.library = "libcuda.so.1";
+  f.cuda.load_error = "libcuda.so.1: cannot open shared object file: No such file or directory";
+  auto a = judge(f);
+  REQUIRE(find(a, "cuda.library-missing"));
+  CHECK(find(a, "cuda.library-missing")->severity == Severity::fail);
+  CHECK(a.verdict == Verdict::fail);
+
+  Facts bare;
+  bare.kernel = parse_kernel_release("6.8.0-45-generic");
+  bare.cuda = f.cuda;
+  a = judge(bare);
+  REQUIRE(find(a, "cuda.library-missing"));
+  CHECK(find(a, "cuda.library-missing")->severity == Severity::info);
+  CHECK(find(a, "driver.not-loaded"));
+}
+
+TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the kernel only when it is old") {
+  for (const char* kernel : {"6.8.0-45-generic", "5.4.0-150-generic"}) {
+    Facts f = host(2, kernel);
+    cuda_ok(f, {0, 1});
+    f.cuda.multi_gpu_ran = true;
+    f.cuda.multi_gpu_ok = false;
+    f.cuda.multi_gpu_devices = {0, 1};
+    f.cuda.peers = {{0, 1, true, false, true, 11000, "", std::nullopt, ""}};
+    const auto a = judge(f);
+    INFO(kernel);
+    const Finding* hung = find(a, "cuda.multi-gpu-hung");
+    REQUIRE(hung);
+    CHECK_FALSE(find(a, "cuda.multi-gpu-failed"));
+    CHECK(a.verdict == Verdict::warn);
+    CHECK(a.recommendation.cuda_visible_devices == "0");
+    CHECK(a.recommendation.single_gpu_only);
+    CHECK_THAT(hung->remedy, Catch::Contains("NCCL_P2P_DISABLE=1") && Catch::Contains("ACS") && Catch::Contains("IOMMU"));
+    CHECK_THAT(joined(hung->evidence), Catch::Contains("peer copy CUDA 0 -> CUDA 1 did not finish within 11.00 s"));
+    CHECK((std::string(kernel).rfind("5.4", 0) == 0) == (hung->remedy.find("upgrading it") != std::string::npos));
+  }
+}
+
+TEST_CASE("cuda rules: kernel below 5.5 drops to info when the multi-GPU test passed") {
+  Facts f = host(2, "5.4.0-150-generic");
+  cuda_ok(f, {0, 1});
+  multi_ok(f);
+  auto a = judge(f);
+  const Finding* k = find(a, "kernel.below-5.5-multi-gpu");
+  REQUIRE(k);
+  CHECK(k->severity == Severity::info);
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+  CHECK(a.verdict == Verdict::pass);
+
+  // CUDA ran but the multi-GPU test did not: the heuristic still keeps one GPU.
+  f.cuda.multi_gpu_ran = false;
+  f.cuda.multi_gpu_ok.reset();
+  a = judge(f);
+  REQUIRE(find(a, "kernel.below-5.5-multi-gpu"));
+  CHECK(find(a, "kernel.below-5.5-multi-gpu")->severity == Severity::warn);
+  CHECK(a.recommendation.cuda_visible_devices == "0");
+}
+
+TEST_CASE("cuda rules: driver GPUs CUDA does not enumerate, and CUDA devices the driver does not list") {
+  Facts f = host(3);
+  cuda_ok(f, {0, 2});
+  auto a = judge(f);
+  const Finding* missing = find(a, "cuda.gpu-not-enumerated");
+  REQUIRE(missing);
+  CHECK(missing->gpu == bus(1));
+  CHECK(a.gpus.size() == 3);
+  const auto it = std::find_if(a.gpus.begin(), a.gpus.end(), [](const GpuAssessment& g) { return g.bus_id == bus(1); });
+  REQUIRE(it != a.gpus.end());
+  CHECK_FALSE(it->index);
+  CHECK_FALSE(it->usable);
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+
+  Facts g = host(1);
+  cuda_ok(g, {0, 1}); // CUDA sees bus 2, which the driver does not list
+  a = judge(g);
+  const Finding* unlisted = find(a, "cuda.device-not-listed-by-driver");
+  REQUIRE(unlisted);
+  CHECK(unlisted->gpu == bus(1));
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+}
+
+TEST_CASE("cuda rules: on WSL2 the GPUs come from CUDA") {
+  Facts f;
+  f.kernel = parse_kernel_release("5.15.153.1-microsoft-standard-WSL2");
+  NodeInfo dxg;
+  dxg.type = NodeType::char_device;
+  f.devices.push_back({"dev/dxg", dxg});
+  REQUIRE(f.is_wsl2());
+  cuda_ok(f, {0, 1});
+  multi_ok(f);
+  auto a = judge(f);
+  CHECK(a.verdict == Verdict::pass);
+  CHECK(a.gpus.size() == 2);
+  CHECK(a.gpus[0].model == "NVIDIA H100 80GB HBM3");
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+  CHECK_FALSE(find(a, "cuda.device-not-listed-by-driver"));
+
+  // Without the CUDA probe nothing confirms a GPU there.
+  Facts none = f;
+  none.cuda = CudaFacts{};
+  a = judge(none);
+  CHECK(a.gpus.empty());
+  CHECK(a.verdict == Verdict::fail);
+}
