@@ -5,6 +5,10 @@
 //
 // Built three times: complete; FAKE_CUDA_OMIT_PEER (no cuMemcpyPeer: an optional entry point);
 // FAKE_CUDA_OMIT_MEMSET (no cuMemsetD8_v2: a required one).
+// The probe's own declarations of the CUDA types, so that every exported function has exactly the
+// type the probe calls it through (UBSan's -fsanitize=function checks that).
+#include "probes/cuda/driver_api.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <csignal>
@@ -24,9 +28,11 @@
 
 namespace {
 
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = unsigned long long;
+using gpf::cuda::CUcontext;
+using gpf::cuda::CUdevice;
+using gpf::cuda::CUdeviceptr;
+using gpf::cuda::CUresult;
+using gpf::cuda::CUuuid;
 
 constexpr CUresult k_success = 0;
 constexpr CUresult k_invalid_value = 1;
@@ -53,8 +59,8 @@ struct Gpu {
 // The driver's state in this process, built by cuInit.
 struct State {
   bool initialised = false;
-  std::vector<Gpu> gpus;        // physical order (FAKE_CUDA_BUS_IDS order = "fastest first")
-  std::vector<int> visible;     // CUDA ordinal -> physical index
+  std::vector<Gpu> gpus;    // physical order (FAKE_CUDA_BUS_IDS order = "fastest first")
+  std::vector<int> visible; // CUDA ordinal -> physical index
   std::vector<FakeContext> contexts;
   std::set<std::pair<int, int>> peer_enabled;
   std::mutex mutex;
@@ -77,7 +83,9 @@ long env_long(const char* name, long fallback) {
   return v ? std::strtol(v, nullptr, 0) : fallback;
 }
 
-bool env_flag(const char* name) { return env_long(name, 0) != 0; }
+bool env_flag(const char* name) {
+  return env_long(name, 0) != 0;
+}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -105,7 +113,8 @@ std::map<int, long> env_map(const char* name) {
   for (const auto& item : env_list(name)) {
     const auto colon = item.find(':');
     if (colon != std::string::npos) {
-      out[std::atoi(item.substr(0, colon).c_str())] = std::strtol(item.substr(colon + 1).c_str(), nullptr, 0);
+      out[std::atoi(item.substr(0, colon).c_str())] =
+          std::strtol(item.substr(colon + 1).c_str(), nullptr, 0);
     }
   }
   return out;
@@ -143,7 +152,9 @@ void sleep_ms(long ms) {
   }
 }
 
-bool stub() { return env_flag("FAKE_CUDA_STUB"); }
+bool stub() {
+  return env_flag("FAKE_CUDA_STUB");
+}
 
 std::vector<Gpu> configured_gpus() {
   const long count = env_long("FAKE_CUDA_GPUS", 1);
@@ -156,10 +167,12 @@ std::vector<Gpu> configured_gpus() {
     Gpu g;
     char buf[64];
     std::snprintf(buf, sizeof buf, "0000:%02lX:00.0", i + 1);
-    g.bus_id = static_cast<std::size_t>(i) < buses.size() ? buses[static_cast<std::size_t>(i)] : buf;
+    g.bus_id =
+        static_cast<std::size_t>(i) < buses.size() ? buses[static_cast<std::size_t>(i)] : buf;
     std::snprintf(buf, sizeof buf, "GPU-fa4ec0de-0000-4000-8000-%012lx", i);
     g.uuid = static_cast<std::size_t>(i) < uuids.size() ? uuids[static_cast<std::size_t>(i)] : buf;
-    g.name = static_cast<std::size_t>(i) < names.size() ? names[static_cast<std::size_t>(i)] : "NVIDIA Fake GPU";
+    g.name = static_cast<std::size_t>(i) < names.size() ? names[static_cast<std::size_t>(i)]
+                                                        : "NVIDIA Fake GPU";
     if (cc) {
       std::sscanf(cc, "%d.%d", &g.cc_major, &g.cc_minor);
     }
@@ -178,8 +191,10 @@ std::vector<int> visible_gpus(const std::vector<Gpu>& gpus) {
   }
   const char* device_order = std::getenv("CUDA_DEVICE_ORDER");
   if (device_order && std::string(device_order) == "PCI_BUS_ID") {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return lower(gpus[static_cast<std::size_t>(a)].bus_id) < lower(gpus[static_cast<std::size_t>(b)].bus_id); });
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return lower(gpus[static_cast<std::size_t>(a)].bus_id) <
+             lower(gpus[static_cast<std::size_t>(b)].bus_id);
+    });
   }
   const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
   if (cvd == nullptr) {
@@ -242,12 +257,15 @@ constexpr ErrorInfo k_errors[] = {
     {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {214, "CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error encountered"},
-    {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
+    {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+     "peer access is not supported between these two devices"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
     {802, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"},
-    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
-    {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "forward compatibility was attempted on non supported HW"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "system has unsupported display driver / cuda driver combination"},
+    {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+     "forward compatibility was attempted on non supported HW"},
     {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -269,10 +287,6 @@ int hex_value(char c) {
 }
 
 } // namespace
-
-struct CUuuid_st {
-  unsigned char bytes[16];
-};
 
 FAKE_EXPORT CUresult cuDriverGetVersion(int* version) {
   if (stub()) {
@@ -347,7 +361,7 @@ FAKE_EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice device) {
   return k_success;
 }
 
-static CUresult get_uuid(CUuuid_st* uuid, CUdevice device) {
+static CUresult get_uuid(CUuuid* uuid, CUdevice device) {
   if (auto r = ready(); r != k_success) {
     return r;
   }
@@ -373,8 +387,12 @@ static CUresult get_uuid(CUuuid_st* uuid, CUdevice device) {
   return k_success;
 }
 
-FAKE_EXPORT CUresult cuDeviceGetUuid(CUuuid_st* uuid, CUdevice device) { return get_uuid(uuid, device); }
-FAKE_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid_st* uuid, CUdevice device) { return get_uuid(uuid, device); }
+FAKE_EXPORT CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice device) {
+  return get_uuid(uuid, device);
+}
+FAKE_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device) {
+  return get_uuid(uuid, device);
+}
 
 FAKE_EXPORT CUresult cuDeviceGetPCIBusId(char* bus_id, int len, CUdevice device) {
   if (auto r = ready(); r != k_success) {
@@ -423,7 +441,7 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice de
   }
 }
 
-FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(void** context, CUdevice device) {
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
   if (auto r = ready(); r != k_success) {
     return r;
   }
@@ -444,7 +462,7 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(void** context, CUdevice device) {
   if (errors.count(physical)) {
     return static_cast<CUresult>(errors.at(physical));
   }
-  *context = &s.contexts[static_cast<std::size_t>(physical)];
+  *context = reinterpret_cast<CUcontext>(&s.contexts[static_cast<std::size_t>(physical)]);
   return k_success;
 }
 
@@ -455,11 +473,11 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
   return gpu_of(device) ? k_success : k_invalid_device;
 }
 
-FAKE_EXPORT CUresult cuCtxSetCurrent(void* context) {
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
   if (auto r = ready(); r != k_success) {
     return r;
   }
-  t_current = static_cast<FakeContext*>(context);
+  t_current = reinterpret_cast<FakeContext*>(context);
   return k_success;
 }
 
@@ -533,7 +551,7 @@ FAKE_EXPORT CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice device, CUd
   return k_success;
 }
 
-FAKE_EXPORT CUresult cuCtxEnablePeerAccess(void* peer, unsigned int flags) {
+FAKE_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   if (auto r = ready(); r != k_success) {
     return r;
   }
@@ -542,12 +560,13 @@ FAKE_EXPORT CUresult cuCtxEnablePeerAccess(void* peer, unsigned int flags) {
   }
   auto& s = state();
   std::lock_guard lock(s.mutex);
-  const auto pair = std::pair(t_current->physical, static_cast<FakeContext*>(peer)->physical);
+  const auto pair = std::pair(t_current->physical, reinterpret_cast<FakeContext*>(peer)->physical);
   return s.peer_enabled.insert(pair).second ? k_success : k_peer_already_enabled;
 }
 
 #ifndef FAKE_CUDA_OMIT_PEER
-FAKE_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, void* dst_ctx, CUdeviceptr src, void* src_ctx, std::size_t bytes) {
+FAKE_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                  CUcontext src_ctx, std::size_t bytes) {
   if (auto r = ready(); r != k_success) {
     return r;
   }

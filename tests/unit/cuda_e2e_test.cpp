@@ -54,14 +54,16 @@ TEST_CASE("e2e cuda: four healthy GPUs pass, CUDA facts in the JSON report") {
 }
 
 TEST_CASE("e2e cuda: cuInit error fails with the error by name and no GPU recommended") {
-  const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_ERROR", "999"}});
+  const auto r =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_ERROR", "999"}});
   const json j = r.json();
   CHECK(r.exit_code == 1);
   CHECK(j.at("verdict") == "fail");
   CHECK(j.at("cuda_visible_devices") == "");
   const json* f = finding(j, "cuda.init-failed");
   REQUIRE(f);
-  CHECK_THAT(evidence_text(*f), Catch::Contains("cuInit failed after") && Catch::Contains("CUDA_ERROR_UNKNOWN (999)"));
+  CHECK_THAT(evidence_text(*f),
+             Catch::Contains("cuInit failed after") && Catch::Contains("CUDA_ERROR_UNKNOWN (999)"));
   CHECK(j.at("usable_gpus") == 0);
   CHECK(j.at("gpus").at(0).at("reasons").at(0) == "cuda.gpu-unconfirmed");
 }
@@ -70,21 +72,26 @@ TEST_CASE("e2e cuda: cuInit hanging, even ignoring SIGTERM, gives a verdict at t
   for (const char* ignore : {"0", "1"}) {
     INFO("ignore SIGTERM " << ignore);
     const auto r = live(fixture("cuda-4gpu"),
-                        {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_HANG", "1"}, {"FAKE_CUDA_IGNORE_SIGTERM", ignore}},
+                        {{"FAKE_CUDA_GPUS", "4"},
+                         {"FAKE_CUDA_INIT_HANG", "1"},
+                         {"FAKE_CUDA_IGNORE_SIGTERM", ignore}},
                         {"--cuda-timeout", "2"});
     const json j = r.json();
     CHECK(r.exit_code == 1);
     CHECK(j.at("verdict") == "fail");
     const json* f = finding(j, "cuda.init-hung");
     REQUIRE(f);
-    CHECK_THAT(evidence_text(*f), Catch::Contains("cuInit did not finish within") && Catch::Contains("--cuda-timeout 2 s"));
+    CHECK_THAT(evidence_text(*f), Catch::Contains("cuInit did not finish within") &&
+                                      Catch::Contains("--cuda-timeout 2 s"));
     CHECK(r.seconds >= 1.9);
-    CHECK(r.seconds < 3.0 + 1.0); // deadline + 1 s, plus start-up slack on a loaded machine
+    CHECK(r.seconds < 2.0 + 1.0 + 1.0); // deadline + 1 s, and 1 s of slack for a loaded machine
   }
 }
 
 TEST_CASE("e2e cuda: one GPU's context hangs -> that GPU dropped, the others fine -> warn") {
-  const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_HANG", "1"}}, {"--cuda-timeout", "3"});
+  const auto r =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_HANG", "1"}},
+           {"--cuda-timeout", "4"});
   const json j = r.json();
   CHECK(r.exit_code == 0);
   CHECK(j.at("verdict") == "warn");
@@ -92,26 +99,33 @@ TEST_CASE("e2e cuda: one GPU's context hangs -> that GPU dropped, the others fin
   const json* f = finding(j, "cuda.gpu-hung");
   REQUIRE(f);
   CHECK(f->at("gpu") == "0000:02:00.0");
-  CHECK_THAT(evidence_text(*f), Catch::Contains("CUDA device 1 (0000:02:00.0, GPU-fa4ec0de-0000-4000-8000-000000000001)") &&
-                                    Catch::Contains("primary_context did not finish within"));
+  CHECK_THAT(
+      evidence_text(*f),
+      Catch::Contains("CUDA device 1 (0000:02:00.0, GPU-fa4ec0de-0000-4000-8000-000000000001)") &&
+          Catch::Contains("primary_context did not finish within"));
   CHECK(j.at("facts").at("cuda").at("multi_gpu").at("ok") == true); // the other three together
-  CHECK(r.seconds < 4.5);
+  CHECK(r.seconds >= 0.6 * 4 - 0.1); // the hung GPU held the per-GPU share of the deadline
+  CHECK(r.seconds < 4.0 + 1.5);
 }
 
 TEST_CASE("e2e cuda: one GPU errors -> dropped with the driver's error") {
-  const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_ERROR", "3:214"}});
+  const auto r =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_ERROR", "3:214"}});
   const json j = r.json();
   CHECK(j.at("verdict") == "warn");
   CHECK(j.at("cuda_visible_devices") == "0,1,2");
   const json* f = finding(j, "cuda.gpu-failed");
   REQUIRE(f);
   CHECK(f->at("gpu") == "0000:04:00.0");
-  CHECK_THAT(evidence_text(*f), Catch::Contains("CUDA_ERROR_ECC_UNCORRECTABLE (214): cuDevicePrimaryCtxRetain: uncorrectable"));
+  CHECK_THAT(evidence_text(*f),
+             Catch::Contains(
+                 "CUDA_ERROR_ECC_UNCORRECTABLE (214): cuDevicePrimaryCtxRetain: uncorrectable"));
   CHECK(j.at("gpus").at(3).at("reasons").at(0) == "cuda.gpu-failed");
 }
 
 TEST_CASE("e2e cuda: a slow GPU is a warning, not a dropped GPU") {
-  const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_MS", "2:1500"}});
+  const auto r =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_MS", "2:1500"}});
   const json j = r.json();
   CHECK(j.at("verdict") == "warn");
   CHECK(j.at("cuda_visible_devices") == "0,1,2,3");
@@ -122,13 +136,15 @@ TEST_CASE("e2e cuda: a slow GPU is a warning, not a dropped GPU") {
 }
 
 TEST_CASE("e2e cuda: a hung peer copy recommends a single GPU and names the remedies") {
-  const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_PEER_HANG", "1"}}, {"--cuda-timeout", "3"});
+  const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_PEER_HANG", "1"}},
+                      {"--cuda-timeout", "3"});
   const json j = r.json();
   CHECK(j.at("verdict") == "warn");
   CHECK(j.at("cuda_visible_devices") == "0");
   const json* f = finding(j, "cuda.multi-gpu-hung");
   REQUIRE(f);
-  CHECK_THAT(f->at("remedy").get<std::string>(), Catch::Contains("NCCL_P2P_DISABLE=1") && Catch::Contains("ACS"));
+  CHECK_THAT(f->at("remedy").get<std::string>(),
+             Catch::Contains("NCCL_P2P_DISABLE=1") && Catch::Contains("ACS"));
   CHECK_THAT(evidence_text(*f), Catch::Contains("peer copy CUDA 0 -> CUDA 1 did not finish"));
   CHECK(j.at("facts").at("cuda").at("multi_gpu").at("matrix").at(0).at(1) == "hung");
   CHECK(r.seconds < 4.5);
@@ -146,7 +162,8 @@ TEST_CASE("e2e cuda: stub library, missing library, 803, missing entry points") 
     const json j = live(fixture("cuda-4gpu"), {}, {}, "/nonexistent/libcuda.so.1").json();
     CHECK(j.at("verdict") == "fail");
     CHECK(severity(j, "cuda.library-missing") == "fail");
-    CHECK_THAT(evidence_text(*finding(j, "cuda.library-missing")), Catch::Contains("cannot open shared object file"));
+    CHECK_THAT(evidence_text(*finding(j, "cuda.library-missing")),
+               Catch::Contains("cannot open shared object file"));
     CHECK(j.at("cuda_visible_devices") == "");
   }
   SECTION("library missing without a driver: info only") {
@@ -160,28 +177,33 @@ TEST_CASE("e2e cuda: stub library, missing library, 803, missing entry points") 
     const json* f = finding(j, "cuda.driver-mismatch");
     REQUIRE(f);
     CHECK_THAT(evidence_text(*f), Catch::Contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)") &&
-                                      Catch::Contains("kernel module: 550.54.14") && Catch::Contains("(CUDA 12.4)"));
+                                      Catch::Contains("kernel module: 550.54.14") &&
+                                      Catch::Contains("(CUDA 12.4)"));
   }
   SECTION("a required entry point missing") {
     const json j = live(fixture("cuda-4gpu"), {}, {}, k_fake_no_memset).json();
     CHECK(j.at("verdict") == "fail");
     REQUIRE(finding(j, "cuda.required-symbol-missing"));
-    CHECK_THAT(evidence_text(*finding(j, "cuda.required-symbol-missing")), Catch::Contains("dlsym(cuMemsetD8_v2)"));
+    CHECK_THAT(evidence_text(*finding(j, "cuda.required-symbol-missing")),
+               Catch::Contains("dlsym(cuMemsetD8_v2)"));
   }
 }
 
-TEST_CASE("e2e cuda: kernel below 5.5 -- a passing multi-GPU test keeps all GPUs, no test keeps one") {
+TEST_CASE(
+    "e2e cuda: kernel below 5.5 -- a passing multi-GPU test keeps all GPUs, no test keeps one") {
   const json passed = live(fixture("cuda-2gpu-kernel54"), {{"FAKE_CUDA_GPUS", "2"}}).json();
   CHECK(severity(passed, "kernel.below-5.5-multi-gpu") == "info");
   CHECK(passed.at("cuda_visible_devices") == "0,1");
   CHECK(passed.at("verdict") == "pass");
 
-  const json no_peer = live(fixture("cuda-2gpu-kernel54"), {{"FAKE_CUDA_GPUS", "2"}}, {}, k_fake_no_peer).json();
+  const json no_peer =
+      live(fixture("cuda-2gpu-kernel54"), {{"FAKE_CUDA_GPUS", "2"}}, {}, k_fake_no_peer).json();
   CHECK(severity(no_peer, "kernel.below-5.5-multi-gpu") == "warn");
   CHECK(severity(no_peer, "cuda.optional-symbol-missing") == "info");
   CHECK(no_peer.at("cuda_visible_devices") == "0");
 
-  const json skipped = run_gpf({"--root", fixture("cuda-2gpu-kernel54"), "--no-cuda", "--format", "json"}).json();
+  const json skipped =
+      run_gpf({"--root", fixture("cuda-2gpu-kernel54"), "--no-cuda", "--format", "json"}).json();
   CHECK(severity(skipped, "kernel.below-5.5-multi-gpu") == "warn");
   CHECK(skipped.at("cuda_visible_devices") == "0");
   CHECK(cuda_probe(skipped).at("status") == "skipped");
@@ -189,12 +211,15 @@ TEST_CASE("e2e cuda: kernel below 5.5 -- a passing multi-GPU test keeps all GPUs
 
 TEST_CASE("e2e cuda: the job's CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are respected") {
   // The fake lists the GPUs fastest-first as bus 3, 1, 2 (UUIDs follow their buses).
-  const Env order{{"FAKE_CUDA_GPUS", "3"},
-                  {"FAKE_CUDA_BUS_IDS", "0000:03:00.0,0000:01:00.0,0000:02:00.0"},
-                  {"FAKE_CUDA_UUIDS", "GPU-fa4ec0de-0000-4000-8000-000000000002,GPU-fa4ec0de-0000-4000-8000-000000000000,"
-                                      "GPU-fa4ec0de-0000-4000-8000-000000000001"}};
+  const Env order{
+      {"FAKE_CUDA_GPUS", "3"},
+      {"FAKE_CUDA_BUS_IDS", "0000:03:00.0,0000:01:00.0,0000:02:00.0"},
+      {"FAKE_CUDA_UUIDS",
+       "GPU-fa4ec0de-0000-4000-8000-000000000002,GPU-fa4ec0de-0000-4000-8000-000000000000,"
+       "GPU-fa4ec0de-0000-4000-8000-000000000001"}};
   TempSnapshot snap("cuda-4gpu");
-  std::filesystem::remove_all(std::filesystem::path(snap.path()) / "proc/driver/nvidia/gpus/0000:04:00.0");
+  std::filesystem::remove_all(std::filesystem::path(snap.path()) /
+                              "proc/driver/nvidia/gpus/0000:04:00.0");
 
   SECTION("default order: CUDA's indices, no CUDA_DEVICE_ORDER") {
     const json j = live(snap.path(), order).json();
@@ -241,11 +266,13 @@ TEST_CASE("e2e cuda: GPUs the driver lists but CUDA does not, and WSL2 GPUs from
 }
 
 TEST_CASE("e2e cuda: a live result saved as cuda.json replays to the same verdict") {
-  const auto first = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_ERROR", "0:999"}});
+  const auto first =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_ERROR", "0:999"}});
   const json live_report = first.json();
   TempSnapshot snap("cuda-4gpu");
   snap.write("cuda.json", live_report.at("facts").at("cuda").dump(2));
-  const auto again = run_gpf({"--root", snap.path(), "--format", "json"}); // no FAKE_CUDA_*: nothing live
+  const auto again =
+      run_gpf({"--root", snap.path(), "--format", "json"}); // no FAKE_CUDA_*: nothing live
   const json replay = again.json();
   CHECK(again.exit_code == first.exit_code);
   CHECK(replay.at("verdict") == live_report.at("verdict"));
@@ -265,10 +292,12 @@ TEST_CASE("e2e cuda: replay of a recorded cuda.json, a garbage one, and none") {
   CHECK(hung.at("cuda_visible_devices") == "0");
   REQUIRE(finding(hung, "cuda.gpu-hung"));
 
-  const json garbage = run_gpf({"--root", fixture("cuda-replay-garbage"), "--format", "json"}).json();
+  const json garbage =
+      run_gpf({"--root", fixture("cuda-replay-garbage"), "--format", "json"}).json();
   CHECK(cuda_probe(garbage).at("status") == "error");
   REQUIRE(finding(garbage, "probe.failed"));
-  CHECK_THAT(evidence_text(*finding(garbage, "probe.failed")), Catch::Contains("cuda.json: not valid JSON"));
+  CHECK_THAT(evidence_text(*finding(garbage, "probe.failed")),
+             Catch::Contains("cuda.json: not valid JSON"));
 
   const json none = run_gpf({"--root", fixture("cuda-4gpu"), "--format", "json"}).json();
   CHECK(cuda_probe(none).at("status") == "skipped");

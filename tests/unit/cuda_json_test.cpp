@@ -42,7 +42,8 @@ CudaFacts sample() {
   c.multi_gpu_ran = true;
   c.multi_gpu_ok = false;
   c.multi_gpu_devices = {0, 1};
-  c.peers = {{0, 1, true, false, false, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700, "cuMemcpyPeer: an illegal memory access"},
+  c.peers = {{0, 1, true, false, false, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700,
+              "cuMemcpyPeer: an illegal memory access"},
              {1, 0, true, false, true, 9000, "", std::nullopt, ""}};
   return c;
 }
@@ -101,7 +102,8 @@ TEST_CASE("cuda.json: bad input is an error naming the member") {
       {"{\"devices\": [{\"bus_id\": 17}]}", "devices[0].bus_id is not a string"},
       {"{\"devices\": [{\"steps\": [{\"duration_ms\": -1}]}]}", "devices[0].steps[0].duration_ms"},
       {"{\"driver_version\": 99999999999}", "driver_version is not an integer"},
-      {"{\"devices\": [{}, {}], \"multi_gpu\": {\"devices\": [0, 5]}}", "names CUDA device 5 but only 2"},
+      {"{\"devices\": [{}, {}], \"multi_gpu\": {\"devices\": [0, 5]}}",
+       "names CUDA device 5 but only 2"},
       {"{\"multi_gpu\": {\"peers\": [3]}}", "multi_gpu.peers[0] is not an object"},
   };
   for (const auto& c : cases) {

@@ -58,8 +58,9 @@ TEST_CASE("live cuda: healthy GPUs are enumerated, tested one by one and togethe
   CHECK(c.devices[1].total_mem_bytes == 81559ULL << 20);
   for (const auto& d : c.devices) {
     CHECK(d.usable);
-    CHECK(step_names(d) == std::vector<std::string>{"load", "cuInit", "device_get", "primary_context", "alloc", "memset",
-                                                   "copy_roundtrip", "release"});
+    CHECK(step_names(d) == std::vector<std::string>{"load", "cuInit", "device_get",
+                                                    "primary_context", "alloc", "memset",
+                                                    "copy_roundtrip", "release"});
     CHECK(d.visible_as == *d.uuid);
   }
   CHECK(c.multi_gpu_ran);
@@ -82,11 +83,15 @@ TEST_CASE("live cuda: a library that does not load is reported at once") {
   CHECK(no_children_left());
 }
 
-TEST_CASE("live cuda: cuInit hanging (even ignoring SIGTERM) ends at the deadline, children reaped") {
+TEST_CASE(
+    "live cuda: cuInit hanging (even ignoring SIGTERM) ends at the deadline, children reaped") {
   for (const char* ignore : {"0", "1"}) {
-    ScopedEnv env({{"FAKE_CUDA_INIT_HANG", "1"}, {"FAKE_CUDA_IGNORE_SIGTERM", ignore}, {"FAKE_CUDA_GPUS", "2"}});
+    ScopedEnv env({{"FAKE_CUDA_INIT_HANG", "1"},
+                   {"FAKE_CUDA_IGNORE_SIGTERM", ignore},
+                   {"FAKE_CUDA_GPUS", "2"}});
     LiveProbeInput in = input(1.5);
-    in.driver_gpus = {{"0000:01:00.0", "GPU-fa4ec0de-0000-4000-8000-000000000000"}}; // a child starts at once too
+    in.driver_gpus = {
+        {"0000:01:00.0", "GPU-fa4ec0de-0000-4000-8000-000000000000"}}; // a child starts at once too
     auto r = run_live_probe(in);
     REQUIRE(r);
     INFO("ignore SIGTERM " << ignore);
@@ -140,9 +145,10 @@ TEST_CASE("live cuda: a hung peer copy is pinned to the pair") {
 TEST_CASE("live cuda: CUDA_DEVICE_ORDER and CUDA_VISIBLE_DEVICES of the job") {
   const std::string u0 = "GPU-fa4ec0de-0000-4000-8000-0000000000aa";
   const std::string u1 = "GPU-fa4ec0de-0000-4000-8000-0000000000bb";
-  ScopedEnv env({{"FAKE_CUDA_GPUS", "2"},
-                 {"FAKE_CUDA_BUS_IDS", "0000:86:00.0,0000:3b:00.0"}, // fastest first is not PCI order
-                 {"FAKE_CUDA_UUIDS", u0 + "," + u1}});
+  ScopedEnv env(
+      {{"FAKE_CUDA_GPUS", "2"},
+       {"FAKE_CUDA_BUS_IDS", "0000:86:00.0,0000:3b:00.0"}, // fastest first is not PCI order
+       {"FAKE_CUDA_UUIDS", u0 + "," + u1}});
   auto fastest = run_live_probe(input());
   REQUIRE(fastest);
   REQUIRE(fastest->devices.size() == 2);
@@ -151,7 +157,8 @@ TEST_CASE("live cuda: CUDA_DEVICE_ORDER and CUDA_VISIBLE_DEVICES of the job") {
 
   LiveProbeInput in = input();
   in.job_device_order = "PCI_BUS_ID";
-  in.job_visible_devices = "GPU-fa4ec0de-0000-4000-8000-0000000000bb"; // the job uses one GPU: no multi-GPU test
+  in.job_visible_devices =
+      "GPU-fa4ec0de-0000-4000-8000-0000000000bb"; // the job uses one GPU: no multi-GPU test
   auto pci = run_live_probe(in);
   REQUIRE(pci);
   CHECK(pci->device_order == "PCI_BUS_ID");

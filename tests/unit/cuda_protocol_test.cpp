@@ -1,6 +1,6 @@
 // The child -> parent line protocol and the fold of a child's lines into steps (pure functions).
-#include "probes/cuda/protocol.hpp"
 #include "gpf/probes/cuda_probe.hpp"
+#include "probes/cuda/protocol.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,8 @@ using namespace gpf::cuda;
 
 namespace {
 
-Event step_end(const std::string& name, bool ok, std::optional<int> code = std::nullopt, std::string err = "") {
+Event step_end(const std::string& name, bool ok, std::optional<int> code = std::nullopt,
+               std::string err = "") {
   Event e;
   e.kind = EventKind::end;
   e.step.name = name;
@@ -90,8 +91,8 @@ TEST_CASE("cuda protocol: lines that are not events decode as invalid, never thr
   const char* garbage[] = {
       "",
       "not json",
-      "{\"event\":\"begin\"}",               // no step
-      "{\"event\":\"teleport\"}",            // unknown kind
+      "{\"event\":\"begin\"}",    // no step
+      "{\"event\":\"teleport\"}", // unknown kind
       "[1,2,3]",
       "{\"event\":\"device\",\"index\":\"x\",\"bus_id\":\"0000:01:00.0\"}",
       "{\"event\":\"driver_version\",\"value\":99999999999999}",
@@ -127,7 +128,8 @@ TEST_CASE("cuda protocol: a step open at the deadline is the hung step, with its
   ChildEnd end;
   end.killed_at_deadline = true;
   end.end_ms = 3000;
-  const auto t = fold_transcript(lines({{begin("load"), 1}, {step_end("load", true), 2}, {begin("cuInit"), 500}}), end);
+  const auto t = fold_transcript(
+      lines({{begin("load"), 1}, {step_end("load", true), 2}, {begin("cuInit"), 500}}), end);
   CHECK(t.timed_out);
   CHECK_FALSE(t.done);
   REQUIRE(t.steps.size() == 2);
@@ -170,7 +172,8 @@ TEST_CASE("cuda protocol: ending without 'done' or with garbage is a child error
   end.exit_code = 0;
   auto t = fold_transcript({{"hello", 1}}, end);
   CHECK_FALSE(t.done);
-  CHECK_THAT(t.child_error, Catch::Contains("ended before finishing") && Catch::Contains("not an event"));
+  CHECK_THAT(t.child_error,
+             Catch::Contains("ended before finishing") && Catch::Contains("not an event"));
   REQUIRE(t.invalid_lines.size() == 1);
 }
 

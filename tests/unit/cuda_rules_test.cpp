@@ -26,7 +26,9 @@ std::string bus(int i) {
   return buf;
 }
 
-std::string uuid(int i) { return "GPU-fa4ec0de-0000-4000-8000-00000000000" + std::to_string(i); }
+std::string uuid(int i) {
+  return "GPU-fa4ec0de-0000-4000-8000-00000000000" + std::to_string(i);
+}
 
 // A host whose driver lists n healthy GPUs.
 Facts host(int n, const char* kernel = "6.8.0-45-generic") {
@@ -50,7 +52,9 @@ Facts host(int n, const char* kernel = "6.8.0-45-generic") {
   return f;
 }
 
-CudaStep step(const char* name, double ms, bool ok = true) { return {name, ok, false, ms, std::nullopt, "", ""}; }
+CudaStep step(const char* name, double ms, bool ok = true) {
+  return {name, ok, false, ms, std::nullopt, "", ""};
+}
 
 // CUDA confirmed these driver GPUs (physical order given) and each passed.
 void cuda_ok(Facts& f, std::vector<int> order) {
@@ -91,7 +95,8 @@ Assessment judge(const Facts& f, CvdForm form = CvdForm::index) {
 }
 
 const Finding* find(const Assessment& a, const std::string& id) {
-  auto it = std::find_if(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
+  auto it = std::find_if(a.findings.begin(), a.findings.end(),
+                         [&](const Finding& f) { return f.id == id; });
   return it == a.findings.end() ? nullptr : &*it;
 }
 
@@ -131,11 +136,13 @@ TEST_CASE("cuda rules: all GPUs pass -> pass, CUDA's indices, no CUDA_DEVICE_ORD
   CHECK_FALSE(a.recommendation.cuda_device_order);
 }
 
-TEST_CASE("cuda rules: indices follow CUDA's order, CUDA_DEVICE_ORDER only when the job set PCI_BUS_ID") {
+TEST_CASE(
+    "cuda rules: indices follow CUDA's order, CUDA_DEVICE_ORDER only when the job set PCI_BUS_ID") {
   Facts f = host(3);
   cuda_ok(f, {2, 0, 1}); // fastest first: the driver's third GPU is CUDA 0
   f.cuda.devices[2].usable = false;
-  f.cuda.devices[2].steps.push_back({"memset", false, false, 2, 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "cuMemsetD8: x"});
+  f.cuda.devices[2].steps.push_back(
+      {"memset", false, false, 2, 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "cuMemsetD8: x"});
   auto a = judge(f);
   REQUIRE(a.gpus.size() == 3);
   CHECK(a.gpus[0].bus_id == bus(2));
@@ -159,7 +166,8 @@ TEST_CASE("cuda rules: the job's CUDA_VISIBLE_DEVICES is read in CUDA's index sp
   cuda_ok(f, {2, 0, 1});
   f.env = Environment({{"CUDA_VISIBLE_DEVICES", "0," + uuid(1)}});
   auto a = judge(f);
-  CHECK(a.recommendation.cuda_visible_devices == "0,2"); // CUDA 0 = bus 3, the UUID = CUDA 2 (bus 2)
+  CHECK(a.recommendation.cuda_visible_devices ==
+        "0,2"); // CUDA 0 = bus 3, the UUID = CUDA 2 (bus 2)
   // an ambiguous UUID prefix names no GPU: CUDA ignores it and what follows
   f.env = Environment({{"CUDA_VISIBLE_DEVICES", "0," + uuid(1).substr(0, 30) + ",1"}});
   a = judge(f);
@@ -178,8 +186,9 @@ TEST_CASE("cuda rules: a hung GPU is dropped with its step and elapsed time; oth
   REQUIRE(hung);
   CHECK(hung->gpu == bus(1));
   CHECK(hung->effect == Effect::gpu_unusable);
-  CHECK_THAT(joined(hung->evidence), Catch::Contains("primary_context did not finish within 17.40 s") &&
-                                         Catch::Contains(uuid(1)) && Catch::Contains("CUDA_VISIBLE_DEVICES=" + uuid(1)));
+  CHECK_THAT(joined(hung->evidence),
+             Catch::Contains("primary_context did not finish within 17.40 s") &&
+                 Catch::Contains(uuid(1)) && Catch::Contains("CUDA_VISIBLE_DEVICES=" + uuid(1)));
   CHECK(a.recommendation.cuda_visible_devices == "0,2");
   CHECK_FALSE(find(a, "cuda.gpu-failed"));
 }
@@ -189,11 +198,13 @@ TEST_CASE("cuda rules: a GPU whose step fails is dropped with the error by name"
   cuda_ok(f, {0, 1});
   CudaDevice& d = f.cuda.devices[0];
   d.usable = false;
-  d.steps.push_back({"copy_roundtrip", false, false, 3, std::nullopt, "DATA_MISMATCH", "byte 524288 of 1048576 read back as 0x5a"});
+  d.steps.push_back({"copy_roundtrip", false, false, 3, std::nullopt, "DATA_MISMATCH",
+                     "byte 524288 of 1048576 read back as 0x5a"});
   const auto a = judge(f);
   const Finding* failed = find(a, "cuda.gpu-failed");
   REQUIRE(failed);
-  CHECK_THAT(failed->message, Catch::Contains("copy_roundtrip") && Catch::Contains("DATA_MISMATCH"));
+  CHECK_THAT(failed->message,
+             Catch::Contains("copy_roundtrip") && Catch::Contains("DATA_MISMATCH"));
   CHECK_THAT(joined(failed->evidence), Catch::Contains("byte 524288"));
   CHECK(a.recommendation.cuda_visible_devices == "1");
 }
@@ -204,11 +215,9 @@ TEST_CASE("cuda rules: slow initialisation is > 5x the other GPUs' median and > 
     int slow; // -1: none
   };
   const Case cases[] = {
-      {{150, 160, 140, 3000}, 3},
-      {{100, 900}, -1},  // 9x but under a second
-      {{800, 1500}, -1}, // over a second but under 5x
-      {{100, 1500}, 1},
-      {{2000, 2100, 1900}, -1}, // all slow: nothing stands out
+      {{150, 160, 140, 3000}, 3}, {{100, 900}, -1},         // 9x but under a second
+      {{800, 1500}, -1},                                    // over a second but under 5x
+      {{100, 1500}, 1},           {{2000, 2100, 1900}, -1}, // all slow: nothing stands out
   };
   for (const auto& c : cases) {
     Facts f = host(static_cast<int>(c.ctx_ms.size()));
@@ -245,8 +254,9 @@ TEST_CASE("cuda rules: cuInit failure fails the host and leaves no GPU to recomm
   CHECK(a.verdict == Verdict::fail);
   const Finding* init = find(a, "cuda.init-failed");
   REQUIRE(init);
-  CHECK_THAT(joined(init->evidence), Catch::Contains("CUDA_ERROR_UNKNOWN (999): cuInit: unknown error") &&
-                                         Catch::Contains("libcuda.so.550.54.14"));
+  CHECK_THAT(joined(init->evidence),
+             Catch::Contains("CUDA_ERROR_UNKNOWN (999): cuInit: unknown error") &&
+                 Catch::Contains("libcuda.so.550.54.14"));
   CHECK(a.recommendation.cuda_visible_devices.empty());
   CHECK(a.usable_count() == 0);
   REQUIRE(find(a, "cuda.gpu-unconfirmed"));
@@ -258,7 +268,8 @@ TEST_CASE("cuda rules: 803, 804, stub and missing symbols each get their own row
     int code;
     const char* id;
   };
-  for (const Case c : {Case{803, "cuda.driver-mismatch"}, Case{804, "cuda.driver-mismatch"}, Case{34, "cuda.stub-library"}}) {
+  for (const Case c : {Case{803, "cuda.driver-mismatch"}, Case{804, "cuda.driver-mismatch"},
+                       Case{34, "cuda.stub-library"}}) {
     Facts f = host(1);
     f.cuda.ran = true;
     f.cuda.library = "libcuda.so.1";
@@ -272,7 +283,8 @@ TEST_CASE("cuda rules: 803, 804, stub and missing symbols each get their own row
     CHECK_FALSE(find(a, "cuda.init-failed"));
     CHECK(a.verdict == Verdict::fail);
     if (c.code == 803) {
-      CHECK_THAT(joined(hit->evidence), Catch::Contains("kernel module: 550.54.14") && Catch::Contains("(CUDA 12.8)"));
+      CHECK_THAT(joined(hit->evidence),
+                 Catch::Contains("kernel module: 550.54.14") && Catch::Contains("(CUDA 12.8)"));
     }
   }
   Facts f = host(1);
@@ -282,7 +294,8 @@ TEST_CASE("cuda rules: 803, 804, stub and missing symbols each get their own row
   f.cuda.missing_symbols = {"cuMemsetD8_v2"};
   const auto a = judge(f);
   REQUIRE(find(a, "cuda.required-symbol-missing"));
-  CHECK_THAT(joined(find(a, "cuda.required-symbol-missing")->evidence), Catch::Contains("dlsym(cuMemsetD8_v2)"));
+  CHECK_THAT(joined(find(a, "cuda.required-symbol-missing")->evidence),
+             Catch::Contains("dlsym(cuMemsetD8_v2)"));
 }
 
 TEST_CASE("cuda rules: a missing library fails only where the NVIDIA driver is expected") {
@@ -304,7 +317,8 @@ TEST_CASE("cuda rules: a missing library fails only where the NVIDIA driver is e
   CHECK(find(a, "driver.not-loaded"));
 }
 
-TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the kernel only when it is old") {
+TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the kernel only when it "
+          "is old") {
   for (const char* kernel : {"6.8.0-45-generic", "5.4.0-150-generic"}) {
     Facts f = host(2, kernel);
     cuda_ok(f, {0, 1});
@@ -320,9 +334,12 @@ TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the ker
     CHECK(a.verdict == Verdict::warn);
     CHECK(a.recommendation.cuda_visible_devices == "0");
     CHECK(a.recommendation.single_gpu_only);
-    CHECK_THAT(hung->remedy, Catch::Contains("NCCL_P2P_DISABLE=1") && Catch::Contains("ACS") && Catch::Contains("IOMMU"));
-    CHECK_THAT(joined(hung->evidence), Catch::Contains("peer copy CUDA 0 -> CUDA 1 did not finish within 11.00 s"));
-    CHECK((std::string(kernel).rfind("5.4", 0) == 0) == (hung->remedy.find("upgrading it") != std::string::npos));
+    CHECK_THAT(hung->remedy, Catch::Contains("NCCL_P2P_DISABLE=1") && Catch::Contains("ACS") &&
+                                 Catch::Contains("IOMMU"));
+    CHECK_THAT(joined(hung->evidence),
+               Catch::Contains("peer copy CUDA 0 -> CUDA 1 did not finish within 11.00 s"));
+    CHECK((std::string(kernel).rfind("5.4", 0) == 0) ==
+          (hung->remedy.find("upgrading it") != std::string::npos));
   }
 }
 
@@ -346,7 +363,8 @@ TEST_CASE("cuda rules: kernel below 5.5 drops to info when the multi-GPU test pa
   CHECK(a.recommendation.cuda_visible_devices == "0");
 }
 
-TEST_CASE("cuda rules: driver GPUs CUDA does not enumerate, and CUDA devices the driver does not list") {
+TEST_CASE(
+    "cuda rules: driver GPUs CUDA does not enumerate, and CUDA devices the driver does not list") {
   Facts f = host(3);
   cuda_ok(f, {0, 2});
   auto a = judge(f);
@@ -354,7 +372,8 @@ TEST_CASE("cuda rules: driver GPUs CUDA does not enumerate, and CUDA devices the
   REQUIRE(missing);
   CHECK(missing->gpu == bus(1));
   CHECK(a.gpus.size() == 3);
-  const auto it = std::find_if(a.gpus.begin(), a.gpus.end(), [](const GpuAssessment& g) { return g.bus_id == bus(1); });
+  const auto it = std::find_if(a.gpus.begin(), a.gpus.end(),
+                               [](const GpuAssessment& g) { return g.bus_id == bus(1); });
   REQUIRE(it != a.gpus.end());
   CHECK_FALSE(it->index);
   CHECK_FALSE(it->usable);

@@ -26,13 +26,16 @@ inline const std::string k_fake = GPF_FAKE_LIBCUDA;
 inline const std::string k_fake_no_peer = GPF_FAKE_LIBCUDA_NO_PEER;
 inline const std::string k_fake_no_memset = GPF_FAKE_LIBCUDA_NO_MEMSET;
 
-inline std::string fixture(const std::string& name) { return std::string(GPF_FIXTURES_DIR) + "/" + name; }
+inline std::string fixture(const std::string& name) {
+  return std::string(GPF_FIXTURES_DIR) + "/" + name;
+}
 
 using Env = std::map<std::string, std::string>;
 
 // Variables a test must not inherit from whoever runs the suite.
 inline bool inherited_noise(const std::string& name) {
-  return name.rfind("FAKE_CUDA_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_DEVICE_ORDER";
+  return name.rfind("FAKE_CUDA_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" ||
+         name == "CUDA_DEVICE_ORDER";
 }
 
 // Sets variables in this process for one scope (the fake driver reads them in the children);

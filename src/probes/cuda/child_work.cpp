@@ -2,12 +2,13 @@
 // step a hung child is stuck in; every CUresult failure carries the call and the driver's words.
 #include "probes/cuda/child_work.hpp"
 
-#include "probes/cuda/driver_api.hpp"
 #include "gpf/util/text.hpp"
+#include "probes/cuda/driver_api.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 namespace gpf::cuda {
@@ -25,28 +26,36 @@ Outcome check(const DriverApi& api, std::string_view call, CUresult result) {
     return {};
   }
   const std::string what = error_text(api, result);
-  return {false, result, error_name(api, result), what.empty() ? std::string(call) : fmt::format("{}: {}", call, what)};
+  return {false, result, error_name(api, result),
+          what.empty() ? std::string(call) : fmt::format("{}: {}", call, what)};
 }
 
-Outcome failure(std::string name, std::string text) { return {false, std::nullopt, std::move(name), std::move(text)}; }
+Outcome failure(std::string name, std::string text) {
+  return {false, std::nullopt, std::move(name), std::move(text)};
+}
 
 // A byte pattern that differs per position and per test, so a stale or shifted buffer shows.
 std::vector<unsigned char> pattern(unsigned seed) {
+  // 131 is odd, so the bytes repeat every 256: build one tile, then copy it (fast in any build).
   std::vector<unsigned char> bytes(k_test_bytes);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
+  for (std::size_t i = 0; i < 256 && i < bytes.size(); ++i) {
     bytes[i] = static_cast<unsigned char>((i * 131 + seed * 29 + 7) & 0xff);
+  }
+  for (std::size_t done = 256; done < bytes.size(); done *= 2) {
+    std::memcpy(bytes.data() + done, bytes.data(), std::min(done, bytes.size() - done));
   }
   return bytes;
 }
 
 Outcome compare(const std::vector<unsigned char>& wrote, const std::vector<unsigned char>& read) {
-  for (std::size_t i = 0; i < wrote.size(); ++i) {
-    if (wrote[i] != read[i]) {
-      return failure("DATA_MISMATCH", fmt::format("byte {} of {} read back as 0x{:02x}, expected 0x{:02x}", i,
-                                                  wrote.size(), read[i], wrote[i]));
-    }
+  if (wrote.size() == read.size() && std::memcmp(wrote.data(), read.data(), wrote.size()) == 0) {
+    return {};
   }
-  return {};
+  const auto [w, r] = std::mismatch(wrote.begin(), wrote.end(), read.begin(), read.end());
+  const auto i = static_cast<std::size_t>(w - wrote.begin());
+  return failure("DATA_MISMATCH",
+                 fmt::format("byte {} of {} read back as 0x{:02x}, expected 0x{:02x}", i,
+                             wrote.size(), r == read.end() ? 0 : *r, w == wrote.end() ? 0 : *w));
 }
 
 class Steps {
@@ -113,7 +122,8 @@ std::unique_ptr<LoadedDriver> load_step(const std::string& library, Steps& steps
       steps.emit(text_event(EventKind::missing_symbol, name, false));
     }
     if (!driver->missing_required.empty()) {
-      return failure("SYMBOL_MISSING", fmt::format("{} lacks {}", library, fmt::join(driver->missing_required, ", ")));
+      return failure("SYMBOL_MISSING", fmt::format("{} lacks {}", library,
+                                                   fmt::join(driver->missing_required, ", ")));
     }
     return Outcome{};
   });
@@ -189,20 +199,23 @@ Event device_event(CudaDevice d) {
 }
 
 // "device_get": the child sees `expected` devices and learns their handles.
-bool device_get_step(const DriverApi& api, Steps& steps, std::vector<CUdevice>& devices, std::size_t expected,
-                     bool describe_first) {
+bool device_get_step(const DriverApi& api, Steps& steps, std::vector<CUdevice>& devices,
+                     std::size_t expected, bool describe_first) {
   return steps.run("device_get", [&] {
     int count = 0;
     if (auto o = check(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count)); !o.ok) {
       return o;
     }
     if (count < static_cast<int>(expected)) {
-      return failure("NO_DEVICE_VISIBLE", fmt::format("cuDeviceGetCount: {} device(s) visible to this child, expected {}",
-                                                      count, expected));
+      return failure(
+          "NO_DEVICE_VISIBLE",
+          fmt::format("cuDeviceGetCount: {} device(s) visible to this child, expected {}", count,
+                      expected));
     }
     devices.assign(expected, 0);
     for (std::size_t k = 0; k < expected; ++k) {
-      if (auto o = check(api, "cuDeviceGet", api.cuDeviceGet(&devices[k], static_cast<int>(k))); !o.ok) {
+      if (auto o = check(api, "cuDeviceGet", api.cuDeviceGet(&devices[k], static_cast<int>(k)));
+          !o.ok) {
         return o;
       }
     }
@@ -221,17 +234,22 @@ bool device_get_step(const DriverApi& api, Steps& steps, std::vector<CUdevice>& 
 }
 
 Outcome context_on(const DriverApi& api, CUdevice device, CUcontext& context) {
-  if (auto o = check(api, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain(&context, device)); !o.ok) {
+  if (auto o =
+          check(api, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain(&context, device));
+      !o.ok) {
     return o;
   }
   return check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(context));
 }
 
 // One ordered pair of the multi-GPU test: peer access where allowed, then a verified copy.
-Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j, const std::vector<CUdevice>& devices,
-                  const std::vector<CUcontext>& contexts, const std::vector<CUdeviceptr>& buffers, bool& can_access) {
+Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j,
+                  const std::vector<CUdevice>& devices, const std::vector<CUcontext>& contexts,
+                  const std::vector<CUdeviceptr>& buffers, bool& can_access) {
   int can = 0;
-  if (auto o = check(api, "cuDeviceCanAccessPeer", api.cuDeviceCanAccessPeer(&can, devices[i], devices[j])); !o.ok) {
+  if (auto o = check(api, "cuDeviceCanAccessPeer",
+                     api.cuDeviceCanAccessPeer(&can, devices[i], devices[j]));
+      !o.ok) {
     return o;
   }
   can_access = can != 0;
@@ -245,11 +263,13 @@ Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j, const std:
     }
   }
   const auto wrote = pattern(static_cast<unsigned>(i * 64 + j + 1));
-  if (auto o = check(api, "cuMemcpyHtoD", api.cuMemcpyHtoD(buffers[i], wrote.data(), wrote.size())); !o.ok) {
+  if (auto o = check(api, "cuMemcpyHtoD", api.cuMemcpyHtoD(buffers[i], wrote.data(), wrote.size()));
+      !o.ok) {
     return o;
   }
-  if (auto o = check(api, "cuMemcpyPeer",
-                     api.cuMemcpyPeer(buffers[j], contexts[j], buffers[i], contexts[i], wrote.size()));
+  if (auto o =
+          check(api, "cuMemcpyPeer",
+                api.cuMemcpyPeer(buffers[j], contexts[j], buffers[i], contexts[i], wrote.size()));
       !o.ok) {
     return o;
   }
@@ -260,7 +280,8 @@ Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j, const std:
     return o;
   }
   std::vector<unsigned char> read(wrote.size());
-  if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffers[j], read.size())); !o.ok) {
+  if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffers[j], read.size()));
+      !o.ok) {
     return o;
   }
   return compare(wrote, read);
@@ -277,7 +298,8 @@ void enumeration_child(const std::string& library, LineWriter& out) {
   }
   const DriverApi& api = driver->api;
   int count = 0;
-  if (!steps.run("device_count", [&] { return check(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count)); })) {
+  if (!steps.run("device_count",
+                 [&] { return check(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count)); })) {
     steps.done();
     return;
   }
@@ -313,31 +335,34 @@ void gpu_child(const std::string& library, LineWriter& out) {
   std::vector<CUdevice> devices;
   CUcontext context = nullptr;
   CUdeviceptr buffer = 0;
-  const bool ok =
-      device_get_step(api, steps, devices, 1, true) &&
-      steps.run("primary_context", [&] { return context_on(api, devices[0], context); }) &&
-      steps.run("alloc", [&] { return check(api, "cuMemAlloc", api.cuMemAlloc(&buffer, k_test_bytes)); }) &&
-      steps.run("memset",
-                [&] {
-                  if (auto o = check(api, "cuMemsetD8", api.cuMemsetD8(buffer, 0xA5, k_test_bytes)); !o.ok) {
-                    return o;
-                  }
-                  if (auto o = check(api, "cuCtxSynchronize", api.cuCtxSynchronize()); !o.ok) {
-                    return o;
-                  }
-                  std::vector<unsigned char> read(k_test_bytes);
-                  if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffer, read.size())); !o.ok) {
-                    return o;
-                  }
-                  return compare(std::vector<unsigned char>(k_test_bytes, 0xA5), read);
-                }) &&
-      steps.run("copy_roundtrip", [&] {
+  const bool
+      ok = device_get_step(api, steps, devices, 1, true) && steps.run("primary_context", [&] {
+        return context_on(api, devices[0], context);
+      }) && steps.run("alloc", [&] {
+        return check(api, "cuMemAlloc", api.cuMemAlloc(&buffer, k_test_bytes));
+      }) && steps.run("memset", [&] {
+        if (auto o = check(api, "cuMemsetD8", api.cuMemsetD8(buffer, 0xA5, k_test_bytes)); !o.ok) {
+          return o;
+        }
+        if (auto o = check(api, "cuCtxSynchronize", api.cuCtxSynchronize()); !o.ok) {
+          return o;
+        }
+        std::vector<unsigned char> read(k_test_bytes);
+        if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffer, read.size()));
+            !o.ok) {
+          return o;
+        }
+        return compare(std::vector<unsigned char>(k_test_bytes, 0xA5), read);
+      }) && steps.run("copy_roundtrip", [&] {
         const auto wrote = pattern(1);
-        if (auto o = check(api, "cuMemcpyHtoD", api.cuMemcpyHtoD(buffer, wrote.data(), wrote.size())); !o.ok) {
+        if (auto o =
+                check(api, "cuMemcpyHtoD", api.cuMemcpyHtoD(buffer, wrote.data(), wrote.size()));
+            !o.ok) {
           return o;
         }
         std::vector<unsigned char> read(wrote.size());
-        if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffer, read.size())); !o.ok) {
+        if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffer, read.size()));
+            !o.ok) {
           return o;
         }
         return compare(wrote, read);
@@ -353,7 +378,8 @@ void gpu_child(const std::string& library, LineWriter& out) {
   steps.done();
 }
 
-void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices, LineWriter& out) {
+void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices,
+                     LineWriter& out) {
   Steps steps(out);
   auto driver = load_step(library, steps);
   if (!driver || !init_step(driver->api, steps)) {
@@ -377,11 +403,11 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
     for (std::size_t k = 0; k < n; ++k) {
       threads.emplace_back([&, k] {
         const int index = cuda_indices[k];
-        ready[k] = steps.run(fmt::format("primary_context gpu {}", index),
-                             [&] { return context_on(api, devices[k], contexts[k]); }) &&
-                   steps.run(fmt::format("alloc gpu {}", index), [&] {
-                     return check(api, "cuMemAlloc", api.cuMemAlloc(&buffers[k], k_test_bytes));
-                   });
+        ready[k] = steps.run(fmt::format("primary_context gpu {}", index), [&] {
+          return context_on(api, devices[k], contexts[k]);
+        }) && steps.run(fmt::format("alloc gpu {}", index), [&] {
+          return check(api, "cuMemAlloc", api.cuMemAlloc(&buffers[k], k_test_bytes));
+        });
       });
     }
     for (auto& t : threads) {
@@ -409,7 +435,8 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
       result.peer.to = cuda_indices[j];
       const Outcome o = peer_copy(api, i, j, devices, contexts, buffers, result.peer.can_access);
       result.peer.ok = o.ok;
-      result.peer.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      result.peer.duration_ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       result.peer.error_code = o.code;
       result.peer.error_name = o.name;
       result.peer.error_text = o.text;
@@ -422,7 +449,9 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
       if (auto o = check(api, "cuMemFree", api.cuMemFree(buffers[k])); !o.ok) {
         return o;
       }
-      if (auto o = check(api, "cuDevicePrimaryCtxRelease", api.cuDevicePrimaryCtxRelease(devices[k])); !o.ok) {
+      if (auto o =
+              check(api, "cuDevicePrimaryCtxRelease", api.cuDevicePrimaryCtxRelease(devices[k]));
+          !o.ok) {
         return o;
       }
     }

@@ -23,6 +23,7 @@ void gpu_child(const std::string& library, LineWriter& out);
 // Every GPU CUDA_VISIBLE_DEVICES shows it, labelled with their CUDA indices `cuda_indices`:
 // contexts and buffers on all of them (in parallel threads), then for every ordered pair peer
 // access where cuDeviceCanAccessPeer allows it and a verified cuMemcpyPeer.
-void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices, LineWriter& out);
+void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices,
+                     LineWriter& out);
 
 } // namespace gpf::cuda

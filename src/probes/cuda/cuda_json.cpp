@@ -17,7 +17,9 @@ using Json = nlohmann::json;
 constexpr int k_cuda_json_version = 1;
 constexpr std::size_t k_string_cap = 4096;
 
-std::string u8(std::string_view s) { return quote_evidence(s, k_string_cap); }
+std::string u8(std::string_view s) {
+  return quote_evidence(s, k_string_cap);
+}
 
 template <class T> Ordered opt(const std::optional<T>& v) {
   if (!v) {
@@ -68,7 +70,9 @@ Ordered device_json(const CudaDevice& d) {
   j["bus_id"] = u8(d.bus_id);
   j["uuid"] = opt(d.uuid);
   j["name"] = opt(d.name);
-  j["compute_capability"] = d.cc_major && d.cc_minor ? Ordered(fmt::format("{}.{}", *d.cc_major, *d.cc_minor)) : Ordered(nullptr);
+  j["compute_capability"] = d.cc_major && d.cc_minor
+                                ? Ordered(fmt::format("{}.{}", *d.cc_major, *d.cc_minor))
+                                : Ordered(nullptr);
   j["cc_major"] = opt(d.cc_major);
   j["cc_minor"] = opt(d.cc_minor);
   j["total_mem_bytes"] = opt(d.total_mem_bytes);
@@ -140,7 +144,8 @@ void read(const Json& o, const char* key, std::string& out, const std::string& w
   }
 }
 
-void read(const Json& o, const char* key, std::optional<std::string>& out, const std::string& where) {
+void read(const Json& o, const char* key, std::optional<std::string>& out,
+          const std::string& where) {
   if (member(o, key)) {
     std::string s;
     read(o, key, s, where);
@@ -181,7 +186,8 @@ void read(const Json& o, const char* key, int& out, const std::string& where) {
   out = v.value_or(out);
 }
 
-void read(const Json& o, const char* key, std::optional<unsigned long long>& out, const std::string& where) {
+void read(const Json& o, const char* key, std::optional<unsigned long long>& out,
+          const std::string& where) {
   if (const Json* v = member(o, key)) {
     if (!v->is_number_unsigned()) {
       bad(where, key, "a non-negative integer");
@@ -300,7 +306,8 @@ CudaFacts read_facts(const Json& doc) {
   int version = k_cuda_json_version;
   read(o, "schema_version", version, "");
   if (version != k_cuda_json_version) {
-    throw BadMember{fmt::format("schema_version {} is not supported (expected {})", version, k_cuda_json_version)};
+    throw BadMember{fmt::format("schema_version {} is not supported (expected {})", version,
+                                k_cuda_json_version)};
   }
   read(o, "ran", c.ran, "");
   read(o, "source", c.source, "");
@@ -340,7 +347,8 @@ CudaFacts read_facts(const Json& doc) {
   }
   for (int i : c.multi_gpu_devices) {
     if (i >= static_cast<int>(c.devices.size())) {
-      throw BadMember{fmt::format("multi_gpu.devices names CUDA device {} but only {} are listed", i, c.devices.size())};
+      throw BadMember{fmt::format("multi_gpu.devices names CUDA device {} but only {} are listed",
+                                  i, c.devices.size())};
     }
   }
   return c;
@@ -366,7 +374,8 @@ Ordered cuda_facts_json(const CudaFacts& c) {
   j["missing_symbols"] = strings_json(c.missing_symbols);
   j["missing_optional_symbols"] = strings_json(c.missing_optional_symbols);
   j["driver_version"] = opt(c.driver_version);
-  j["driver_cuda_version"] = c.driver_version ? Ordered(cuda_version_text(*c.driver_version)) : Ordered(nullptr);
+  j["driver_cuda_version"] =
+      c.driver_version ? Ordered(cuda_version_text(*c.driver_version)) : Ordered(nullptr);
   j["device_order"] = u8(c.device_order);
   j["timeout_s"] = c.timeout_s;
   j["wall_ms"] = c.wall_ms;

@@ -55,7 +55,8 @@ const std::vector<EntryPoint>& entry_points() {
       {"cuDeviceTotalMem_v2", k_optional, bind_entry<&DriverApi::cuDeviceTotalMem>},
       {"cuDeviceGetAttribute", k_optional, bind_entry<&DriverApi::cuDeviceGetAttribute>},
       {"cuDevicePrimaryCtxRetain", k_required, bind_entry<&DriverApi::cuDevicePrimaryCtxRetain>},
-      {"cuDevicePrimaryCtxRelease_v2", k_required, bind_entry<&DriverApi::cuDevicePrimaryCtxRelease>},
+      {"cuDevicePrimaryCtxRelease_v2", k_required,
+       bind_entry<&DriverApi::cuDevicePrimaryCtxRelease>},
       {"cuCtxSetCurrent", k_required, bind_entry<&DriverApi::cuCtxSetCurrent>},
       {"cuCtxSynchronize", k_required, bind_entry<&DriverApi::cuCtxSynchronize>},
       {"cuMemAlloc_v2", k_required, bind_entry<&DriverApi::cuMemAlloc>},
@@ -93,7 +94,8 @@ LoadResult load_driver(const std::string& library) {
   for (const auto& entry : entry_points()) {
     void* address = ::dlsym(handle, std::string(entry.symbol).c_str());
     if (address == nullptr) {
-      (entry.required ? driver->missing_required : driver->missing_optional).emplace_back(entry.symbol);
+      (entry.required ? driver->missing_required : driver->missing_optional)
+          .emplace_back(entry.symbol);
       continue;
     }
     entry.bind(driver->api, address);
@@ -101,8 +103,10 @@ LoadResult load_driver(const std::string& library) {
   // Either UUID entry point will do; report them missing only when both are.
   if (driver->api.cuDeviceGetUuid_v2 || driver->api.cuDeviceGetUuid) {
     auto& opt = driver->missing_optional;
-    opt.erase(std::remove_if(opt.begin(), opt.end(), [](const std::string& s) { return s.rfind("cuDeviceGetUuid", 0) == 0; }),
-              opt.end());
+    opt.erase(
+        std::remove_if(opt.begin(), opt.end(),
+                       [](const std::string& s) { return s.rfind("cuDeviceGetUuid", 0) == 0; }),
+        opt.end());
   }
   result.driver = std::move(driver);
   return result;

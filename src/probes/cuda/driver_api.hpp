@@ -49,8 +49,8 @@ struct DriverApi {
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device) = nullptr; // _v2
   CUresult (*cuCtxSetCurrent)(CUcontext context) = nullptr;
   CUresult (*cuCtxSynchronize)() = nullptr;
-  CUresult (*cuMemAlloc)(CUdeviceptr* ptr, std::size_t bytes) = nullptr; // _v2
-  CUresult (*cuMemFree)(CUdeviceptr ptr) = nullptr;                      // _v2
+  CUresult (*cuMemAlloc)(CUdeviceptr* ptr, std::size_t bytes) = nullptr;                     // _v2
+  CUresult (*cuMemFree)(CUdeviceptr ptr) = nullptr;                                          // _v2
   CUresult (*cuMemsetD8)(CUdeviceptr ptr, unsigned char value, std::size_t count) = nullptr; // _v2
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, std::size_t bytes) = nullptr;   // _v2
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, std::size_t bytes) = nullptr;         // _v2
@@ -63,7 +63,9 @@ struct DriverApi {
 
   // The UUID entry point to use: _v2 when present.
   CUresult get_uuid(CUuuid* uuid, CUdevice device) const;
-  bool has_peer_entry_points() const { return cuDeviceCanAccessPeer && cuCtxEnablePeerAccess && cuMemcpyPeer; }
+  bool has_peer_entry_points() const {
+    return cuDeviceCanAccessPeer && cuCtxEnablePeerAccess && cuMemcpyPeer;
+  }
 };
 
 // One row of the entry-point table: the symbol to dlsym and whether the probe can run without it.
@@ -80,7 +82,7 @@ const std::vector<EntryPoint>& entry_points();
 // destructors may hang, and the child process exits right after with _exit.
 struct LoadedDriver {
   DriverApi api;
-  std::string path;                     // the file the loader picked, symlinks resolved
+  std::string path; // the file the loader picked, symlinks resolved
   std::vector<std::string> missing_required;
   std::vector<std::string> missing_optional;
 };

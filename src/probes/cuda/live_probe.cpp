@@ -5,9 +5,9 @@
 // child still running is SIGKILLed; none is ever waited for without a deadline.
 #include "probes/cuda/live_probe.hpp"
 
+#include "gpf/util/text.hpp"
 #include "probes/cuda/child_work.hpp"
 #include "probes/cuda/runner.hpp"
-#include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -20,13 +20,17 @@ constexpr auto k_settle_grace = std::chrono::milliseconds(250);
 
 struct GpuChild {
   std::size_t id = 0;
-  std::string visible_as;          // CUDA_VISIBLE_DEVICES of the child
-  std::optional<int> cuda_index;   // the enumerated device it tests, once known
+  std::string visible_as;        // CUDA_VISIBLE_DEVICES of the child
+  std::optional<int> cuda_index; // the enumerated device it tests, once known
 };
 
-bool is_gpu_uuid(const std::optional<std::string>& uuid) { return uuid && starts_with(to_lower(*uuid), "gpu-"); }
+bool is_gpu_uuid(const std::optional<std::string>& uuid) {
+  return uuid && starts_with(to_lower(*uuid), "gpu-");
+}
 
-bool same_uuid(const std::optional<std::string>& a, const std::string& b) { return a && to_lower(*a) == to_lower(b); }
+bool same_uuid(const std::optional<std::string>& a, const std::string& b) {
+  return a && to_lower(*a) == to_lower(b);
+}
 
 // A failing step that stands for a child that ended without a failing step of its own.
 CudaStep child_step(const Transcript& t) {
@@ -60,7 +64,8 @@ void apply_enumeration(const Transcript& t, CudaFacts& f) {
   if (!t.done) {
     f.child_error = t.child_error;
   }
-  f.enumeration_complete = t.done && t.all_steps_ok() && f.init.ok && f.load_error.empty() && f.missing_symbols.empty();
+  f.enumeration_complete =
+      t.done && t.all_steps_ok() && f.init.ok && f.load_error.empty() && f.missing_symbols.empty();
 }
 
 // The per-GPU child's steps become the device's; it is usable only when every step passed and
@@ -75,18 +80,21 @@ void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d
     CudaStep wrong;
     wrong.name = "device_get";
     wrong.error_name = "WRONG_DEVICE";
-    wrong.error_text = fmt::format("CUDA_VISIBLE_DEVICES={} showed the child {} instead of {}", visible_as,
-                                   t.devices.front().bus_id, d.bus_id);
+    wrong.error_text = fmt::format("CUDA_VISIBLE_DEVICES={} showed the child {} instead of {}",
+                                   visible_as, t.devices.front().bus_id, d.bus_id);
     d.steps.push_back(std::move(wrong));
   }
-  d.usable = t.done && std::all_of(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return s.ok; });
+  d.usable =
+      t.done && std::all_of(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return s.ok; });
 }
 
 std::vector<EnvOverride> job_env(const LiveProbeInput& in, std::optional<std::string> visible) {
   return {{"CUDA_DEVICE_ORDER", in.job_device_order}, {"CUDA_VISIBLE_DEVICES", std::move(visible)}};
 }
 
-double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 } // namespace
 
@@ -98,15 +106,15 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   f.timeout_s = in.timeout_s;
   f.device_order = in.job_device_order.value_or("");
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(in.timeout_s));
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(in.timeout_s));
   const std::string library = in.library;
 
   ChildGroup group;
   // Enumeration sees every GPU (no CUDA_VISIBLE_DEVICES) in the job's CUDA_DEVICE_ORDER: its
   // indices are the ones a recommendation without CUDA_VISIBLE_DEVICES refers to.
-  auto enumeration = group.spawn({"enumeration", job_env(in, std::nullopt), [library](LineWriter& out) {
-                                    enumeration_child(library, out);
-                                  }});
+  auto enumeration = group.spawn({"enumeration", job_env(in, std::nullopt),
+                                  [library](LineWriter& out) { enumeration_child(library, out); }});
   if (!enumeration) {
     return Error{"cannot start the CUDA enumeration child: " + enumeration.error().message};
   }
@@ -114,7 +122,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
 
   std::vector<GpuChild> gpu_children;
   const auto start_gpu_child = [&](const std::string& visible_as, std::optional<int> cuda_index) {
-    auto id = group.spawn({"gpu " + visible_as, job_env(in, visible_as), [library](LineWriter& out) { gpu_child(library, out); }});
+    auto id = group.spawn({"gpu " + visible_as, job_env(in, visible_as),
+                           [library](LineWriter& out) { gpu_child(library, out); }});
     if (id) {
       gpu_children.push_back({*id, visible_as, cuda_index});
     }
@@ -139,8 +148,9 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
 
   // Pair each CUDA device with a child already testing it (same UUID), or start one.
   for (auto& d : f.devices) {
-    auto it = std::find_if(gpu_children.begin(), gpu_children.end(),
-                           [&](const GpuChild& c) { return !c.cuda_index && d.uuid && same_uuid(d.uuid, c.visible_as); });
+    auto it = std::find_if(gpu_children.begin(), gpu_children.end(), [&](const GpuChild& c) {
+      return !c.cuda_index && d.uuid && same_uuid(d.uuid, c.visible_as);
+    });
     if (it != gpu_children.end()) {
       it->cuda_index = d.index;
       continue;
@@ -168,14 +178,18 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     }
     return parse_visible_devices(in.job_visible_devices, refs).bus_ids;
   }();
-  const bool peer_possible = admitted.size() >= 2 && std::none_of(f.missing_optional_symbols.begin(), f.missing_optional_symbols.end(),
-                                                                  [](const std::string& s) {
-                                                                    return s == "cuDeviceCanAccessPeer" || s == "cuCtxEnablePeerAccess" ||
-                                                                           s == "cuMemcpyPeer";
-                                                                  });
+  const bool peer_possible =
+      admitted.size() >= 2 &&
+      std::none_of(f.missing_optional_symbols.begin(), f.missing_optional_symbols.end(),
+                   [](const std::string& s) {
+                     return s == "cuDeviceCanAccessPeer" || s == "cuCtxEnablePeerAccess" ||
+                            s == "cuMemcpyPeer";
+                   });
   const auto now = Clock::now();
   const auto gpu_deadline =
-      peer_possible ? now + std::chrono::duration_cast<Clock::duration>((deadline - now) * k_per_gpu_share) : deadline;
+      peer_possible
+          ? now + std::chrono::duration_cast<Clock::duration>((deadline - now) * k_per_gpu_share)
+          : deadline;
   const auto all_gpus_finished = [&] {
     return std::all_of(gpu_children.begin(), gpu_children.end(),
                        [&](const GpuChild& c) { return !c.cuda_index || group.finished(c.id); });
@@ -190,7 +204,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   }
   for (const auto& c : gpu_children) {
     if (c.cuda_index) {
-      apply_gpu(group.transcript(c.id), c.visible_as, f.devices[static_cast<std::size_t>(*c.cuda_index)]);
+      apply_gpu(group.transcript(c.id), c.visible_as,
+                f.devices[static_cast<std::size_t>(*c.cuda_index)]);
     }
   }
 
@@ -203,14 +218,16 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     }
   }
   if (peer_possible && candidates.size() >= 2 && Clock::now() < deadline) {
-    const bool by_uuid = std::all_of(candidates.begin(), candidates.end(),
-                                     [&](int i) { return is_gpu_uuid(f.devices[static_cast<std::size_t>(i)].uuid); });
+    const bool by_uuid = std::all_of(candidates.begin(), candidates.end(), [&](int i) {
+      return is_gpu_uuid(f.devices[static_cast<std::size_t>(i)].uuid);
+    });
     std::vector<std::string> names;
     for (int i : candidates) {
       names.push_back(by_uuid ? *f.devices[static_cast<std::size_t>(i)].uuid : std::to_string(i));
     }
-    auto multi = group.spawn({"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
-                              [library, candidates](LineWriter& out) { multi_gpu_child(library, candidates, out); }});
+    auto multi = group.spawn(
+        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
+         [library, candidates](LineWriter& out) { multi_gpu_child(library, candidates, out); }});
     if (multi) {
       if (!group.pump_until(deadline, [&] { return group.finished(*multi); })) {
         group.kill_at_deadline(*multi);
@@ -220,12 +237,15 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
       f.multi_gpu_ran = true;
       f.multi_gpu_devices = candidates;
       f.multi_gpu_steps = t.steps;
-      if (!t.done && t.all_steps_ok() && std::all_of(t.peers.begin(), t.peers.end(), [](const CudaPeerResult& p) { return p.ok; })) {
+      if (!t.done && t.all_steps_ok() &&
+          std::all_of(t.peers.begin(), t.peers.end(),
+                      [](const CudaPeerResult& p) { return p.ok; })) {
         f.multi_gpu_steps.push_back(child_step(t));
       }
       f.peers = t.peers;
-      f.multi_gpu_ok = t.done && t.all_steps_ok() && !t.peers.empty() &&
-                       std::all_of(t.peers.begin(), t.peers.end(), [](const CudaPeerResult& p) { return p.ok; });
+      f.multi_gpu_ok =
+          t.done && t.all_steps_ok() && !t.peers.empty() &&
+          std::all_of(t.peers.begin(), t.peers.end(), [](const CudaPeerResult& p) { return p.ok; });
     }
   }
   group.settle(k_settle_grace);

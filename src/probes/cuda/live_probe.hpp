@@ -12,12 +12,12 @@
 namespace gpf::cuda {
 
 struct LiveProbeInput {
-  std::string library = "libcuda.so.1";            // soname (loader search) or a path
-  double timeout_s = 30;                           // the whole stage
-  std::optional<std::string> job_visible_devices;  // the job's CUDA_VISIBLE_DEVICES
-  std::optional<std::string> job_device_order;     // the job's CUDA_DEVICE_ORDER
-  std::vector<GpuRef> driver_gpus;                 // GPUs the driver lists; those with a UUID are
-                                                   // tested while enumeration still runs
+  std::string library = "libcuda.so.1";           // soname (loader search) or a path
+  double timeout_s = 30;                          // the whole stage
+  std::optional<std::string> job_visible_devices; // the job's CUDA_VISIBLE_DEVICES
+  std::optional<std::string> job_device_order;    // the job's CUDA_DEVICE_ORDER
+  std::vector<GpuRef> driver_gpus;                // GPUs the driver lists; those with a UUID are
+                                                  // tested while enumeration still runs
 };
 
 // Share of the time left after enumeration that the per-GPU children may use when a multi-GPU

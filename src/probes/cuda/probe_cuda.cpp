@@ -28,13 +28,16 @@ std::string summary(const CudaFacts& c) {
     return fmt::format("{} lacks {}", c.library, fmt::join(c.missing_symbols, ", "));
   }
   if (!c.enumeration_complete) {
-    const auto bad = std::find_if(c.enumeration_steps.begin(), c.enumeration_steps.end(), [](const CudaStep& s) { return !s.ok; });
+    const auto bad = std::find_if(c.enumeration_steps.begin(), c.enumeration_steps.end(),
+                                  [](const CudaStep& s) { return !s.ok; });
     return bad != c.enumeration_steps.end() ? "CUDA enumeration: " + step_summary(*bad)
                                             : "CUDA enumeration did not finish: " + c.child_error;
   }
-  const auto usable = std::count_if(c.devices.begin(), c.devices.end(), [](const CudaDevice& d) { return d.usable; });
+  const auto usable = std::count_if(c.devices.begin(), c.devices.end(),
+                                    [](const CudaDevice& d) { return d.usable; });
   std::string multi = !c.multi_gpu_ran ? "not run" : c.multi_gpu_ok == true ? "passed" : "failed";
-  return fmt::format("{} CUDA device(s), {} passed; multi-GPU test {}", c.devices.size(), usable, multi);
+  return fmt::format("{} CUDA device(s), {} passed; multi-GPU test {}", c.devices.size(), usable,
+                     multi);
 }
 
 } // namespace

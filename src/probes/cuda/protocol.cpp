@@ -43,8 +43,9 @@ std::string_view kind_name(EventKind kind) {
 }
 
 std::optional<EventKind> kind_from(std::string_view name) {
-  for (auto k : {EventKind::begin, EventKind::end, EventKind::library, EventKind::load_error, EventKind::missing_symbol,
-                 EventKind::driver_version, EventKind::device, EventKind::peer, EventKind::done}) {
+  for (auto k : {EventKind::begin, EventKind::end, EventKind::library, EventKind::load_error,
+                 EventKind::missing_symbol, EventKind::driver_version, EventKind::device,
+                 EventKind::peer, EventKind::done}) {
     if (kind_name(k) == name) {
       return k;
     }
@@ -52,17 +53,21 @@ std::optional<EventKind> kind_from(std::string_view name) {
   return std::nullopt;
 }
 
-std::string text(std::string_view s) { return quote_evidence(s, k_text_cap); }
+std::string text(std::string_view s) {
+  return quote_evidence(s, k_text_cap);
+}
 
 // Typed reads that tolerate a missing or mistyped member (nullopt).
 std::optional<std::string> get_string(const Json& j, const char* key) {
   auto it = j.find(key);
-  return it != j.end() && it->is_string() ? std::optional(text(it->get<std::string>())) : std::nullopt;
+  return it != j.end() && it->is_string() ? std::optional(text(it->get<std::string>()))
+                                          : std::nullopt;
 }
 
 std::optional<long long> get_int(const Json& j, const char* key) {
   auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? std::optional(it->get<long long>()) : std::nullopt;
+  return it != j.end() && it->is_number_integer() ? std::optional(it->get<long long>())
+                                                  : std::nullopt;
 }
 
 std::optional<int> get_small_int(const Json& j, const char* key) {
@@ -83,7 +88,8 @@ bool get_bool(const Json& j, const char* key) {
   return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 
-void put_error(Json& j, const std::optional<int>& code, const std::string& name, const std::string& what) {
+void put_error(Json& j, const std::optional<int>& code, const std::string& name,
+               const std::string& what) {
   if (code) {
     j["code"] = *code;
   }
@@ -305,7 +311,8 @@ Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& 
   Transcript t;
   std::vector<Open> open; // several at once in the multi-GPU child (one thread per GPU)
   const auto close = [&](const std::string& name, const std::optional<std::pair<int, int>>& pair) {
-    auto it = std::find_if(open.rbegin(), open.rend(), [&](const Open& o) { return o.name == name && o.pair == pair; });
+    auto it = std::find_if(open.rbegin(), open.rend(),
+                           [&](const Open& o) { return o.name == name && o.pair == pair; });
     if (it != open.rend()) {
       open.erase(std::next(it).base());
     }
@@ -380,7 +387,8 @@ Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& 
     t.child_error = "the child ended before finishing: " + describe_end(end);
   }
   if (!t.invalid_lines.empty()) {
-    t.child_error += (t.child_error.empty() ? "" : "; ") + std::string("it wrote a line that is not an event: ") +
+    t.child_error += (t.child_error.empty() ? "" : "; ") +
+                     std::string("it wrote a line that is not an event: ") +
                      t.invalid_lines.front();
   }
   return t;

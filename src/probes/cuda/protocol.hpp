@@ -52,8 +52,8 @@ struct ChildEnd {
   bool killed_at_deadline = false; // the parent sent SIGKILL because the deadline passed
   double end_ms = 0;               // when the parent stopped listening (ms since the child started)
   std::optional<int> exit_code;
-  std::optional<int> signal;       // the signal that ended it, when not our SIGKILL
-  bool abandoned = false;          // it did not die after SIGKILL (uninterruptible sleep)
+  std::optional<int> signal; // the signal that ended it, when not our SIGKILL
+  bool abandoned = false;    // it did not die after SIGKILL (uninterruptible sleep)
 };
 
 // Everything one child said, folded: its steps in order (a step begun and never finished is
@@ -69,11 +69,11 @@ struct Transcript {
   std::vector<std::string> missing_optional;
   bool done = false;
   bool timed_out = false;
-  std::string child_error;               // died without finishing, or spoke garbage
+  std::string child_error; // died without finishing, or spoke garbage
   std::vector<std::string> invalid_lines;
 
   bool all_steps_ok() const;
-  const CudaStep* failed_step() const;   // the first step that did not pass
+  const CudaStep* failed_step() const; // the first step that did not pass
 };
 
 Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& end);

@@ -18,9 +18,9 @@
 namespace gpf::cuda {
 namespace {
 
-constexpr std::size_t k_max_line = 64 * 1024;    // a longer "line" is garbage: cut it
-constexpr std::size_t k_max_lines = 20000;        // a child that floods the pipe is killed
-constexpr int k_max_poll_ms = 100;                // wake up at least this often to reap
+constexpr std::size_t k_max_line = 64 * 1024; // a longer "line" is garbage: cut it
+constexpr std::size_t k_max_lines = 20000;    // a child that floods the pipe is killed
+constexpr int k_max_poll_ms = 100;            // wake up at least this often to reap
 
 // Children that did not die after SIGKILL. Retried with WNOHANG at every spawn so that one that
 // finally dies does not stay a zombie for the life of this process.
@@ -40,7 +40,9 @@ void reap_abandoned() {
              pids.end());
 }
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 void write_all(int fd, const std::string& data) {
   std::size_t done = 0;
@@ -92,7 +94,9 @@ void LineWriter::emit(const Event& event) {
   write_all(m_fd, line);
 }
 
-ChildGroup::~ChildGroup() { settle(std::chrono::milliseconds(200)); }
+ChildGroup::~ChildGroup() {
+  settle(std::chrono::milliseconds(200));
+}
 
 Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
   reap_abandoned();
@@ -176,7 +180,8 @@ void ChildGroup::read_from(Child& child) {
     }
     child.partial.append(buffer, static_cast<std::size_t>(n));
     std::size_t start = 0;
-    for (std::size_t nl; (nl = child.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+    for (std::size_t nl; (nl = child.partial.find('\n', start)) != std::string::npos;
+         start = nl + 1) {
       add_line(child, child.partial.substr(start, nl - start));
     }
     child.partial.erase(0, start);
@@ -225,7 +230,8 @@ bool ChildGroup::pump_until(Clock::time_point deadline, const std::function<bool
         owners.push_back(&child);
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
     const int wait_ms = static_cast<int>(std::min<long long>(left, k_max_poll_ms));
     if (fds.empty()) {
       // nothing to read: done() waits for something else (a reap); check again shortly
@@ -269,7 +275,9 @@ void ChildGroup::kill_at_deadline(std::size_t id) {
   signal_kill(child);
 }
 
-void ChildGroup::stop(std::size_t id) { signal_kill(m_children.at(id)); }
+void ChildGroup::stop(std::size_t id) {
+  signal_kill(m_children.at(id));
+}
 
 void ChildGroup::settle(std::chrono::milliseconds grace) {
   for (auto& child : m_children) {
@@ -278,7 +286,8 @@ void ChildGroup::settle(std::chrono::milliseconds grace) {
   const auto until = Clock::now() + grace;
   for (;;) {
     reap_nonblocking();
-    const bool all = std::all_of(m_children.begin(), m_children.end(), [](const Child& c) { return c.reaped || c.pid <= 0; });
+    const bool all = std::all_of(m_children.begin(), m_children.end(),
+                                 [](const Child& c) { return c.reaped || c.pid <= 0; });
     if (all || Clock::now() >= until) {
       break;
     }

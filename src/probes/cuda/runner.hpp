@@ -3,8 +3,8 @@
 // reads the children's pipes with poll() under a deadline, SIGKILLs whatever is still running when
 // it passes, reaps with WNOHANG and abandons a child that does not die (uninterruptible sleep in
 // the driver) instead of blocking on it. The parent stays single-threaded, so fork is safe.
-#include "probes/cuda/protocol.hpp"
 #include "gpf/util/result.hpp"
+#include "probes/cuda/protocol.hpp"
 
 #include <sys/types.h>
 
@@ -36,7 +36,7 @@ private:
 using EnvOverride = std::pair<std::string, std::optional<std::string>>;
 
 struct ChildSpec {
-  std::string label;                 // for messages: "enumeration", "gpu 0000:3b:00.0", "multi-gpu"
+  std::string label; // for messages: "enumeration", "gpu 0000:3b:00.0", "multi-gpu"
   std::vector<EnvOverride> env;
   std::function<void(LineWriter&)> work; // runs in the child; the child then _exits
 };
@@ -74,7 +74,7 @@ private:
     pid_t pid = -1;
     int fd = -1;
     Clock::time_point started;
-    std::string partial;            // bytes after the last '\n'
+    std::string partial; // bytes after the last '\n'
     std::vector<TimedLine> lines;
     bool eof = false;
     bool done_seen = false;
