@@ -58,10 +58,10 @@ TEST_CASE("fixture verdicts, findings and recommendations") {
   };
   const Case cases[] = {
       {"healthy-4gpu", Verdict::pass, {}, "0,1,2,3"},
-      {"no-driver", Verdict::fail, {"driver.not-loaded", "gpu.too-few-usable"}, ""},
-      {"nouveau", Verdict::fail, {"driver.not-loaded", "gpu.too-few-usable", "module.nouveau-loaded"}, ""},
-      {"missing-nvidiactl", Verdict::fail, {"devnode.nvidiactl-missing"}, "0,1"},
-      {"missing-uvm", Verdict::fail, {"devnode.nvidia-uvm-missing"}, "0,1"},
+      {"no-driver", Verdict::fail, {"driver.not-loaded"}, ""},
+      {"nouveau", Verdict::fail, {"driver.not-loaded", "module.nouveau-loaded"}, ""},
+      {"missing-nvidiactl", Verdict::fail, {"devnode.nvidiactl-missing"}, ""},
+      {"missing-uvm", Verdict::fail, {"devnode.nvidia-uvm-missing"}, ""},
       {"missing-gpu-node", Verdict::warn, {"gpu.devnode-unusable"}, "0,1,3"},
       {"excluded-gpu", Verdict::warn, {"gpu.excluded"}, "0,1,3"},
       {"old-kernel-4gpu", Verdict::warn, {"kernel.below-5.5-multi-gpu"}, "0"},
@@ -69,12 +69,12 @@ TEST_CASE("fixture verdicts, findings and recommendations") {
       {"wsl2", Verdict::fail, {"gpu.too-few-usable"}, ""},
       {"environ-restricted", Verdict::pass, {}, "1,3"},
       {"environ-unknown-entry", Verdict::warn, {"env.cuda-visible-devices-unknown-entry"}, "0"},
-      {"gsp-disabled-open", Verdict::fail, {"driver.gsp-disabled-open-module"}, "0,1"},
+      {"gsp-disabled-open", Verdict::fail, {"driver.gsp-disabled-open-module"}, ""},
       {"gsp-disabled-proprietary", Verdict::pass, {}, "0,1"},
       {"registry-keys", Verdict::pass, {}, "0,1"},
-      {"node-not-accessible", Verdict::fail, {"devnode.not-accessible", "gpu.devnode-unusable"}, "0"},
+      {"node-not-accessible", Verdict::fail, {"devnode.not-accessible", "gpu.devnode-unusable"}, ""},
       {"garbage-files", Verdict::warn, {"gpu.information-unreadable", "probe.failed"}, "0"},
-      {"empty-root", Verdict::fail, {"driver.not-loaded", "gpu.too-few-usable", "probe.failed"}, ""},
+      {"empty-root", Verdict::fail, {"driver.not-loaded", "probe.failed"}, ""},
   };
   for (const auto& c : cases) {
     INFO(c.fixture);
@@ -115,6 +115,14 @@ TEST_CASE("a missing per-GPU node drops that GPU and names the node") {
   CHECK(f->evidence[0] == "/dev/nvidia2: No such file or directory");
   CHECK_FALSE(r.assessment.gpus[2].usable);
   CHECK(r.assessment.gpus[2].reasons == std::vector<std::string>{"gpu.devnode-unusable"});
+}
+
+TEST_CASE("a host-level failure leaves no GPU usable and names why") {
+  const auto r = check_fixture("missing-uvm");
+  CHECK(r.assessment.usable_count() == 0);
+  CHECK(r.assessment.recommendation.cuda_visible_devices.empty());
+  CHECK(r.assessment.gpus[0].reasons == std::vector<std::string>{"devnode.nvidia-uvm-missing"});
+  CHECK_FALSE(find(r.assessment, "gpu.too-few-usable")); // the uvm finding already explains it
 }
 
 TEST_CASE("a node this user cannot open shows its mode") {
