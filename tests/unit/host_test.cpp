@@ -115,3 +115,41 @@ TEST_CASE("the live host answers the kernel release and lists directories sorted
   REQUIRE(names.ok());
   CHECK(*names == std::vector<std::string>{"a", "b"});
 }
+
+TEST_CASE("snapshot symlinks resolve inside the root, never on the real host") {
+  TempDir t;
+  t.write("etc/release", "snapshot's own\n");
+  fs::create_directories(t.path / "proc/driver/nvidia");
+  fs::create_symlink("/etc/release", t.path / "proc/driver/nvidia/version");     // absolute
+  fs::create_symlink("../../../../../../etc/passwd", t.path / "proc/driver/nvidia/params"); // climbs
+  fs::create_symlink("loop", t.path / "proc/driver/nvidia/loop");
+  fs::create_symlink("/dev/null", t.path / "proc/driver/nvidia/registry");
+  const auto host = Host::snapshot(t.path).value();
+  CHECK(host.read_file("proc/driver/nvidia/version")->data == "snapshot's own\n");
+  const auto climbed = host.read_file("proc/driver/nvidia/params");
+  CHECK_FALSE(climbed.ok()); // resolves to the snapshot's etc/passwd, which does not exist
+  const auto loop = host.read_file("proc/driver/nvidia/loop");
+  REQUIRE_FALSE(loop.ok());
+  CHECK(loop.error().message == "Too many levels of symbolic links");
+  CHECK_FALSE(host.stat_node("proc/driver/nvidia/registry").exists()); // not the real /dev/null
+}
+
+TEST_CASE("the access log records what a check read") {
+  TempDir t;
+  t.write("proc/modules", "nvidia 1 0 - Live 0x0\n");
+  t.write("dev/nvidiactl", "");
+  auto host = Host::snapshot(t.path).value();
+  std::vector<HostAccess> log;
+  host.record_into(&log);
+  (void)host.read_file("proc/modules");
+  (void)host.read_file("proc/driver/nvidia/version");
+  (void)host.stat_node("dev/nvidiactl");
+  host.record_into(nullptr);
+  (void)host.read_file("proc/modules");
+  REQUIRE(log.size() == 3);
+  CHECK(log[0].path == "proc/modules");
+  CHECK(log[0].found);
+  CHECK_FALSE(log[1].found);
+  CHECK(log[1].error.empty());
+  CHECK(log[2].kind == HostAccess::Kind::node);
+}
