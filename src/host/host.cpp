@@ -203,6 +203,16 @@ Result<Host> Host::snapshot(const fs::path& dir) {
   if (auto manifest = host.read_file("devices.json")) {
     host.m_node_manifest = parse_manifest(manifest->data, host.m_manifest_error);
   }
+  if (auto unreadable = host.read_file("unreadable.json")) {
+    const auto doc = nlohmann::json::parse(unreadable->data, nullptr, false);
+    if (doc.is_object()) {
+      for (const auto& [path, reason] : doc.items()) {
+        if (reason.is_string()) {
+          host.m_unreadable[path] = reason.get<std::string>();
+        }
+      }
+    }
+  }
   return host;
 }
 
@@ -224,18 +234,26 @@ void Host::record(HostAccess::Kind kind, std::string_view path, int err) const {
   if (m_access_log == nullptr) {
     return;
   }
-  HostAccess access{kind, std::string(path), {}, true};
   if (err == ENOENT || err == ENOTDIR) {
-    access.found = false;
-  } else if (err != 0) {
-    access.error = os_error(err);
+    m_access_log->push_back({kind, std::string(path), {}, false});
+  } else {
+    record_error(kind, path, err != 0 ? os_error(err) : std::string());
   }
-  m_access_log->push_back(std::move(access));
+}
+
+void Host::record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const {
+  if (m_access_log != nullptr) {
+    m_access_log->push_back({kind, std::string(path), error, true});
+  }
 }
 
 Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::file, path, it->second);
+    return Error{it->second};
   }
   const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
@@ -290,6 +308,10 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
 Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::directory, path, it->second);
+    return Error{it->second};
   }
   const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) {
@@ -383,6 +405,15 @@ NodeInfo Host::stat_node(std::string_view path) const {
     }
   }
   return info;
+}
+
+std::optional<std::string> Host::hostname() const {
+  if (m_live) {
+    struct utsname u {};
+    return ::uname(&u) == 0 ? std::optional<std::string>(u.nodename) : std::nullopt;
+  }
+  auto content = read_file("proc/sys/kernel/hostname", 4096);
+  return content ? std::optional<std::string>(std::string(trim(content->data))) : std::nullopt;
 }
 
 Result<std::string> Host::kernel_release() const {
