@@ -18,24 +18,6 @@ namespace {
 
 constexpr std::string_view k_capture_record = "capture.json";
 
-std::string_view node_type_word(NodeType t) {
-  switch (t) {
-  case NodeType::char_device:
-    return "char";
-  case NodeType::block_device:
-    return "block";
-  case NodeType::regular_file:
-    return "file";
-  case NodeType::directory:
-    return "dir";
-  case NodeType::missing:
-    return "missing";
-  case NodeType::other:
-    return "other";
-  }
-  return "other";
-}
-
 bool dir_is_empty(const fs::path& dir) {
   std::error_code ec;
   return !fs::exists(dir, ec) || fs::is_empty(dir, ec);

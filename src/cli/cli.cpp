@@ -57,8 +57,14 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
-Result<Host> open_host(const CliOptions& o) {
-  return o.root.empty() ? Result<Host>(Host::live()) : Host::snapshot(o.root);
+// The live host, or the --root snapshot; prints the reason when the root is unusable.
+std::optional<Host> open_host(const CliOptions& o) {
+  auto host = o.root.empty() ? Result<Host>(Host::live()) : Host::snapshot(o.root);
+  if (!host) {
+    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
+    return std::nullopt;
+  }
+  return std::move(host).value();
 }
 
 CheckRun perform_check(const Host& host, const CliOptions& o) {
@@ -81,7 +87,6 @@ int write_stdout(const std::string& out) {
 int run_check(const CliOptions& o) {
   auto host = open_host(o);
   if (!host) {
-    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
     return k_exit_error;
   }
   const CheckRun run = perform_check(*host, o);
@@ -104,7 +109,6 @@ int run_check(const CliOptions& o) {
 int run_exec(const CliOptions& o) {
   auto host = open_host(o);
   if (!host) {
-    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
     return k_exit_error;
   }
   const CheckRun run = perform_check(*host, o);
@@ -135,11 +139,10 @@ int run_exec(const CliOptions& o) {
 int run_snapshot(CliOptions& o) {
   auto host = open_host(o);
   if (!host) {
-    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
     return k_exit_error;
   }
   o.capture.out = o.capture_dir;
-  auto report = capture_snapshot(host.value(), o.probe, o.capture);
+  auto report = capture_snapshot(*host, o.probe, o.capture);
   if (!report) {
     std::cerr << "gpu-preflight: error: " << report.error().message << "\n";
     return k_exit_error;

@@ -56,25 +56,6 @@ NodeType node_type(mode_t mode) {
   return NodeType::other;
 }
 
-std::optional<NodeType> node_type_name(std::string_view name) {
-  if (name == "char") {
-    return NodeType::char_device;
-  }
-  if (name == "block") {
-    return NodeType::block_device;
-  }
-  if (name == "file") {
-    return NodeType::regular_file;
-  }
-  if (name == "dir") {
-    return NodeType::directory;
-  }
-  if (name == "missing") {
-    return NodeType::missing;
-  }
-  return std::nullopt;
-}
-
 // devices.json of a snapshot: {"dev/nvidiactl": {"type": "char", "major": 195, "minor": 255,
 // "mode": "0666", "rw_access": true}, ...}. Unknown members are ignored.
 std::map<std::string, NodeInfo> parse_manifest(const std::string& text, std::string& error) {
@@ -91,7 +72,7 @@ std::map<std::string, NodeInfo> parse_manifest(const std::string& text, std::str
     NodeInfo info;
     info.type = NodeType::other;
     if (auto it = entry.find("type"); it != entry.end() && it->is_string()) {
-      info.type = node_type_name(it->get<std::string>()).value_or(NodeType::other);
+      info.type = parse_node_type_word(it->get<std::string>()).value_or(NodeType::other);
     }
     if (auto it = entry.find("major"); it != entry.end() && it->is_number_unsigned()) {
       info.major = it->get<unsigned>();
@@ -150,6 +131,31 @@ int open_checked(const fs::path& root, const fs::path& full, int flags) {
 }
 
 } // namespace
+
+namespace {
+constexpr std::pair<NodeType, std::string_view> k_node_type_words[] = {
+    {NodeType::missing, "missing"},  {NodeType::char_device, "char"}, {NodeType::block_device, "block"},
+    {NodeType::regular_file, "file"}, {NodeType::directory, "dir"},   {NodeType::other, "other"},
+};
+} // namespace
+
+std::string_view node_type_word(NodeType type) {
+  for (const auto& [t, word] : k_node_type_words) {
+    if (t == type) {
+      return word;
+    }
+  }
+  return "other";
+}
+
+std::optional<NodeType> parse_node_type_word(std::string_view word) {
+  for (const auto& [t, w] : k_node_type_words) {
+    if (w == word) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> Environment::get(std::string_view name) const {
   if (auto it = m_vars.find(std::string(name)); it != m_vars.end()) {

@@ -24,17 +24,6 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-std::vector<std::string> fixture_names() {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(GPF_FIXTURES_DIR)) {
-    if (e.is_directory()) {
-      names.push_back(e.path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // The parts of a report a replay must reproduce: everything but durations.
 json comparable(const std::string& out) {
   json j = json::parse(out);

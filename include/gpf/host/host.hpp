@@ -26,6 +26,10 @@ struct FileContent {
 
 enum class NodeType { missing, char_device, block_device, regular_file, directory, other };
 
+// "char", "block", "file", "dir", "missing", "other": the words of devices.json and the JSON report.
+std::string_view node_type_word(NodeType type);
+std::optional<NodeType> parse_node_type_word(std::string_view word);
+
 // What the host says about a device node. A snapshot's plain file standing in for a node has
 // type regular_file and stand_in = true: its major/minor are unknown, not wrong.
 struct NodeInfo {
