@@ -352,22 +352,6 @@ std::vector<Hit> gpu_not_enumerated(const RuleContext& c) {
   return hits;
 }
 
-std::vector<Hit> gpu_unconfirmed(const RuleContext& c) {
-  std::vector<Hit> hits;
-  const auto& cuda = c.facts.cuda;
-  if (start_failure(cuda) == StartFailure::none) {
-    return hits;
-  }
-  for (const auto& gpu : c.facts.gpus) {
-    auto ev = start_evidence(cuda);
-    ev.resize(1);
-    hits.push_back(
-        {fmt::format("GPU {} could not be confirmed: CUDA did not start on this host", gpu.bus_id),
-         std::move(ev), gpu.bus_id, Effect::gpu_unusable});
-  }
-  return hits;
-}
-
 std::vector<Hit> device_not_listed(const RuleContext& c) {
   std::vector<Hit> hits;
   const auto& cuda = c.facts.cuda;
@@ -561,10 +545,6 @@ const Rule k_rules[] = {
      "errors on its bus id; the recommendation leaves it out",
      "nvidia-facts.md §6d (gpus/<bus>/information), §10a (cuDeviceGetPCIBusId)",
      gpu_not_enumerated},
-    {"cuda.gpu-unconfirmed", Severity::info, Stage::gpu,
-     "Every GPU is confirmed by CUDA once the CUDA probe runs",
-     "Fix the CUDA start-up finding reported alongside; until then no GPU can be recommended",
-     k_src_probe, gpu_unconfirmed},
     {"cuda.device-not-listed-by-driver", Severity::warn, Stage::gpu,
      "Every CUDA device is one of the driver's GPUs",
      "Compare `nvidia-smi -L` with the CUDA devices in the evidence; a snapshot without that GPU's "

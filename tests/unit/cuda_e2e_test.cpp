@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-using namespace gpf::test;
+using namespace gpf::cuda_test;
 using nlohmann::json;
 
 namespace {
@@ -65,7 +65,7 @@ TEST_CASE("e2e cuda: cuInit error fails with the error by name and no GPU recomm
   CHECK_THAT(evidence_text(*f),
              Catch::Contains("cuInit failed after") && Catch::Contains("CUDA_ERROR_UNKNOWN (999)"));
   CHECK(j.at("usable_gpus") == 0);
-  CHECK(j.at("gpus").at(0).at("reasons").at(0) == "cuda.gpu-unconfirmed");
+  CHECK(j.at("gpus").at(0).at("reasons").at(0) == "cuda.init-failed");
 }
 
 TEST_CASE("e2e cuda: cuInit hanging, even ignoring SIGTERM, gives a verdict at the deadline") {
@@ -284,6 +284,23 @@ TEST_CASE("e2e cuda: a live result saved as cuda.json replays to the same verdic
   live_cuda.erase("source");
   CHECK(replayed_cuda == live_cuda);
   CHECK(cuda_probe(replay).at("status") == "ok");
+}
+
+TEST_CASE("e2e cuda: `snapshot` records the live CUDA result as cuda.json, and the replay agrees") {
+  const Env env{{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_ERROR", "2:214"}};
+  TempSnapshot scratch("cuda-no-driver"); // a scratch directory removed at the end
+  const std::string dir = scratch.path() + "/capture";
+  const auto captured =
+      run_gpf({"--root", fixture("cuda-4gpu"), "--libcuda", k_fake, "snapshot", "-o", dir}, env);
+  REQUIRE(captured.exit_code == 0);
+  REQUIRE(std::filesystem::exists(std::filesystem::path(dir) / "cuda.json"));
+  const json live_report = live(fixture("cuda-4gpu"), env).json();
+  const json replay = run_gpf({"--root", dir, "--format", "json"}).json();
+  CHECK(replay.at("verdict") == live_report.at("verdict"));
+  CHECK(replay.at("cuda_visible_devices") == "0,1,3");
+  CHECK(replay.at("cuda_visible_devices") == live_report.at("cuda_visible_devices"));
+  REQUIRE(finding(replay, "cuda.gpu-failed"));
+  CHECK(finding(replay, "cuda.gpu-failed")->at("gpu") == "0000:03:00.0");
 }
 
 TEST_CASE("e2e cuda: replay of a recorded cuda.json, a garbage one, and none") {

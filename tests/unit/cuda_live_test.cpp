@@ -12,13 +12,13 @@
 
 using namespace gpf;
 using namespace gpf::cuda;
-using gpf::test::ScopedEnv;
+using gpf::cuda_test::ScopedEnv;
 
 namespace {
 
 LiveProbeInput input(double timeout_s = 20) {
   LiveProbeInput in;
-  in.library = gpf::test::k_fake;
+  in.library = gpf::cuda_test::k_fake;
   in.timeout_s = timeout_s;
   return in;
 }

@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace gpf::test {
+namespace gpf::cuda_test {
 
 inline const std::string k_fake = GPF_FAKE_LIBCUDA;
 inline const std::string k_fake_no_peer = GPF_FAKE_LIBCUDA_NO_PEER;
@@ -186,4 +186,4 @@ inline std::string evidence_text(const nlohmann::json& f) {
   return all;
 }
 
-} // namespace gpf::test
+} // namespace gpf::cuda_test
