@@ -124,7 +124,7 @@ std::vector<Hit> library_missing(const RuleContext& c) {
           {"dlopen: " + cuda.load_error}};
   if (!driver_expected(c.facts)) {
     hit.message = fmt::format(
-        "{} was not found; the NVIDIA driver is not loaded either, so CUDA was not tried",
+        "{} was not found; the NVIDIA driver is not loaded either, so there is no CUDA to start",
         cuda.library);
     hit.severity = Severity::info;
     hit.remedy = "Nothing to do on a host without NVIDIA GPUs; otherwise install and load the "
