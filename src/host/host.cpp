@@ -1,5 +1,6 @@
 #include "gpf/host/host.hpp"
 
+#include "streams.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -297,6 +298,26 @@ NodeInfo Host::stat_node(std::string_view path) const {
     }
   }
   return info;
+}
+
+Result<std::unique_ptr<ByteStream>> Host::open_kernel_log() const {
+  if (m_live) {
+    return open_live_kernel_log(resolve("dev/kmsg"));
+  }
+  if (auto injected = read_file("dmesg.error", 4096)) {
+    return Error{"dmesg.txt: " + std::string(trim(injected->data)) + " (recorded in the snapshot's dmesg.error)"};
+  }
+  if (!exists("dmesg.txt")) {
+    return std::unique_ptr<ByteStream>();
+  }
+  return open_file_stream(resolve("dmesg.txt"), "dmesg.txt");
+}
+
+Result<std::unique_ptr<ByteStream>> Host::open_user_file(const std::string& path) const {
+  if (path == "-") {
+    return stdin_stream();
+  }
+  return open_file_stream(path, path);
 }
 
 Result<std::string> Host::kernel_release() const {
