@@ -122,17 +122,21 @@ constexpr int k_syslog_action_size_buffer = 10; // SYSLOG_ACTION_SIZE_BUFFER
 
 } // namespace
 
-Result<std::unique_ptr<ByteStream>> open_file_stream(const std::filesystem::path& path, const std::string& name) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    return Error{name + ": " + os_error(errno)};
-  }
+Result<std::unique_ptr<ByteStream>> fd_stream(int fd, const std::string& name) {
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
     return Error{name + ": " + os_error(EISDIR)};
   }
   return std::unique_ptr<ByteStream>(std::make_unique<FdStream>(fd, name, true));
+}
+
+Result<std::unique_ptr<ByteStream>> open_file_stream(const std::filesystem::path& path, const std::string& name) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return Error{name + ": " + os_error(errno)};
+  }
+  return fd_stream(fd, name);
 }
 
 std::unique_ptr<ByteStream> stdin_stream() { return std::make_unique<FdStream>(STDIN_FILENO, "stdin", false); }

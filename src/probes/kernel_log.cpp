@@ -11,7 +11,7 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   auto opened = options.dmesg_file ? host.open_user_file(*options.dmesg_file) : host.open_kernel_log();
   if (!opened) {
     facts.log.source = options.dmesg_file ? (*options.dmesg_file == "-" ? "stdin" : *options.dmesg_file)
-                       : host.is_live()   ? "/dev/kmsg"
+                       : host.is_live()   ? "live kernel log"
                                           : "dmesg.txt";
     facts.log.read_error = opened.error().message;
     status.state = ProbeState::error;

@@ -283,7 +283,7 @@ private:
       if (le >= re) {
         break;
       }
-      p = le + 1;
+      p = le; // its '\n' may be the anchor of a "-- Boot" line after it
     }
     // The region's last line, so a timestamp reset across two reads is placed exactly.
     if (re > rb) {
@@ -326,53 +326,51 @@ private:
   }
 
   // One line [ls, le): boot boundaries and timestamps always; signatures when it is a prefilter hit.
+  // A line may be seen twice (as a sample, then as a prefilter hit): its boot markers and timestamp
+  // count once, its signatures only on the hit.
   void observe(const char* ls, const char* le, bool hit) {
     const std::uint64_t start = offset_of(ls);
     const std::uint64_t end = offset_of(le);
-    if (start < m_observed_until) {
+    const bool seen = start < m_observed_until;
+    if ((seen && !hit) || (hit && start < m_matched_until)) {
       return;
     }
-    m_observed_until = end + 1;
+    m_observed_until = std::max(m_observed_until, end + 1);
+    if (hit) {
+      m_matched_until = end + 1;
+    }
     std::string_view raw(ls, static_cast<std::size_t>(le - ls));
     if (raw.size() > k_log_max_line) {
       note_cut(end);
       raw = raw.substr(0, k_log_max_line);
     }
     const LogLine line = parse_log_line(raw);
-    if (line.format) {
-      note_format(*line.format);
-    }
-    if (line.marker == LineMarker::journal_boot || line.marker == LineMarker::journal_reboot) {
-      start_boot(line.marker == LineMarker::journal_boot ? BootBoundaryKind::journal_boot
-                                                         : BootBoundaryKind::journal_reboot,
-                 raw, start, end);
-      m_last_mono.reset();
-      return;
-    }
-    if (line.marker == LineMarker::journal_other) {
-      if (start <= m_marker_end) {
-        m_marker_end = end + 1; // a journal header right after a marker is not a boot's content
+    if (line.marker != LineMarker::none) {
+      if (!seen) {
+        note_marker(line, raw, start, end);
       }
       return;
     }
-    std::string time;
-    if (line.continuation) {
-      time = m_last_time;
-    } else {
-      time = line.format == LogFormat::kmsg && line.monotonic ? fmt::format("{:.6f}", *line.monotonic)
-                                                               : std::string(line.time);
-      m_last_time = time;
+    std::string time = line.continuation ? m_last_time
+                       : line.format == LogFormat::kmsg && line.monotonic ? fmt::format("{:.6f}", *line.monotonic)
+                                                                          : std::string(line.time);
+    const bool banner = line.kernel && !line.continuation && starts_with(line.message, "Linux version ");
+    if (!seen) {
+      if (line.format) {
+        note_format(*line.format);
+      }
+      if (!line.continuation) {
+        m_last_time = time;
+      }
+      if (banner) {
+        start_boot(BootBoundaryKind::linux_version, raw, start, end);
+        m_last_mono = line.monotonic;
+        m_last_mono_next = end + 1;
+      } else if (line.monotonic) {
+        check_reset(*line.monotonic, raw, ls, start, end);
+      }
     }
-    if (line.kernel && !line.continuation && starts_with(line.message, "Linux version ")) {
-      start_boot(BootBoundaryKind::linux_version, raw, start, end);
-      m_last_mono = line.monotonic;
-      m_last_mono_next = end + 1;
-      return;
-    }
-    if (line.monotonic) {
-      check_reset(*line.monotonic, raw, ls, start, end);
-    }
-    if (!hit || !line.kernel) {
+    if (!hit || banner || !line.kernel) {
       return;
     }
     const std::string evidence = quote_evidence(raw, k_evidence_cap);
@@ -388,6 +386,19 @@ private:
         }
       }
     }
+  }
+
+  void note_marker(const LogLine& line, std::string_view raw, std::uint64_t start, std::uint64_t end) {
+    note_format(LogFormat::journal);
+    if (line.marker == LineMarker::journal_other) {
+      if (start <= m_marker_end) {
+        m_marker_end = end + 1; // a journal header right after a marker is not a boot's content
+      }
+      return;
+    }
+    start_boot(line.marker == LineMarker::journal_boot ? BootBoundaryKind::journal_boot : BootBoundaryKind::journal_reboot,
+               raw, start, end);
+    m_last_mono.reset();
   }
 
   // A monotonic timestamp falling by more than a second starts a new boot; the exact first line
@@ -537,6 +548,7 @@ private:
   std::uint64_t m_last_cut_end = ~std::uint64_t{0};
   bool m_nul = false;
   std::uint64_t m_observed_until = 0; // lines starting before this offset were looked at
+  std::uint64_t m_matched_until = 0;  // ... and matched against the signatures (prefilter hits)
   unsigned m_format_bits = 0;
   std::vector<LogFormat> m_formats;
   std::string m_last_time;

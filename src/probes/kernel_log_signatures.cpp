@@ -180,12 +180,12 @@ bool decode_rm_init(std::string_view text, Recognised& out) {
   e.init_status = init;
   e.rm_status = status;
   const CodeInfo* stage = find_rm_init(*init);
-  e.meaning = code_text(stage, *init, "RM_INIT stage");
-  if (stage) {
-    e.meaning += fmt::format(" ({})", stage->meaning);
-  }
+  e.meaning = "failed to initialise: " + code_text(stage, *init, "RM_INIT stage");
   if (status) {
     e.meaning += ", " + code_text(find_nv_status(*status), *status, "NV_STATUS");
+  }
+  if (stage) {
+    e.meaning += fmt::format(" — {}", stage->meaning);
   }
   return true;
 }
@@ -355,11 +355,11 @@ bool decode_gsp_file(std::string_view text, Recognised& out) {
   }
   std::string_view file = after(text, "Direct firmware load for ");
   if (file.empty()) {
-    const auto pos = text.find("/lib/firmware/nvidia/");
+    auto pos = text.find("lib/firmware/nvidia/");
     if (pos == std::string_view::npos) {
       return false;
     }
-    file = text.substr(pos);
+    file = text.substr(pos > 0 && text[pos - 1] == '/' ? pos - 1 : pos);
   }
   file = file.substr(0, file.find(' '));
   if (!contains(file, "gsp") || contains(file, "gsp_log")) {
@@ -455,7 +455,7 @@ constexpr Signature k_signatures[] = {
     {"loading", "loading NVIDIA UNIX", true, 1, "", decode_loading, "facts §5, §6a (nv.c, utils.mk)"},
     {"firmware-load", "Direct firmware load for nvidia/", false, 1, "", decode_gsp_file,
      "facts §5, §11 (kernel firmware loader; file names from nv-firmware.h)"},
-    {"firmware-path", "/lib/firmware/nvidia/", false, 1, "", decode_gsp_file, "facts §5 (kernel firmware loader)"},
+    {"firmware-path", "lib/firmware/nvidia/", false, 1, "", decode_gsp_file, "facts §5 (kernel firmware loader)"},
     {"probe-of", "nvidia: probe of ", false, 1, "", decode_probe_of, k_src_observed},
     {"nouveau", "nouveau ", false, 1, "", decode_nouveau, k_src_observed},
 };

@@ -67,6 +67,16 @@ public:
 // Reads from a pipe or terminal give up after this long without data (nothing blocks forever).
 inline constexpr int k_stream_idle_timeout_s = 30;
 
+// What a probe asked the host for, recorded when a capture (`gpu-preflight snapshot`) wants to
+// copy exactly the inputs of a check.
+struct HostAccess {
+  enum class Kind { file, directory, node };
+  Kind kind = Kind::file;
+  std::string path;  // root-relative
+  std::string error; // empty when the read succeeded (or the path simply does not exist: see found)
+  bool found = true;
+};
+
 class Host {
 public:
   static Host live();
@@ -99,11 +109,19 @@ public:
 
   // The absolute path of a root-relative path (for messages and for tools that need a real path).
   std::filesystem::path resolve(std::string_view path) const;
+  // From now on, every read, listing and stat is appended to log (nullptr stops recording).
+  void record_into(std::vector<HostAccess>* log) { m_access_log = log; }
+
   // Non-empty when the snapshot's devices.json exists but could not be parsed.
   const std::string& manifest_error() const { return m_manifest_error; }
 
 private:
   Host(std::filesystem::path root, bool live, Environment env);
+  // Opens a root-relative path; returns an fd or -errno. Under a snapshot, resolution stays inside
+  // the root: absolute symlinks and ".." resolve against the snapshot, never the real host.
+  int open_path(std::string_view path, int flags) const;
+  void record(HostAccess::Kind kind, std::string_view path, int err) const;
+  std::vector<HostAccess>* m_access_log = nullptr;
   std::filesystem::path m_root;
   bool m_live = true;
   Environment m_env;
