@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes a realistic plain-dmesg kernel log of about SIZE bytes for bench/log_scan.sh.
 
-Ordinary chatter (storage, network, containers, audit, USB, memory) with rare NVIDIA lines:
-an earlier boot, a `Linux version` boot marker at 40 % of the file, then the current boot with
-a few Xid lines spread through it. Timestamps are monotonic within each boot. Deterministic
+Ordinary chatter (storage, network, containers, audit, USB, memory) with rare NVIDIA lines
+(application Xids, about 2 in 100,000 lines): an earlier boot, a `Linux version` boot marker at
+40 % of the file, then the current boot. Timestamps are monotonic within each boot. Deterministic
 (fixed seed) so runs compare like with like.
 
 usage: gen_log.py SIZE_BYTES OUT_FILE
@@ -57,10 +57,20 @@ RARE = [
 GPUS = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
 
 
+def fill(template: str, rng: random.Random) -> str:
+    return template.format(t=rng.randrange(1_600_000_000, 1_800_000_000), n=rng.randrange(1000, 99999),
+                           p=rng.randrange(1, 32), h=f"{rng.getrandbits(32):08x}", b=f"{rng.randrange(256):02x}",
+                           g=rng.choice(GPUS))
+
+
 def main() -> None:
     size = int(sys.argv[1])
     out = sys.argv[2]
     rng = random.Random(20260501)
+    # Message bodies are drawn from a pre-filled pool so generating a gigabyte stays quick; only
+    # the timestamps are formatted per line.
+    pool = [fill(rng.choice(CHATTER), rng) for _ in range(16384)]
+    rare = [fill(rng.choice(RARE), rng) for _ in range(64)]
     boot_at = int(size * 0.4)
     written = 0
     ts = 0.0
@@ -77,7 +87,8 @@ def main() -> None:
         def start_boot() -> None:
             nonlocal ts
             ts = 0.0
-            emit(f"Linux version 5.15.0-{100 + boot}-generic (buildd@lcy02-amd64-001) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) #{110 + boot}-Ubuntu SMP")
+            emit(f"Linux version 5.15.0-{100 + boot}-generic (buildd@lcy02-amd64-001) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) "
+                 f"11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) #{110 + boot}-Ubuntu SMP")
             ts += 0.000001
             emit("Command line: BOOT_IMAGE=/vmlinuz root=UUID=0b3e ro quiet splash")
             for text in NVIDIA_EARLY:
@@ -85,24 +96,19 @@ def main() -> None:
                 emit(text)
 
         start_boot()
+        rand = rng.random
+        pick = rng.randrange
+        npool = len(pool)
         while written < size:
-            ts += rng.random() * 0.01
+            for _ in range(4096):
+                ts += rand() * 0.01
+                emit(rare[pick(64)] if rand() < 0.00002 else pool[pick(npool)])
             if boot == 0 and written >= boot_at:
                 boot = 1
                 emit("reboot: Restarting system")
                 start_boot()
-                continue
-            if rng.random() < 0.00001:
-                template = rng.choice(RARE)
-            else:
-                template = rng.choice(CHATTER)
-            emit(template.format(t=int(ts), n=rng.randrange(1000, 99999), p=rng.randrange(1, 32),
-                                 h=f"{rng.getrandbits(32):08x}", b=f"{rng.randrange(256):02x}",
-                                 g=rng.choice(GPUS)))
-            if len(batch) >= 65536:
-                f.write("".join(batch))
-                batch.clear()
-        f.write("".join(batch))
+            f.write("".join(batch))
+            batch.clear()
 
 
 if __name__ == "__main__":
