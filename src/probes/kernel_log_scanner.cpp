@@ -134,6 +134,19 @@ public:
     m_index.emplace(key, m_events.size());
     m_events.push_back(std::move(e));
   }
+  // One more occurrence of the event under key; false when there is none (never kept).
+  bool count_again(const std::string& key, const std::string& line, const std::string& time, std::uint64_t seq) {
+    const auto it = m_index.find(key);
+    if (it == m_index.end()) {
+      return false;
+    }
+    LogEvent& e = m_events[it->second];
+    ++e.count;
+    e.last_time = time;
+    e.last_seq = seq;
+    e.last_line = line;
+    return true;
+  }
   std::vector<LogEvent>& events() { return m_events; }
   std::uint64_t dropped() const { return m_dropped; }
   std::vector<LogEvent> take() {
@@ -158,21 +171,37 @@ struct PendingLine {
 };
 
 // rsyslog escapes embedded newlines as "#012", /dev/kmsg as "\x0a": one record, several lines.
-std::vector<std::string_view> split_embedded(std::string_view message) {
-  std::vector<std::string_view> parts;
+template <class Fn> void for_each_embedded_line(std::string_view message, Fn&& fn) {
   for (;;) {
-    const auto a = message.find("#012");
-    const auto b = message.find("\\x0a");
-    const auto cut = std::min(a, b);
+    const auto cut = std::min(message.find("#012"), message.find("\\x0a"));
     if (cut == std::string_view::npos) {
-      parts.push_back(message);
-      return parts;
+      fn(message);
+      return;
     }
-    parts.push_back(message.substr(0, cut));
+    fn(message.substr(0, cut));
     message.remove_prefix(cut + 4);
     while (!message.empty() && (message.front() == ' ' || message.front() == '\t')) {
       message.remove_prefix(1);
     }
+  }
+}
+
+// Lets the repeat cache be searched with a string_view (no allocation per line).
+struct HeadHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Makes an event's text from the log valid UTF-8, capped (done once per event, not per line).
+void sanitize(LogEvent& e) {
+  for (auto& l : e.lines) {
+    l = quote_evidence(l, k_evidence_cap);
+  }
+  e.last_line = quote_evidence(e.last_line, k_evidence_cap);
+  e.detail = quote_evidence(e.detail, 240);
+  e.meaning = to_valid_utf8(e.meaning);
+  if (e.recovery_action) {
+    e.recovery_action = quote_evidence(*e.recovery_action, 240);
   }
 }
 
@@ -227,6 +256,7 @@ public:
     facts.nul_bytes = m_nul;
     facts.events_dropped = m_current.dropped() + m_earlier.dropped();
     for (auto& e : m_current.take()) {
+      sanitize(e);
       if (e.bus_id) {
         facts.gpu_events[*e.bus_id].push_back(std::move(e));
       } else {
@@ -234,6 +264,9 @@ public:
       }
     }
     facts.earlier_boot_events = m_earlier.take();
+    for (auto& e : facts.earlier_boot_events) {
+      sanitize(e);
+    }
     facts.gpu_uuids = m_uuids;
     if (m_load.count > 0) {
       facts.driver_load = m_load;
@@ -373,19 +406,58 @@ private:
     if (!hit || banner || !line.kernel) {
       return;
     }
-    const std::string evidence = quote_evidence(raw, k_evidence_cap);
-    for (std::string_view part : split_embedded(line.message)) {
-      if (starts_with(part, "NVRM:")) {
+    // Raw, a little past the cap; made valid UTF-8 (and marked as cut) once per event in finish().
+    const std::string evidence(raw.substr(0, k_evidence_cap + 4));
+    for_each_embedded_line(line.message, [&](std::string_view part) {
+      const bool xid = starts_with(part, "NVRM: Xid (");
+      if (!xid && starts_with(part, "NVRM:")) {
         add_pending({std::string(part), evidence, time, start}, end);
-      } else {
-        flush_pending();
-        std::array<std::string_view, 1> one{part};
-        if (auto rec = match_signature(one)) {
-          PendingLine single{std::string(part), evidence, time, start};
-          record(std::move(*rec), std::span<const PendingLine>(&single, 1));
+        return;
+      }
+      // Anything else, Xid lines included, is one line: what waits in the window ends before it.
+      flush_pending();
+      const std::string_view head = xid ? xid_head(part) : std::string_view();
+      if (!head.empty() && count_repeat(head, evidence, time)) {
+        return;
+      }
+      const std::array<std::string_view, 1> one{part};
+      if (auto rec = match_signature(one)) {
+        const PendingLine single{std::string(part), evidence, time, start};
+        const std::array<const PendingLine*, 1> lines{&single};
+        std::string key = record(std::move(*rec), lines);
+        if (!head.empty() && !key.empty()) {
+          remember_repeat(head, std::move(key));
         }
       }
+    });
+  }
+
+  // "NVRM: Xid (PCI:0000:3b:00): 13" — what decides an Xid line's event; empty for Xid 154, whose
+  // every occurrence carries a recovery action to decode.
+  static std::string_view xid_head(std::string_view part) {
+    const auto close = part.find("): ");
+    if (close == std::string_view::npos) {
+      return {};
     }
+    std::size_t end = close + 3;
+    while (end < part.size() && part[end] >= '0' && part[end] <= '9') {
+      ++end;
+    }
+    const std::string_view number = part.substr(close + 3, end - close - 3);
+    return number.empty() || number == "154" ? std::string_view() : part.substr(0, end);
+  }
+
+  // Xid storms repeat one (GPU, Xid) thousands of times: a repeat only raises its event's count.
+  bool count_repeat(std::string_view head, const std::string& evidence, const std::string& time) {
+    const auto it = m_repeats.find(head);
+    return it != m_repeats.end() && m_current.count_again(it->second, evidence, time, m_seq + 1) && (++m_seq, true);
+  }
+
+  void remember_repeat(std::string_view head, std::string key) {
+    if (m_repeats.size() >= k_log_max_events) {
+      m_repeats.clear();
+    }
+    m_repeats.emplace(std::string(head), std::move(key));
   }
 
   void note_marker(const LogLine& line, std::string_view raw, std::uint64_t start, std::uint64_t end) {
@@ -450,6 +522,7 @@ private:
     m_boundary = BootBoundary{kind, quote_evidence(raw, k_evidence_cap), start};
     m_load = {};
     m_epoch = 0;
+    m_repeats.clear();
   }
 
   void add_pending(PendingLine&& line, std::uint64_t line_end) {
@@ -496,8 +569,11 @@ private:
     std::size_t used = 1;
     if (auto rec = match_signature(std::span<const std::string_view>(messages.data(), n))) {
       used = std::min(rec->consumed, n);
-      std::vector<PendingLine> lines(m_pending.begin(), m_pending.begin() + static_cast<std::ptrdiff_t>(used));
-      record(std::move(*rec), lines);
+      std::array<const PendingLine*, k_signature_window> lines{};
+      for (std::size_t i = 0; i < used; ++i) {
+        lines[i] = &m_pending[i];
+      }
+      record(std::move(*rec), std::span<const PendingLine* const>(lines.data(), used));
     }
     m_pending.erase(m_pending.begin(), m_pending.begin() + static_cast<std::ptrdiff_t>(used));
   }
@@ -508,35 +584,38 @@ private:
     }
   }
 
-  void record(Recognised&& rec, std::span<const PendingLine> lines) {
+  // Returns the event's key ("" for companion lines).
+  std::string record(Recognised&& rec, std::span<const PendingLine* const> lines) {
     switch (rec.what) {
     case Recognised::What::gpu_uuid:
-      m_uuids[*rec.event.bus_id] = rec.uuid;
-      return;
+      m_uuids[*rec.event.bus_id] = quote_evidence(rec.uuid, 80);
+      return {};
     case Recognised::What::driver_load: {
       const unsigned count = m_load.count + 1;
       m_load = std::move(rec.load);
-      m_load.line = lines.front().line;
+      m_load.line = quote_evidence(lines.front()->line, k_evidence_cap);
       m_load.count = count;
       ++m_epoch; // events before a reload are kept apart from the same events after it
       for (auto& e : m_current.events()) {
         e.before_driver_load = true;
       }
-      return;
+      m_repeats.clear(); // keys carry the load epoch
+      return {};
     }
     case Recognised::What::event:
       break;
     }
     LogEvent e = std::move(rec.event);
-    for (const auto& l : lines) {
-      if (e.lines.empty() || e.lines.back() != l.line) {
-        e.lines.push_back(l.line);
+    for (const auto* l : lines) {
+      if (e.lines.empty() || e.lines.back() != l->line) {
+        e.lines.push_back(l->line);
       }
     }
-    e.first_time = e.last_time = lines.front().time;
+    e.first_time = e.last_time = lines.front()->time;
     e.first_seq = e.last_seq = ++m_seq;
-    const std::string key = event_key(e, m_epoch);
+    std::string key = event_key(e, m_epoch);
     m_current.add(std::move(e), key);
+    return key;
   }
 
   std::vector<char> m_buf;
@@ -566,6 +645,8 @@ private:
   EventList m_current;
   EventList m_earlier;
   std::map<std::string, std::string> m_uuids;
+  // Xid line head → its event's key, for the repeat fast path (cleared at loads and boots).
+  std::unordered_map<std::string, std::string, HeadHash, std::equal_to<>> m_repeats;
   LogDriverLoad m_load;
 };
 

@@ -90,7 +90,8 @@ std::optional<std::string> device_prefix_bus(std::string_view message, std::stri
   return pci_after(message.substr(driver.size() + 1), "");
 }
 
-std::string capped(std::string_view s) { return quote_evidence(trim(s), k_detail_cap); }
+// Raw bytes, a little past the cap so the scanner can mark the cut when it makes them valid UTF-8.
+std::string capped(std::string_view s) { return std::string(trim(s).substr(0, k_detail_cap + 4)); }
 
 std::string code_text(const CodeInfo* info, unsigned value, std::string_view what) {
   return info ? fmt::format("{} (0x{:x})", info->name, value) : fmt::format("unknown {} 0x{:x}", what, value);

@@ -287,3 +287,28 @@ TEST_CASE("syslog lines of other programs are not the kernel's") {
   const auto f = scan_kernel_log("Nov 30 02:00:00 node gpud[77]: NVRM: Xid (PCI:0000:3b:00): 79, replayed by a monitor\n");
   CHECK(f.gpu_events.empty());
 }
+
+TEST_CASE("an Xid storm is counted exactly; Xid 154 keeps its last recovery action") {
+  std::string log;
+  for (int i = 0; i < 10000; ++i) {
+    log += fmt::format("[{:12.6f}] NVRM: Xid (PCI:0000:{}:00): 13, pid={}, name=python3, Graphics Exception\n", 10.0 + i * 0.01,
+                       i % 2 ? "3b" : "5d", 1000 + i);
+    if (i == 5000) {
+      log += "[   60.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Sat Feb 17 2024\n";
+    }
+  }
+  log += dmesg({{200, "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"},
+                {201, "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"}});
+  const auto f = scan_kernel_log(log);
+  const auto& b3 = gpu(f, "0000:3b:00.0");
+  REQUIRE(b3.size() == 3); // Xid 13 before the reload, after it, and the Xid 154
+  CHECK(b3[0].count == 2500);
+  CHECK(b3[0].before_driver_load);
+  CHECK(b3[1].count == 2500);
+  CHECK_FALSE(b3[1].before_driver_load);
+  CHECK(b3[1].last_time == "109.990000");
+  CHECK(b3[1].last_line.find("pid=10999,") != std::string::npos);
+  CHECK(b3[2].count == 2);
+  CHECK(b3[2].recovery_action == "None");
+  CHECK(gpu(f, "0000:5d:00.0")[0].count + gpu(f, "0000:5d:00.0")[1].count == 5000);
+}

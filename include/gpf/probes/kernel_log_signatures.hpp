@@ -11,7 +11,8 @@
 
 namespace gpf {
 
-// What a kernel message (or a run of consecutive NVRM messages) was recognised as.
+// What a kernel message (or a run of consecutive NVRM messages) was recognised as. Text taken from
+// the log (detail, meaning) is raw bytes, capped: the scanner makes it valid UTF-8 once per event.
 struct Recognised {
   enum class What { event, gpu_uuid, driver_load };
   What what = What::event;
