@@ -57,25 +57,6 @@ NodeType node_type(mode_t mode) {
   return NodeType::other;
 }
 
-std::optional<NodeType> node_type_name(std::string_view name) {
-  if (name == "char") {
-    return NodeType::char_device;
-  }
-  if (name == "block") {
-    return NodeType::block_device;
-  }
-  if (name == "file") {
-    return NodeType::regular_file;
-  }
-  if (name == "dir") {
-    return NodeType::directory;
-  }
-  if (name == "missing") {
-    return NodeType::missing;
-  }
-  return std::nullopt;
-}
-
 // devices.json of a snapshot: {"dev/nvidiactl": {"type": "char", "major": 195, "minor": 255,
 // "mode": "0666", "rw_access": true}, ...}. Unknown members are ignored.
 std::map<std::string, NodeInfo> parse_manifest(const std::string& text, std::string& error) {
@@ -92,7 +73,7 @@ std::map<std::string, NodeInfo> parse_manifest(const std::string& text, std::str
     NodeInfo info;
     info.type = NodeType::other;
     if (auto it = entry.find("type"); it != entry.end() && it->is_string()) {
-      info.type = node_type_name(it->get<std::string>()).value_or(NodeType::other);
+      info.type = parse_node_type_word(it->get<std::string>()).value_or(NodeType::other);
     }
     if (auto it = entry.find("major"); it != entry.end() && it->is_number_unsigned()) {
       info.major = it->get<unsigned>();
@@ -152,6 +133,31 @@ int open_checked(const fs::path& root, const fs::path& full, int flags) {
 
 } // namespace
 
+namespace {
+constexpr std::pair<NodeType, std::string_view> k_node_type_words[] = {
+    {NodeType::missing, "missing"},  {NodeType::char_device, "char"}, {NodeType::block_device, "block"},
+    {NodeType::regular_file, "file"}, {NodeType::directory, "dir"},   {NodeType::other, "other"},
+};
+} // namespace
+
+std::string_view node_type_word(NodeType type) {
+  for (const auto& [t, word] : k_node_type_words) {
+    if (t == type) {
+      return word;
+    }
+  }
+  return "other";
+}
+
+std::optional<NodeType> parse_node_type_word(std::string_view word) {
+  for (const auto& [t, w] : k_node_type_words) {
+    if (w == word) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> Environment::get(std::string_view name) const {
   if (auto it = m_vars.find(std::string(name)); it != m_vars.end()) {
     return it->second;
@@ -204,6 +210,16 @@ Result<Host> Host::snapshot(const fs::path& dir) {
   if (auto manifest = host.read_file("devices.json")) {
     host.m_node_manifest = parse_manifest(manifest->data, host.m_manifest_error);
   }
+  if (auto unreadable = host.read_file("unreadable.json")) {
+    const auto doc = nlohmann::json::parse(unreadable->data, nullptr, false);
+    if (doc.is_object()) {
+      for (const auto& [path, reason] : doc.items()) {
+        if (reason.is_string()) {
+          host.m_unreadable[path] = reason.get<std::string>();
+        }
+      }
+    }
+  }
   return host;
 }
 
@@ -225,18 +241,26 @@ void Host::record(HostAccess::Kind kind, std::string_view path, int err) const {
   if (m_access_log == nullptr) {
     return;
   }
-  HostAccess access{kind, std::string(path), {}, true};
   if (err == ENOENT || err == ENOTDIR) {
-    access.found = false;
-  } else if (err != 0) {
-    access.error = os_error(err);
+    m_access_log->push_back({kind, std::string(path), {}, false});
+  } else {
+    record_error(kind, path, err != 0 ? os_error(err) : std::string());
   }
-  m_access_log->push_back(std::move(access));
+}
+
+void Host::record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const {
+  if (m_access_log != nullptr) {
+    m_access_log->push_back({kind, std::string(path), error, true});
+  }
 }
 
 Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::file, path, it->second);
+    return Error{it->second};
   }
   const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
@@ -291,6 +315,10 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
 Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::directory, path, it->second);
+    return Error{it->second};
   }
   const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) {
@@ -410,6 +438,15 @@ Result<std::unique_ptr<ByteStream>> Host::open_user_file(const std::string& path
     return stdin_stream();
   }
   return open_file_stream(path, path);
+}
+
+std::optional<std::string> Host::hostname() const {
+  if (m_live) {
+    struct utsname u {};
+    return ::uname(&u) == 0 ? std::optional<std::string>(u.nodename) : std::nullopt;
+  }
+  auto content = read_file("proc/sys/kernel/hostname", 4096);
+  return content ? std::optional<std::string>(std::string(trim(content->data))) : std::nullopt;
 }
 
 Result<std::string> Host::kernel_release() const {

@@ -49,26 +49,7 @@ std::string_view flavour_name(KernelFlavour f) {
   return "unknown";
 }
 
-std::string_view node_type_name(const NodeInfo& info) {
-  if (info.stand_in) {
-    return "stand-in";
-  }
-  switch (info.type) {
-  case NodeType::missing:
-    return "missing";
-  case NodeType::char_device:
-    return "char";
-  case NodeType::block_device:
-    return "block";
-  case NodeType::regular_file:
-    return "file";
-  case NodeType::directory:
-    return "dir";
-  case NodeType::other:
-    return "other";
-  }
-  return "other";
-}
+std::string_view node_type_name(const NodeInfo& info) { return info.stand_in ? "stand-in" : node_type_word(info.type); }
 
 template <class T> Json opt(const std::optional<T>& v) {
   if (!v) {

@@ -16,17 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> all_fixtures() {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(GPF_FIXTURES_DIR)) {
-    if (e.is_directory()) {
-      names.push_back(e.path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 json mask_durations(json j) {
   for (auto& p : j.at("probes")) {
     p["duration_ms"] = 0;
@@ -76,7 +65,7 @@ TEST_CASE("exit codes follow the verdict; strict makes warn not ready") {
 
 TEST_CASE("every fixture: JSON valid, matches the schema and its golden file") {
   const bool update = std::getenv("GPF_UPDATE_GOLDENS") != nullptr;
-  const auto names = all_fixtures();
+  const auto names = fixture_names();
   REQUIRE(names.size() >= 12);
   for (const auto& name : names) {
     INFO(name);

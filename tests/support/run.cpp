@@ -1,6 +1,8 @@
 #include "support/run.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -107,5 +109,16 @@ RunResult run_preflight(const std::vector<std::string>& args, const std::map<std
 }
 
 std::string fixture(const std::string& name) { return std::string(GPF_FIXTURES_DIR) + "/" + name; }
+
+std::vector<std::string> fixture_names() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(GPF_FIXTURES_DIR)) {
+    if (e.is_directory()) {
+      names.push_back(e.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 } // namespace gpf::test

@@ -15,4 +15,6 @@ RunResult run_program(const std::vector<std::string>& argv, const std::map<std::
                       const std::string& stdin_text = {});
 RunResult run_preflight(const std::vector<std::string>& args, const std::map<std::string, std::string>& env_overrides = {});
 std::string fixture(const std::string& name);
+// Names of every fixture snapshot directory, sorted.
+std::vector<std::string> fixture_names();
 } // namespace gpf::test

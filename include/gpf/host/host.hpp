@@ -27,6 +27,10 @@ struct FileContent {
 
 enum class NodeType { missing, char_device, block_device, regular_file, directory, other };
 
+// "char", "block", "file", "dir", "missing", "other": the words of devices.json and the JSON report.
+std::string_view node_type_word(NodeType type);
+std::optional<NodeType> parse_node_type_word(std::string_view word);
+
 // What the host says about a device node. A snapshot's plain file standing in for a node has
 // type regular_file and stand_in = true: its major/minor are unknown, not wrong.
 struct NodeInfo {
@@ -92,6 +96,8 @@ public:
   Result<std::vector<std::string>> list_dir(std::string_view path) const;
   bool exists(std::string_view path) const;
   bool is_directory(std::string_view path) const;
+  // Under a snapshot, unreadable.json ({"path": "Permission denied", ...}) makes those paths fail
+  // with that reason: how a capture replays what it could not read, and how tests inject errors.
   // Metadata for a device node; under a snapshot, devices.json (if present) supplies what a
   // stand-in file cannot carry (type, major/minor, mode, access) — see docs/snapshot-format.md.
   NodeInfo stat_node(std::string_view path) const;
@@ -106,6 +112,8 @@ public:
   // uname -r live; proc/sys/kernel/osrelease in a snapshot.
   Result<std::string> kernel_release() const;
   const Environment& environment() const { return m_env; }
+  // uname's nodename live; proc/sys/kernel/hostname in a snapshot; nullopt when unknown.
+  std::optional<std::string> hostname() const;
 
   // The absolute path of a root-relative path (for messages and for tools that need a real path).
   std::filesystem::path resolve(std::string_view path) const;
@@ -121,11 +129,13 @@ private:
   // the root: absolute symlinks and ".." resolve against the snapshot, never the real host.
   int open_path(std::string_view path, int flags) const;
   void record(HostAccess::Kind kind, std::string_view path, int err) const;
+  void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
   std::vector<HostAccess>* m_access_log = nullptr;
   std::filesystem::path m_root;
   bool m_live = true;
   Environment m_env;
   std::map<std::string, NodeInfo> m_node_manifest; // snapshot devices.json
+  std::map<std::string, std::string> m_unreadable;  // snapshot unreadable.json: path -> OS error
   std::string m_manifest_error;
 };
 

@@ -1,0 +1,30 @@
+# Shared helpers for bench/*.sh: timing with hyperfine, medians and ratios measured in one run.
+# Machines are shared and noisy: compare ratios from the same run, never assert absolute times.
+
+bench_need() {
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "bench: '$tool' is missing (make bench installs it as root: apt-get install $tool)" >&2; exit 2; }
+  done
+}
+
+# bench_median_ms NAME RUNS CMD... : runs CMD (a shell string) RUNS times after one warm-up,
+# prints "NAME median_ms stddev_ms".
+bench_median_ms() {
+  local name=$1 runs=$2; shift 2
+  local json
+  json=$(mktemp)
+  hyperfine --style none --warmup 1 --runs "$runs" -N --export-json "$json" "$@" >/dev/null 2>&1 ||
+    hyperfine --style none --warmup 1 --runs "$runs" --export-json "$json" "$@" >/dev/null 2>&1 || true
+  python3 - "$json" "$name" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["results"][0]
+print(f"{sys.argv[2]} {d['median']*1000:.2f} {d['stddev']*1000 if d['stddev'] is not None else 0:.2f}")
+PY
+  rm -f "$json"
+}
+
+# bench_ratio A_MS B_MS : A/B with two decimals
+bench_ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/b:.2f}')" "$1" "$2"; }
+
+# bench_peak_rss_kib CMD... : peak resident set of the command in KiB (GNU time)
+bench_peak_rss_kib() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -n 1; }

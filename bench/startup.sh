@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Comparison 1: a whole check of a healthy 8-GPU snapshot (no CUDA stage) against the seed's bash
+# script doing its three checks on the same snapshot. Comparison 4: start-up cost and binary size.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+build=${1:-build}
+bin=$(cd "$build" && pwd)/gpu-preflight
+snap=$here/../docs/examples/healthy-8gpu
+bench_need hyperfine python3
+
+# The seed's script, pointed at the snapshot: list the nodes, grep the registry, tail+grep the log.
+seed=$(mktemp)
+cat > "$seed" <<SH
+#!/usr/bin/env bash
+ls $snap/dev/nvidia* >/dev/null
+grep -q RmEnableNvGpuFirmwareLoad $snap/proc/driver/nvidia/registry || true
+tail -n 200 $snap/dmesg.txt 2>/dev/null | grep -q 0x26 || true
+SH
+chmod +x "$seed"
+cuda_flag=$("$bin" --help | grep -q -- '--no-cuda' && echo --no-cuda || true)
+
+read -r _ ours ours_sd < <(bench_median_ms gpu-preflight 30 "$bin check --root $snap --format json $cuda_flag")
+read -r _ script script_sd < <(bench_median_ms seed-script 30 "$seed")
+read -r _ version version_sd < <(bench_median_ms version 50 "$bin --version")
+rm -f "$seed"
+echo "1. check of a healthy 8-GPU snapshot vs the seed's bash script (same snapshot, same run)"
+echo "   gpu-preflight check --root docs/examples/healthy-8gpu $cuda_flag: median ${ours} ms (sd ${ours_sd})"
+echo "   seed bash script (ls, grep registry, tail|grep log):         median ${script} ms (sd ${script_sd})"
+echo "   ratio: $(bench_ratio "$ours" "$script")x   (target <= 0.30x)"
+echo "4. start-up: gpu-preflight --version median ${version} ms (sd ${version_sd}); binary $(stat -c %s "$bin") bytes"
+echo "   dynamic dependencies: $(ldd "$bin" | awk '{print $1}' | tr '\n' ' ')"
