@@ -57,6 +57,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--dmesg", o.probe.dmesg_file,
+                 "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt");
   app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");
   app.add_option("--cuda-timeout", o.probe.cuda_timeout_s, "Deadline of the whole CUDA probe, in seconds (default 30)")
       ->check(CLI::Range(0.1, 3600.0));

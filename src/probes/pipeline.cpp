@@ -10,7 +10,8 @@ namespace gpf {
 namespace {
 // The fixed order: later probes may use earlier facts (devices needs the GPUs' minors; cuda starts
 // a child per driver GPU whose UUID is known).
-constexpr std::array<ProbeFn, 5> k_pipeline{probe_kernel, probe_modules, probe_driver, probe_devices, probe_cuda};
+constexpr std::array<ProbeFn, 6> k_pipeline{probe_kernel,  probe_modules,    probe_driver,
+                                            probe_devices, probe_kernel_log, probe_cuda};
 } // namespace
 
 Facts collect_facts(const Host& host, const ProbeOptions& options) {

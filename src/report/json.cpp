@@ -1,6 +1,7 @@
 // The JSON report (docs/json-output.md, docs/report.schema.json). ordered_json keeps key order
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/probes/cuda_probe.hpp"
+#include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
@@ -137,6 +138,7 @@ Json facts_json(const Facts& facts) {
     }
   }
   j["modules"] = std::move(modules);
+  j["log"] = log_facts_json(facts.log);
   j["cuda"] = cuda_facts_json(facts.cuda);
   return j;
 }
