@@ -299,6 +299,43 @@ NodeInfo Host::stat_node(std::string_view path) const {
   return info;
 }
 
+Result<std::string> Host::read_link(std::string_view path) const {
+  if (!is_safe_relative(path)) {
+    return Error{"invalid host path: " + std::string(path)};
+  }
+  std::string target(4096, '\0');
+  const ssize_t n = ::readlink(resolve(path).c_str(), target.data(), target.size());
+  if (n < 0) {
+    return Error{os_error(errno)};
+  }
+  target.resize(static_cast<std::size_t>(n));
+  return target;
+}
+
+std::optional<std::chrono::year_month_day> Host::today() const {
+  using namespace std::chrono;
+  if (m_live) {
+    return year_month_day{floor<days>(system_clock::now())};
+  }
+  auto content = read_file("date", 64);
+  if (!content) {
+    return std::nullopt;
+  }
+  const auto text = trim(content->data).substr(0, 10);
+  const auto parts = split(text, '-');
+  if (text.size() != 10 || parts.size() != 3) {
+    return std::nullopt;
+  }
+  const auto y = parse_uint(parts[0]);
+  const auto m = parse_uint(parts[1]);
+  const auto d = parse_uint(parts[2]);
+  if (!y || !m || !d) {
+    return std::nullopt;
+  }
+  const year_month_day date{year(static_cast<int>(*y)), month(static_cast<unsigned>(*m)), day(static_cast<unsigned>(*d))};
+  return date.ok() ? std::optional(date) : std::nullopt;
+}
+
 Result<std::string> Host::kernel_release() const {
   if (m_live) {
     struct utsname u {};

@@ -1,6 +1,7 @@
 // The JSON report (docs/json-output.md, docs/report.schema.json). ordered_json keeps key order
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/report/report.hpp"
+#include "gpf/report/compat_json.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -155,6 +156,7 @@ Json facts_json(const Facts& facts) {
     }
   }
   j["modules"] = std::move(modules);
+  j["compat"] = compat_json(facts.compat);
   return j;
 }
 

@@ -6,6 +6,7 @@
 // under a snapshot nothing of the real host is read.
 #include "gpf/util/result.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -67,6 +68,9 @@ public:
   // Entry names (not paths) of a directory, sorted. Error carries the OS reason.
   Result<std::vector<std::string>> list_dir(std::string_view path) const;
   bool exists(std::string_view path) const;
+  // The target of a symbolic link as stored (relative or absolute; an absolute target names a
+  // path inside the root). Error "Invalid argument" when path is not a link.
+  Result<std::string> read_link(std::string_view path) const;
   bool is_directory(std::string_view path) const;
   // Metadata for a device node; under a snapshot, devices.json (if present) supplies what a
   // stand-in file cannot carry (type, major/minor, mode, access) — see docs/snapshot-format.md.
@@ -74,6 +78,9 @@ public:
   // uname -r live; proc/sys/kernel/osrelease in a snapshot.
   Result<std::string> kernel_release() const;
   const Environment& environment() const { return m_env; }
+  // Today: the system clock live; a snapshot's `date` file (YYYY-MM-DD) otherwise, so a snapshot
+  // is judged as of when it was taken. nullopt when a snapshot records no date.
+  std::optional<std::chrono::year_month_day> today() const;
 
   // The absolute path of a root-relative path (for messages and for tools that need a real path).
   std::filesystem::path resolve(std::string_view path) const;
