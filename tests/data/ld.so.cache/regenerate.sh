@@ -20,3 +20,12 @@ for format in new old compat; do
   cp "$root/etc/ld.so.cache" "$here/$format.bin"
 done
 ldconfig -r "$root" -C /etc/ld.so.cache -p > "$here/expected.txt"
+
+# The cache of the compat-lib-mismatch fixture: driver libraries 550.90.07 in the multiarch dir.
+rm -rf "$root/usr/local" "$root/usr/lib/x86_64-linux-gnu"/*
+lib usr/lib/x86_64-linux-gnu libcuda.so.550.90.07 libcuda.so.1
+lib usr/lib/x86_64-linux-gnu libnvidia-ml.so.550.90.07 libnvidia-ml.so.1
+printf '/usr/lib/x86_64-linux-gnu\n' > "$root/etc/ld.so.conf"
+ldconfig -r "$root" -C /etc/ld.so.cache
+mkdir -p "$here/../../fixtures/compat-lib-mismatch/etc"
+cp "$root/etc/ld.so.cache" "$here/../../fixtures/compat-lib-mismatch/etc/ld.so.cache"
