@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 BIN := $(BUILD)/gpu-preflight
 
-.PHONY: all deps configure build run test bench clean sanitize
+.PHONY: all deps configure build run test bench docs clean sanitize
 
 all: build
 
@@ -32,6 +32,10 @@ test: build
 # ratio measured in the same run (never an absolute time asserted).
 bench: build
 	@set -e; for b in bench/*.sh; do echo "== $$b"; $$b $(BUILD); done
+
+# docs/rules.md from the rule table of the built binary (a test fails when it is stale).
+docs: build
+	cmake --build $(BUILD) --target docs
 
 sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON

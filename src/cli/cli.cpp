@@ -5,6 +5,8 @@
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/report/report.hpp"
+#include "gpf/report/rules_doc.hpp"
+#include "gpf/rules/user_rules.hpp"
 #include "gpf/rules/verdict.hpp"
 #include "gpf/version_info.hpp"
 
@@ -25,6 +27,9 @@ struct CliOptions {
   std::string color = "auto";
   ProbeOptions probe;
   CheckOptions check;
+  RuleOverrides rules;
+  std::string rules_format; // `rules --format`
+  std::string explain_id;   // `explain ID`
 };
 
 bool use_color(const std::string& mode) {
@@ -44,16 +49,31 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--expect-cuda", o.probe.expect_cuda,
+                 "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const auto parsed = Version::parse(v);
+            const bool ok = parsed && parsed->parts().size() >= 2 && parsed->parts().size() <= 3 &&
+                            v.find_first_not_of("0123456789.") == std::string::npos && parsed->str().size() <= v.size() &&
+                            v.back() != '.';
+            return ok ? std::string() : "expected a CUDA version X.Y or X.Y.Z, got \"" + v + "\"";
+          },
+          "X.Y"));
+  app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)");
+  app.add_option("--disable", o.rules.disable, "Turn a rule off (repeatable)")->allow_extra_args(false);
+  app.add_option("--severity", o.rules.severity, "Change a rule's severity: ID=info|warn|fail (repeatable)")
+      ->allow_extra_args(false);
 }
 
-int run_check(const CliOptions& o) {
+int run_check(const CliOptions& o, std::span<const Rule> rules) {
   Result<Host> host = o.root.empty() ? Result<Host>(Host::live()) : Host::snapshot(o.root);
   if (!host) {
     std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
     return k_exit_error;
   }
   const Facts facts = collect_facts(*host, o.probe);
-  const Assessment assessment = assess(facts, builtin_rules(), o.check);
+  const Assessment assessment = assess(facts, rules, o.check);
   const int code = exit_code_for(assessment.verdict, o.check.strict);
   const Report report{facts, assessment, code};
   std::string out;
@@ -72,6 +92,33 @@ int run_check(const CliOptions& o) {
   return code;
 }
 
+int run_rules_command(std::span<const Rule> rules, const std::string& format) {
+  std::string out;
+  if (format == "json") {
+    out = rules_json(rules).dump(2) + "\n";
+  } else if (format == "markdown") {
+    out = render_rules_markdown(rules);
+  } else if (format == "text") {
+    out = render_rules_text(rules);
+  } else {
+    std::cerr << "gpu-preflight: error: rules: --format " << format << " is not supported (text, json, markdown)\n";
+    return k_exit_error;
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+}
+
+int run_explain_command(const RuleSet& rules, const std::string& id) {
+  const Rule* rule = rules.find(id);
+  if (!rule) {
+    std::cerr << "gpu-preflight: error: explain: no rule \"" << id << "\" (gpu-preflight rules lists them)\n";
+    return k_exit_error;
+  }
+  const std::string out = render_explain(*rule);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+}
+
 } // namespace
 
 int run_cli(int argc, char** argv) {
@@ -83,6 +130,10 @@ int run_cli(int argc, char** argv) {
   add_check_options(app, o);
   auto* check = app.add_subcommand("check", "Run the checks and print a verdict (the default)");
   (void)check;
+  auto* rules_cmd = app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
+  rules_cmd->add_option("--format", o.rules_format, "Output format")->check(CLI::IsMember({"text", "json", "markdown"}));
+  auto* explain_cmd = app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
+  explain_cmd->add_option("id", o.explain_id, "Rule id, e.g. cuda.driver-too-old")->required();
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
@@ -95,7 +146,18 @@ int run_cli(int argc, char** argv) {
     return k_exit_error;
   }
   try {
-    return run_check(o);
+    auto rules = RuleSet::load(builtin_rules(), o.rules);
+    if (!rules) {
+      std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";
+      return k_exit_error;
+    }
+    if (rules_cmd->parsed()) {
+      return run_rules_command(rules->rules(), o.rules_format.empty() ? o.format : o.rules_format);
+    }
+    if (explain_cmd->parsed()) {
+      return run_explain_command(*rules, o.explain_id);
+    }
+    return run_check(o, rules->rules());
   } catch (const std::exception& e) {
     std::cerr << "gpu-preflight: internal error: " << e.what() << "\n";
     return k_exit_error;

@@ -47,7 +47,7 @@ std::vector<Finding> findings(const Facts& f, const std::string& id) {
 
 } // namespace
 
-TEST_CASE("kernel below the driver branch's floor fails; gVisor and WSL2 are explained instead") {
+TEST_CASE("kernel below the driver branch's floor fails - gVisor and WSL2 are explained instead") {
   CHECK(findings(host_with("3.10.0-1160.el7.x86_64", "555.42.06", DriverFlavour::open, {}), "kernel.below-driver-floor").size() == 1);
   CHECK(findings(host_with("4.14.336-253.554.amzn2.x86_64", "570.124.06", DriverFlavour::open, {}), "kernel.below-driver-floor").size() == 1);
   CHECK(findings(host_with("4.15.0-213-generic", "555.42.06", DriverFlavour::open, {}), "kernel.below-driver-floor").empty());
@@ -150,7 +150,7 @@ TEST_CASE("WSL2: the job's CUDA is judged against cuDriverGetVersion when no dri
   CHECK(findings(f, "cuda.driver-too-old")[0].evidence[1] == "cuDriverGetVersion: 12020");
 }
 
-TEST_CASE("forward compatibility on a GeForce GPU is unusable; a compat libcuda older than the driver fails") {
+TEST_CASE("forward compatibility on a GeForce GPU is unusable - a compat libcuda older than the driver fails") {
   auto f = host_with("6.8.0-45-generic", "535.104.05", DriverFlavour::open, {"NVIDIA GeForce RTX 4090", "NVIDIA L40S"});
   f.compat.libcuda.soname = "libcuda.so.1";
   f.compat.libcuda.path = "/usr/local/cuda/compat/libcuda.so.1";
@@ -196,7 +196,7 @@ TEST_CASE("a CUDA version outside the table is said to be so") {
   CHECK(findings(f, "cuda.driver-too-old").empty());
 }
 
-TEST_CASE("library checks: unversioned names are not checked; a missing libcuda fails only live") {
+TEST_CASE("library checks: unversioned names are not checked - a missing libcuda fails only live") {
   auto f = host_with("6.8.0-45-generic", "550.54.14", DriverFlavour::open, {});
   f.compat.libcuda.soname = "libcuda.so.1";
   f.compat.libcuda.path = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";

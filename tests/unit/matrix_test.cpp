@@ -274,7 +274,7 @@ TEST_CASE("driver branch end of life is judged after its month") {
   CHECK_FALSE(gpf::past_end_of_life(*matrix().branch(470), year(2030) / January / 1)); // no date
 }
 
-TEST_CASE("GPU model names map to architectures; every example matches its own row") {
+TEST_CASE("GPU model names map to architectures - every example matches its own row") {
   for (const auto& row : matrix().gpu_model_rows()) {
     for (const auto& example : row.examples) {
       INFO(example << " should match " << row.match);
