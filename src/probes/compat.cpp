@@ -90,7 +90,11 @@ bool try_candidate(const Host& host, const std::string& path, const std::string&
   if (!resolved) {
     step.result = resolved.error().message;
   } else if (!host.exists(relative(*resolved))) {
-    step.result = *resolved == normalize_absolute_path(path) ? "not present" : "dangling link to " + *resolved;
+    // A dangling link only when the file itself is a link (a linked directory such as a merged
+    // /lib -> usr/lib is not).
+    auto dir = resolve_in_root(host, parent_path(path));
+    const std::string direct = (dir ? (*dir == "/" ? std::string() : *dir) : parent_path(path)) + "/" + file_name(path);
+    step.result = host.read_link(relative(direct)) ? "dangling link to " + *resolved : "not present";
   } else if (host.is_directory(relative(*resolved))) {
     step.result = "a directory";
   } else {

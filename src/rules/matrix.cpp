@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace gpf {
 namespace {
 
@@ -129,11 +132,30 @@ const BranchRow* Matrix::branch(unsigned long branch) const {
   return nullptr;
 }
 
+std::vector<std::string> model_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) {
+    words.push_back(std::move(word));
+  }
+  return words;
+}
+
 const GpuModelRow* Matrix::gpu_model(std::string_view model) const {
-  const std::string text(model.substr(0, 256)); // model names are short; bound the regex input
+  const auto words = model_words(model.substr(0, 256)); // model names are short; bound the input
   for (const auto& row : m_models) {
-    if (std::regex_search(text, row.pattern)) {
-      return &row;
+    for (const auto& name : row.words) {
+      if (std::search(words.begin(), words.end(), name.begin(), name.end()) != words.end()) {
+        return &row;
+      }
     }
   }
   return nullptr;

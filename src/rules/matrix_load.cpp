@@ -311,13 +311,14 @@ struct MatrixLoader {
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
-                  {"match", "examples", "arch", "cc", "segment", "needs_open_module", "min_branch", "note"});
+                  {"names", "examples", "arch", "cc", "segment", "needs_open_module", "min_branch", "note"});
       GpuModelRow row;
-      row.match = r.text("match");
-      try {
-        row.pattern = std::regex(row.match, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-      } catch (const std::regex_error& e) {
-        fail(r.where() + ".match", std::string("is not a valid regular expression: ") + e.what());
+      row.names = r.texts("names");
+      for (const auto& n : row.names) {
+        row.words.push_back(model_words(n));
+        if (row.words.back().empty()) {
+          fail(r.where() + ".names", fmt::format("\"{}\" has no letters or digits", n));
+        }
       }
       row.examples = r.texts("examples");
       row.arch = r.text("arch");

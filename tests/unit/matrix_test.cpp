@@ -58,7 +58,7 @@ TEST_CASE("every embedded data file parses and every row has a source") {
     require_sources(r.sources, "branch " + std::to_string(r.branch));
   }
   for (const auto& r : m.gpu_model_rows()) {
-    require_sources(r.sources, r.match);
+    require_sources(r.sources, r.names.front());
   }
 }
 
@@ -277,7 +277,7 @@ TEST_CASE("driver branch end of life is judged after its month") {
 TEST_CASE("GPU model names map to architectures - every example matches its own row") {
   for (const auto& row : matrix().gpu_model_rows()) {
     for (const auto& example : row.examples) {
-      INFO(example << " should match " << row.match);
+      INFO(example << " should match the row of " << row.names.front());
       const auto* found = matrix().gpu_model(example);
       REQUIRE(found);
       CHECK(found == &row);
@@ -292,6 +292,8 @@ TEST_CASE("GPU model names map to architectures - every example matches its own 
       {"NVIDIA H100 80GB HBM3", "9.0"}, {"NVIDIA GeForce RTX 4090", "8.9"}, {"Tesla T4", "7.5"},
       {"tesla p100-pcie-16gb", "6.0"},  {"Tesla K80", "3.7"},             {"NVIDIA B200", "10.0"},
       {"Quadro P4000", ""},             {"NVIDIA RTX A2000", "8.6"},      {"Some Future GPU", ""},
+      {"NVIDIA A2000", ""},             {"Tesla V1000", ""},              {"NVIDIA RTX 6000 Ada Generation", "8.9"},
+      {"Quadro RTX 6000", "7.5"},       {"Tesla K40m", "3.5"},            {"NVIDIA GeForce RTX 4070 Ti SUPER", "8.9"},
   };
   for (const auto& c : cases) {
     INFO(c.model);
@@ -339,7 +341,7 @@ TEST_CASE("malformed data is rejected with the file, row and field") {
   CHECK_THROWS_WITH(load_with("cuda_toolkit_driver.json", "{" + src + R"(, "rows": [{"release": "x", "cuda": "12..4",
       "kind": "ga", "driver": "550", "source": "s"}]})"),
                     Catch::Contains("rows[0].cuda"));
-  CHECK_THROWS_WITH(load_with("gpu_models.json", "{" + src + R"(, "rows": [{"match": "(", "examples": ["x"], "arch": "a",
+  CHECK_THROWS_WITH(load_with("gpu_models.json", "{" + src + R"(, "rows": [{"names": ["--"], "examples": ["x"], "arch": "a",
       "cc": "7.0", "segment": "datacenter", "needs_open_module": false, "min_branch": null, "source": "s"}]})"),
-                    Catch::Contains("rows[0].match"));
+                    Catch::Contains("rows[0].names"));
 }

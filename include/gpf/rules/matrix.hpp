@@ -9,7 +9,6 @@
 #include <chrono>
 #include <map>
 #include <optional>
-#include <regex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,8 +92,8 @@ struct BranchRow {
 
 // GPU model name -> architecture and compute capability.
 struct GpuModelRow {
-  std::string match; // the regular expression as written in the data
-  std::regex pattern;
+  std::vector<std::string> names;              // as written in the data ("RTX 4090", "V100")
+  std::vector<std::vector<std::string>> words; // each name split into upper-case words
   std::vector<std::string> examples;
   std::string arch;
   Version cc;
@@ -150,7 +149,7 @@ public:
   const DriverArchRow* driver_arch(const Version& cc) const;
   const KernelFloorRow* kernel_floor(unsigned long branch) const;
   const BranchRow* branch(unsigned long branch) const;
-  // The first model row whose pattern is found in `model` (case-insensitive).
+  // The first model row one of whose names occurs in `model` as whole words (case-insensitive).
   const GpuModelRow* gpu_model(std::string_view model) const;
 
   // "<table> (<url>)" for each key, joined with "; ". Unknown keys are named as such.
@@ -181,6 +180,9 @@ private:
 
 // True when `today` lies after the month in which the branch reaches its end of life.
 bool past_end_of_life(const BranchRow& row, std::chrono::year_month_day today);
+
+// Upper-case runs of letters and digits: "Tesla V100-SXM2-16GB" -> TESLA, V100, SXM2, 16GB.
+std::vector<std::string> model_words(std::string_view text);
 
 // "12.4" -> 12040, the encoding of cuDriverGetVersion (1000*major + 10*minor).
 int cuda_version_number(const Version& cuda);
