@@ -1,7 +1,8 @@
 // The command line. CLI11 parses; run_cli maps every outcome to 0/1/2 (CLI11's own codes, which
-// start at 100, never leak out).
+// start at 100, never leak out). Subcommands: check (default), exec, snapshot.
 #include "gpf/cli/cli.hpp"
 
+#include "gpf/capture/snapshot.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/report/report.hpp"
@@ -30,9 +31,19 @@ struct CliOptions {
   RuleOverrides rules;
   std::string rules_format; // `rules --format`
   std::string explain_id;   // `explain ID`
+  ExecOptions exec;
+  std::vector<std::string> command; // exec
+  CaptureOptions capture;           // snapshot
+  std::string capture_dir;
 };
 
-bool use_color(const std::string& mode) {
+struct CheckRun {
+  Facts facts;
+  Assessment assessment;
+  int exit_code = 0;
+};
+
+bool use_color(const std::string& mode, int fd) {
   if (mode == "always") {
     return true;
   }
@@ -40,12 +51,12 @@ bool use_color(const std::string& mode) {
     return false;
   }
   const char* no_color = std::getenv("NO_COLOR"); // https://no-color.org: any non-empty value
-  return (no_color == nullptr || *no_color == '\0') && ::isatty(STDOUT_FILENO) == 1;
+  return (no_color == nullptr || *no_color == '\0') && ::isatty(fd) == 1;
 }
 
 void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--root", o.root, "Judge a snapshot directory laid out like the host instead of this host");
-  app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json", "env"}));
+  app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json", "env", "line"}));
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
@@ -66,30 +77,102 @@ void add_check_options(CLI::App& app, CliOptions& o) {
       ->allow_extra_args(false);
 }
 
-int run_check(const CliOptions& o, std::span<const Rule> rules) {
-  Result<Host> host = o.root.empty() ? Result<Host>(Host::live()) : Host::snapshot(o.root);
-  if (!host) {
-    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
-    return k_exit_error;
-  }
-  const Facts facts = collect_facts(*host, o.probe);
-  const Assessment assessment = assess(facts, rules, o.check);
-  const int code = exit_code_for(assessment.verdict, o.check.strict);
-  const Report report{facts, assessment, code};
-  std::string out;
-  if (o.format == "json") {
-    out = render_json(report);
-  } else if (o.format == "env") {
-    out = render_env(report);
-  } else {
-    out = render_text(report, use_color(o.color));
-  }
+Result<Host> open_host(const CliOptions& o) {
+  return o.root.empty() ? Result<Host>(Host::live()) : Host::snapshot(o.root);
+}
+
+CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Rule> rules) {
+  CheckRun run;
+  run.facts = collect_facts(host, o.probe);
+  run.assessment = assess(run.facts, rules, o.check);
+  run.exit_code = exit_code_for(run.assessment.verdict, o.check.strict);
+  return run;
+}
+
+int write_stdout(const std::string& out) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0) {
     std::cerr << "gpu-preflight: error: cannot write the report\n";
     return k_exit_error;
   }
-  return code;
+  return 0;
+}
+
+int run_check(const CliOptions& o, std::span<const Rule> rules) {
+  auto host = open_host(o);
+  if (!host) {
+    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
+    return k_exit_error;
+  }
+  const CheckRun run = perform_check(*host, o, rules);
+  const Report report{run.facts, run.assessment, run.exit_code};
+  std::string out;
+  if (o.format == "json") {
+    out = render_json(report);
+  } else if (o.format == "env") {
+    out = render_env(report);
+  } else if (o.format == "line") {
+    out = render_line(report);
+  } else {
+    out = render_text(report, use_color(o.color, STDOUT_FILENO));
+  }
+  const int written = write_stdout(out);
+  return written != 0 ? written : run.exit_code;
+}
+
+// exec: check, then refuse (exit 1, report on stderr) or replace this process with the command.
+int run_exec(const CliOptions& o, std::span<const Rule> rules) {
+  auto host = open_host(o);
+  if (!host) {
+    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
+    return k_exit_error;
+  }
+  const CheckRun run = perform_check(*host, o, rules);
+  const Report report{run.facts, run.assessment, run.exit_code};
+  if (run.exit_code != 0) {
+    std::cerr << render_text(report, use_color(o.color, STDERR_FILENO));
+    std::cerr << "gpu-preflight: not starting " << o.command.front() << "\n";
+    return k_exit_not_ready;
+  }
+  std::vector<std::pair<std::string, std::string>> env;
+  const auto& rec = run.assessment.recommendation;
+  if (!o.exec.keep_env) {
+    env.emplace_back("CUDA_VISIBLE_DEVICES", rec.cuda_visible_devices);
+    if (rec.cuda_device_order) {
+      env.emplace_back("CUDA_DEVICE_ORDER", *rec.cuda_device_order);
+    }
+  }
+  if (!o.exec.quiet) {
+    std::string line = render_line(report);
+    line.pop_back();
+    std::cerr << "gpu-preflight: " << line
+              << (o.exec.keep_env ? std::string(" (environment unchanged)") : " CUDA_VISIBLE_DEVICES=" + rec.cuda_visible_devices)
+              << "\n";
+  }
+  return exec_command(o.command, env);
+}
+
+int run_snapshot(CliOptions& o) {
+  auto host = open_host(o);
+  if (!host) {
+    std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
+    return k_exit_error;
+  }
+  o.capture.out = o.capture_dir;
+  auto report = capture_snapshot(host.value(), o.probe, o.capture);
+  if (!report) {
+    std::cerr << "gpu-preflight: error: " << report.error().message << "\n";
+    return k_exit_error;
+  }
+  std::string out = fmt::format("captured {} file(s) into {}\n", report->captured.size(), o.capture_dir);
+  for (const auto& u : report->unreadable) {
+    out += "  not readable: " + u + "\n";
+  }
+  for (const auto& t : report->truncated) {
+    out += "  cut at the size cap: " + t + "\n";
+  }
+  out += fmt::format("replay it with: gpu-preflight check --root {}\n", o.capture_dir);
+  return write_stdout(out);
 }
 
 int run_rules_command(std::span<const Rule> rules, const std::string& format) {
@@ -128,8 +211,15 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string(k_tool_name) + " " + k_tool_version);
   app.fallthrough();
   add_check_options(app, o);
-  auto* check = app.add_subcommand("check", "Run the checks and print a verdict (the default)");
-  (void)check;
+  app.add_subcommand("check", "Run the checks and print a verdict (the default)");
+  auto* exec = app.add_subcommand("exec", "Run the checks, then start CMD on the recommended GPUs, or refuse (exit 1)");
+  exec->add_flag("--quiet", o.exec.quiet, "No summary line on stderr");
+  exec->add_flag("--keep-env", o.exec.keep_env, "Start CMD without setting CUDA_VISIBLE_DEVICES");
+  exec->add_option("command", o.command, "The command and its arguments, after --")->required();
+  auto* snapshot = app.add_subcommand("snapshot", "Capture what the checks read into DIR, for replay with --root DIR");
+  snapshot->add_option("-o,--output", o.capture_dir, "The directory to write (must be empty unless --force)")->required();
+  snapshot->add_flag("--force", o.capture.force, "Write into a non-empty directory");
+  snapshot->add_flag("--redact", o.capture.redact, "Replace hostnames and serial numbers consistently");
   auto* rules_cmd = app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
   rules_cmd->add_option("--format", o.rules_format, "Output format")->check(CLI::IsMember({"text", "json", "markdown"}));
   auto* explain_cmd = app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
@@ -156,6 +246,12 @@ int run_cli(int argc, char** argv) {
     }
     if (explain_cmd->parsed()) {
       return run_explain_command(*rules, o.explain_id);
+    }
+    if (exec->parsed()) {
+      return run_exec(o, rules->rules());
+    }
+    if (snapshot->parsed()) {
+      return run_snapshot(o);
     }
     return run_check(o, rules->rules());
   } catch (const std::exception& e) {

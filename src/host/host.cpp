@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <dirent.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -113,6 +116,39 @@ std::map<std::string, NodeInfo> parse_manifest(const std::string& text, std::str
   return manifest;
 }
 
+// openat2(2) with RESOLVE_IN_ROOT (Linux 5.6+); -ENOSYS where the kernel lacks it.
+int open_in_root(const fs::path& root, std::string_view rel, int flags) {
+  const int dirfd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    return -errno;
+  }
+  open_how how{};
+  how.flags = static_cast<unsigned long long>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  const std::string relative(rel);
+  const long fd = ::syscall(SYS_openat2, dirfd, relative.c_str(), &how, sizeof how);
+  const int err = errno;
+  ::close(dirfd);
+  return fd < 0 ? -err : static_cast<int>(fd);
+}
+
+// Fallback for kernels without openat2: open, then refuse a file whose real path left the root.
+int open_checked(const fs::path& root, const fs::path& full, int flags) {
+  const int fd = ::open(full.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) {
+    return -errno;
+  }
+  std::error_code ec;
+  const auto real_root = fs::canonical(root, ec);
+  const auto real = fs::canonical(fs::path("/proc/self/fd") / std::to_string(fd), ec);
+  const auto rel = real.lexically_relative(real_root);
+  if (ec || rel.empty() || *rel.begin() == "..") {
+    ::close(fd);
+    return -EXDEV;
+  }
+  return fd;
+}
+
 } // namespace
 
 std::optional<std::string> Environment::get(std::string_view name) const {
@@ -167,23 +203,67 @@ Result<Host> Host::snapshot(const fs::path& dir) {
   if (auto manifest = host.read_file("devices.json")) {
     host.m_node_manifest = parse_manifest(manifest->data, host.m_manifest_error);
   }
+  if (auto unreadable = host.read_file("unreadable.json")) {
+    const auto doc = nlohmann::json::parse(unreadable->data, nullptr, false);
+    if (doc.is_object()) {
+      for (const auto& [path, reason] : doc.items()) {
+        if (reason.is_string()) {
+          host.m_unreadable[path] = reason.get<std::string>();
+        }
+      }
+    }
+  }
   return host;
 }
 
 fs::path Host::resolve(std::string_view path) const { return m_root / fs::path(path); }
 
+int Host::open_path(std::string_view path, int flags) const {
+  if (!is_safe_relative(path)) {
+    return -EINVAL;
+  }
+  if (m_live) {
+    const int fd = ::open(resolve(path).c_str(), flags | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+  }
+  const int fd = open_in_root(m_root, path, flags);
+  return fd == -ENOSYS ? open_checked(m_root, resolve(path), flags) : fd;
+}
+
+void Host::record(HostAccess::Kind kind, std::string_view path, int err) const {
+  if (m_access_log == nullptr) {
+    return;
+  }
+  if (err == ENOENT || err == ENOTDIR) {
+    m_access_log->push_back({kind, std::string(path), {}, false});
+  } else {
+    record_error(kind, path, err != 0 ? os_error(err) : std::string());
+  }
+}
+
+void Host::record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const {
+  if (m_access_log != nullptr) {
+    m_access_log->push_back({kind, std::string(path), error, true});
+  }
+}
+
 Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
   }
-  const auto full = resolve(path);
-  const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::file, path, it->second);
+    return Error{it->second};
+  }
+  const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
-    return Error{os_error(errno)};
+    record(HostAccess::Kind::file, path, -fd);
+    return Error{os_error(-fd)};
   }
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
+    record(HostAccess::Kind::file, path, EISDIR);
     return Error{os_error(EISDIR)};
   }
   FileContent content;
@@ -208,6 +288,7 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
       }
       const int err = errno;
       ::close(fd);
+      record(HostAccess::Kind::file, path, err);
       return Error{os_error(err)};
     }
     content.data.resize(old + static_cast<std::size_t>(n));
@@ -220,6 +301,7 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
     content.data.resize(cap);
     content.truncated = true;
   }
+  record(HostAccess::Kind::file, path, 0);
   return content;
 }
 
@@ -227,30 +309,49 @@ Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
   }
-  std::error_code ec;
-  fs::directory_iterator it(resolve(path), ec);
-  if (ec) {
-    return Error{ec.message()};
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::directory, path, it->second);
+    return Error{it->second};
+  }
+  const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    record(HostAccess::Kind::directory, path, -fd);
+    return Error{os_error(-fd)};
+  }
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return Error{os_error(err)};
   }
   std::vector<std::string> names;
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) {
-      return Error{ec.message()};
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != "..") {
+      names.emplace_back(name);
     }
-    names.push_back(it->path().filename().string());
   }
+  ::closedir(dir);
   std::sort(names.begin(), names.end());
+  record(HostAccess::Kind::directory, path, 0);
   return names;
 }
 
 bool Host::exists(std::string_view path) const {
-  struct stat st {};
-  return is_safe_relative(path) && ::stat(resolve(path).c_str(), &st) == 0;
+  const int fd = open_path(path, O_PATH);
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  return fd >= 0;
 }
 
 bool Host::is_directory(std::string_view path) const {
-  struct stat st {};
-  return is_safe_relative(path) && ::stat(resolve(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  const int fd = open_path(path, O_PATH | O_DIRECTORY);
+  if (fd >= 0) {
+    ::close(fd);
+    record(HostAccess::Kind::directory, path, 0);
+  }
+  return fd >= 0;
 }
 
 NodeInfo Host::stat_node(std::string_view path) const {
@@ -261,10 +362,15 @@ NodeInfo Host::stat_node(std::string_view path) const {
   }
   const auto full = resolve(path);
   struct stat st {};
-  if (::stat(full.c_str(), &st) != 0) {
-    if (errno != ENOENT && errno != ENOTDIR) {
+  const int fd = open_path(path, O_PATH);
+  const int err = fd < 0 ? -fd : (::fstat(fd, &st) == 0 ? 0 : errno);
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  if (err != 0) {
+    if (err != ENOENT && err != ENOTDIR) {
       info.type = NodeType::other;
-      info.error = os_error(errno);
+      info.error = os_error(err);
     }
   } else {
     info.type = node_type(st.st_mode);
@@ -273,14 +379,16 @@ NodeInfo Host::stat_node(std::string_view path) const {
       info.major = ::major(st.st_rdev);
       info.minor = ::minor(st.st_rdev);
     }
-    if (m_live || !S_ISREG(st.st_mode)) {
+    if (m_live) {
+      // access(2) rather than open(2): opening a device node is not free of side effects
       info.rw_access = ::faccessat(AT_FDCWD, full.c_str(), R_OK | W_OK, AT_EACCESS) == 0;
-    } else {
+    } else if (S_ISREG(st.st_mode)) {
       // A plain file stands in for a node: its mode is the stand-in's, not the node's.
       info.stand_in = true;
       info.mode.reset();
     }
   }
+  record(HostAccess::Kind::node, path, err);
   if (!m_live) {
     if (auto it = m_node_manifest.find(std::string(path)); it != m_node_manifest.end()) {
       const NodeInfo& recorded = it->second;
@@ -303,13 +411,47 @@ Result<std::string> Host::read_link(std::string_view path) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
   }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::link, path, it->second);
+    return Error{it->second};
+  }
+  // The link itself (O_NOFOLLOW), its directories resolved inside the root like every other read.
+  const int fd = open_path(path, O_PATH | O_NOFOLLOW);
+  if (fd < 0) {
+    record(HostAccess::Kind::link, path, -fd);
+    return Error{os_error(-fd)};
+  }
   std::string target(4096, '\0');
-  const ssize_t n = ::readlink(resolve(path).c_str(), target.data(), target.size());
+  const ssize_t n = ::readlinkat(fd, "", target.data(), target.size());
+  ::close(fd);
   if (n < 0) {
-    return Error{os_error(errno)};
+    return Error{os_error(EINVAL)}; // it exists but is not a symbolic link: nothing to record
   }
   target.resize(static_cast<std::size_t>(n));
+  record(HostAccess::Kind::link, path, 0);
   return target;
+}
+
+bool Host::has_file(std::string_view path) const {
+  if (!is_safe_relative(path)) {
+    return false;
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::presence, path, it->second);
+    return false;
+  }
+  const int fd = open_path(path, O_PATH);
+  if (fd < 0) {
+    record(HostAccess::Kind::presence, path, -fd);
+    return false;
+  }
+  struct stat st {};
+  const bool file = ::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
+  ::close(fd);
+  if (file) {
+    record(HostAccess::Kind::presence, path, 0);
+  }
+  return file;
 }
 
 std::optional<std::chrono::year_month_day> Host::today() const {
@@ -334,6 +476,15 @@ std::optional<std::chrono::year_month_day> Host::today() const {
   }
   const year_month_day date{year(static_cast<int>(*y)), month(static_cast<unsigned>(*m)), day(static_cast<unsigned>(*d))};
   return date.ok() ? std::optional(date) : std::nullopt;
+}
+
+std::optional<std::string> Host::hostname() const {
+  if (m_live) {
+    struct utsname u {};
+    return ::uname(&u) == 0 ? std::optional<std::string>(u.nodename) : std::nullopt;
+  }
+  auto content = read_file("proc/sys/kernel/hostname", 4096);
+  return content ? std::optional<std::string>(std::string(trim(content->data))) : std::nullopt;
 }
 
 Result<std::string> Host::kernel_release() const {

@@ -30,6 +30,14 @@ constexpr std::string_view k_multiarch = "";
 
 constexpr std::array<std::string_view, 4> k_modules{"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"};
 
+// Root-relative, like every host path here; shown with a leading '/' as the loader names them.
+constexpr std::string_view k_ld_cache = "etc/ld.so.cache";
+constexpr std::string_view k_default_toolkit = "usr/local/cuda";
+constexpr std::array<std::string_view, 4> k_default_dirs{"lib64", "usr/lib64", "lib", "usr/lib"};
+
+// The absolute form of a root-relative path, as the dynamic loader and the user see it.
+std::string shown(std::string_view rel) { return "/" + std::string(rel); }
+
 // A root-relative path for an absolute one ("/usr/lib" -> "usr/lib"; "/" -> ".").
 std::string relative(std::string_view absolute) {
   while (!absolute.empty() && absolute.front() == '/') {
@@ -89,14 +97,14 @@ bool try_candidate(const Host& host, const std::string& path, const std::string&
   auto resolved = resolve_in_root(host, path);
   if (!resolved) {
     step.result = resolved.error().message;
-  } else if (!host.exists(relative(*resolved))) {
+  } else if (host.is_directory(relative(*resolved))) {
+    step.result = "a directory";
+  } else if (!host.has_file(relative(*resolved))) {
     // A dangling link only when the file itself is a link (a linked directory such as a merged
     // /lib -> usr/lib is not).
     auto dir = resolve_in_root(host, parent_path(path));
     const std::string direct = (dir ? (*dir == "/" ? std::string() : *dir) : parent_path(path)) + "/" + file_name(path);
     step.result = host.read_link(relative(direct)) ? "dangling link to " + *resolved : "not present";
-  } else if (host.is_directory(relative(*resolved))) {
-    step.result = "a directory";
   } else {
     step.result = "found";
     lib.path = path;
@@ -114,14 +122,15 @@ bool try_candidate(const Host& host, const std::string& path, const std::string&
   return lib.path.has_value();
 }
 
+// The default directories (multiarch first, as Debian's glibc has them), absolute.
 std::vector<std::string> default_dirs() {
   std::vector<std::string> dirs;
   if (!k_multiarch.empty()) {
-    dirs.push_back("/lib/" + std::string(k_multiarch));
-    dirs.push_back("/usr/lib/" + std::string(k_multiarch));
+    dirs.push_back(shown("lib") + "/" + std::string(k_multiarch));
+    dirs.push_back(shown("usr/lib") + "/" + std::string(k_multiarch));
   }
-  for (const char* d : {"/lib64", "/usr/lib64", "/lib", "/usr/lib"}) {
-    dirs.emplace_back(d);
+  for (auto d : k_default_dirs) {
+    dirs.push_back(shown(d));
   }
   return dirs;
 }
@@ -145,7 +154,7 @@ DriverLibrary find_library(const Host& host, const Facts& facts, const std::opti
   }
   if (cache) {
     if (const auto* entry = find_in_ld_cache(*cache, lib.soname, native_ld_cache_flags())) {
-      if (try_candidate(host, normalize_absolute_path(entry->path), "/etc/ld.so.cache", lib)) {
+      if (try_candidate(host, normalize_absolute_path(entry->path), shown(k_ld_cache), lib)) {
         return lib;
       }
     }
@@ -168,12 +177,12 @@ void read_expected_cuda_file(const Host& host, const std::string& home, const st
     }
     const auto text = std::string(name) == "version.json" ? parse_cuda_version_json(content->data)
                                                           : parse_cuda_version_txt(content->data);
-    const std::string shown = normalize_absolute_path("/" + path);
+    const std::string where = normalize_absolute_path(shown(path));
     if (text) {
-      compat.expected_cuda = ExpectedCuda{*Version::parse(*text), *text, label.empty() ? shown : label + ": " + shown};
+      compat.expected_cuda = ExpectedCuda{*Version::parse(*text), *text, label.empty() ? where : label + ": " + where};
       return;
     }
-    compat.expected_cuda_notes.push_back(shown + ": no CUDA version in \"" + quote_evidence(trim(content->data), 120) + "\"");
+    compat.expected_cuda_notes.push_back(where + ": no CUDA version in \"" + quote_evidence(trim(content->data), 120) + "\"");
   }
 }
 
@@ -192,7 +201,7 @@ void find_expected_cuda(const Host& host, const ProbeOptions& options, const Fac
       return;
     }
   }
-  read_expected_cuda_file(host, "/usr/local/cuda", "", compat);
+  read_expected_cuda_file(host, shown(k_default_toolkit), "", compat);
 }
 
 void read_module_versions(const Host& host, const Facts& facts, ProbeStatus& status, CompatFacts& compat) {
@@ -202,7 +211,7 @@ void read_module_versions(const Host& host, const Facts& facts, ProbeStatus& sta
     if (!loaded && !host.is_directory(dir)) {
       continue;
     }
-    ModuleVersion m{std::string(name), "/" + dir + "/version", std::nullopt, {}, {}};
+    ModuleVersion m{std::string(name), shown(dir) + "/version", std::nullopt, {}, {}};
     if (auto content = host.read_file(dir + "/version", 4096)) {
       m.text = quote_evidence(trim(content->data), 64);
       const auto t = trim(content->data);
@@ -234,7 +243,7 @@ ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& f
   read_module_versions(host, facts, status, compat);
 
   std::optional<LdCache> cache;
-  if (auto content = host.read_file("etc/ld.so.cache", k_ld_cache_cap)) {
+  if (auto content = host.read_file(k_ld_cache, k_ld_cache_cap)) {
     auto parsed = parse_ld_so_cache(content->data);
     if (parsed) {
       compat.ld_cache = parsed->format + " format, " + std::to_string(parsed->entries.size()) + " entries";

@@ -8,7 +8,7 @@ ProbeStatus probe_modules(const Host& host, const ProbeOptions&, Facts& facts) {
   ProbeStatus status{"modules", ProbeState::ok, {}, 0};
   auto content = host.read_file("proc/modules");
   if (!content) {
-    status.state = host.is_live() ? ProbeState::error : ProbeState::skipped;
+    status.state = ProbeState::error;
     status.message = "proc/modules: " + content.error().message;
     return status;
   }

@@ -35,8 +35,8 @@ std::string render_text(const Report& r, bool color) {
   out += fmt::format("gpu-preflight: {} — {} of {} GPU(s) usable\n", p.paint(upper(verdict_name(a.verdict)), verdict_colour),
                      a.usable_count(), a.gpus.size());
   for (const auto& f : a.findings) {
-    out += fmt::format("\n{} {}\n  {}\n", p.paint(fmt::format("[{}]", upper(severity_name(f.severity))), colour_of(f.severity)),
-                       f.id, to_valid_utf8(f.message));
+    out += fmt::format("\n{} {}{}\n  {}\n", p.paint(fmt::format("[{}]", upper(severity_name(f.severity))), colour_of(f.severity)),
+                       f.id, f.gpu ? fmt::format(" (GPU {})", *f.gpu) : std::string(), to_valid_utf8(f.message));
     for (const auto& e : f.evidence) {
       out += fmt::format("  evidence: {}\n", quote_evidence(e, 512));
     }
@@ -51,7 +51,9 @@ std::string render_text(const Report& r, bool color) {
     }
   }
   out += "\nRecommendation:\n";
-  if (a.recommendation.cuda_visible_devices.empty()) {
+  if (a.verdict == Verdict::fail) {
+    out += "  do not start a job here: fix the failures above first\n";
+  } else if (a.recommendation.cuda_visible_devices.empty()) {
     out += "  no GPU can be recommended\n";
   } else {
     if (a.recommendation.cuda_device_order) {

@@ -390,8 +390,8 @@ std::vector<Hit> driver_module_version_mismatch(const RuleContext& c) {
     if (!m.version || *m.version == *d.kernel_module) {
       continue;
     }
-    if (m.name == "nvidia" && c.facts.driver.version_source == "sys/module/nvidia/version") {
-      continue; // the same file gave the driver version
+    if (m.name == "nvidia") {
+      continue; // the driver's own module: /proc/driver/nvidia/version describes the same module
     }
     hits.push_back({fmt::format("Kernel module {} is version {} but the NVIDIA driver is {}: a partial upgrade or a module "
                                 "left loaded from an older install",
@@ -591,7 +591,7 @@ const Rule k_rules[] = {
      k_src_mismatch, driver_module_version_mismatch,
      "nvidia, nvidia_uvm, nvidia_modeset and nvidia_drm come from one driver release and carry the same version; a "
      "different one means a partial upgrade or a module left over from an older install.",
-     "/sys/module/{nvidia,nvidia_uvm,nvidia_modeset,nvidia_drm}/version against /proc/driver/nvidia/version."},
+     "/sys/module/{nvidia_uvm,nvidia_modeset,nvidia_drm}/version against the driver's version (/proc/driver/nvidia/version)."},
     {"driver.library-version-mismatch", Severity::fail, Stage::host,
      "The user-space driver libraries the job would load match the kernel module",
      "Reboot (or reload the NVIDIA kernel modules) after a driver upgrade so the kernel module matches the installed "

@@ -212,7 +212,8 @@ std::vector<Hit> probe_failed(const RuleContext& c) {
 
 std::vector<Hit> too_few_gpus(const RuleContext& c) {
   const auto n = static_cast<int>(c.recommended.size());
-  if (n >= c.options.min_gpus) {
+  // With a host-level failure its own finding explains why no GPU is usable.
+  if (n >= c.options.min_gpus || c.host_failed) {
     return {};
   }
   std::vector<std::string> evidence;

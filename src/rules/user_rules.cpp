@@ -560,8 +560,9 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
     severities.emplace_back(arg.substr(0, eq), *level, "--severity " + arg);
   }
 
-  for (const auto& [id, level, where] : severities) {
-    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&](const Rule& r) { return r.id == id; });
+  for (const auto& entry : severities) {
+    const auto& [id, level, where] = entry;
+    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&entry](const Rule& r) { return r.id == std::get<0>(entry); });
     if (it == set.m_rules.end()) {
       return Error{fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id)};
     }
@@ -574,8 +575,9 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
       return hits;
     };
   }
-  for (const auto& [id, where] : disables) {
-    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&](const Rule& r) { return r.id == id; });
+  for (const auto& entry : disables) {
+    const auto& [id, where] = entry;
+    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&entry](const Rule& r) { return r.id == entry.first; });
     if (it == set.m_rules.end()) {
       return Error{fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id)};
     }

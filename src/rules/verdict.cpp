@@ -42,7 +42,7 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   Assessment a;
   std::set<std::string> usable;
   std::vector<std::string> recommended;
-  const RuleContext ctx{facts, options, usable, recommended};
+  RuleContext ctx{facts, options, usable, recommended};
   const auto run_stage = [&](Stage stage) {
     for (const auto& rule : rules) {
       if (rule.stage != stage) {
@@ -61,6 +61,16 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
     }
   };
 
+  const auto host_fail_ids = [&] {
+    std::vector<std::string> ids;
+    for (const auto& f : a.findings) {
+      if (f.severity == Severity::fail && !f.gpu) {
+        ids.push_back(f.id);
+      }
+    }
+    return ids;
+  };
+
   for (const auto& gpu : facts.gpus) {
     usable.insert(gpu.bus_id);
   }
@@ -68,6 +78,12 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   apply_gpu_effects();
   run_stage(Stage::host);
   apply_gpu_effects();
+  // A host-level failure (no /dev/nvidia-uvm, driver mismatch, ...) leaves no GPU usable.
+  const auto host_failures = host_fail_ids();
+  if (!host_failures.empty()) {
+    usable.clear();
+  }
+  ctx.host_failed = !host_failures.empty();
 
   const auto space = gpu_index_space(facts);
   const auto visible = parse_visible_devices(facts.env.get("CUDA_VISIBLE_DEVICES"), space);
@@ -87,6 +103,9 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
       if (f.effect == Effect::gpu_unusable && f.gpu == g.bus_id) {
         g.reasons.push_back(f.id);
       }
+    }
+    if (g.reasons.empty() && !g.usable) {
+      g.reasons = host_failures;
     }
     const bool admitted = std::find(visible.bus_ids.begin(), visible.bus_ids.end(), g.bus_id) != visible.bus_ids.end();
     if (g.usable && admitted) {
@@ -115,8 +134,7 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
 
   std::stable_sort(a.findings.begin(), a.findings.end(),
                    [](const Finding& x, const Finding& y) { return x.severity > y.severity; });
-  const bool host_fail = std::any_of(a.findings.begin(), a.findings.end(),
-                                     [](const Finding& f) { return f.severity == Severity::fail && !f.gpu; });
+  const bool host_fail = !host_fail_ids().empty();
   const bool any_warn = std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) {
     return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu);
   });

@@ -54,6 +54,16 @@ private:
   std::map<std::string, std::string> m_vars;
 };
 
+// What a probe asked the host for, recorded when a capture (`gpu-preflight snapshot`) wants to
+// copy exactly the inputs of a check.
+struct HostAccess {
+  enum class Kind { file, directory, node, link, presence }; // presence: a file whose content is not needed
+  Kind kind = Kind::file;
+  std::string path;  // root-relative
+  std::string error; // empty when the read succeeded (or the path simply does not exist: see found)
+  bool found = true;
+};
+
 class Host {
 public:
   static Host live();
@@ -71,7 +81,12 @@ public:
   // The target of a symbolic link as stored (relative or absolute; an absolute target names a
   // path inside the root). Error "Invalid argument" when path is not a link.
   Result<std::string> read_link(std::string_view path) const;
+  // True when path exists and is not a directory. Only its presence matters (a driver library):
+  // a capture keeps an empty stand-in, not the content.
+  bool has_file(std::string_view path) const;
   bool is_directory(std::string_view path) const;
+  // Under a snapshot, unreadable.json ({"path": "Permission denied", ...}) makes those paths fail
+  // with that reason: how a capture replays what it could not read, and how tests inject errors.
   // Metadata for a device node; under a snapshot, devices.json (if present) supplies what a
   // stand-in file cannot carry (type, major/minor, mode, access) — see docs/snapshot-format.md.
   NodeInfo stat_node(std::string_view path) const;
@@ -81,18 +96,30 @@ public:
   // Today: the system clock live; a snapshot's `date` file (YYYY-MM-DD) otherwise, so a snapshot
   // is judged as of when it was taken. nullopt when a snapshot records no date.
   std::optional<std::chrono::year_month_day> today() const;
+  // uname's nodename live; proc/sys/kernel/hostname in a snapshot; nullopt when unknown.
+  std::optional<std::string> hostname() const;
 
   // The absolute path of a root-relative path (for messages and for tools that need a real path).
   std::filesystem::path resolve(std::string_view path) const;
+  // From now on, every read, listing and stat is appended to log (nullptr stops recording).
+  void record_into(std::vector<HostAccess>* log) { m_access_log = log; }
+
   // Non-empty when the snapshot's devices.json exists but could not be parsed.
   const std::string& manifest_error() const { return m_manifest_error; }
 
 private:
   Host(std::filesystem::path root, bool live, Environment env);
+  // Opens a root-relative path; returns an fd or -errno. Under a snapshot, resolution stays inside
+  // the root: absolute symlinks and ".." resolve against the snapshot, never the real host.
+  int open_path(std::string_view path, int flags) const;
+  void record(HostAccess::Kind kind, std::string_view path, int err) const;
+  void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
+  std::vector<HostAccess>* m_access_log = nullptr;
   std::filesystem::path m_root;
   bool m_live = true;
   Environment m_env;
   std::map<std::string, NodeInfo> m_node_manifest; // snapshot devices.json
+  std::map<std::string, std::string> m_unreadable;  // snapshot unreadable.json: path -> OS error
   std::string m_manifest_error;
 };
 

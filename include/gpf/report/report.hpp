@@ -20,6 +20,10 @@ nlohmann::ordered_json report_json(const Report& report);
 std::string render_json(const Report& report); // pretty, ends with '\n'
 std::string render_text(const Report& report, bool color);
 std::string render_env(const Report& report); // safe to eval
+// One line of at most k_line_max_bytes (newline not counted): "PASS 8/8 GPUs",
+// "WARN 7/8 GPUs: xid.79 0000:a1:00.0", "FAIL devnode.nvidia-uvm-missing +1 more".
+inline constexpr std::size_t k_line_max_bytes = 80;
+std::string render_line(const Report& report);
 
 // JSON of the facts alone (the "facts" member of the report).
 nlohmann::ordered_json facts_json(const Facts& facts);

@@ -37,6 +37,7 @@ struct RuleContext {
   const CheckOptions& options;
   const std::set<std::string>& usable_gpus;  // bus ids; filled from Stage::host on
   const std::vector<std::string>& recommended; // bus ids in index order; filled for Stage::summary
+  bool host_failed = false;                    // a host-level fail finding exists (Stage::summary)
 };
 
 struct Hit {

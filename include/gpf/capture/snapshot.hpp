@@ -1,0 +1,48 @@
+#pragma once
+// `gpu-preflight snapshot -o DIR`: runs the probes on a recording Host and copies exactly what they
+// read into DIR in the snapshot layout (docs/snapshot-format.md), so that `check --root DIR`
+// reproduces the verdict offline. Read-only on the source; never follows links out of it (the
+// Host resolves snapshot paths inside their root).
+#include "gpf/host/host.hpp"
+#include "gpf/probes/pipeline.hpp"
+#include "gpf/util/result.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpf {
+
+struct CaptureOptions {
+  std::filesystem::path out;
+  bool force = false;                    // allow a non-empty DIR (files are overwritten)
+  bool redact = false;                   // replace hostnames and serial numbers consistently
+  std::size_t file_cap = 16u << 20;      // bytes copied per file at most
+};
+
+struct CaptureReport {
+  std::vector<std::string> captured;   // root-relative paths written
+  std::vector<std::string> unreadable; // "path: reason"
+  std::vector<std::string> truncated;  // paths cut at the cap
+};
+
+// Error when DIR is non-empty without force, or cannot be created or written.
+Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options);
+
+// Replaces hostnames (each of names, and the host field of syslog/journal lines) and serial numbers
+// with stable tokens ("host-1", "serial-1"): the same input always maps to the same token.
+class Redactor {
+public:
+  explicit Redactor(std::vector<std::string> hostnames);
+  std::string apply(std::string_view text);
+
+private:
+  std::string token_for(const std::string& value, const std::string& kind);
+  std::vector<std::string> m_hostnames;
+  std::vector<std::pair<std::string, std::string>> m_tokens; // value -> token, in first-seen order
+};
+
+// The environment variables a snapshot keeps: CUDA_*, NVIDIA_*, NCCL_*, LD_LIBRARY_PATH, PATH.
+bool snapshot_keeps_variable(std::string_view name);
+
+} // namespace gpf

@@ -1,0 +1,297 @@
+#include "gpf/capture/snapshot.hpp"
+
+#include "gpf/util/text.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace gpf {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view k_capture_record = "capture.json";
+
+std::string_view node_type_word(NodeType t) {
+  switch (t) {
+  case NodeType::char_device:
+    return "char";
+  case NodeType::block_device:
+    return "block";
+  case NodeType::regular_file:
+    return "file";
+  case NodeType::directory:
+    return "dir";
+  case NodeType::missing:
+    return "missing";
+  case NodeType::other:
+    return "other";
+  }
+  return "other";
+}
+
+bool dir_is_empty(const fs::path& dir) {
+  std::error_code ec;
+  return !fs::exists(dir, ec) || fs::is_empty(dir, ec);
+}
+
+Result<bool> write_file(const fs::path& out, std::string_view rel, std::string_view data) {
+  const fs::path path = out / fs::path(rel);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!file) {
+    return Error{"cannot write " + path.string()};
+  }
+  return true;
+}
+
+} // namespace
+
+bool snapshot_keeps_variable(std::string_view name) {
+  return starts_with(name, "CUDA_") || starts_with(name, "NVIDIA_") || starts_with(name, "NCCL_") ||
+         name == "LD_LIBRARY_PATH" || name == "PATH";
+}
+
+Redactor::Redactor(std::vector<std::string> hostnames) : m_hostnames(std::move(hostnames)) {
+  m_hostnames.erase(std::remove_if(m_hostnames.begin(), m_hostnames.end(), [](const std::string& h) { return h.size() < 2; }),
+                    m_hostnames.end());
+}
+
+std::string Redactor::token_for(const std::string& value, const std::string& kind) {
+  int same_kind = 0;
+  for (const auto& [v, token] : m_tokens) {
+    if (v == value) {
+      return token;
+    }
+    same_kind += starts_with(token, kind + "-") ? 1 : 0;
+  }
+  m_tokens.emplace_back(value, fmt::format("{}-{}", kind, same_kind + 1));
+  return m_tokens.back().second;
+}
+
+std::string Redactor::apply(std::string_view text) {
+  // syslog / journal prefix "Nov 30 02:00:00 HOST kernel:" and "2026-11-30T02:00:00+0000 HOST kernel:"
+  static const std::regex journal_host(R"(^((?:[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\S+) )(\S+)( kernel:))");
+  static const std::regex serial(R"(((?:[Ss]erial [Nn]umber(?::| is))\s*)([A-Za-z0-9_-]+))");
+  std::string out;
+  for (auto line : split_lines(text)) {
+    std::string l(line);
+    std::smatch m;
+    if (std::regex_search(l, m, journal_host)) {
+      l = m[1].str() + token_for(m[2].str(), "host") + m[3].str() + m.suffix().str();
+    }
+    std::string rebuilt;
+    auto begin = l.cbegin();
+    while (std::regex_search(begin, l.cend(), m, serial)) {
+      rebuilt.append(begin, m[0].first);
+      rebuilt += m[1].str() + token_for(m[2].str(), "serial");
+      begin = m[0].second;
+    }
+    rebuilt.append(begin, l.cend());
+    for (const auto& host : m_hostnames) {
+      for (std::size_t pos = rebuilt.find(host); pos != std::string::npos; pos = rebuilt.find(host, pos)) {
+        const auto token = token_for(host, "host");
+        rebuilt.replace(pos, host.size(), token);
+        pos += token.size();
+      }
+    }
+    out += rebuilt;
+    out += '\n';
+  }
+  return out;
+}
+
+Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options) {
+  if (!dir_is_empty(options.out) && !options.force) {
+    return Error{options.out.string() + " is not empty (use --force to write into it)"};
+  }
+  std::error_code ec;
+  fs::create_directories(options.out, ec);
+  if (ec) {
+    return Error{"cannot create " + options.out.string() + ": " + ec.message()};
+  }
+
+  std::vector<HostAccess> log;
+  host.record_into(&log);
+  const Facts facts = collect_facts(host, probe_options);
+  host.record_into(nullptr);
+
+  CaptureReport report;
+  Redactor redactor(options.redact ? std::vector<std::string>{host.hostname().value_or("")} : std::vector<std::string>{});
+  nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
+  std::set<std::pair<int, std::string>> done;
+  const auto keep = [&](std::string_view rel, std::string data) -> Result<bool> {
+    if (options.redact) {
+      data = redactor.apply(data);
+    }
+    auto written = write_file(options.out, rel, data);
+    if (written) {
+      report.captured.emplace_back(rel);
+    }
+    return written;
+  };
+
+  for (const auto& access : log) {
+    if (!done.insert({static_cast<int>(access.kind), access.path}).second || !access.found) {
+      continue;
+    }
+    if (!access.error.empty()) {
+      report.unreadable.push_back(access.path + ": " + access.error);
+      continue;
+    }
+    switch (access.kind) {
+    case HostAccess::Kind::file: {
+      auto content = host.read_file(access.path, options.file_cap);
+      if (!content) {
+        report.unreadable.push_back(access.path + ": " + content.error().message);
+        break;
+      }
+      if (content->truncated) {
+        report.truncated.push_back(access.path);
+      }
+      if (auto w = keep(access.path, std::move(content->data)); !w) {
+        return w.error();
+      }
+      break;
+    }
+    case HostAccess::Kind::directory:
+      fs::create_directories(options.out / fs::path(access.path), ec);
+      break;
+    case HostAccess::Kind::link: {
+      // Symbolic links are kept as links (a driver library's soname link names its version).
+      auto target = host.read_link(access.path);
+      if (!target) {
+        break;
+      }
+      const fs::path link = options.out / fs::path(access.path);
+      fs::create_directories(link.parent_path(), ec);
+      fs::remove(link, ec);
+      fs::create_symlink(*target, link, ec);
+      if (ec) {
+        return Error{"cannot create the link " + link.string() + ": " + ec.message()};
+      }
+      report.captured.push_back(access.path);
+      break;
+    }
+    case HostAccess::Kind::presence: {
+      // Only the file's presence was asked for (a driver library): an empty stand-in.
+      std::error_code exists_ec;
+      if (fs::is_symlink(options.out / fs::path(access.path), exists_ec)) {
+        break; // already kept as a link
+      }
+      if (auto w = write_file(options.out, access.path, ""); !w) {
+        return w.error();
+      }
+      report.captured.push_back(access.path);
+      break;
+    }
+    case HostAccess::Kind::node: {
+      const NodeInfo info = host.stat_node(access.path);
+      if (!info.exists()) {
+        break;
+      }
+      if (auto w = write_file(options.out, access.path, ""); !w) {
+        return w.error();
+      }
+      report.captured.push_back(access.path);
+      if (!info.stand_in) {
+        nlohmann::ordered_json entry;
+        entry["type"] = node_type_word(info.type);
+        if (info.major && info.minor) {
+          entry["major"] = *info.major;
+          entry["minor"] = *info.minor;
+        }
+        if (info.mode) {
+          entry["mode"] = fmt::format("{:04o}", *info.mode);
+        }
+        if (info.rw_access) {
+          entry["rw_access"] = *info.rw_access;
+        }
+        manifest[access.path] = std::move(entry);
+      }
+      break;
+    }
+    }
+  }
+
+  if (host.is_live()) {
+    // The capture date, so end-of-life rules replay as of the day the snapshot was taken.
+    if (auto today = host.today()) {
+      const auto date = fmt::format("{:04}-{:02}-{:02}\n", static_cast<int>(today->year()),
+                                    static_cast<unsigned>(today->month()), static_cast<unsigned>(today->day()));
+      if (auto w = keep("date", date); !w) {
+        return w.error();
+      }
+    }
+    if (auto release = host.kernel_release()) {
+      if (auto w = keep("proc/sys/kernel/osrelease", *release + "\n"); !w) {
+        return w.error();
+      }
+    } else {
+      report.unreadable.push_back("kernel release: " + release.error().message);
+    }
+  }
+  // What could not be read replays as the same error.
+  nlohmann::ordered_json unreadable = nlohmann::ordered_json::object();
+  for (const auto& access : log) {
+    if (!access.error.empty()) {
+      unreadable[to_valid_utf8(access.path)] = to_valid_utf8(access.error);
+    }
+  }
+  if (!unreadable.empty()) {
+    if (auto w = write_file(options.out, "unreadable.json", unreadable.dump(2) + "\n"); !w) {
+      return w.error();
+    }
+    report.captured.emplace_back("unreadable.json");
+  }
+  if (!manifest.empty()) {
+    if (auto w = write_file(options.out, "devices.json", manifest.dump(2) + "\n"); !w) {
+      return w.error();
+    }
+    report.captured.emplace_back("devices.json");
+  } else if (!host.manifest_error().empty()) {
+    // keep a broken manifest as it is, so the replay reports the same error
+    if (auto raw = host.read_file("devices.json", options.file_cap); raw && write_file(options.out, "devices.json", raw->data)) {
+      report.captured.emplace_back("devices.json");
+    }
+  }
+  std::string environ_text;
+  for (const auto& [name, value] : host.environment().vars()) {
+    if (snapshot_keeps_variable(name)) {
+      environ_text += name + "=" + value + "\n";
+    }
+  }
+  if (!environ_text.empty()) {
+    if (auto w = keep("environ", environ_text); !w) {
+      return w.error();
+    }
+  }
+
+  nlohmann::ordered_json record;
+  record["tool"] = "gpu-preflight";
+  record["source"] = host.is_live() ? std::string("live host") : to_valid_utf8(host.root().string());
+  record["redacted"] = options.redact;
+  record["captured"] = report.captured;
+  record["unreadable"] = nlohmann::ordered_json::array();
+  for (const auto& u : report.unreadable) {
+    record["unreadable"].push_back(to_valid_utf8(u));
+  }
+  record["truncated"] = report.truncated;
+  (void)facts;
+  if (auto w = write_file(options.out, k_capture_record,
+                          record.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+      !w) {
+    return w.error();
+  }
+  return report;
+}
+
+} // namespace gpf

@@ -1,0 +1,154 @@
+// End-to-end: the binary on fixture snapshots. Exit codes, the three formats, golden JSON
+// (durations masked) validated against docs/report.schema.json.
+// Regenerate goldens after an intended change: GPF_UPDATE_GOLDENS=1 ctest -R golden
+#include "support/run.hpp"
+#include "support/schema.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace gpf::test;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> all_fixtures() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(GPF_FIXTURES_DIR)) {
+    if (e.is_directory()) {
+      names.push_back(e.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+json mask_durations(json j) {
+  for (auto& p : j.at("probes")) {
+    p["duration_ms"] = 0;
+  }
+  return j;
+}
+
+const json& schema() {
+  static const json s = load_json_file(std::string(GPF_SOURCE_DIR) + "/docs/report.schema.json");
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("exit code 2 with a one-line reason when the checker cannot do its job") {
+  const std::vector<std::vector<std::string>> bad{
+      {"--bogus"}, {"--format", "xml"}, {"--min-gpus", "-3"}, {"--color", "sometimes"},
+      {"--root", "/nonexistent/gpf"}, {"--root", GPF_BINARY}, {"check", "extra-positional"},
+  };
+  for (const auto& args : bad) {
+    INFO(args[0] << " " << (args.size() > 1 ? args[1] : ""));
+    const auto r = run_preflight(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.rfind("gpu-preflight: error: ", 0) == 0);
+  }
+}
+
+TEST_CASE("help and version exit 0") {
+  const auto help = run_preflight({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("--root") != std::string::npos);
+  const auto version = run_preflight({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.rfind("gpu-preflight ", 0) == 0);
+}
+
+TEST_CASE("exit codes follow the verdict; strict makes warn not ready") {
+  CHECK(run_preflight({"check", "--root", fixture("healthy-4gpu")}).exit_code == 0);
+  CHECK(run_preflight({"--root", fixture("healthy-4gpu")}).exit_code == 0); // check is the default
+  CHECK(run_preflight({"check", "--root", fixture("missing-uvm")}).exit_code == 1);
+  CHECK(run_preflight({"check", "--root", fixture("excluded-gpu")}).exit_code == 0);
+  CHECK(run_preflight({"check", "--root", fixture("excluded-gpu"), "--strict"}).exit_code == 1);
+  CHECK(run_preflight({"check", "--root", fixture("excluded-gpu"), "--min-gpus", "4"}).exit_code == 1);
+}
+
+TEST_CASE("every fixture: JSON valid, matches the schema and its golden file") {
+  const bool update = std::getenv("GPF_UPDATE_GOLDENS") != nullptr;
+  const auto names = all_fixtures();
+  REQUIRE(names.size() >= 12);
+  for (const auto& name : names) {
+    INFO(name);
+    const auto r = run_preflight({"check", "--root", fixture(name), "--format", "json"});
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+    const json doc = json::parse(r.out); // throws on invalid JSON or invalid UTF-8
+    CHECK(doc.at("exit_code") == r.exit_code);
+    const auto problems = validate_schema(schema(), doc);
+    for (const auto& p : problems) {
+      FAIL_CHECK(p);
+    }
+    const std::string golden_path = std::string(GPF_GOLDEN_DIR) + "/" + name + ".json";
+    const json masked = mask_durations(doc);
+    if (update) {
+      fs::create_directories(GPF_GOLDEN_DIR);
+      std::ofstream(golden_path) << masked.dump(2) << "\n";
+    }
+    REQUIRE(fs::exists(golden_path));
+    CHECK(masked == load_json_file(golden_path));
+  }
+}
+
+TEST_CASE("JSON key order is stable: verdict first, facts last") {
+  const auto r = run_preflight({"--root", fixture("healthy-4gpu"), "--format", "json"});
+  const auto verdict = r.out.find("\"verdict\"");
+  const auto findings = r.out.find("\"findings\"");
+  const auto facts = r.out.find("\"facts\"");
+  CHECK(r.out.find("\"schema_version\"") < verdict);
+  CHECK(verdict < findings);
+  CHECK(findings < facts);
+}
+
+TEST_CASE("the live host's JSON validates too") {
+  const auto r = run_preflight({"check", "--format", "json", "--no-cuda"});
+  if (r.exit_code == 2 && r.err.find("--no-cuda") != std::string::npos) {
+    // before the CUDA probe exists there is no --no-cuda; run without it
+    const auto plain = run_preflight({"check", "--format", "json"});
+    REQUIRE(plain.exit_code <= 1);
+    CHECK(validate_schema(schema(), json::parse(plain.out)).empty());
+    return;
+  }
+  REQUIRE(r.exit_code <= 1);
+  CHECK(validate_schema(schema(), json::parse(r.out)).empty());
+}
+
+TEST_CASE("env format is safe to eval and carries the recommendation") {
+  const auto ok = run_preflight({"--root", fixture("environ-restricted"), "--format", "env"});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("export CUDA_VISIBLE_DEVICES='1,3'\n") != std::string::npos);
+  CHECK(ok.out.find("export CUDA_DEVICE_ORDER='PCI_BUS_ID'\n") != std::string::npos);
+  CHECK(ok.out.rfind("# gpu-preflight verdict: pass", 0) == 0);
+
+  const auto bad = run_preflight({"--root", fixture("missing-uvm"), "--format", "env"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.out.find("# fail: devnode.nvidia-uvm-missing\n") != std::string::npos);
+
+  // eval it in a real shell and read the variables back
+  const auto sh = run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\"; echo \"[$CUDA_VISIBLE_DEVICES]\"",
+                               GPF_BINARY, fixture("excluded-gpu")});
+  CHECK(sh.out == "[0,1,3]\n");
+}
+
+TEST_CASE("text format: verdict first, evidence and remedy, colour only when asked") {
+  const auto plain = run_preflight({"--root", fixture("missing-gpu-node"), "--color", "never"});
+  CHECK(plain.out.rfind("gpu-preflight: WARN", 0) == 0);
+  CHECK(plain.out.find("evidence: /dev/nvidia2: No such file or directory") != std::string::npos);
+  CHECK(plain.out.find("remedy:") != std::string::npos);
+  CHECK(plain.out.find("export CUDA_VISIBLE_DEVICES=0,1,3") != std::string::npos);
+  CHECK(plain.out.find('\x1b') == std::string::npos);
+
+  const auto coloured = run_preflight({"--root", fixture("missing-gpu-node"), "--color", "always"});
+  CHECK(coloured.out.find('\x1b') != std::string::npos);
+  // auto: stdout is a pipe here, so no colour
+  CHECK(run_preflight({"--root", fixture("missing-gpu-node")}).out.find('\x1b') == std::string::npos);
+}

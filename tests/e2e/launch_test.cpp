@@ -1,0 +1,173 @@
+// Launch integration end to end: exec, the one-line format, snapshot capture and exact replay.
+#include "gpf/capture/snapshot.hpp"
+#include "support/run.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+using namespace gpf::test;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/gpf-launch-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::vector<std::string> fixture_names() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(GPF_FIXTURES_DIR)) {
+    if (e.is_directory()) {
+      names.push_back(e.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The parts of a report a replay must reproduce: everything but durations.
+json comparable(const std::string& out) {
+  json j = json::parse(out);
+  for (auto& p : j.at("probes")) {
+    p.erase("duration_ms");
+  }
+  return j;
+}
+
+} // namespace
+
+TEST_CASE("exec launches on the recommended GPUs with arguments verbatim and returns the command's status") {
+  const auto r = run_preflight({"exec", "--root", fixture("environ-restricted"), "--", "sh", "-c",
+                                "printf '%s|%s|%s|%s' \"$CUDA_VISIBLE_DEVICES\" \"$CUDA_DEVICE_ORDER\" \"$1\" \"$2\"; exit 7", "sh",
+                                "two words", "it's \"quoted\" $HOME"});
+  CHECK(r.exit_code == 7);
+  CHECK(r.out == "1,3|PCI_BUS_ID|two words|it's \"quoted\" $HOME");
+  CHECK(r.err == "gpu-preflight: PASS 4/4 GPUs CUDA_VISIBLE_DEVICES=1,3\n");
+}
+
+TEST_CASE("exec refuses to start on a failing node and does not run the command") {
+  TempDir t;
+  const auto marker = (t.path / "ran").string();
+  const auto r = run_preflight({"exec", "--root", fixture("missing-uvm"), "--", "touch", marker});
+  CHECK(r.exit_code == 1);
+  CHECK_FALSE(fs::exists(marker));
+  CHECK(r.err.find("devnode.nvidia-uvm-missing") != std::string::npos);
+  CHECK(r.out.empty());
+
+  const auto strict = run_preflight({"exec", "--strict", "--root", fixture("excluded-gpu"), "--", "touch", marker});
+  CHECK(strict.exit_code == 1);
+  CHECK_FALSE(fs::exists(marker));
+  CHECK(run_preflight({"exec", "--root", fixture("excluded-gpu"), "--", "touch", marker}).exit_code == 0);
+  CHECK(fs::exists(marker));
+}
+
+TEST_CASE("exec: 127 for a missing command, quiet and keep-env") {
+  const auto missing = run_preflight({"exec", "--root", fixture("healthy-4gpu"), "--", "gpf-no-such-command-xyz"});
+  CHECK(missing.exit_code == 127);
+  CHECK(missing.err.find("gpf-no-such-command-xyz: command not found") != std::string::npos);
+
+  const auto kept = run_preflight({"exec", "--quiet", "--keep-env", "--root", fixture("excluded-gpu"), "--", "sh", "-c",
+                                   "printf '%s' \"${CUDA_VISIBLE_DEVICES-unset}\""},
+                                  {{"CUDA_VISIBLE_DEVICES", "\x01unset"}});
+  CHECK(kept.exit_code == 0);
+  CHECK(kept.out == "unset");
+  CHECK(kept.err.empty());
+}
+
+TEST_CASE("line format: one line of at most 80 bytes for every fixture") {
+  const std::regex form(R"((PASS \d+/\d+ GPUs|WARN \d+/\d+ GPUs(: [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)?|FAIL [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)\n)");
+  for (const auto& name : fixture_names()) {
+    INFO(name);
+    const auto r = run_preflight({"--root", fixture(name), "--format", "line"});
+    CHECK((r.exit_code == 0 || r.exit_code == 1));
+    CHECK(r.out.size() <= 81);
+    CHECK(std::regex_match(r.out, form));
+  }
+  CHECK(run_preflight({"--root", fixture("excluded-gpu"), "--format", "line"}).out == "WARN 3/4 GPUs: gpu.excluded 0000:3a:00.0\n");
+  CHECK(run_preflight({"--root", fixture("healthy-4gpu"), "--format", "line"}).out == "PASS 4/4 GPUs\n");
+  CHECK(run_preflight({"--root", fixture("nouveau"), "--format", "line"}).out == "FAIL driver.not-loaded +1 more\n");
+}
+
+TEST_CASE("snapshot then replay reproduces the verdict, findings and facts of every fixture") {
+  for (const auto& name : fixture_names()) {
+    INFO(name);
+    TempDir t;
+    const auto dir = (t.path / "snap").string();
+    const auto cap = run_preflight({"snapshot", "--root", fixture(name), "-o", dir});
+    REQUIRE(cap.exit_code == 0);
+    const auto original = run_preflight({"--root", fixture(name), "--format", "json"});
+    const auto replay = run_preflight({"--root", dir, "--format", "json"});
+    CHECK(replay.exit_code == original.exit_code);
+    CHECK(comparable(replay.out) == comparable(original.out));
+  }
+}
+
+TEST_CASE("snapshot of this machine replays to the same verdict and findings") {
+  TempDir t;
+  const auto dir = (t.path / "snap").string();
+  REQUIRE(run_preflight({"snapshot", "-o", dir}).exit_code == 0);
+  const auto live = comparable(run_preflight({"--format", "json"}).out);
+  const auto replay = comparable(run_preflight({"--root", dir, "--format", "json"}).out);
+  CHECK(replay.at("verdict") == live.at("verdict"));
+  CHECK(replay.at("findings") == live.at("findings"));
+  CHECK(replay.at("cuda_visible_devices") == live.at("cuda_visible_devices"));
+  CHECK(replay.at("facts").at("kernel") == live.at("facts").at("kernel"));
+}
+
+TEST_CASE("snapshot refuses a non-empty directory unless forced, and says what it captured") {
+  TempDir t;
+  std::ofstream(t.path / "existing") << "x";
+  const auto refused = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("is not empty") != std::string::npos);
+  const auto forced = run_preflight({"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
+  CHECK(forced.exit_code == 0);
+  CHECK(forced.out.find("captured ") == 0);
+  const json record = json::parse(std::ifstream(t.path / "capture.json"));
+  CHECK(record.at("captured").size() >= 10);
+}
+
+TEST_CASE("snapshot never follows a link out of the tree it copies") {
+  TempDir src;
+  fs::create_directories(src.path / "proc/driver/nvidia");
+  fs::create_symlink("/etc/os-release", src.path / "proc/driver/nvidia/version");
+  TempDir out;
+  const auto dir = (out.path / "snap").string();
+  REQUIRE(run_preflight({"snapshot", "--root", src.path.string(), "-o", dir}).exit_code == 0);
+  CHECK_FALSE(fs::exists(fs::path(dir) / "proc/driver/nvidia/version")); // the link led nowhere inside the root
+}
+
+TEST_CASE("unreadable inputs are recorded and replay as the same error") {
+  TempDir src;
+  fs::create_directories(src.path / "proc/sys/kernel");
+  std::ofstream(src.path / "proc/sys/kernel/osrelease") << "6.1.0-18-amd64\n";
+  std::ofstream(src.path / "proc/modules") << "nvidia 1 0 - Live 0x0\n";
+  std::ofstream(src.path / "unreadable.json") << R"({"proc/modules": "Permission denied"})";
+  TempDir out;
+  const auto dir = (out.path / "snap").string();
+  const auto cap = run_preflight({"snapshot", "--root", src.path.string(), "-o", dir});
+  REQUIRE(cap.exit_code == 0);
+  CHECK(cap.out.find("not readable: proc/modules: Permission denied") != std::string::npos);
+  const auto replay = run_preflight({"--root", dir, "--format", "json"});
+  CHECK(replay.out.find("proc/modules: Permission denied") != std::string::npos);
+}
+
+TEST_CASE("redaction replaces hostnames and serial numbers consistently") {
+  gpf::Redactor r({"node17.example"});
+  const auto out = r.apply("Nov 30 02:00:00 node17 kernel: NVRM: GPU Board Serial Number: 1650123456789\n"
+                           "Nov 30 02:00:01 node17 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is 1650123456789.\n"
+                           "Nov 30 02:00:02 other kernel: seen from node17.example\n");
+  CHECK(out == "Nov 30 02:00:00 host-1 kernel: NVRM: GPU Board Serial Number: serial-1\n"
+               "Nov 30 02:00:01 host-1 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is serial-1.\n"
+               "Nov 30 02:00:02 host-2 kernel: seen from host-3\n");
+}
