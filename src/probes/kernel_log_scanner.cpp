@@ -165,7 +165,7 @@ private:
 // One physical (or #012-split) line waiting in the multi-line window.
 struct PendingLine {
   std::string message;        // the kernel message
-  std::string line;           // the physical line, verbatim (capped, valid UTF-8)
+  std::string line;           // the physical line, verbatim (capped; made valid UTF-8 in finish())
   std::string time;           // its timestamp as printed
   std::uint64_t line_start = 0; // log offset of the physical line
 };
@@ -450,7 +450,11 @@ private:
   // Xid storms repeat one (GPU, Xid) thousands of times: a repeat only raises its event's count.
   bool count_repeat(std::string_view head, const std::string& evidence, const std::string& time) {
     const auto it = m_repeats.find(head);
-    return it != m_repeats.end() && m_current.count_again(it->second, evidence, time, m_seq + 1) && (++m_seq, true);
+    if (it == m_repeats.end() || !m_current.count_again(it->second, evidence, time, m_seq + 1)) {
+      return false;
+    }
+    ++m_seq;
+    return true;
   }
 
   void remember_repeat(std::string_view head, std::string key) {
