@@ -203,7 +203,8 @@ std::vector<Hit> visible_devices_empty(const RuleContext& c) {
 std::vector<Hit> probe_failed(const RuleContext& c) {
   std::vector<Hit> hits;
   for (const auto& p : c.facts.probes) {
-    if (p.state == ProbeState::error) {
+    // the kernel log has its own finding (log.not-readable) with the remedies that fit it
+    if (p.state == ProbeState::error && p.name != "kernel-log") {
       hits.push_back({fmt::format("Probe \"{}\" could not read its input, so its checks are incomplete", p.name), {p.message}});
     }
   }
