@@ -3,6 +3,7 @@
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
+#include "gpf/report/compat_json.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -139,6 +140,7 @@ Json facts_json(const Facts& facts) {
   }
   j["modules"] = std::move(modules);
   j["log"] = log_facts_json(facts.log);
+  j["compat"] = compat_json(facts.compat);
   j["cuda"] = cuda_facts_json(facts.cuda);
   return j;
 }
