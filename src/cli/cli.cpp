@@ -24,6 +24,7 @@ struct CliOptions {
   std::string root;
   std::string format = "text";
   std::string color = "auto";
+  std::string json_out; // --json-out: the JSON report also goes to this file
   ProbeOptions probe;
   CheckOptions check;
   ExecOptions exec;
@@ -55,6 +56,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--json-out", o.json_out, "Also write the JSON report to FILE (replaced whole), whatever --format says")
+      ->type_name("FILE");
 }
 
 // The live host, or the --root snapshot; prints the reason when the root is unusable.
@@ -84,6 +87,18 @@ int write_stdout(const std::string& out) {
   return 0;
 }
 
+// --json-out: false (after printing why) when the file cannot be written.
+bool write_json_out(const CliOptions& o, const Report& report) {
+  if (o.json_out.empty()) {
+    return true;
+  }
+  if (auto w = write_file_replacing(o.json_out, render_json(report)); !w) {
+    std::cerr << "gpu-preflight: error: cannot write " << o.json_out << ": " << w.error().message << "\n";
+    return false;
+  }
+  return true;
+}
+
 int run_check(const CliOptions& o) {
   auto host = open_host(o);
   if (!host) {
@@ -91,6 +106,9 @@ int run_check(const CliOptions& o) {
   }
   const CheckRun run = perform_check(*host, o);
   const Report report{run.facts, run.assessment, run.exit_code};
+  if (!write_json_out(o, report)) {
+    return k_exit_error;
+  }
   std::string out;
   if (o.format == "json") {
     out = render_json(report);
@@ -113,6 +131,9 @@ int run_exec(const CliOptions& o) {
   }
   const CheckRun run = perform_check(*host, o);
   const Report report{run.facts, run.assessment, run.exit_code};
+  if (!write_json_out(o, report)) {
+    return k_exit_error;
+  }
   if (run.exit_code != 0) {
     std::cerr << render_text(report, use_color(o.color, STDERR_FILENO));
     std::cerr << "gpu-preflight: not starting " << o.command.front() << "\n";
