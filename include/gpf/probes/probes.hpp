@@ -8,5 +8,6 @@ ProbeStatus probe_kernel(const Host& host, const ProbeOptions& options, Facts& f
 ProbeStatus probe_modules(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_driver(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_devices(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts);
 
 } // namespace gpf
