@@ -59,7 +59,7 @@ gpf_run() {
     0 | 1) ;;
     124 | 137) gpf_rc=2 gpf_line="ERROR checker timed out after ${GPU_PREFLIGHT_TIMEOUT:-40} s" ;;
     126 | 127) gpf_rc=2 gpf_line="ERROR cannot run $gpf_bin" ;;
-    *) gpf_rc=2 gpf_line="ERROR checker failed (exit $gpf_rc)" ;;
+    *) gpf_line="ERROR checker failed (exit $gpf_rc)" gpf_rc=2 ;;
   esac
   if [ "$gpf_rc" -eq 2 ] && [ "${GPU_PREFLIGHT_ERROR_BLOCKS:-0}" = 1 ]; then
     gpf_rc=1

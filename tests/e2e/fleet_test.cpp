@@ -140,7 +140,7 @@ TEST_CASE("npd plugin contract: exit 0 or 1 and one line within 80 bytes on ever
   }
 }
 
-TEST_CASE("--json-out writes the same report as --format json, whole, whatever the printed format") {
+TEST_CASE("json-out: writes the same report as --format json, whole, whatever the printed format") {
   TempDir t;
   const auto file = t.path / "report.json";
   const auto line = run_preflight({"check", "--root", fixture("missing-uvm"), "--format", "line", "--json-out", file.string()});
@@ -162,7 +162,7 @@ TEST_CASE("--json-out writes the same report as --format json, whole, whatever t
   CHECK(json::parse(slurp(exec_file)).at("verdict") == "fail");
 }
 
-TEST_CASE("--json-out that cannot be written is a checker error with the reason, and stdout stays empty") {
+TEST_CASE("json-out: a file that cannot be written is a checker error with the reason, and stdout stays empty") {
   const auto r = run_preflight({"--root", fixture("healthy-4gpu"), "--format", "line", "--json-out", "/nonexistent/gpf/report.json"});
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
