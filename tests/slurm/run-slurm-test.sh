@@ -42,7 +42,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   step "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   timeout 120 apt-get update -qq
-  timeout 240 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  timeout 300 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # --- temporary cluster ----------------------------------------------------------------------
