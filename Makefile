@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 BIN := $(BUILD)/gpu-preflight
 
-.PHONY: all deps configure build run test bench clean sanitize package
+.PHONY: all deps configure build run test bench docs clean sanitize package
 
 all: build
 
@@ -36,6 +36,10 @@ bench: build
 # The Debian package, $(BUILD)/gpu-preflight_<version>_<arch>.deb (CPack; see cmake/packaging.cmake).
 package: build
 	cd $(BUILD) && cpack -G DEB
+
+# docs/rules.md from the rule table of the built binary (a test fails when it is stale).
+docs: build
+	cmake --build $(BUILD) --target docs
 
 # ASan + UBSan with clang: the whole suite, any report fails it.
 sanitize: deps

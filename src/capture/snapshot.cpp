@@ -147,6 +147,34 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     case HostAccess::Kind::directory:
       fs::create_directories(options.out / fs::path(access.path), ec);
       break;
+    case HostAccess::Kind::link: {
+      // Symbolic links are kept as links (a driver library's soname link names its version).
+      auto target = host.read_link(access.path);
+      if (!target) {
+        break;
+      }
+      const fs::path link = options.out / fs::path(access.path);
+      fs::create_directories(link.parent_path(), ec);
+      fs::remove(link, ec);
+      fs::create_symlink(*target, link, ec);
+      if (ec) {
+        return Error{"cannot create the link " + link.string() + ": " + ec.message()};
+      }
+      report.captured.push_back(access.path);
+      break;
+    }
+    case HostAccess::Kind::presence: {
+      // Only the file's presence was asked for (a driver library): an empty stand-in.
+      std::error_code exists_ec;
+      if (fs::is_symlink(options.out / fs::path(access.path), exists_ec)) {
+        break; // already kept as a link
+      }
+      if (auto w = write_file(options.out, access.path, ""); !w) {
+        return w.error();
+      }
+      report.captured.push_back(access.path);
+      break;
+    }
     case HostAccess::Kind::node: {
       const NodeInfo info = host.stat_node(access.path);
       if (!info.exists()) {
@@ -177,6 +205,14 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
   }
 
   if (host.is_live()) {
+    // The capture date, so end-of-life rules replay as of the day the snapshot was taken.
+    if (auto today = host.today()) {
+      const auto date = fmt::format("{:04}-{:02}-{:02}\n", static_cast<int>(today->year()),
+                                    static_cast<unsigned>(today->month()), static_cast<unsigned>(today->day()));
+      if (auto w = keep("date", date); !w) {
+        return w.error();
+      }
+    }
     if (auto release = host.kernel_release()) {
       if (auto w = keep("proc/sys/kernel/osrelease", *release + "\n"); !w) {
         return w.error();

@@ -8,7 +8,7 @@
 namespace gpf {
 namespace {
 // The fixed order: later probes may use earlier facts (devices needs the GPUs' minors).
-constexpr std::array<ProbeFn, 5> k_pipeline{probe_kernel, probe_modules, probe_driver, probe_devices, probe_kernel_log};
+constexpr std::array<ProbeFn, 6> k_pipeline{probe_kernel, probe_modules, probe_driver, probe_devices, probe_kernel_log, probe_compat};
 } // namespace
 
 Facts collect_facts(const Host& host, const ProbeOptions& options) {

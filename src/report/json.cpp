@@ -2,6 +2,7 @@
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
+#include "gpf/report/compat_json.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -138,6 +139,7 @@ Json facts_json(const Facts& facts) {
   }
   j["modules"] = std::move(modules);
   j["log"] = log_facts_json(facts.log);
+  j["compat"] = compat_json(facts.compat);
   return j;
 }
 

@@ -9,5 +9,6 @@ ProbeStatus probe_modules(const Host& host, const ProbeOptions& options, Facts& 
 ProbeStatus probe_driver(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_devices(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& facts);
 
 } // namespace gpf
