@@ -28,6 +28,7 @@ struct CliOptions {
   std::string color = "auto";
   std::string libcuda;           // --libcuda (empty: the loader's libcuda.so.1)
   std::string cvd_form = "index";
+  std::string json_out; // --json-out: the JSON report also goes to this file
   ProbeOptions probe;
   CheckOptions check;
   RuleOverrides rules;
@@ -87,6 +88,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
                  "live probe against it instead of replaying the snapshot's cuda.json");
   app.add_option("--cvd-form", o.cvd_form, "Recommend CUDA_VISIBLE_DEVICES as indices or as GPU UUIDs")
       ->check(CLI::IsMember({"index", "uuid"}));
+  app.add_option("--json-out", o.json_out, "Also write the JSON report to FILE (replaced whole), whatever --format says")
+      ->type_name("FILE");
 }
 
 // The live host, or the --root snapshot; prints the reason when the root is unusable.
@@ -116,6 +119,18 @@ int write_stdout(const std::string& out) {
   return 0;
 }
 
+// --json-out: false (after printing why) when the file cannot be written.
+bool write_json_out(const CliOptions& o, const Report& report) {
+  if (o.json_out.empty()) {
+    return true;
+  }
+  if (auto w = write_file_replacing(o.json_out, render_json(report)); !w) {
+    std::cerr << "gpu-preflight: error: cannot write " << o.json_out << ": " << w.error().message << "\n";
+    return false;
+  }
+  return true;
+}
+
 int run_check(const CliOptions& o, std::span<const Rule> rules) {
   auto host = open_host(o);
   if (!host) {
@@ -123,6 +138,9 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
   }
   const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code};
+  if (!write_json_out(o, report)) {
+    return k_exit_error;
+  }
   std::string out;
   if (o.format == "json") {
     out = render_json(report);
@@ -145,6 +163,9 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   }
   const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code};
+  if (!write_json_out(o, report)) {
+    return k_exit_error;
+  }
   if (run.exit_code != 0) {
     std::cerr << render_text(report, use_color(o.color, STDERR_FILENO));
     std::cerr << "gpu-preflight: not starting " << o.command.front() << "\n";

@@ -2,6 +2,8 @@
 // The command line: parses arguments with CLI11, runs the check, maps every outcome (including
 // CLI11's own parse errors) to the exit-code contract: 0 ready, 1 not ready, 2 checker error.
 // exec adds the launched command's own status, and 127/126 when it cannot be started.
+#include "gpf/util/result.hpp"
+
 #include <string>
 #include <vector>
 
@@ -24,5 +26,9 @@ struct ExecOptions {
 // Replaces the process with argv[0] (PATH search, no shell) after setting the variables; returns
 // only on failure: 127 not found, 126 not executable; a message is printed on stderr.
 int exec_command(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& set_env);
+
+// Writes content to path through a temporary file beside it and a rename, so a reader (a log
+// shipper, a dashboard) never sees half a report. The error is the OS reason.
+Result<bool> write_file_replacing(const std::string& path, const std::string& content);
 
 } // namespace gpf

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs shellcheck on the shell scripts the package ships (contrib/) and on the scripts of the
+# integration tests. Usage: tests/lint/shellcheck.sh SOURCE_DIR
+# Exits 77 (ctest: skipped) when shellcheck is not installed.
+set -euo pipefail
+cd "$1"
+if ! command -v shellcheck >/dev/null; then
+  echo "SKIP: shellcheck is not installed (apt-get install shellcheck)"
+  exit 77
+fi
+mapfile -t scripts < <(find contrib tests/slurm tests/schema tests/package tests/lint -name '*.sh' | sort;
+                       echo scripts/gen-manpage.sh)
+[ ${#scripts[@]} -ge 8 ] || { echo "FAIL: only ${#scripts[@]} scripts found: ${scripts[*]}" >&2; exit 1; }
+shellcheck -x "${scripts[@]}"
+echo "PASS: ${#scripts[@]} scripts clean: ${scripts[*]}"
