@@ -35,6 +35,60 @@ Result<bool> write_file(const fs::path& out, std::string_view rel, std::string_v
   return true;
 }
 
+// Whether a directory below out is reached through a symbolic link already made in out.
+bool passes_link(const fs::path& out, const fs::path& rel) {
+  fs::path at = out;
+  for (const auto& part : rel) {
+    at /= part;
+    std::error_code ec;
+    if (fs::is_symlink(at, ec)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Last of all, so that nothing is ever written through a link or blocked by a placeholder.
+void make_links_and_placeholders(const Host& host, const fs::path& out, const std::vector<std::string>& links,
+                                 const std::vector<std::string>& listed, const std::set<std::string>& accessed,
+                                 CaptureReport& report) {
+  std::error_code ec;
+  for (const auto& path : links) {
+    auto target = host.read_link(path);
+    if (!target) {
+      report.unreadable.push_back(path + ": " + target.error().message);
+      continue;
+    }
+    const fs::path at = out / fs::path(path);
+    if (passes_link(out, fs::path(path).parent_path())) {
+      report.unreadable.push_back(path + ": link not recreated: its directory is reached through another link");
+      continue;
+    }
+    fs::create_directories(at.parent_path(), ec);
+    fs::create_symlink(*target, at, ec);
+    if (ec) {
+      report.unreadable.push_back(path + ": link not recreated: " + ec.message());
+      continue;
+    }
+    report.captured.push_back(path);
+  }
+  // A listing is a read too: entries no probe looked at become empty placeholders, so that the
+  // replay lists the same names (firmware files, NVSwitch nodes, IOMMU units, processes). An entry
+  // a probe did look at replays as what the probe saw (copied, or absent when it was not there).
+  for (const auto& dir : listed) {
+    auto names = host.list_dir(dir);
+    if (!names || passes_link(out, fs::path(dir))) {
+      continue;
+    }
+    for (const auto& name : *names) {
+      const fs::path at = out / fs::path(dir) / name;
+      if (accessed.count(dir + "/" + name) == 0 && !fs::exists(fs::symlink_status(at, ec))) {
+        std::ofstream(at, std::ios::binary);
+      }
+    }
+  }
+}
+
 } // namespace
 
 bool snapshot_keeps_variable(std::string_view name) {
@@ -111,7 +165,8 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
   nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
   std::set<std::pair<int, std::string>> done;
   const auto keep = [&](std::string_view rel, std::string data) -> Result<bool> {
-    if (options.redact) {
+    // binary files (PCI config space) carry no hostnames and must stay byte-exact
+    if (options.redact && data.find('\0') == std::string::npos) {
       data = redactor.apply(data);
     }
     auto written = write_file(options.out, rel, data);
@@ -121,8 +176,12 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     return written;
   };
 
+  nlohmann::ordered_json fs_records = nlohmann::ordered_json::object();
+  std::vector<std::string> links;  // made after the files, so that no file is ever written through one
+  std::vector<std::string> listed; // directories whose entry names were read
   for (const auto& access : log) {
-    if (!done.insert({static_cast<int>(access.kind), access.path}).second || !access.found) {
+    if (!done.insert({static_cast<int>(access.kind), access.path}).second ||
+        (!access.found && access.kind != HostAccess::Kind::filesystem)) {
       continue;
     }
     if (!access.error.empty()) {
@@ -146,7 +205,22 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
     case HostAccess::Kind::directory:
       fs::create_directories(options.out / fs::path(access.path), ec);
+      listed.push_back(access.path);
       break;
+    case HostAccess::Kind::link:
+      links.push_back(access.path);
+      break;
+    case HostAccess::Kind::filesystem: {
+      const auto space = host.filesystem_space(access.path);
+      if (!space) {
+        report.unreadable.push_back(access.path + ": " + space.error().message);
+      } else if (!space->exists) {
+        fs_records[access.path] = {{"exists", false}};
+      } else if (space->recorded) {
+        fs_records[access.path] = {{"size_bytes", space->size_bytes}, {"available_bytes", space->available_bytes}};
+      }
+      break;
+    }
     case HostAccess::Kind::node: {
       const NodeInfo info = host.stat_node(access.path);
       if (!info.exists()) {
@@ -176,6 +250,12 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
 
+  if (!fs_records.empty()) {
+    if (auto w = write_file(options.out, "statvfs.json", fs_records.dump(2) + "\n"); !w) {
+      return w.error();
+    }
+    report.captured.emplace_back("statvfs.json");
+  }
   if (host.is_live()) {
     if (auto release = host.kernel_release()) {
       if (auto w = keep("proc/sys/kernel/osrelease", *release + "\n"); !w) {
@@ -221,6 +301,11 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
 
+  std::set<std::string> accessed;
+  for (const auto& access : log) {
+    accessed.insert(access.path);
+  }
+  make_links_and_placeholders(host, options.out, links, listed, accessed, report);
   nlohmann::ordered_json record;
   record["tool"] = "gpu-preflight";
   record["source"] = host.is_live() ? std::string("live host") : to_valid_utf8(host.root().string());

@@ -1,6 +1,7 @@
 // The JSON report (docs/json-output.md, docs/report.schema.json). ordered_json keeps key order
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/report/report.hpp"
+#include "gpf/report/topology_json.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -136,6 +137,7 @@ Json facts_json(const Facts& facts) {
     }
   }
   j["modules"] = std::move(modules);
+  j["topology"] = topology_json(facts.topology);
   return j;
 }
 
