@@ -33,6 +33,7 @@ test: build
 bench: build
 	@set -e; for b in bench/*.sh; do echo "== $$b"; $$b $(BUILD); done
 
+# ASan + UBSan with clang: the whole suite, any report fails it.
 sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
 	cmake --build build-sanitize -j $(JOBS)

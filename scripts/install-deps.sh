@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and tests need, if any is missing. As root it runs
 # apt-get; otherwise it prints the exact command and stops.
 set -euo pipefail
-packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev catch2)
+packages=(cmake g++ make clang libclang-rt-14-dev libcli11-dev libfmt-dev nlohmann-json3-dev catch2 hyperfine time python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -55,6 +55,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--dmesg", o.probe.dmesg_file,
+                 "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt");
 }
 
 // The live host, or the --root snapshot; prints the reason when the root is unusable.

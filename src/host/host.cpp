@@ -1,5 +1,6 @@
 #include "gpf/host/host.hpp"
 
+#include "streams.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -516,6 +517,32 @@ NodeInfo Host::stat_node(std::string_view path) const {
     }
   }
   return info;
+}
+
+Result<std::unique_ptr<ByteStream>> Host::open_kernel_log() const {
+  if (m_live) {
+    return open_live_kernel_log(resolve("dev/kmsg"));
+  }
+  if (auto injected = read_file("dmesg.error", 4096)) {
+    return Error{"dmesg.txt: " + std::string(trim(injected->data)) + " (recorded in the snapshot's dmesg.error)"};
+  }
+  const int fd = open_path("dmesg.txt", O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  const int err = fd >= 0 ? 0 : -fd;
+  record(HostAccess::Kind::file, "dmesg.txt", err);
+  if (err == ENOENT) {
+    return std::unique_ptr<ByteStream>();
+  }
+  if (err != 0) {
+    return Error{"dmesg.txt: " + os_error(err)};
+  }
+  return fd_stream(fd, "dmesg.txt");
+}
+
+Result<std::unique_ptr<ByteStream>> Host::open_user_file(const std::string& path) const {
+  if (path == "-") {
+    return stdin_stream();
+  }
+  return open_file_stream(path, path);
 }
 
 std::optional<std::string> Host::hostname() const {

@@ -1,5 +1,6 @@
 // The JSON report (docs/json-output.md, docs/report.schema.json). ordered_json keeps key order
 // stable; every string from the host passes through to_valid_utf8.
+#include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/topology_json.hpp"
 #include "gpf/util/text.hpp"
@@ -137,6 +138,7 @@ Json facts_json(const Facts& facts) {
     }
   }
   j["modules"] = std::move(modules);
+  j["log"] = log_facts_json(facts.log);
   j["topology"] = topology_json(facts.topology);
   return j;
 }

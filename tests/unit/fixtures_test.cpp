@@ -103,7 +103,8 @@ TEST_CASE("healthy host: driver facts parsed from the snapshot") {
   CHECK(r.assessment.recommendation.cuda_device_order == "PCI_BUS_ID");
   for (const auto& p : r.facts.probes) {
     INFO(p.name << ": " << p.message);
-    CHECK(p.state == ProbeState::ok);
+    // the snapshot has no dmesg.txt: the kernel-log probe is skipped, not failed
+    CHECK((p.state == ProbeState::ok || (p.name == "kernel-log" && p.state == ProbeState::skipped)));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +67,19 @@ private:
   std::map<std::string, std::string> m_vars;
 };
 
+// Bytes read piece by piece, so a huge input (a kernel log of gigabytes) never sits in memory.
+class ByteStream {
+public:
+  virtual ~ByteStream() = default;
+  // Reads up to size bytes into buf; 0 at the end. Error carries the OS reason.
+  virtual Result<std::size_t> read(char* buf, std::size_t size) = 0;
+  // What is read, for messages: "/dev/kmsg", "klogctl", "dmesg.txt", a path, "stdin".
+  virtual std::string name() const = 0;
+};
+
+// Reads from a pipe or terminal give up after this long without data (nothing blocks forever).
+inline constexpr int k_stream_idle_timeout_s = 30;
+
 // What a probe asked the host for, recorded when a capture (`gpu-preflight snapshot`) wants to
 // copy exactly the inputs of a check.
 struct HostAccess {
@@ -104,6 +118,14 @@ public:
   // Metadata for a device node; under a snapshot, devices.json (if present) supplies what a
   // stand-in file cannot carry (type, major/minor, mode, access) — see docs/snapshot-format.md.
   NodeInfo stat_node(std::string_view path) const;
+  // The kernel log. Live: /dev/kmsg read without blocking until EAGAIN, else
+  // klogctl(SYSLOG_ACTION_READ_ALL). Snapshot: dmesg.txt, streamed; a dmesg.error file (holding an
+  // OS error text such as "Permission denied") stands for a log that cannot be read. nullptr: a
+  // snapshot without dmesg.txt. Error: why the log cannot be read (the OS reason).
+  Result<std::unique_ptr<ByteStream>> open_kernel_log() const;
+  // A file named on the command line (--dmesg): a path of the invoking machine, not of the root,
+  // or "-" for stdin. Error carries the path and the OS reason.
+  Result<std::unique_ptr<ByteStream>> open_user_file(const std::string& path) const;
   // uname -r live; proc/sys/kernel/osrelease in a snapshot.
   Result<std::string> kernel_release() const;
   const Environment& environment() const { return m_env; }

@@ -1,5 +1,5 @@
 #pragma once
-// Facts behind multi-GPU hangs and slow starts (docs/multi-GPU-hangs.md): the PCIe path above each
+// Facts behind multi-GPU hangs and slow starts (docs/multi-gpu-hangs.md): the PCIe path above each
 // GPU with the ACS control bits of its bridges, the IOMMU, /dev/shm and the memlock limit, the
 // NVIDIA daemons, NVSwitches, the GSP firmware files and MIG entries of CUDA_VISIBLE_DEVICES.
 // Filled in by the probes pcie, iommu, shm, services and firmware; read by topology_rules.

@@ -81,6 +81,7 @@ const Rule* find_rule(std::string_view id);
 
 // Per-domain tables joined by builtin_rules().
 std::span<const Rule> foundation_rules();
+std::span<const Rule> log_rules();
 std::span<const Rule> topology_rules();
 
 std::string_view severity_name(Severity s);

@@ -1,0 +1,51 @@
+// Probe "kernel-log": the kernel log through the Host — live /dev/kmsg (or klogctl), a snapshot's
+// dmesg.txt, or --dmesg FILE / '-' — streamed through the scanner in pieces, so a log of any size
+// reads in bounded memory. A log that cannot be read is an error with the OS reason, never a pass.
+#include "gpf/probes/kernel_log_scanner.hpp"
+#include "gpf/probes/probes.hpp"
+
+namespace gpf {
+
+ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts) {
+  ProbeStatus status{"kernel-log", ProbeState::ok, {}, 0};
+  auto opened = options.dmesg_file ? host.open_user_file(*options.dmesg_file) : host.open_kernel_log();
+  if (!opened) {
+    facts.log.source = options.dmesg_file ? (*options.dmesg_file == "-" ? "stdin" : *options.dmesg_file)
+                       : host.is_live()   ? "live kernel log"
+                                          : "dmesg.txt";
+    facts.log.read_error = opened.error().message;
+    status.state = ProbeState::error;
+    status.message = "kernel log not readable: " + facts.log.read_error;
+    return status;
+  }
+  const std::unique_ptr<ByteStream> stream = std::move(opened).value();
+  if (!stream) {
+    status.state = ProbeState::skipped;
+    status.message = "the snapshot has no dmesg.txt (pass --dmesg FILE to check a saved kernel log)";
+    return status;
+  }
+  KernelLogScanner scanner;
+  std::string read_error;
+  for (;;) {
+    const auto room = scanner.room();
+    auto n = stream->read(room.data(), room.size());
+    if (!n) {
+      read_error = n.error().message;
+      break;
+    }
+    if (*n == 0) {
+      break;
+    }
+    scanner.commit(*n);
+  }
+  facts.log = scanner.finish();
+  facts.log.source = stream->name();
+  if (!read_error.empty()) {
+    facts.log.read_error = read_error;
+    status.state = ProbeState::error;
+    status.message = "kernel log read stopped part-way: " + read_error;
+  }
+  return status;
+}
+
+} // namespace gpf

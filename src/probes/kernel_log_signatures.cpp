@@ -1,0 +1,547 @@
+// The signature table of the kernel-log scanner: exact texts from the driver source and public
+// logs (../shared/reference/nvidia-facts.md §3a Xid formats, §4a RmInitAdapter, §5 other
+// signatures, §6a module id) and one decoder per kind. Decoders take the text after "NVRM: "
+// (joined with spaces across the lines of a multi-line message) or the whole kernel message.
+#include "gpf/probes/kernel_log_signatures.hpp"
+
+#include "gpf/probes/kernel_log_tables.hpp"
+#include "gpf/probes/parsers.hpp"
+#include "gpf/util/text.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace gpf {
+namespace {
+
+constexpr std::string_view k_nvrm = "NVRM:";
+constexpr std::size_t k_detail_cap = 240;
+
+bool is_pci_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+}
+
+std::string_view after(std::string_view text, std::string_view marker) {
+  const auto pos = text.find(marker);
+  return pos == std::string_view::npos ? std::string_view{} : text.substr(pos + marker.size());
+}
+
+// Decimal number at the start of s.
+std::optional<unsigned> leading_uint(std::string_view s) {
+  std::size_t n = 0;
+  while (n < s.size() && n < 9 && s[n] >= '0' && s[n] <= '9') {
+    ++n;
+  }
+  if (n == 0) {
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(*parse_uint(s.substr(0, n)));
+}
+
+// "0x26" or "26" (hex) at the start of s; stops at the first non-hex character.
+std::optional<unsigned> leading_hex(std::string_view s, std::size_t& used) {
+  used = 0;
+  if (starts_with(s, "0x") || starts_with(s, "0X")) {
+    used = 2;
+  }
+  std::size_t n = used;
+  while (n < s.size() && n - used < 8 && std::isxdigit(static_cast<unsigned char>(s[n]))) {
+    ++n;
+  }
+  if (n == used) {
+    return std::nullopt;
+  }
+  const auto v = parse_uint(s.substr(used, n - used), 16);
+  used = n;
+  return static_cast<unsigned>(*v);
+}
+
+// A version token ("550.54.14") at the start of s, without a trailing '.'.
+std::string version_token(std::string_view s) {
+  std::size_t n = 0;
+  while (n < s.size() && ((s[n] >= '0' && s[n] <= '9') || s[n] == '.')) {
+    ++n;
+  }
+  auto token = s.substr(0, n);
+  while (!token.empty() && token.back() == '.') {
+    token.remove_suffix(1);
+  }
+  return std::string(token);
+}
+
+// "GPU dddd:bb:dd.f: ..." (NV_DEV_PRINTF) or "GPU at [PCI:]dddd:bb:dd[.f]..." at the start of text.
+std::optional<std::string> leading_gpu_bus(std::string_view text) {
+  if (!starts_with(text, "GPU ")) {
+    return std::nullopt;
+  }
+  text.remove_prefix(4);
+  if (starts_with(text, "at ")) {
+    text.remove_prefix(3);
+  }
+  return pci_after(text, "");
+}
+
+// "<driver> dddd:bb:dd.f: ..." (the kernel's dev_printk prefix) at the start of a message.
+std::optional<std::string> device_prefix_bus(std::string_view message, std::string_view driver) {
+  if (!starts_with(message, driver) || message.size() <= driver.size() || message[driver.size()] != ' ') {
+    return std::nullopt;
+  }
+  return pci_after(message.substr(driver.size() + 1), "");
+}
+
+// Raw bytes, a little past the cap so the scanner can mark the cut when it makes them valid UTF-8.
+std::string capped(std::string_view s) { return std::string(trim(s).substr(0, k_detail_cap + 4)); }
+
+std::string code_text(const CodeInfo* info, unsigned value, std::string_view what) {
+  return info ? fmt::format("{} (0x{:x})", info->name, value) : fmt::format("unknown {} 0x{:x}", what, value);
+}
+
+// --- decoders -------------------------------------------------------------------------------
+
+// "Xid (PCI:0000:3b:00[ GPU-I:05[ GPU-CI:01]]): 79, [pid=..., [name=..., ]]text" (facts §3a).
+bool decode_xid(std::string_view text, Recognised& out) {
+  std::string_view rest = after(text, "Xid (");
+  const auto close = rest.find(')');
+  if (close == std::string_view::npos) {
+    return false;
+  }
+  const std::string_view inside = rest.substr(0, close);
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::xid;
+  e.bus_id = pci_after(inside, "");
+  if (auto gi = after(inside, "GPU-I:"); !gi.empty()) {
+    e.gpu_instance = leading_uint(gi);
+  }
+  if (auto ci = after(inside, "GPU-CI:"); !ci.empty()) {
+    e.compute_instance = leading_uint(ci);
+  }
+  rest = rest.substr(close + 1);
+  if (starts_with(rest, ":")) {
+    rest.remove_prefix(1);
+  }
+  rest = trim(rest);
+  e.xid = leading_uint(rest);
+  if (!e.xid) {
+    return false;
+  }
+  rest = rest.substr(std::min(rest.size(), rest.find_first_not_of("0123456789")));
+  if (starts_with(rest, ",")) {
+    rest.remove_prefix(1);
+  }
+  rest = trim(rest);
+  // pid=N, / pid='<unknown>', then name=..., (515–565 always, 570+ only with a process).
+  for (std::string_view key : {"pid=", "name="}) {
+    if (starts_with(rest, key)) {
+      const auto comma = rest.find(", ");
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 2);
+    }
+  }
+  e.detail = capped(rest);
+  if (auto cause = after(rest, "caused by previous Xid "); !cause.empty()) {
+    e.caused_by_xid = leading_uint(cause);
+  }
+  const XidInfo* info = find_xid(*e.xid);
+  e.meaning = info ? fmt::format("Xid {} ({}): {}", *e.xid, info->mnemonic, info->meaning)
+                   : fmt::format("Xid {}, which the Xid catalog does not list", *e.xid);
+  if (*e.xid == 154) {
+    // "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)".
+    if (auto to = after(rest, " to 0x"); !to.empty()) {
+      const auto open = to.find('(');
+      const auto shut = to.find(')', open == std::string_view::npos ? 0 : open);
+      if (open != std::string_view::npos && shut != std::string_view::npos) {
+        e.recovery_action = std::string(to.substr(open + 1, shut - open - 1));
+        e.meaning += fmt::format("; recovery action: {}", *e.recovery_action);
+      }
+    }
+  }
+  if (e.caused_by_xid) {
+    e.meaning += fmt::format(" (caused by Xid {})", *e.caused_by_xid);
+  }
+  return true;
+}
+
+// "GPU 0000:0a:00.0: RmInitAdapter failed! (0x26:0x56:1234)" (facts §4a).
+bool decode_rm_init(std::string_view text, Recognised& out) {
+  std::string_view codes = after(text, "RmInitAdapter failed! (");
+  std::size_t used = 0;
+  const auto init = leading_hex(codes, used);
+  if (!init) {
+    return false;
+  }
+  codes.remove_prefix(used);
+  std::optional<unsigned> status;
+  if (starts_with(codes, ":")) {
+    codes.remove_prefix(1);
+    status = leading_hex(codes, used);
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::rm_init_failed;
+  e.bus_id = leading_gpu_bus(text);
+  e.init_status = init;
+  e.rm_status = status;
+  const CodeInfo* stage = find_rm_init(*init);
+  e.meaning = "failed to initialise: " + code_text(stage, *init, "RM_INIT stage");
+  if (status) {
+    e.meaning += ", " + code_text(find_nv_status(*status), *status, "NV_STATUS");
+  }
+  if (stage) {
+    e.meaning += fmt::format(" — {}", stage->meaning);
+  }
+  return true;
+}
+
+// "GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 0" and older
+// "rm_init_adapter failed for device bearing minor number 0" / "rm_init_adapter(0) failed".
+bool decode_rm_init_minor(std::string_view text, Recognised& out) {
+  if (!contains(text, "failed")) {
+    return false;
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::rm_init_minor;
+  e.bus_id = leading_gpu_bus(text);
+  if (auto minor = after(text, "minor number "); !minor.empty()) {
+    e.device_minor = leading_uint(minor);
+  }
+  e.meaning = e.device_minor ? fmt::format("the GPU with device minor {} failed to initialise", *e.device_minor)
+                             : std::string("a GPU failed to initialise");
+  return true;
+}
+
+// ≤570: "API mismatch: the client has the version X, but this kernel module has the version Y. ..."
+// ≥575: "API mismatch: the client 'name' (pid N) has the version X, but this kernel module has the
+// version Y. ..." (facts §5, both joined from several NVRM lines).
+bool decode_api_mismatch(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::api_mismatch;
+  e.client_version = version_token(after(text, "has the version "));
+  e.kernel_version = version_token(after(text, "kernel module has the version "));
+  if (auto client = after(text, "the client '"); !client.empty()) {
+    const auto pid_end = client.find(')');
+    e.detail = capped("client '" + std::string(client.substr(0, pid_end == std::string_view::npos ? 0 : pid_end + 1)));
+  }
+  e.meaning = fmt::format("the NVIDIA user-space driver components have version {} but the loaded kernel module has "
+                          "version {}",
+                          e.client_version.empty() ? "?" : e.client_version,
+                          e.kernel_version.empty() ? "?" : e.kernel_version);
+  return true;
+}
+
+// "The NVIDIA GPU dddd:bb:dd.f (PCI ID: 10de:xxxx) installed in this system ..." — not supported by
+// this driver release, not supported by the open module (no GSP), or fallen off the bus at probe.
+bool decode_the_nvidia_gpu(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.bus_id = pci_after(text, "The NVIDIA GPU ");
+  if (auto id = after(text, "PCI ID: "); !id.empty()) {
+    e.detail = "PCI ID " + std::string(id.substr(0, std::min<std::size_t>(id.find(')'), 9)));
+  }
+  if (contains(text, "not supported by open")) {
+    e.kind = LogEventKind::not_supported_open;
+    e.meaning = "the GPU is not supported by the open kernel module (it has no GSP: pre-Turing)";
+  } else if (contains(text, "is not supported by the")) {
+    e.kind = LogEventKind::not_supported;
+    const std::string release = version_token(after(text, "not supported by the NVIDIA "));
+    e.meaning = fmt::format("the GPU is not supported by the installed driver release{}",
+                            release.empty() ? "" : " " + release);
+  } else if (contains(text, "fallen off the bus")) {
+    e.kind = LogEventKind::fallen_off_bus;
+    e.meaning = "the GPU has fallen off the bus and does not respond (seen when the driver probed it)";
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// "This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)"
+// or a lone "BARn is 0M @ 0x... (PCI:...)" line (nv-pci.c).
+bool decode_bar(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::bar_invalid;
+  e.bus_id = pci_after(text, "(PCI:");
+  if (const auto bar = text.find("BAR"); bar != std::string_view::npos) {
+    const std::string_view from = text.substr(bar);
+    e.detail = capped(from.substr(0, from.find(" (PCI:")));
+  }
+  e.meaning = e.detail.empty() ? "a PCI I/O region (BAR) assigned to the GPU is invalid"
+                               : fmt::format("a PCI I/O region (BAR) assigned to the GPU is invalid: {}", e.detail);
+  return true;
+}
+
+std::string device_count(std::string_view text, std::string_view marker) {
+  const auto n = leading_uint(after(text, marker));
+  return n ? std::to_string(*n) : std::string("?");
+}
+
+bool decode_probe_not_called(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::probe_not_called;
+  e.detail = device_count(text, "not called for ");
+  e.meaning = fmt::format("the NVIDIA probe routine was not called for {} device(s): another driver owns them", e.detail);
+  return true;
+}
+
+bool decode_probe_failed(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::probe_failed;
+  e.detail = device_count(text, "failed for ");
+  e.meaning = fmt::format("the NVIDIA probe routine failed for {} device(s)", e.detail);
+  return true;
+}
+
+// "nvidia: probe of 0000:01:00.0 failed with error -1" (kernel PCI core).
+bool decode_probe_of(std::string_view text, Recognised& out) {
+  if (!starts_with(text, "nvidia: probe of ") || !contains(text, "failed")) {
+    return false;
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::probe_failed;
+  e.bus_id = pci_after(text, "probe of ");
+  e.detail = capped(after(text, "failed with "));
+  e.meaning = e.detail.empty() ? "the NVIDIA driver failed to probe the GPU"
+                               : fmt::format("the NVIDIA driver failed to probe the GPU ({})", e.detail);
+  return true;
+}
+
+bool decode_no_gpu(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::no_gpu_initialized;
+  e.detail = capped(text);
+  e.meaning = contains(text, "No NVIDIA GPU found") ? "the driver loaded but found no NVIDIA GPU"
+                                                    : "the driver initialised none of the NVIDIA GPUs";
+  return true;
+}
+
+bool decode_power(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::power_cables;
+  e.bus_id = leading_gpu_bus(text);
+  e.meaning = "the GPU does not have the necessary power cables connected";
+  return true;
+}
+
+// "GPU 0000:01:00.0: GPU has fallen off the bus." / "GPU at 0000:01:00.0 has fallen off the bus." /
+// "GPU at PCI:0000:01:00: GPU has fallen off the bus." (osinit.c and older drivers).
+bool decode_fallen(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::fallen_off_bus;
+  e.bus_id = leading_gpu_bus(text);
+  e.meaning = "the GPU has fallen off the bus (unreachable over PCIe)";
+  return true;
+}
+
+// GSP firmware: "RmInitAdapter: Cannot initialize GSP firmware RM", "GSP-RM proxy boot command
+// failed.", "RmFetchGspRmImages: No firmware image found".
+bool decode_gsp_nvrm(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::gsp_firmware;
+  e.bus_id = leading_gpu_bus(text);
+  if (contains(text, "No firmware image found")) {
+    e.detail = "No firmware image found";
+    e.meaning = "the GSP firmware image was not found";
+  } else if (contains(text, "proxy boot")) {
+    e.detail = "GSP-RM proxy boot command failed";
+    e.meaning = "the GSP firmware failed to boot (proxy boot command failed)";
+  } else {
+    e.detail = "Cannot initialize GSP firmware RM";
+    e.meaning = "the GSP firmware could not be initialised";
+  }
+  return true;
+}
+
+// "nvidia 0000:3b:00.0: Direct firmware load for nvidia/550.54.14/gsp_ga10x.bin failed with error -2"
+// and "... loading /lib/firmware/nvidia/<ver>/gsp_*.bin failed with error -N" (kernel loader).
+bool decode_gsp_file(std::string_view text, Recognised& out) {
+  if (!contains(text, "failed")) {
+    return false;
+  }
+  std::string_view file = after(text, "Direct firmware load for ");
+  if (file.empty()) {
+    auto pos = text.find("lib/firmware/nvidia/");
+    if (pos == std::string_view::npos) {
+      return false;
+    }
+    file = text.substr(pos > 0 && text[pos - 1] == '/' ? pos - 1 : pos);
+  }
+  file = file.substr(0, file.find(' '));
+  if (!contains(file, "gsp") || contains(file, "gsp_log")) {
+    return false; // gsp_log_*.bin is optional (non-fatal, facts §5)
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::gsp_firmware;
+  e.bus_id = device_prefix_bus(text, "nvidia");
+  e.detail = capped(file);
+  e.meaning = fmt::format("the GSP firmware file {} could not be loaded ({})", e.detail, capped(after(text, "failed with ")));
+  return true;
+}
+
+bool decode_crash_dump(std::string_view, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::crash_dump;
+  e.meaning = "a GPU crash dump was created: a fatal GPU event happened since the driver was loaded";
+  return true;
+}
+
+// "nouveau 0000:01:00.0: ..." — nouveau has bound that GPU.
+bool decode_nouveau(std::string_view text, Recognised& out) {
+  auto bus = device_prefix_bus(text, "nouveau");
+  if (!bus) {
+    return false;
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::nouveau;
+  e.bus_id = std::move(bus);
+  e.meaning = "the nouveau driver has bound this GPU, so the NVIDIA driver cannot use it";
+  return true;
+}
+
+// "GPU at PCI:0000:3b:00: GPU-<uuid>" (kernel_rc.c, before a GPU's first Xid): bus → UUID.
+bool decode_uuid(std::string_view text, Recognised& out) {
+  auto uuid = after(text, ": GPU-");
+  auto bus = leading_gpu_bus(text);
+  if (uuid.empty() || !bus) {
+    return false;
+  }
+  out.what = Recognised::What::gpu_uuid;
+  out.event.bus_id = std::move(bus);
+  out.uuid = "GPU-" + std::string(uuid.substr(0, uuid.find_first_of(" \t,")));
+  return true;
+}
+
+// "loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build ..." (nv.c; module id
+// as in /proc/driver/nvidia/version, facts §6a).
+bool decode_loading(std::string_view text, Recognised& out) {
+  DriverFacts parsed;
+  if (!parse_driver_version_file("NVRM version: " + std::string(after(text, "loading ")), parsed)) {
+    return false;
+  }
+  out.what = Recognised::What::driver_load;
+  out.load.version = parsed.version_text;
+  out.load.flavour = parsed.flavour == DriverFlavour::open          ? "open"
+                     : parsed.flavour == DriverFlavour::proprietary ? "proprietary"
+                                                                    : "";
+  return true;
+}
+
+constexpr std::string_view k_src_xid = "facts §3a (kernel_rc.c, per driver tag; pre-515 forms observed)";
+constexpr std::string_view k_src_osinit = "facts §4a (osinit.c, nv.c)";
+constexpr std::string_view k_src_osapi = "facts §5 (osapi.c)";
+constexpr std::string_view k_src_nv = "facts §5 (nv.c)";
+constexpr std::string_view k_src_observed = "facts §5 (kernel messages, observed in public logs)";
+
+// Order matters: the first row whose pattern the message contains and whose decoder accepts it wins
+// (an Xid 79 line also says "fallen off the bus"; it is an Xid first).
+constexpr Signature k_signatures[] = {
+    {"xid", "Xid (", true, 1, "", decode_xid, k_src_xid},
+    {"rm-init-adapter", "RmInitAdapter failed! (", true, 1, "", decode_rm_init, k_src_osinit},
+    {"rm-init-minor", "rm_init_adapter", true, 1, "", decode_rm_init_minor, k_src_osinit},
+    {"api-mismatch", "API mismatch", true, 5, "same version.", decode_api_mismatch, k_src_osapi},
+    {"the-nvidia-gpu", "The NVIDIA GPU ", true, 4, "driver release.|(GSP).|responding to commands.", decode_the_nvidia_gpu,
+     k_src_osapi},
+    {"bar-invalid", "This PCI I/O region assigned to your NVIDIA device is invalid", true, 2, "(PCI:", decode_bar,
+     "facts §5 (nv-pci.c)"},
+    {"bar-zero", " is 0M @ ", true, 1, "", decode_bar, "facts §5 (nv-pci.c)"},
+    {"probe-not-called", "The NVIDIA probe routine was not called", true, 1, "", decode_probe_not_called, k_src_nv},
+    {"probe-failed", "The NVIDIA probe routine failed", true, 1, "", decode_probe_failed, k_src_nv},
+    {"none-initialized", "None of the NVIDIA devices were initialized", true, 1, "", decode_no_gpu, k_src_nv},
+    {"none-initialized-old", "None of the NVIDIA graphics adapters were initialized", true, 1, "", decode_no_gpu, k_src_nv},
+    {"no-gpu-found", "No NVIDIA GPU found", true, 1, "", decode_no_gpu, k_src_nv},
+    {"power-cables", "does not have the necessary power cables connected", true, 1, "", decode_power,
+     "facts §5 (osinit.c)"},
+    {"fallen-off-bus", "has fallen off the bus", true, 1, "", decode_fallen, "facts §5 (osinit.c; older forms observed)"},
+    {"gsp-cannot-init", "Cannot initialize GSP firmware RM", true, 1, "", decode_gsp_nvrm, "facts §4a, §5 (osinit.c)"},
+    {"gsp-proxy-boot", "GSP-RM proxy boot command failed", true, 1, "", decode_gsp_nvrm, "facts §5 (osinit.c)"},
+    {"gsp-no-image", "No firmware image found", true, 1, "", decode_gsp_nvrm, "facts §5 (osinit.c)"},
+    {"crash-dump", "A GPU crash dump has been created", true, 1, "", decode_crash_dump, k_src_osapi},
+    {"gpu-uuid", "GPU at PCI:", true, 1, "", decode_uuid, "facts §3a (kernel_rc.c companion line)"},
+    {"loading", "loading NVIDIA UNIX", true, 1, "", decode_loading, "facts §5, §6a (nv.c, utils.mk)"},
+    {"firmware-load", "Direct firmware load for nvidia/", false, 1, "", decode_gsp_file,
+     "facts §5, §11 (kernel firmware loader; file names from nv-firmware.h)"},
+    {"firmware-path", "lib/firmware/nvidia/", false, 1, "", decode_gsp_file, "facts §5 (kernel firmware loader)"},
+    {"probe-of", "nvidia: probe of ", false, 1, "", decode_probe_of, k_src_observed},
+    {"nouveau", "nouveau ", false, 1, "", decode_nouveau, k_src_observed},
+};
+
+// A multi-line message is complete once its text holds one of the row's '|'-separated end markers.
+bool message_complete(std::string_view joined, std::string_view ends) {
+  if (ends.empty()) {
+    return false;
+  }
+  for (auto end : split(ends, '|')) {
+    if (contains(joined, end)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The text after "NVRM:" and its spaces.
+std::string_view nvrm_payload(std::string_view message) {
+  message.remove_prefix(k_nvrm.size());
+  while (!message.empty() && message.front() == ' ') {
+    message.remove_prefix(1);
+  }
+  return message;
+}
+
+} // namespace
+
+std::span<const Signature> signature_table() { return k_signatures; }
+
+std::optional<std::string> pci_after(std::string_view text, std::string_view marker) {
+  if (!marker.empty()) {
+    const auto pos = text.find(marker);
+    if (pos == std::string_view::npos) {
+      return std::nullopt;
+    }
+    text.remove_prefix(pos + marker.size());
+  }
+  if (starts_with(text, "PCI:")) {
+    text.remove_prefix(4);
+  }
+  std::size_t n = 0;
+  while (n < text.size() && n < 24 && is_pci_char(text[n])) {
+    ++n;
+  }
+  std::string_view token = text.substr(0, n);
+  while (!token.empty() && (token.back() == ':' || token.back() == '.')) {
+    token.remove_suffix(1);
+  }
+  return normalize_bus_id(token);
+}
+
+std::optional<Recognised> match_signature(std::span<const std::string_view> messages) {
+  if (messages.empty()) {
+    return std::nullopt;
+  }
+  const std::string_view first = messages.front();
+  const bool is_nvrm = starts_with(first, k_nvrm);
+  const std::string_view first_text = is_nvrm ? nvrm_payload(first) : first;
+  for (const Signature& row : k_signatures) {
+    if (row.nvrm != is_nvrm || !contains(first_text, row.pattern)) {
+      continue;
+    }
+    Recognised out;
+    if (row.max_lines == 1) {
+      if (row.decode(first_text, out)) {
+        return out;
+      }
+      continue;
+    }
+    // Join the message's lines: up to max_lines consecutive NVRM lines, ending at `end`.
+    std::string joined(first_text);
+    std::size_t used = 1;
+    while (used < row.max_lines && used < messages.size() && !message_complete(joined, row.end) &&
+           starts_with(messages[used], k_nvrm)) {
+      joined += ' ';
+      joined += nvrm_payload(messages[used]);
+      ++used;
+    }
+    if (row.decode(joined, out)) {
+      out.consumed = used;
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace gpf

@@ -1,0 +1,64 @@
+// End-to-end: the binary with --dmesg FILE and --dmesg - (stdin), under --root.
+#include "support/run.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace gpf::test;
+using nlohmann::json;
+
+namespace {
+std::string fixture_log(const std::string& name) { return fixture(name) + "/dmesg.txt"; }
+
+bool has_finding(const json& doc, const std::string& id, const std::string& gpu = {}) {
+  for (const auto& f : doc.at("findings")) {
+    if (f.at("id") == id && (gpu.empty() || f.value("gpu", "") == gpu)) {
+      return true;
+    }
+  }
+  return false;
+}
+} // namespace
+
+TEST_CASE("option --dmesg FILE judges a saved log instead of the snapshot's") {
+  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", fixture_log("log-xid79-one-of-8"),
+                                "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc.at("verdict") == "warn");
+  CHECK(has_finding(doc, "gpu.fallen-off-bus", "0000:5d:00.0"));
+  CHECK(doc.at("cuda_visible_devices") == "0,1,2");
+  CHECK(doc.at("facts").at("log").at("source") == fixture_log("log-xid79-one-of-8"));
+  CHECK(doc.at("facts").at("log").at("formats") == json::array({"dmesg"}));
+}
+
+TEST_CASE("option --dmesg - reads the log from stdin") {
+  const std::string log = "Nov 30 02:00:00 node kernel: NVRM: API mismatch: the client has the version 550.67, but\n"
+                          "Nov 30 02:00:00 node kernel: NVRM: this kernel module has the version 550.54.14.  Please\n";
+  const auto r = run_program({GPF_BINARY, "check", "--root", fixture("healthy-4gpu"), "--dmesg", "-", "--format", "json"},
+                             {}, log);
+  REQUIRE(r.exit_code == 1);
+  const json doc = json::parse(r.out);
+  CHECK(has_finding(doc, "driver.api-mismatch"));
+  CHECK(doc.at("facts").at("log").at("source") == "stdin");
+}
+
+TEST_CASE("option --dmesg naming a file that cannot be read warns, never passes") {
+  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", "/nonexistent/kern.log", "--format",
+                                "json"});
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc.at("verdict") == "warn");
+  CHECK(has_finding(doc, "log.not-readable"));
+  CHECK(run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", "/nonexistent/kern.log", "--strict"})
+            .exit_code == 1);
+}
+
+TEST_CASE("text output quotes the log lines and the decoded meaning") {
+  const auto r = run_preflight({"--root", fixture("log-rminit-0x26"), "--color", "never"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("[FAIL] rminit.adapter-failed") != std::string::npos);
+  CHECK(r.out.find("RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26)") != std::string::npos);
+  CHECK(r.out.find("evidence: [   31.402113] NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)") !=
+        std::string::npos);
+}

@@ -1,0 +1,367 @@
+// The log rules: the real pipeline (collect_facts + assess) on the log-* fixture snapshots, and
+// each rule row on facts built from inline logs.
+#include "gpf/probes/kernel_log_scanner.hpp"
+#include "gpf/probes/pipeline.hpp"
+#include "gpf/rules/verdict.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+using namespace gpf;
+
+namespace {
+
+struct Checked {
+  Facts facts;
+  Assessment assessment;
+};
+
+Checked check_fixture(const std::string& name) {
+  const auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/" + name);
+  REQUIRE(host.ok());
+  ProbeOptions options;
+  options.no_cuda = true;
+  Checked c{collect_facts(*host, options), {}};
+  c.assessment = assess(c.facts, builtin_rules(), {});
+  return c;
+}
+
+std::vector<const Finding*> find_all(const Assessment& a, std::string_view id) {
+  std::vector<const Finding*> out;
+  for (const auto& f : a.findings) {
+    if (f.id == id) {
+      out.push_back(&f);
+    }
+  }
+  return out;
+}
+
+const Finding* find(const Assessment& a, std::string_view id) {
+  const auto all = find_all(a, id);
+  return all.empty() ? nullptr : all.front();
+}
+
+bool has_warn_or_fail(const Assessment& a) {
+  return std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) { return f.severity != Severity::info; });
+}
+
+bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+bool any_evidence(const Finding& f, std::string_view part) {
+  return std::any_of(f.evidence.begin(), f.evidence.end(), [&](const std::string& e) { return contains(e, part); });
+}
+
+const GpuAssessment& gpu(const Assessment& a, std::string_view bus) {
+  const auto it = std::find_if(a.gpus.begin(), a.gpus.end(), [&](const GpuAssessment& g) { return g.bus_id == bus; });
+  REQUIRE(it != a.gpus.end());
+  return *it;
+}
+
+const char* const k_buses[] = {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0"};
+
+// Facts of a host with n GPUs whose kernel log is `log`; only the log rules judge them.
+Checked judge_log(const std::string& log, int n_gpus = 2) {
+  Facts f;
+  f.driver.loaded = true;
+  f.driver.version_text = "550.54.14";
+  for (int i = 0; i < n_gpus; ++i) {
+    GpuFacts g;
+    g.bus_id = k_buses[i];
+    g.uuid = fmt::format("GPU-{:08x}-1111", i);
+    g.device_minor = static_cast<unsigned>(i);
+    f.gpus.push_back(g);
+  }
+  f.log = scan_kernel_log(log);
+  f.log.source = "test.log";
+  Checked c{f, {}};
+  c.assessment = assess(c.facts, log_rules(), {});
+  return c;
+}
+
+std::string dmesg(std::initializer_list<std::string> messages) {
+  std::string out;
+  double t = 100;
+  for (const auto& m : messages) {
+    out += fmt::format("[{:12.6f}] {}\n", t, m);
+    t += 1.5;
+  }
+  return out;
+}
+
+const std::string k_loading = "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (b@h)  2024";
+
+} // namespace
+
+TEST_CASE("fixture: Xid 79 on one of 8 GPUs drops that GPU only (warn)") {
+  const auto r = check_fixture("log-xid79-one-of-8");
+  CHECK(r.assessment.verdict == Verdict::warn);
+  const auto* f = find(r.assessment, "gpu.fallen-off-bus");
+  REQUIRE(f);
+  CHECK(f->gpu == "0000:5d:00.0");
+  CHECK(f->severity == Severity::fail);
+  CHECK(contains(f->message, "GPU 3 (0000:5d:00.0, GPU-00000003-1111-2222-3333-444455550003)"));
+  CHECK(contains(f->message, "Xid 79"));
+  CHECK(any_evidence(*f, "NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."));
+  CHECK(any_evidence(*f, "NVRM: GPU 0000:5d:00.0: GPU has fallen off the bus."));
+  CHECK(contains(f->remedy, "reboot"));
+  CHECK_FALSE(gpu(r.assessment, "0000:5d:00.0").usable);
+  CHECK(gpu(r.assessment, "0000:5d:00.0").reasons == std::vector<std::string>{"gpu.fallen-off-bus"});
+  CHECK(r.assessment.usable_count() == 7);
+  CHECK(r.assessment.recommendation.cuda_visible_devices == "0,1,2,4,5,6,7");
+  CHECK(find_all(r.assessment, "xid.reset-required").empty()); // the Xid 79 is not reported twice
+  CHECK(r.facts.log.boundary->kind == BootBoundaryKind::linux_version);
+}
+
+TEST_CASE("fixture: the only GPU fell off the bus (fail)") {
+  const auto r = check_fixture("log-only-gpu-fallen-off");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  const auto* f = find(r.assessment, "gpu.fallen-off-bus");
+  REQUIRE(f);
+  CHECK(f->gpu == "0000:18:00.0");
+  CHECK(any_evidence(*f, "NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus."));
+  CHECK(find(r.assessment, "gpu.too-few-usable"));
+  CHECK(find(r.assessment, "gpu.crash-dump")->severity == Severity::warn);
+  CHECK(r.assessment.recommendation.cuda_visible_devices.empty());
+}
+
+TEST_CASE("fixture: RmInitAdapter 0x26 (the seed case) is decoded and pinned to its GPU") {
+  const auto r = check_fixture("log-rminit-0x26");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  const auto* f = find(r.assessment, "rminit.adapter-failed");
+  REQUIRE(f);
+  CHECK(f->gpu == "0000:18:00.0");
+  CHECK(contains(f->message, "GPU 0 (0000:18:00.0, GPU-00000000-1111-2222-3333-444455550000): failed to initialise: "
+                             "RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26), NV_ERR_GENERIC (0xffff)"));
+  CHECK(contains(f->message, "3 times, first at [31.402113], last at [187.993001]"));
+  CHECK(any_evidence(*f, "NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"));
+  CHECK(any_evidence(*f, "rm_init_adapter failed, device minor number 0"));
+  CHECK(contains(f->remedy, "IOMMU"));
+  CHECK_FALSE(gpu(r.assessment, "0000:18:00.0").usable);
+  CHECK(find(r.assessment, "gpu.too-few-usable"));
+}
+
+TEST_CASE("fixture: application-level Xids 13/31/43/45 only (pass)") {
+  const auto r = check_fixture("log-app-xids");
+  CHECK(r.assessment.verdict == Verdict::pass);
+  CHECK_FALSE(has_warn_or_fail(r.assessment));
+  const auto app = find_all(r.assessment, "xid.application");
+  REQUIRE(app.size() == 2);
+  std::set<unsigned> xids;
+  for (const auto& [bus, events] : r.facts.log.gpu_events) {
+    for (const auto& e : events) {
+      xids.insert(*e.xid);
+    }
+  }
+  CHECK(xids == std::set<unsigned>{13, 31, 43, 45});
+  CHECK(r.assessment.usable_count() == 4);
+  CHECK(any_evidence(*app[0], "name=python3"));
+}
+
+TEST_CASE("fixture: API mismatch fails the host with both versions in the evidence") {
+  const auto r = check_fixture("log-api-mismatch");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  const auto* f = find(r.assessment, "driver.api-mismatch");
+  REQUIRE(f);
+  CHECK(f->severity == Severity::fail);
+  CHECK_FALSE(f->gpu);
+  CHECK(contains(f->message, "version 550.67 but the loaded kernel module has version 550.54.14"));
+  CHECK(contains(f->message, "2 times"));
+  CHECK(any_evidence(*f, "NVRM: API mismatch: the client has the version 550.67, but"));
+  CHECK(any_evidence(*f, "NVRM: this kernel module has the version 550.54.14.  Please"));
+  CHECK(any_evidence(*f, "/proc/driver/nvidia/version: NVRM version:"));
+}
+
+TEST_CASE("fixture: an earlier boot's Xid 48 does not count against a clean current boot") {
+  const auto r = check_fixture("log-earlier-boot-xid48");
+  CHECK(r.assessment.verdict == Verdict::pass);
+  CHECK_FALSE(has_warn_or_fail(r.assessment));
+  const auto* f = find(r.assessment, "log.earlier-boot");
+  REQUIRE(f);
+  CHECK(f->severity == Severity::info);
+  CHECK(contains(f->message, "Xid 48 on 0000:2a:00.0"));
+  CHECK(any_evidence(*f, "NVRM: Xid (PCI:0000:2a:00): 48"));
+  CHECK(r.assessment.usable_count() == 4);
+  CHECK(r.facts.log.boots_seen == 2);
+  CHECK(r.facts.log.gpu_events.empty());
+}
+
+TEST_CASE("fixture: a kernel log that cannot be read warns, never passes") {
+  const auto r = check_fixture("log-not-readable");
+  CHECK(r.assessment.verdict == Verdict::warn);
+  const auto* f = find(r.assessment, "log.not-readable");
+  REQUIRE(f);
+  CHECK(f->severity == Severity::warn);
+  CHECK(any_evidence(*f, "Permission denied"));
+  CHECK(contains(f->remedy, "dmesg_restrict"));
+  const auto* probe = r.facts.probe("kernel-log");
+  REQUIRE(probe);
+  CHECK(probe->state == ProbeState::error);
+  CHECK(contains(probe->message, "Permission denied"));
+}
+
+TEST_CASE("fixture: a GPU the driver does not list is a warning with the log's evidence") {
+  const auto r = check_fixture("log-gpu-missing-from-driver");
+  CHECK(r.assessment.verdict == Verdict::warn);
+  const auto* f = find(r.assessment, "log.gpu-missing-from-driver");
+  REQUIRE(f);
+  CHECK(f->gpu == "0000:9a:00.0");
+  CHECK(contains(f->message, "not supported by the installed driver release 550.54.14"));
+  CHECK(any_evidence(*f, "NVRM: The NVIDIA GPU 0000:9a:00.0 (PCI ID: 10de:1db6)"));
+  CHECK(any_evidence(*f, "nvidia: probe of 0000:9a:00.0 failed with error -1"));
+  CHECK(f->remedy == find_rule("gpu.not-supported")->remedy);
+  CHECK(r.assessment.usable_count() == 2);
+}
+
+TEST_CASE("fixtures without a dmesg.txt skip the kernel-log probe") {
+  const auto r = check_fixture("healthy-4gpu");
+  const auto* probe = r.facts.probe("kernel-log");
+  REQUIRE(probe);
+  CHECK(probe->state == ProbeState::skipped);
+  CHECK_FALSE(r.facts.log.ran);
+  CHECK_FALSE(find(r.assessment, "log.not-readable"));
+}
+
+TEST_CASE("Xid 154's recovery action decides for its GPU") {
+  const std::string x48 = "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE";
+  const auto x154 = [](std::string_view action) {
+    return fmt::format("NVRM: Xid (PCI:0000:2a:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 ({})", action);
+  };
+  {
+    const auto r = judge_log(dmesg({x48, x154("GPU Reset Required")}));
+    const auto* f = find(r.assessment, "xid.recovery-action");
+    REQUIRE(f);
+    CHECK(f->severity == Severity::fail);
+    CHECK_FALSE(gpu(r.assessment, "0000:2a:00.0").usable);
+    CHECK(find(r.assessment, "xid.reset-required")->severity == Severity::info);
+  }
+  {
+    const auto r = judge_log(dmesg({x48, x154("None")}));
+    CHECK(find(r.assessment, "xid.recovery-action")->severity == Severity::info);
+    CHECK(gpu(r.assessment, "0000:2a:00.0").usable);
+    CHECK_FALSE(has_warn_or_fail(r.assessment));
+  }
+  {
+    const auto r = judge_log(dmesg({x48, x154("Drain P2P")}));
+    CHECK(find(r.assessment, "xid.recovery-action")->severity == Severity::warn);
+    CHECK(gpu(r.assessment, "0000:2a:00.0").usable);
+  }
+  {
+    // a reset-class Xid after the last 154 is judged on its own again
+    const auto r = judge_log(dmesg({x154("None"), x48}));
+    CHECK(find(r.assessment, "xid.reset-required")->severity == Severity::fail);
+    CHECK_FALSE(gpu(r.assessment, "0000:2a:00.0").usable);
+  }
+}
+
+TEST_CASE("a driver reload after a reset-class Xid clears it; fallen off the bus stays") {
+  const auto cleared = judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading}));
+  CHECK(find(cleared.assessment, "xid.reset-required")->severity == Severity::info);
+  CHECK(gpu(cleared.assessment, "0000:2a:00.0").usable);
+  const auto again = judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading,
+                                      "NVRM: Xid (PCI:0000:2a:00): 48, pid=2, name=b, DBE"}));
+  CHECK(find_all(again.assessment, "xid.reset-required").size() == 2);
+  CHECK_FALSE(gpu(again.assessment, "0000:2a:00.0").usable);
+  const auto off = judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 79, GPU has fallen off the bus.", k_loading}));
+  CHECK(find(off.assessment, "gpu.fallen-off-bus")->severity == Severity::fail);
+  CHECK_FALSE(gpu(off.assessment, "0000:2a:00.0").usable);
+}
+
+TEST_CASE("every log rule row fires on its input") {
+  struct RowCase {
+    std::string id;
+    std::string log;
+    Severity severity;
+    std::optional<std::string> dropped; // the GPU made unusable
+  };
+  const std::vector<RowCase> cases{
+      {"xid.reset-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 119, Timeout after 6s of waiting for RPC response"}),
+       Severity::fail, "0000:18:00.0"},
+      {"xid.reboot-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 110, pid=1, name=a, SEC fault"}), Severity::fail,
+       "0000:18:00.0"},
+      {"xid.update-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 78, vGPU start failed"}), Severity::fail, "0000:18:00.0"},
+      {"xid.warning", dmesg({"NVRM: Xid (PCI:0000:18:00): 63, pid=1, Row Remapper: New row marked for remapping"}),
+       Severity::warn, std::nullopt},
+      {"xid.application", dmesg({"NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=a, x"}), Severity::info, std::nullopt},
+      {"xid.informational", dmesg({"NVRM: Xid (PCI:0000:18:00): 93, x"}), Severity::info, std::nullopt},
+      {"xid.unknown", dmesg({"NVRM: Xid (PCI:0000:18:00): 250, something new"}), Severity::warn, std::nullopt},
+      {"xid.recovery-action",
+       dmesg({"NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"}),
+       Severity::fail, "0000:18:00.0"},
+      {"rminit.adapter-failed", dmesg({"NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x62:0x65:2097)"}), Severity::fail,
+       "0000:18:00.0"},
+      {"rminit.adapter-failed", dmesg({"NVRM: rm_init_adapter failed for device bearing minor number 1"}), Severity::fail,
+       "0000:2a:00.0"},
+      {"gpu.fallen-off-bus", dmesg({"NVRM: GPU at PCI:0000:18:00: GPU has fallen off the bus."}), Severity::fail,
+       "0000:18:00.0"},
+      {"gpu.bar-invalid",
+       dmesg({"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:", "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:18:00.0)"}),
+       Severity::fail, "0000:18:00.0"},
+      {"gpu.not-supported",
+       dmesg({"NVRM: The NVIDIA GPU 0000:18:00.0 (PCI ID: 10de:2330)", "NVRM: installed in this system is not supported by the",
+              "NVRM: NVIDIA 535.54.03 driver release."}),
+       Severity::fail, "0000:18:00.0"},
+      {"gpu.not-supported-open-module",
+       dmesg({"NVRM: The NVIDIA GPU 0000:18:00.0 (PCI ID: 10de:1db6)", "NVRM: installed in this system is not supported by open",
+              "NVRM: nvidia.ko because it does not include the required GPU", "NVRM: System Processor (GSP)."}),
+       Severity::fail, "0000:18:00.0"},
+      {"gpu.power-cables", dmesg({"NVRM: GPU 0000:18:00.0: GPU does not have the necessary power cables connected."}),
+       Severity::fail, "0000:18:00.0"},
+      {"gpu.power-cables", dmesg({"NVRM: Xid (PCI:0000:18:00): 54, pid=1, name=a, aux power"}), Severity::fail, "0000:18:00.0"},
+      {"gsp.firmware-load-failed",
+       dmesg({"nvidia 0000:18:00.0: Direct firmware load for nvidia/550.54.14/gsp_ga10x.bin failed with error -2"}),
+       Severity::fail, "0000:18:00.0"},
+      {"gsp.firmware-load-failed", dmesg({"NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"}), Severity::warn,
+       std::nullopt},
+      {"driver.api-mismatch",
+       dmesg({"NVRM: API mismatch: the client has the version 535.86.05, but",
+              "NVRM: this kernel module has the version 535.54.03.  Please"}),
+       Severity::info, std::nullopt}, // the loaded module is 550.54.14 now: reloaded since
+      {"driver.probe-not-called", dmesg({"NVRM: The NVIDIA probe routine was not called for 1 device(s)."}), Severity::warn,
+       std::nullopt},
+      {"driver.probe-failed", dmesg({"NVRM: The NVIDIA probe routine failed for 1 device(s)."}), Severity::warn, std::nullopt},
+      {"driver.no-gpu-initialized", dmesg({"NVRM: None of the NVIDIA devices were initialized."}), Severity::warn,
+       std::nullopt},
+      {"gpu.crash-dump", dmesg({"NVRM: A GPU crash dump has been created. If possible, please run"}), Severity::warn,
+       std::nullopt},
+      {"log.gpu-missing-from-driver", dmesg({"nouveau 0000:9a:00.0: DRM: VRAM: 8192 MiB"}), Severity::warn, std::nullopt},
+      {"log.earlier-boot",
+       dmesg({"NVRM: Xid (PCI:0000:18:00): 48, x", "Linux version 5.15.0 (b@h) #1 SMP"}), Severity::info, std::nullopt},
+      {"log.damaged-input", std::string("[    1.000000] a\0b\n", 19), Severity::info, std::nullopt},
+  };
+  std::set<std::string> seen;
+  for (const auto& c : cases) {
+    INFO(c.id << "\n" << c.log);
+    const auto r = judge_log(c.log);
+    const auto* f = find(r.assessment, c.id);
+    REQUIRE(f);
+    CHECK(f->severity == c.severity);
+    CHECK_FALSE(f->evidence.empty());
+    CHECK_FALSE(f->remedy.empty());
+    if (c.dropped) {
+      CHECK(f->gpu == *c.dropped);
+      CHECK_FALSE(gpu(r.assessment, *c.dropped).usable);
+    } else {
+      CHECK(r.assessment.usable_count() == 2);
+    }
+    seen.insert(c.id);
+  }
+  for (const auto& rule : log_rules()) {
+    if (rule.id != "log.not-readable") { // covered by the fixture above
+      INFO(rule.id);
+      CHECK(seen.count(std::string(rule.id)) == 1);
+    }
+  }
+}
+
+TEST_CASE("earlier-boot events never warn, fail or drop a GPU, whatever they are") {
+  const auto r = judge_log(dmesg({"NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.",
+                                  "NVRM: GPU 0000:2a:00.0: RmInitAdapter failed! (0x26:0xffff:1481)",
+                                  "NVRM: API mismatch: the client has the version 550.67, but",
+                                  "Linux version 5.15.0 (b@h) #1 SMP"}));
+  CHECK_FALSE(has_warn_or_fail(r.assessment));
+  CHECK(r.assessment.usable_count() == 2);
+  CHECK(find(r.assessment, "log.earlier-boot"));
+}
