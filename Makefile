@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 BIN := $(BUILD)/gpu-preflight
 
-.PHONY: all deps configure build run test bench clean sanitize
+.PHONY: all deps configure build run test bench docs clean sanitize
 
 all: build
 
@@ -34,6 +34,10 @@ bench: build
 	@set -e; for b in bench/*.sh; do echo "== $$b"; $$b $(BUILD); done
 
 # ASan + UBSan with clang: the whole suite, any report fails it.
+# docs/rules.md from the rule table of the built binary (a test fails when it is stale).
+docs: build
+	cmake --build $(BUILD) --target docs
+
 sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
 	cmake --build build-sanitize -j $(JOBS)

@@ -48,45 +48,60 @@ bool passes_link(const fs::path& out, const fs::path& rel) {
   return false;
 }
 
-// Last of all, so that nothing is ever written through a link or blocked by a placeholder.
-void make_links_and_placeholders(const Host& host, const fs::path& out, const std::vector<std::string>& links,
-                                 const std::vector<std::string>& listed, const std::set<std::string>& accessed,
-                                 CaptureReport& report) {
+// What a capture makes after every file is written, so that nothing is ever written through a
+// link or blocked by a placeholder.
+struct Deferred {
+  std::vector<std::string> links;     // kept as links (sysfs topology; a library's soname link names its version)
+  std::vector<std::string> presences; // only presence asked for (a driver library): an empty stand-in
+  std::vector<std::string> listed;    // directories whose entry names were read
+  std::set<std::string> accessed;     // every path a probe asked for
+};
+
+Result<bool> make_deferred(const Host& host, const fs::path& out, const Deferred& d, CaptureReport& report) {
   std::error_code ec;
-  for (const auto& path : links) {
+  for (const auto& path : d.links) {
     auto target = host.read_link(path);
     if (!target) {
-      report.unreadable.push_back(path + ": " + target.error().message);
       continue;
     }
-    const fs::path at = out / fs::path(path);
+    const fs::path link = out / fs::path(path);
     if (passes_link(out, fs::path(path).parent_path())) {
       report.unreadable.push_back(path + ": link not recreated: its directory is reached through another link");
       continue;
     }
-    fs::create_directories(at.parent_path(), ec);
-    fs::create_symlink(*target, at, ec);
+    fs::create_directories(link.parent_path(), ec);
+    fs::remove(link, ec);
+    fs::create_symlink(*target, link, ec);
     if (ec) {
-      report.unreadable.push_back(path + ": link not recreated: " + ec.message());
-      continue;
+      return Error{"cannot create the link " + link.string() + ": " + ec.message()};
+    }
+    report.captured.push_back(path);
+  }
+  for (const auto& path : d.presences) {
+    if (fs::is_symlink(out / fs::path(path), ec) || passes_link(out, fs::path(path).parent_path())) {
+      continue; // already kept as a link
+    }
+    if (auto w = write_file(out, path, ""); !w) {
+      return w.error();
     }
     report.captured.push_back(path);
   }
   // A listing is a read too: entries no probe looked at become empty placeholders, so that the
   // replay lists the same names (firmware files, NVSwitch nodes, IOMMU units, processes). An entry
   // a probe did look at replays as what the probe saw (copied, or absent when it was not there).
-  for (const auto& dir : listed) {
+  for (const auto& dir : d.listed) {
     auto names = host.list_dir(dir);
     if (!names || passes_link(out, fs::path(dir))) {
       continue;
     }
     for (const auto& name : *names) {
       const fs::path at = out / fs::path(dir) / name;
-      if (accessed.count(dir + "/" + name) == 0 && !fs::exists(fs::symlink_status(at, ec))) {
+      if (d.accessed.count(dir + "/" + name) == 0 && !fs::exists(fs::symlink_status(at, ec))) {
         std::ofstream(at, std::ios::binary);
       }
     }
   }
+  return true;
 }
 
 } // namespace
@@ -177,8 +192,7 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
   };
 
   nlohmann::ordered_json fs_records = nlohmann::ordered_json::object();
-  std::vector<std::string> links;  // made after the files, so that no file is ever written through one
-  std::vector<std::string> listed; // directories whose entry names were read
+  Deferred deferred; // links, presence stand-ins and listings: made after every file
   for (const auto& access : log) {
     if (!done.insert({static_cast<int>(access.kind), access.path}).second ||
         (!access.found && access.kind != HostAccess::Kind::filesystem)) {
@@ -205,10 +219,13 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
     case HostAccess::Kind::directory:
       fs::create_directories(options.out / fs::path(access.path), ec);
-      listed.push_back(access.path);
+      deferred.listed.push_back(access.path);
       break;
     case HostAccess::Kind::link:
-      links.push_back(access.path);
+      deferred.links.push_back(access.path);
+      break;
+    case HostAccess::Kind::presence:
+      deferred.presences.push_back(access.path);
       break;
     case HostAccess::Kind::filesystem: {
       const auto space = host.filesystem_space(access.path);
@@ -257,6 +274,14 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     report.captured.emplace_back("statvfs.json");
   }
   if (host.is_live()) {
+    // The capture date, so end-of-life rules replay as of the day the snapshot was taken.
+    if (auto today = host.today()) {
+      const auto date = fmt::format("{:04}-{:02}-{:02}\n", static_cast<int>(today->year()),
+                                    static_cast<unsigned>(today->month()), static_cast<unsigned>(today->day()));
+      if (auto w = keep("date", date); !w) {
+        return w.error();
+      }
+    }
     if (auto release = host.kernel_release()) {
       if (auto w = keep("proc/sys/kernel/osrelease", *release + "\n"); !w) {
         return w.error();
@@ -301,11 +326,12 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
 
-  std::set<std::string> accessed;
   for (const auto& access : log) {
-    accessed.insert(access.path);
+    deferred.accessed.insert(access.path);
   }
-  make_links_and_placeholders(host, options.out, links, listed, accessed, report);
+  if (auto made = make_deferred(host, options.out, deferred, report); !made) {
+    return made.error();
+  }
   nlohmann::ordered_json record;
   record["tool"] = "gpu-preflight";
   record["source"] = host.is_live() ? std::string("live host") : to_valid_utf8(host.root().string());

@@ -6,6 +6,8 @@
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/report/report.hpp"
+#include "gpf/report/rules_doc.hpp"
+#include "gpf/rules/user_rules.hpp"
 #include "gpf/rules/verdict.hpp"
 #include "gpf/version_info.hpp"
 
@@ -26,6 +28,9 @@ struct CliOptions {
   std::string color = "auto";
   ProbeOptions probe;
   CheckOptions check;
+  RuleOverrides rules;
+  std::string rules_format; // `rules --format`
+  std::string explain_id;   // `explain ID`
   ExecOptions exec;
   std::vector<std::string> command; // exec
   CaptureOptions capture;           // snapshot
@@ -57,6 +62,21 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--dmesg", o.probe.dmesg_file,
                  "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt");
+  app.add_option("--expect-cuda", o.probe.expect_cuda,
+                 "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const auto parsed = Version::parse(v);
+            const bool ok = parsed && parsed->parts().size() >= 2 && parsed->parts().size() <= 3 &&
+                            v.find_first_not_of("0123456789.") == std::string::npos && parsed->str().size() <= v.size() &&
+                            v.back() != '.';
+            return ok ? std::string() : "expected a CUDA version X.Y or X.Y.Z, got \"" + v + "\"";
+          },
+          "X.Y"));
+  app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)");
+  app.add_option("--disable", o.rules.disable, "Turn a rule off (repeatable)")->allow_extra_args(false);
+  app.add_option("--severity", o.rules.severity, "Change a rule's severity: ID=info|warn|fail (repeatable)")
+      ->allow_extra_args(false);
 }
 
 // The live host, or the --root snapshot; prints the reason when the root is unusable.
@@ -69,10 +89,10 @@ std::optional<Host> open_host(const CliOptions& o) {
   return std::move(host).value();
 }
 
-CheckRun perform_check(const Host& host, const CliOptions& o) {
+CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Rule> rules) {
   CheckRun run;
   run.facts = collect_facts(host, o.probe);
-  run.assessment = assess(run.facts, builtin_rules(), o.check);
+  run.assessment = assess(run.facts, rules, o.check);
   run.exit_code = exit_code_for(run.assessment.verdict, o.check.strict);
   return run;
 }
@@ -86,12 +106,12 @@ int write_stdout(const std::string& out) {
   return 0;
 }
 
-int run_check(const CliOptions& o) {
+int run_check(const CliOptions& o, std::span<const Rule> rules) {
   auto host = open_host(o);
   if (!host) {
     return k_exit_error;
   }
-  const CheckRun run = perform_check(*host, o);
+  const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code};
   std::string out;
   if (o.format == "json") {
@@ -108,12 +128,12 @@ int run_check(const CliOptions& o) {
 }
 
 // exec: check, then refuse (exit 1, report on stderr) or replace this process with the command.
-int run_exec(const CliOptions& o) {
+int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   auto host = open_host(o);
   if (!host) {
     return k_exit_error;
   }
-  const CheckRun run = perform_check(*host, o);
+  const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code};
   if (run.exit_code != 0) {
     std::cerr << render_text(report, use_color(o.color, STDERR_FILENO));
@@ -160,6 +180,33 @@ int run_snapshot(CliOptions& o) {
   return write_stdout(out);
 }
 
+int run_rules_command(std::span<const Rule> rules, const std::string& format) {
+  std::string out;
+  if (format == "json") {
+    out = rules_json(rules).dump(2) + "\n";
+  } else if (format == "markdown") {
+    out = render_rules_markdown(rules);
+  } else if (format == "text") {
+    out = render_rules_text(rules);
+  } else {
+    std::cerr << "gpu-preflight: error: rules: --format " << format << " is not supported (text, json, markdown)\n";
+    return k_exit_error;
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+}
+
+int run_explain_command(const RuleSet& rules, const std::string& id) {
+  const Rule* rule = rules.find(id);
+  if (!rule) {
+    std::cerr << "gpu-preflight: error: explain: no rule \"" << id << "\" (gpu-preflight rules lists them)\n";
+    return k_exit_error;
+  }
+  const std::string out = render_explain(*rule);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+}
+
 } // namespace
 
 int run_cli(int argc, char** argv) {
@@ -178,6 +225,10 @@ int run_cli(int argc, char** argv) {
   snapshot->add_option("-o,--output", o.capture_dir, "The directory to write (must be empty unless --force)")->required();
   snapshot->add_flag("--force", o.capture.force, "Write into a non-empty directory");
   snapshot->add_flag("--redact", o.capture.redact, "Replace hostnames and serial numbers consistently");
+  auto* rules_cmd = app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
+  rules_cmd->add_option("--format", o.rules_format, "Output format")->check(CLI::IsMember({"text", "json", "markdown"}));
+  auto* explain_cmd = app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
+  explain_cmd->add_option("id", o.explain_id, "Rule id, e.g. cuda.driver-too-old")->required();
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
@@ -190,13 +241,24 @@ int run_cli(int argc, char** argv) {
     return k_exit_error;
   }
   try {
+    auto rules = RuleSet::load(builtin_rules(), o.rules);
+    if (!rules) {
+      std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";
+      return k_exit_error;
+    }
+    if (rules_cmd->parsed()) {
+      return run_rules_command(rules->rules(), o.rules_format.empty() ? o.format : o.rules_format);
+    }
+    if (explain_cmd->parsed()) {
+      return run_explain_command(*rules, o.explain_id);
+    }
     if (exec->parsed()) {
-      return run_exec(o);
+      return run_exec(o, rules->rules());
     }
     if (snapshot->parsed()) {
       return run_snapshot(o);
     }
-    return run_check(o);
+    return run_check(o, rules->rules());
   } catch (const std::exception& e) {
     std::cerr << "gpu-preflight: internal error: " << e.what() << "\n";
     return k_exit_error;

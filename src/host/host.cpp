@@ -387,39 +387,6 @@ bool Host::exists(std::string_view path) const {
   return fd >= 0;
 }
 
-Result<std::string> Host::read_link(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::link, path, it->second);
-    return Error{it->second};
-  }
-  // Resolve the directory inside the root, then read the last component without following it.
-  const auto slash = path.rfind('/');
-  const std::string parent = slash == std::string_view::npos ? std::string(".") : std::string(path.substr(0, slash));
-  const std::string name(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  if (name.empty() || name == ".") {
-    record(HostAccess::Kind::link, path, EINVAL);
-    return Error{os_error(EINVAL)};
-  }
-  const int dirfd = open_path(parent, O_PATH | O_DIRECTORY);
-  if (dirfd < 0) {
-    record(HostAccess::Kind::link, path, -dirfd);
-    return Error{os_error(-dirfd)};
-  }
-  std::string target(4096, '\0');
-  const ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
-  const int err = n < 0 ? errno : (static_cast<std::size_t>(n) == target.size() ? ENAMETOOLONG : 0);
-  ::close(dirfd);
-  record(HostAccess::Kind::link, path, err);
-  if (err != 0) {
-    return Error{os_error(err)};
-  }
-  target.resize(static_cast<std::size_t>(n));
-  return target;
-}
-
 Result<FsSpace> Host::filesystem_space(std::string_view path) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};
@@ -543,6 +510,77 @@ Result<std::unique_ptr<ByteStream>> Host::open_user_file(const std::string& path
     return stdin_stream();
   }
   return open_file_stream(path, path);
+}
+
+Result<std::string> Host::read_link(std::string_view path) const {
+  if (!is_safe_relative(path)) {
+    return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::link, path, it->second);
+    return Error{it->second};
+  }
+  // The link itself (O_NOFOLLOW), its directories resolved inside the root like every other read.
+  const int fd = open_path(path, O_PATH | O_NOFOLLOW);
+  if (fd < 0) {
+    record(HostAccess::Kind::link, path, -fd);
+    return Error{os_error(-fd)};
+  }
+  std::string target(4096, '\0');
+  const ssize_t n = ::readlinkat(fd, "", target.data(), target.size());
+  ::close(fd);
+  if (n < 0) {
+    return Error{os_error(EINVAL)}; // it exists but is not a symbolic link: nothing to record
+  }
+  target.resize(static_cast<std::size_t>(n));
+  record(HostAccess::Kind::link, path, 0);
+  return target;
+}
+
+bool Host::has_file(std::string_view path) const {
+  if (!is_safe_relative(path)) {
+    return false;
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::presence, path, it->second);
+    return false;
+  }
+  const int fd = open_path(path, O_PATH);
+  if (fd < 0) {
+    record(HostAccess::Kind::presence, path, -fd);
+    return false;
+  }
+  struct stat st {};
+  const bool file = ::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
+  ::close(fd);
+  if (file) {
+    record(HostAccess::Kind::presence, path, 0);
+  }
+  return file;
+}
+
+std::optional<std::chrono::year_month_day> Host::today() const {
+  using namespace std::chrono;
+  if (m_live) {
+    return year_month_day{floor<days>(system_clock::now())};
+  }
+  auto content = read_file("date", 64);
+  if (!content) {
+    return std::nullopt;
+  }
+  const auto text = trim(content->data).substr(0, 10);
+  const auto parts = split(text, '-');
+  if (text.size() != 10 || parts.size() != 3) {
+    return std::nullopt;
+  }
+  const auto y = parse_uint(parts[0]);
+  const auto m = parse_uint(parts[1]);
+  const auto d = parse_uint(parts[2]);
+  if (!y || !m || !d) {
+    return std::nullopt;
+  }
+  const year_month_day date{year(static_cast<int>(*y)), month(static_cast<unsigned>(*m)), day(static_cast<unsigned>(*d))};
+  return date.ok() ? std::optional(date) : std::nullopt;
 }
 
 std::optional<std::string> Host::hostname() const {

@@ -135,7 +135,7 @@ public:
     m_events.push_back(std::move(e));
   }
   // One more occurrence of the event under key; false when there is none (never kept).
-  bool count_again(const std::string& key, const std::string& line, const std::string& time, std::uint64_t seq) {
+  bool count_again(const std::string& key, std::string_view line, const std::string& time, std::uint64_t seq) {
     const auto it = m_index.find(key);
     if (it == m_index.end()) {
       return false;
@@ -165,7 +165,7 @@ private:
 // One physical (or #012-split) line waiting in the multi-line window.
 struct PendingLine {
   std::string message;        // the kernel message
-  std::string line;           // the physical line, verbatim (capped, valid UTF-8)
+  std::string line;           // the physical line, verbatim (capped; made valid UTF-8 in finish())
   std::string time;           // its timestamp as printed
   std::uint64_t line_start = 0; // log offset of the physical line
 };
@@ -407,11 +407,11 @@ private:
       return;
     }
     // Raw, a little past the cap; made valid UTF-8 (and marked as cut) once per event in finish().
-    const std::string evidence(raw.substr(0, k_evidence_cap + 4));
+    const std::string_view evidence = raw.substr(0, k_evidence_cap + 4);
     for_each_embedded_line(line.message, [&](std::string_view part) {
       const bool xid = starts_with(part, "NVRM: Xid (");
       if (!xid && starts_with(part, "NVRM:")) {
-        add_pending({std::string(part), evidence, time, start}, end);
+        add_pending({std::string(part), std::string(evidence), time, start}, end);
         return;
       }
       // Anything else, Xid lines included, is one line: what waits in the window ends before it.
@@ -422,7 +422,7 @@ private:
       }
       const std::array<std::string_view, 1> one{part};
       if (auto rec = match_signature(one)) {
-        const PendingLine single{std::string(part), evidence, time, start};
+        const PendingLine single{std::string(part), std::string(evidence), time, start};
         const std::array<const PendingLine*, 1> lines{&single};
         std::string key = record(std::move(*rec), lines);
         if (!head.empty() && !key.empty()) {
@@ -448,9 +448,13 @@ private:
   }
 
   // Xid storms repeat one (GPU, Xid) thousands of times: a repeat only raises its event's count.
-  bool count_repeat(std::string_view head, const std::string& evidence, const std::string& time) {
+  bool count_repeat(std::string_view head, std::string_view evidence, const std::string& time) {
     const auto it = m_repeats.find(head);
-    return it != m_repeats.end() && m_current.count_again(it->second, evidence, time, m_seq + 1) && (++m_seq, true);
+    if (it == m_repeats.end() || !m_current.count_again(it->second, evidence, time, m_seq + 1)) {
+      return false;
+    }
+    ++m_seq;
+    return true;
   }
 
   void remember_repeat(std::string_view head, std::string key) {

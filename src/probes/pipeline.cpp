@@ -8,9 +8,9 @@
 namespace gpf {
 namespace {
 // The fixed order: later probes may use earlier facts (devices needs the GPUs' minors).
-constexpr std::array<ProbeFn, 11> k_pipeline{probe_kernel,   probe_modules,  probe_driver, probe_devices,
-                                              probe_kernel_log, probe_pcie,   probe_iommu,  probe_shm,
-                                              probe_services, probe_firmware, probe_mig};
+constexpr std::array<ProbeFn, 12> k_pipeline{probe_kernel,     probe_modules, probe_driver,   probe_devices,
+                                              probe_kernel_log, probe_compat,  probe_pcie,     probe_iommu,
+                                              probe_shm,        probe_services, probe_firmware, probe_mig};
 } // namespace
 
 Facts collect_facts(const Host& host, const ProbeOptions& options) {

@@ -2,6 +2,7 @@
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
+#include "gpf/report/compat_json.hpp"
 #include "gpf/report/topology_json.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
@@ -139,6 +140,7 @@ Json facts_json(const Facts& facts) {
   }
   j["modules"] = std::move(modules);
   j["log"] = log_facts_json(facts.log);
+  j["compat"] = compat_json(facts.compat);
   j["topology"] = topology_json(facts.topology);
   return j;
 }

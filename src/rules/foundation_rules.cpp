@@ -203,7 +203,8 @@ std::vector<Hit> visible_devices_empty(const RuleContext& c) {
 std::vector<Hit> probe_failed(const RuleContext& c) {
   std::vector<Hit> hits;
   for (const auto& p : c.facts.probes) {
-    if (p.state == ProbeState::error) {
+    // the kernel log has its own finding (log.not-readable) with the remedies that fit it
+    if (p.state == ProbeState::error && p.name != "kernel-log") {
       hits.push_back({fmt::format("Probe \"{}\" could not read its input, so its checks are incomplete", p.name), {p.message}});
     }
   }
@@ -270,7 +271,19 @@ const Rule k_rules[] = {
     {"kernel.below-5.5-multi-gpu", Severity::warn, Stage::host, "Kernel 5.5 or newer when several GPUs are used",
      "Until a multi-GPU test passes, start the job on one GPU (the recommendation keeps the first usable one); for "
      "several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
-     "nvidia-facts.md §8 (huggingface/accelerate check_os_kernel, PR #2077, issue #1929)", kernel_old_multi_gpu},
+     "nvidia-facts.md §8: huggingface/accelerate src/accelerate/utils/other.py check_os_kernel() (PR #2077, "
+     "https://github.com/huggingface/accelerate/pull/2077; issue #1929, "
+     "https://github.com/huggingface/accelerate/issues/1929); NCCL troubleshooting, PCI ACS "
+     "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+     kernel_old_multi_gpu,
+     "This is Hugging Face accelerate's heuristic, not an NVIDIA requirement: since PR #2077 (2023) accelerate warns on "
+     "Linux kernels below 5.5.0 because multi-GPU runs were reported to hang on a 5.4 kernel (issue #1929, two otherwise "
+     "identical 2x A6000 machines); no root cause was established and the maintainers only warn. The check compares the "
+     "version number alone, so it ignores distribution backports: RHEL 8 (4.18), Amazon Linux 2 (4.14/5.4) and Ubuntu "
+     "20.04 GA (5.4) all trip it. Users who hit such hangs usually fixed them with NCCL_P2P_DISABLE=1, which points at "
+     "PCIe peer-to-peer problems - ACS enabled on PCIe switches or the IOMMU redirecting P2P traffic - rather than at the "
+     "kernel version. gVisor's fixed 4.4.0 and WSL2 kernels are not judged (kernel.release-not-judged).",
+     "uname -r (the first X.Y.Z of the release) and the number of usable GPUs."},
     {"env.cuda-visible-devices-unknown-entry", Severity::warn, Stage::host,
      "Every CUDA_VISIBLE_DEVICES entry names a GPU of this host",
      "Fix CUDA_VISIBLE_DEVICES: use indices below the GPU count or full GPU UUIDs (`nvidia-smi -L`)",

@@ -364,8 +364,8 @@ std::vector<Hit> log_not_readable(const RuleContext& c) {
   if (log.read_error.empty()) {
     return {};
   }
-  const bool partial = log.ran;
-  return {{fmt::format("Kernel log {} ({}): {}", partial ? "only partly checked" : "not checked", log.source, log.read_error),
+  // The error names what could not be read (/dev/kmsg and klogctl, dmesg.txt, the --dmesg file).
+  return {{fmt::format("Kernel log {}: {}", log.ran ? "only partly checked, reading stopped" : "not checked", log.read_error),
            {log.read_error}}};
 }
 

@@ -469,30 +469,26 @@ std::vector<Hit> device_order_ambiguous(const RuleContext& c) {
   if (models.size() < 2 || order == std::string("PCI_BUS_ID")) {
     return {};
   }
+  // Only indices are ambiguous: unset, every GPU is used (only the numbering differs, and
+  // gpu-preflight's own recommendation exports PCI_BUS_ID); UUIDs name GPUs unambiguously.
   const auto visible = c.facts.env.get("CUDA_VISIBLE_DEVICES");
   bool indices = false;
-  if (visible) {
-    for (auto entry : split(*visible, ',')) {
-      indices = indices || parse_uint(trim(entry)).has_value();
-    }
-    if (!indices) {
-      return {}; // UUIDs (or nothing) name GPUs unambiguously
-    }
+  for (auto entry : split(visible.value_or(""), ',')) {
+    indices = indices || parse_uint(trim(entry)).has_value();
+  }
+  if (!indices) {
+    return {};
   }
   std::vector<std::string> mix;
   for (const auto& [model, n] : models) {
     mix.push_back(fmt::format("{} x{}", quote_evidence(model, 80), n));
   }
-  Hit hit{fmt::format("GPUs of different models ({}) and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA numbers the fastest GPU "
-                      "first, so CUDA index N is not nvidia-smi's GPU N{}",
-                      join(mix), visible ? " and the indices in CUDA_VISIBLE_DEVICES may pick other GPUs than meant" : ""),
-          {order ? "CUDA_DEVICE_ORDER=" + quote_evidence(*order, 80) : std::string("CUDA_DEVICE_ORDER is not set (FASTEST_FIRST)")}};
-  if (visible) {
-    hit.evidence.push_back("CUDA_VISIBLE_DEVICES=" + quote_evidence(*visible, 300));
-  } else {
-    hit.severity = Severity::info; // every GPU is used; only the numbering differs
-  }
-  return {hit};
+  return {{fmt::format("GPUs of different models ({}) and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA numbers the fastest "
+                       "GPU first, so the indices in CUDA_VISIBLE_DEVICES may pick other GPUs than nvidia-smi's of the "
+                       "same numbers",
+                       join(mix)),
+           {order ? "CUDA_DEVICE_ORDER=" + quote_evidence(*order, 80) : std::string("CUDA_DEVICE_ORDER is not set (FASTEST_FIRST)"),
+            "CUDA_VISIBLE_DEVICES=" + quote_evidence(*visible, 300)}}};
 }
 
 std::optional<std::string> set_value(const RuleContext& c, std::string_view name) {
@@ -588,80 +584,121 @@ const Rule k_rules[] = {
      "No PCIe bridge between GPUs the job uses together redirects peer-to-peer traffic (ACS)",
      "Disable ACS on the bridges in the evidence (BIOS, or `setpci -s BDF ECAP_ACS+0x6.w=0000` as root at boot), or run "
      "with NCCL_P2P_DISABLE=1 at a bandwidth cost",
-     k_src_nccl, acs_redirect},
+     k_src_nccl, acs_redirect,
+     "PCIe Access Control Services on a switch port or root port can force peer-to-peer requests and completions up to the root complex (ReqRedir, CmpltRedir, EgressCtrl). GPU-to-GPU copies then cross the CPU's root complex and, with an IOMMU, its translation: slow at best, a hang of NCCL's first collective at worst. NVIDIA's NCCL guide asks for ACS off on bridges between GPUs. Only bridges below the deepest bridge two GPUs share are judged: the ones above both never see their peer traffic.",
+     "The `config` file (binary configuration space) of each bridge on the sysfs path of each GPU the job uses: the ACS extended capability (ID 0x000D) and its control register."},
     {"pcie.acs-not-checked", Severity::info, Stage::host, "ACS could be read on the bridges between the GPUs",
      "Run gpu-preflight (or `gpu-preflight snapshot`) as root: only root can read PCI configuration space beyond the first "
      "64 bytes",
-     k_src_nccl, acs_not_checked},
+     k_src_nccl, acs_not_checked,
+     "Without root, sysfs returns only the first 64 bytes of a device's configuration space, so the ACS capability (in the extended space) cannot be read. That is reported as not checked, never as 'no ACS'. A looping or truncated capability list is reported the same way.",
+     "The length and capability lists of the `config` files of the bridges between the GPUs."},
     {"pcie.gpu-pairs-share-switch", Severity::info, Stage::host, "Which GPUs share a PCIe switch or port",
      "Nothing to do; put the GPUs that exchange the most data (e.g. a tensor-parallel group) under one switch",
-     k_src_nccl, gpu_pairs_share_switch},
+     k_src_nccl, gpu_pairs_share_switch,
+     "GPUs under one PCIe switch exchange peer-to-peer traffic inside the switch; pairs under different root ports or host bridges go through the CPU's root complex (or the inter-socket link). Useful for placing tensor-parallel groups; not a problem in itself.",
+     "The sysfs paths of the GPUs (sys/bus/pci/devices/* links into sys/devices/...) and the PCI Express port types of their bridges."},
     {"iommu.not-passthrough", Severity::warn, Stage::host, "The IOMMU does not translate GPU DMA on a multi-GPU host",
      "Boot with iommu=pt (add it to GRUB_CMDLINE_LINUX, update-grub, reboot), or turn VT-d/AMD-Vi off in the BIOS if "
      "nothing needs the IOMMU; NCCL_P2P_DISABLE=1 works around it at a bandwidth cost",
-     k_src_nccl, iommu_not_passthrough},
+     k_src_nccl, iommu_not_passthrough,
+     "An IOMMU that translates the GPUs' DMA (group type DMA or DMA-FQ) makes peer-to-peer traffic go through the root complex for address translation; NCCL then runs slowly or hangs. NVIDIA's NCCL guide recommends iommu=pt (passthrough) or VT-d/AMD-Vi off on bare metal. In a virtual machine the guest sees the hypervisor's virtual IOMMU and cannot fix the host, so the finding explains instead of warning.",
+     "The type of each GPU's IOMMU group (sys/kernel/iommu_groups/N/type), else the IOMMU groups and units with the kernel command line (iommu=pt, iommu.passthrough=1, *iommu=off); the hypervisor flag of /proc/cpuinfo."},
     {"shm.too-small", Severity::warn, Stage::host, "/dev/shm holds at least 1 GiB when two or more GPUs are used",
      "Give the container more shared memory: `docker run --shm-size=1g` (NVIDIA suggests --shm-size=1g --ulimit "
      "memlock=-1) or --ipc=host; in Kubernetes mount an emptyDir with medium: Memory at /dev/shm; or set "
      "NCCL_SHM_DISABLE=1 (DataLoader workers still need shared memory)",
-     "nvidia-facts.md §11 (/dev/shm: Docker's 64 MB default, NCCL shared-memory segments)", shm_too_small},
+     "nvidia-facts.md §11 (/dev/shm: Docker's 64 MB default, NCCL shared-memory segments)", shm_too_small,
+     "NCCL's shared-memory transport and PyTorch DataLoader workers allocate segments in /dev/shm. Docker gives containers 64 MB by default; NCCL then fails with 'No space left on device' while creating or extending /dev/shm/nccl-* segments, or hangs. Checked when two or more GPUs are used; 1 GiB is NVIDIA's suggested minimum (--shm-size=1g).",
+     "statvfs of /dev/shm (a snapshot's statvfs.json) and its /proc/mounts line."},
     {"limits.memlock-low", Severity::info, Stage::host, "The locked-memory limit is unlimited where RDMA devices exist",
      "Raise the limit for the job: `docker run --ulimit memlock=-1`, LimitMEMLOCK=infinity in its systemd unit, or "
      "`* - memlock unlimited` in /etc/security/limits.conf",
-     "nvidia-facts.md §11 (NVIDIA containers: --ulimit memlock=-1)", memlock_low},
+     "nvidia-facts.md §11 (NVIDIA containers: --ulimit memlock=-1)", memlock_low,
+     "GPUDirect RDMA and InfiniBand verbs pin (lock) memory; with a low RLIMIT_MEMLOCK memory registration fails. NVIDIA's container guidance is --ulimit memlock=-1. Reported only where RDMA devices exist.",
+     "Max locked memory in /proc/self/limits (the checker's limits, which `gpu-preflight exec` hands to the job) and the entries of /sys/class/infiniband."},
     {"nvswitch.fabric-manager-missing", Severity::fail, Stage::host, "nv-fabricmanager runs on a host with NVSwitches",
      "Install and start the Fabric Manager of the driver's exact version: `systemctl enable --now nvidia-fabricmanager` "
      "(package nvidia-fabricmanager-<branch>)",
      "nvidia-facts.md §11 (Fabric Manager User Guide), §5 (802 without Fabric Manager), §7 (nvswitch nodes)",
-     fabric_manager_missing},
+     fabric_manager_missing,
+     "On HGX/DGX systems with NVSwitches the NVLink fabric is set up by the Fabric Manager daemon. Until it runs, CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY (802) and the GPUs report their fabric state as not completed.",
+     "NVSwitches: /dev/nvidia-nvswitch<N> nodes or NVIDIA PCI devices of class 0x0680; the process table (/proc/<pid>/comm, where the name shows as nv-fabricmanage)."},
     {"nvswitch.fabric-manager-unchecked", Severity::info, Stage::host,
      "Whether nv-fabricmanager runs could be checked on a host with NVSwitches",
      "Check on the host itself: `systemctl status nvidia-fabricmanager`", "nvidia-facts.md §11 (Fabric Manager User Guide)",
-     fabric_manager_unchecked},
+     fabric_manager_unchecked,
+     "Inside a container's PID namespace the host's processes are invisible, so a missing nv-fabricmanager there proves nothing; the check says it was not made.",
+     "NVSwitches as for nvswitch.fabric-manager-missing; /proc/1/comm (systemd or init on a host)."},
     {"nvswitch.fabric-manager-version", Severity::fail, Stage::host, "nv-fabricmanager has the driver's version",
      "Install the Fabric Manager package of exactly the driver's version (e.g. nvidia-fabricmanager-550=550.54.14-1) and "
      "restart it, or reboot into the driver that matches it",
-     "nvidia-facts.md §5 (Fabric Manager version must equal the driver's), §11", fabric_manager_version},
+     "nvidia-facts.md §5 (Fabric Manager version must equal the driver's), §11", fabric_manager_version,
+     "Fabric Manager must have exactly the driver's version; a different one refuses to start, and CUDA initialisation then fails with 802.",
+     "The installed nvidia-fabricmanager package in the Debian package database (var/lib/dpkg/status), against the driver version; RPM databases are not read."},
     {"persistence.not-running", Severity::info, Stage::host, "nvidia-persistenced runs when CUDA start-up is slow",
      "Enable the persistence daemon: `systemctl enable --now nvidia-persistenced` (legacy `nvidia-smi -pm 1` is "
      "deprecated)",
-     "nvidia-facts.md §11 (Persistence), §5 (persistence mode deprecation)", persistence_not_running},
+     "nvidia-facts.md §11 (Persistence), §5 (persistence mode deprecation)", persistence_not_running,
+     "Without nvidia-persistenced the driver tears GPU state down when the last client exits, so each job start pays the full initialisation (seconds per GPU, more with many GPUs) and a short start-up timeout can fire. Reported only when the CUDA probe measured a slow start (1 s or more).",
+     "The CUDA probe's cuInit and primary-context times; the process table (nvidia-persiste)."},
     {"gsp.firmware-files-missing", Severity::fail, Stage::host, "The GSP firmware files of the loaded driver version exist",
      "Reinstall the driver package that ships /lib/firmware/nvidia/<version>/gsp_*.bin for the loaded version, then reload "
      "the driver or reboot",
-     "nvidia-facts.md §11 (GSP firmware files, nv-firmware.h), §5 (RmInitAdapter 0x61:0x56)", gsp_firmware_missing},
+     "nvidia-facts.md §11 (GSP firmware files, nv-firmware.h), §5 (RmInitAdapter 0x61:0x56)", gsp_firmware_missing,
+     "GSP-based GPUs (Turing and later) load their GSP-RM firmware from /lib/firmware/nvidia/<driver version>/ whenever they initialise; without the file the driver logs 'RmInitAdapter failed! (0x61:0x56)' and the GPU is unusable. Judged with the open kernel module, or for a GPU whose information file shows GSP firmware in use. Without /lib/firmware at all (most containers) it is not judged.",
+     "The directories the kernel's firmware loader searches for nvidia/<version>/gsp_*.bin; each GPU's PCI device id (gsp_tu10x.bin for Turing and GA100, gsp_ga10x.bin for GA10x, Hopper, Ada, Blackwell)."},
     {"env.cuda-visible-devices-duplicate", Severity::warn, Stage::host, "CUDA_VISIBLE_DEVICES names each GPU once",
      "List each GPU once; launchers that count the entries (torchrun --nproc-per-node, accelerate) would start more ranks "
      "than there are GPUs, and CUDA does not document what duplicates do",
-     k_src_env, visible_devices_duplicate},
+     k_src_env, visible_devices_duplicate,
+     "A GPU listed twice in CUDA_VISIBLE_DEVICES (by index and by UUID, or twice by index) is not documented by CUDA; launchers that derive the number of ranks from the list start more ranks than there are GPUs, which then contend for one GPU.",
+     "CUDA_VISIBLE_DEVICES of the job environment, each entry resolved to a GPU up to the first entry that names none."},
     {"env.cuda-visible-devices-mig-unknown", Severity::warn, Stage::host,
      "Every MIG instance CUDA_VISIBLE_DEVICES names exists",
      "List the MIG instances with `nvidia-smi -L` and name existing ones, or create the instance "
      "(`nvidia-smi mig -cgi <profile> -C`)",
-     "nvidia-facts.md §10c (MIG-<GPU-UUID>/<gi>/<ci>), §6d (proc/driver/nvidia/capabilities)", mig_instance_unknown},
+     "nvidia-facts.md §10c (MIG-<GPU-UUID>/<gi>/<ci>), §6d (proc/driver/nvidia/capabilities)", mig_instance_unknown,
+     "CUDA_VISIBLE_DEVICES may name MIG instances as MIG-<GPU-UUID>/<gi>/<ci>. An instance that does not exist is an invalid entry: CUDA ignores it and every entry after it.",
+     "proc/driver/nvidia/capabilities/gpu<minor>/mig/gi<gi>/ci<ci>/access, which the driver creates for every compute instance."},
     {"env.device-order-ambiguous", Severity::warn, Stage::host,
      "GPU indices are unambiguous on a host with mixed GPU models",
      "Export CUDA_DEVICE_ORDER=PCI_BUS_ID (gpu-preflight's env output does) or name GPUs by UUID in CUDA_VISIBLE_DEVICES",
-     k_src_env, device_order_ambiguous},
+     k_src_env, device_order_ambiguous,
+     "CUDA numbers devices fastest first by default (CUDA_DEVICE_ORDER=FASTEST_FIRST); nvidia-smi and NVML number them by PCI bus id. With one model the two orders usually agree; with mixed models index N in CUDA_VISIBLE_DEVICES or in the job may be another GPU than nvidia-smi's GPU N.",
+     "The GPUs' models, CUDA_DEVICE_ORDER and the integer entries of CUDA_VISIBLE_DEVICES (unset, every GPU is used and "
+     "only the numbering differs: not reported)."},
     {"env.cuda-injection", Severity::warn, Stage::host, "No profiler or debugger library is injected into CUDA",
      "Unset CUDA_INJECTION64_PATH unless the job is meant to run under that tool",
-     "issue 10 (environment hazards); CUDA injection for CUPTI-based tools (UNVERIFIED in nvidia-facts.md)", cuda_injection},
+     "issue 10 (environment hazards); CUDA injection for CUPTI-based tools (UNVERIFIED in nvidia-facts.md)", cuda_injection,
+     "CUDA_INJECTION64_PATH makes every CUDA process load the named library at initialisation (how CUPTI-based profilers and debuggers attach). Left set, it slows the job and a stale path breaks CUDA initialisation.",
+     "CUDA_INJECTION64_PATH in the job environment."},
     {"env.launch-blocking", Severity::warn, Stage::host, "CUDA_LAUNCH_BLOCKING is not left on",
-     "Unset CUDA_LAUNCH_BLOCKING (or set it to 0) outside debugging sessions", k_src_env, launch_blocking},
+     "Unset CUDA_LAUNCH_BLOCKING (or set it to 0) outside debugging sessions", k_src_env, launch_blocking,
+     "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch synchronous, a debugging aid that makes training many times slower when left on.",
+     "CUDA_LAUNCH_BLOCKING in the job environment."},
     {"env.nccl-p2p-disabled", Severity::info, Stage::host, "Whether NCCL peer-to-peer is disabled",
      "Nothing to do if it works around an ACS/IOMMU problem; otherwise unset NCCL_P2P_DISABLE for faster multi-GPU steps",
-     "nvidia-facts.md §11 (NCCL troubleshooting: NCCL_P2P_DISABLE)", nccl_p2p_disabled},
+     "nvidia-facts.md §11 (NCCL troubleshooting: NCCL_P2P_DISABLE)", nccl_p2p_disabled,
+     "NCCL_P2P_DISABLE=1 makes NCCL copy between GPUs through host memory. It is the usual workaround for ACS/IOMMU hangs; it also explains slower multi-GPU steps.",
+     "NCCL_P2P_DISABLE in the job environment."},
     {"env.nccl-shm-disabled", Severity::info, Stage::host, "Whether NCCL's shared-memory transport is disabled",
      "Nothing to do if /dev/shm cannot be enlarged; otherwise unset NCCL_SHM_DISABLE and give the job a bigger /dev/shm",
-     "nvidia-facts.md §11 (/dev/shm: NCCL_SHM_DISABLE=1)", nccl_shm_disabled},
+     "nvidia-facts.md §11 (/dev/shm: NCCL_SHM_DISABLE=1)", nccl_shm_disabled,
+     "NCCL_SHM_DISABLE=1 stops NCCL from using shared memory between processes; it falls back to network transports. The workaround for a small /dev/shm; it also explains slower steps.",
+     "NCCL_SHM_DISABLE in the job environment."},
     {"gpu.compute-mode-exclusive", Severity::info, Stage::gpu, "Whether a GPU is in an exclusive compute mode",
      "Nothing to do for one process per GPU (gpu-preflight releases its contexts before the job starts); for several "
      "processes per GPU set Default mode: `nvidia-smi -i <bus id> -c DEFAULT`",
      "nvidia-facts.md §11 (Compute mode), §10b (CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20, DEVICE_UNAVAILABLE = 46)",
-     compute_mode_exclusive},
+     compute_mode_exclusive,
+     "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",
+     "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe)."},
     {"gpu.compute-mode-prohibited", Severity::warn, Stage::gpu, "No GPU is in compute mode Prohibited",
      "Set Default mode as root: `nvidia-smi -i <bus id> -c DEFAULT`", "nvidia-facts.md §11 (Compute mode), §10b",
-     compute_mode_prohibited},
+     compute_mode_prohibited,
+     "In Prohibited mode no process may create a context on the GPU: the job cannot use it.",
+     "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe)."},
 };
 
 } // namespace

@@ -312,3 +312,48 @@ TEST_CASE("an Xid storm is counted exactly; Xid 154 keeps its last recovery acti
   CHECK(b3[2].recovery_action == "None");
   CHECK(gpu(f, "0000:5d:00.0")[0].count + gpu(f, "0000:5d:00.0")[1].count == 5000);
 }
+
+TEST_CASE("random splices of real log fragments never crash and keep the facts valid") {
+  const std::vector<std::string> pieces{
+      "[  12.345678] ", "<4>", "6,12,3456,-;", "Nov 30 02:00:00 node kernel: ", "-- Boot x --", "-- Reboot --", "\n", "\r\n",
+      "NVRM: ", "Xid (PCI:0000:3b:00", " GPU-I:05", "): ", "79", "154", ", pid='<unknown>'", ", name=a, ",
+      "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)", "RmInitAdapter failed! (0x26:0xffff:",
+      "GPU 0000:0a:00.0: ", "API mismatch: the client has the version ", "550.67", ", but", "this kernel module has the version ",
+      "The NVIDIA GPU ", "(PCI ID: 10de:", "installed in this system is not supported by ", "BAR1 is 0M @ 0x0 (PCI:",
+      "nvidia 0000:3b:00.0: Direct firmware load for nvidia/", "gsp_ga10x.bin failed with error -2", "nouveau ",
+      "Linux version ", "#012", "\\x0a", " KEY=value", std::string("\0\xff\xc3", 3), "               ", "[Mon Nov 30 02:00:00 2026] ",
+      "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build", "GPU at PCI:0000:3b:00: GPU-"};
+  std::mt19937 rng(2026);
+  for (int round = 0; round < 40; ++round) {
+    std::string log;
+    for (int i = 0; i < 600; ++i) {
+      log += pieces[rng() % pieces.size()];
+    }
+    KernelLogScanner scanner;
+    for (std::size_t pos = 0; pos < log.size();) {
+      const std::size_t n = std::min<std::size_t>(log.size() - pos, 1 + rng() % 97);
+      scanner.feed(std::string_view(log).substr(pos, n));
+      pos += n;
+    }
+    const auto f = scanner.finish();
+    CHECK(f.bytes == log.size());
+    const auto valid = [](const std::vector<LogEvent>& events) {
+      for (const auto& e : events) {
+        for (const auto& l : e.lines) {
+          CHECK(to_valid_utf8(l) == l);
+        }
+        CHECK(to_valid_utf8(e.meaning) == e.meaning);
+        CHECK(to_valid_utf8(e.detail) == e.detail);
+        CHECK(e.count >= 1);
+      }
+    };
+    for (const auto& [bus, events] : f.gpu_events) {
+      valid(events);
+    }
+    valid(f.host_events);
+    valid(f.earlier_boot_events);
+    if (f.boundary) {
+      CHECK(to_valid_utf8(f.boundary->line) == f.boundary->line);
+    }
+  }
+}

@@ -6,6 +6,7 @@
 // under a snapshot nothing of the real host is read.
 #include "gpf/util/result.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -83,7 +84,7 @@ inline constexpr int k_stream_idle_timeout_s = 30;
 // What a probe asked the host for, recorded when a capture (`gpu-preflight snapshot`) wants to
 // copy exactly the inputs of a check.
 struct HostAccess {
-  enum class Kind { file, directory, node, link, filesystem };
+  enum class Kind { file, directory, node, link, presence, filesystem }; // presence: a file whose content is not needed
   Kind kind = Kind::file;
   std::string path;  // root-relative
   std::string error; // empty when the read succeeded (or the path simply does not exist: see found)
@@ -105,9 +106,11 @@ public:
   Result<std::vector<std::string>> list_dir(std::string_view path) const;
   bool exists(std::string_view path) const;
   // The target of a symbolic link as stored (relative or absolute; an absolute target names a
-  // path inside the root). Error "Invalid argument" when path is not a link. The directories
-  // leading to the link resolve inside the root like every other read.
+  // path inside the root). Error "Invalid argument" when path is not a link.
   Result<std::string> read_link(std::string_view path) const;
+  // True when path exists and is not a directory. Only its presence matters (a driver library):
+  // a capture keeps an empty stand-in, not the content.
+  bool has_file(std::string_view path) const;
   // statvfs(3) of the filesystem holding path; under a snapshot, statvfs.json records it
   // ({"dev/shm": {"size_bytes": N, "available_bytes": M}} or {"dev/shm": {"exists": false}}).
   // Error carries the OS reason.
@@ -129,6 +132,9 @@ public:
   // uname -r live; proc/sys/kernel/osrelease in a snapshot.
   Result<std::string> kernel_release() const;
   const Environment& environment() const { return m_env; }
+  // Today: the system clock live; a snapshot's `date` file (YYYY-MM-DD) otherwise, so a snapshot
+  // is judged as of when it was taken. nullopt when a snapshot records no date.
+  std::optional<std::chrono::year_month_day> today() const;
   // uname's nodename live; proc/sys/kernel/hostname in a snapshot; nullopt when unknown.
   std::optional<std::string> hostname() const;
 

@@ -4,6 +4,7 @@
 // finding. Rows live in tables under src/rules/ (one file per domain); rule_table.cpp joins them.
 #include "gpf/probes/facts.hpp"
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -53,7 +54,8 @@ struct Hit {
   std::optional<Severity> severity;    // rare: a row whose severity depends on the input
 };
 
-using CheckFn = std::vector<Hit> (*)(const RuleContext&);
+// A plain function for built-in rows; user rules (--rules FILE) carry their parameters inside.
+using CheckFn = std::function<std::vector<Hit>(const RuleContext&)>;
 
 struct Rule {
   std::string_view id;
@@ -63,6 +65,8 @@ struct Rule {
   std::string_view remedy; // a concrete next step
   std::string_view source; // where the fact comes from (URL / nvidia-facts.md section)
   CheckFn check;
+  std::string_view explanation = {}; // what a finding means and why (`explain ID`); "" = title
+  std::string_view evidence = {};    // what the rule looks at (`explain ID`)
 };
 
 struct Finding {
@@ -82,6 +86,7 @@ const Rule* find_rule(std::string_view id);
 // Per-domain tables joined by builtin_rules().
 std::span<const Rule> foundation_rules();
 std::span<const Rule> log_rules();
+std::span<const Rule> compat_rules();
 std::span<const Rule> topology_rules();
 
 std::string_view severity_name(Severity s);

@@ -1,0 +1,116 @@
+// Renders the rule table for people (`rules`, `explain`, docs/rules.md) and for programs (JSON).
+#include "gpf/report/rules_doc.hpp"
+
+#include "gpf/report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace gpf {
+namespace {
+
+std::vector<const Rule*> sorted(std::span<const Rule> rules) {
+  std::vector<const Rule*> out;
+  for (const auto& r : rules) {
+    out.push_back(&r);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Rule* a, const Rule* b) { return a->id < b->id; });
+  return out;
+}
+
+std::string_view meaning(const Rule& r) { return r.explanation.empty() ? r.title : r.explanation; }
+std::string_view evidence(const Rule& r) {
+  return r.evidence.empty() ? std::string_view("the inputs named in each finding's evidence") : r.evidence;
+}
+
+// A Markdown table cell: no line breaks, no unescaped pipes.
+std::string cell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::string_view stage_name(Stage stage) {
+  switch (stage) {
+  case Stage::gpu:
+    return "gpu";
+  case Stage::host:
+    return "host";
+  case Stage::summary:
+    return "summary";
+  }
+  return "host";
+}
+
+std::string render_rules_text(std::span<const Rule> rules) {
+  const auto list = sorted(rules);
+  std::size_t width = 2;
+  for (const auto* r : list) {
+    width = std::max(width, r->id.size());
+  }
+  std::string out = fmt::format("{:<{}}  {:<8}  {}\n", "ID", width, "SEVERITY", "WHAT IT CHECKS");
+  for (const auto* r : list) {
+    out += fmt::format("{:<{}}  {:<8}  {}\n{:<{}}  source: {}\n", r->id, width, severity_name(r->severity), r->title, "",
+                       width + 10, r->source);
+  }
+  out += fmt::format("\n{} rules. `gpu-preflight explain ID` tells what one means and how to fix it.\n", list.size());
+  return out;
+}
+
+nlohmann::ordered_json rules_json(std::span<const Rule> rules) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = k_schema_version;
+  auto arr = nlohmann::ordered_json::array();
+  for (const auto* r : sorted(rules)) {
+    nlohmann::ordered_json rj;
+    rj["id"] = r->id;
+    rj["severity"] = severity_name(r->severity);
+    rj["stage"] = stage_name(r->stage);
+    rj["checks"] = r->title;
+    rj["meaning"] = meaning(*r);
+    rj["evidence"] = evidence(*r);
+    rj["remedy"] = r->remedy;
+    rj["source"] = r->source;
+    arr.push_back(std::move(rj));
+  }
+  j["rules"] = std::move(arr);
+  return j;
+}
+
+std::string render_rules_markdown(std::span<const Rule> rules) {
+  const auto list = sorted(rules);
+  std::string out = "<!-- Generated from the rule table by `gpu-preflight rules --format markdown` (target `docs`); "
+                    "do not edit below this line. -->\n\n## Rule index\n\n| id | severity | stage | what it checks |\n"
+                    "|---|---|---|---|\n";
+  for (const auto* r : list) {
+    out += fmt::format("| `{}` | {} | {} | {} |\n", r->id, severity_name(r->severity), stage_name(r->stage), cell(r->title));
+  }
+  out += "\n## Rules\n";
+  for (const auto* r : list) {
+    out += fmt::format("\n### {}\n\n- **Severity:** {} ({} stage)\n- **Checks:** {}\n- **Meaning:** {}\n"
+                       "- **Evidence looked for:** {}\n- **Remedy:** {}\n- **Source:** {}\n",
+                       r->id, severity_name(r->severity), stage_name(r->stage), r->title, meaning(*r), evidence(*r),
+                       r->remedy, r->source);
+  }
+  return out;
+}
+
+std::string render_explain(const Rule& r) {
+  return fmt::format("{}  ({}, {} stage)\n\nChecks:    {}\n\nMeaning:   {}\n\nEvidence:  {}\n\nRemedy:    {}\n\nSources:   {}\n",
+                     r.id, severity_name(r.severity), stage_name(r.stage), r.title, meaning(r), evidence(r), r.remedy,
+                     r.source);
+}
+
+} // namespace gpf

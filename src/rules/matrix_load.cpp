@@ -1,0 +1,365 @@
+// Parses the data files of the compatibility matrix (data/*.json) into typed rows. The data is
+// ours and compiled in, so anything malformed is a build defect: it throws, naming the file, the
+// row and the field, and the test suite parses every file.
+#include "gpf/rules/matrix.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <set>
+#include <stdexcept>
+
+namespace gpf {
+namespace {
+
+using Json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw std::runtime_error(fmt::format("data/{}: {}", where, what));
+}
+
+class RowReader {
+public:
+  RowReader(const Json& row, std::string where, std::set<std::string> allowed)
+      : m_row(row), m_where(std::move(where)) {
+    if (!row.is_object()) {
+      fail(m_where, "a row must be an object");
+    }
+    allowed.insert("source");
+    for (const auto& item : row.items()) {
+      if (allowed.count(item.key()) == 0) {
+        fail(m_where, fmt::format("unknown field \"{}\"", item.key()));
+      }
+    }
+  }
+
+  std::string text(const char* key) const {
+    const Json& v = field(key);
+    if (!v.is_string() || v.get<std::string>().empty()) {
+      fail(m_where + "." + key, "must be a non-empty string");
+    }
+    return v.get<std::string>();
+  }
+  std::string optional_text(const char* key) const {
+    auto it = m_row.find(key);
+    if (it == m_row.end() || it->is_null()) {
+      return {};
+    }
+    if (!it->is_string()) {
+      fail(m_where + "." + key, "must be a string");
+    }
+    return it->get<std::string>();
+  }
+  Version version(const char* key) const {
+    auto v = parse_version(text(key));
+    if (!v) {
+      fail(m_where + "." + key, "is not a dotted numeric version");
+    }
+    return *v;
+  }
+  std::optional<Version> optional_version(const char* key) const {
+    const auto t = optional_text(key);
+    if (t.empty()) {
+      return std::nullopt;
+    }
+    auto v = parse_version(t);
+    if (!v) {
+      fail(m_where + "." + key, "is not a dotted numeric version");
+    }
+    return v;
+  }
+  unsigned long number(const char* key) const {
+    const Json& v = field(key);
+    if (!v.is_number_unsigned()) {
+      fail(m_where + "." + key, "must be a non-negative integer");
+    }
+    return v.get<unsigned long>();
+  }
+  std::optional<unsigned long> optional_number(const char* key) const {
+    auto it = m_row.find(key);
+    if (it == m_row.end() || it->is_null()) {
+      return std::nullopt;
+    }
+    if (!it->is_number_unsigned()) {
+      fail(m_where + "." + key, "must be a non-negative integer or null");
+    }
+    return it->get<unsigned long>();
+  }
+  bool flag(const char* key) const {
+    const Json& v = field(key);
+    if (!v.is_boolean()) {
+      fail(m_where + "." + key, "must be true or false");
+    }
+    return v.get<bool>();
+  }
+  std::vector<std::string> texts(const char* key) const {
+    const Json& v = field(key);
+    std::vector<std::string> out;
+    if (v.is_string()) {
+      out.push_back(v.get<std::string>());
+    } else if (v.is_array()) {
+      for (const auto& e : v) {
+        if (!e.is_string() || e.get<std::string>().empty()) {
+          fail(m_where + "." + key, "must hold non-empty strings");
+        }
+        out.push_back(e.get<std::string>());
+      }
+    }
+    if (out.empty()) {
+      fail(m_where + "." + key, "must be a non-empty string or a non-empty array of strings");
+    }
+    return out;
+  }
+  const std::string& where() const { return m_where; }
+
+private:
+  const Json& field(const char* key) const {
+    auto it = m_row.find(key);
+    if (it == m_row.end()) {
+      fail(m_where, fmt::format("missing field \"{}\"", key));
+    }
+    return *it;
+  }
+  // Strict: digits and single dots only ("1..2", "1.", "v1" are defects in the data).
+  static std::optional<Version> parse_version(const std::string& t) {
+    if (t.empty() || t.find_first_not_of("0123456789.") != std::string::npos || t.front() == '.' ||
+        t.back() == '.' || t.find("..") != std::string::npos) {
+      return std::nullopt;
+    }
+    return Version::parse(t);
+  }
+
+  const Json& m_row;
+  std::string m_where;
+};
+
+} // namespace
+
+struct MatrixLoader {
+  Matrix m;
+  std::set<std::string> file_sources; // the source keys of the file being read
+
+  // Parses one file; registers its sources; returns its rows.
+  const Json& open(std::span<const EmbeddedFile> files, const std::string& name, Json& doc) {
+    const EmbeddedFile* file = nullptr;
+    for (const auto& f : files) {
+      if (f.name == name) {
+        file = &f;
+      }
+    }
+    if (!file) {
+      fail(name, "missing from the embedded data");
+    }
+    doc = Json::parse(file->text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      fail(name, "is not a JSON object");
+    }
+    auto sources = doc.find("sources");
+    if (sources == doc.end() || !sources->is_object() || sources->empty()) {
+      fail(name, "needs a non-empty \"sources\" object");
+    }
+    file_sources.clear();
+    for (const auto& item : sources->items()) {
+      file_sources.insert(item.key());
+      RowReader r(item.value(), name + ": sources." + item.key(), {"url", "table", "facts", "status"});
+      DataSource s{item.key(), r.text("url"), r.text("table"), r.text("facts"), r.text("status")};
+      if (s.url.rfind("https://", 0) != 0) {
+        fail(r.where() + ".url", "must be an https URL");
+      }
+      auto [it, inserted] = m.m_sources.emplace(s.key, s);
+      if (!inserted && (it->second.url != s.url || it->second.table != s.table)) {
+        fail(r.where(), "the same source key is defined differently in another file");
+      }
+    }
+    auto rows = doc.find("rows");
+    if (rows == doc.end() || !rows->is_array() || rows->empty()) {
+      fail(name, "needs a non-empty \"rows\" array");
+    }
+    return *rows;
+  }
+
+  std::vector<std::string> sources_of(const RowReader& r) const {
+    auto keys = r.texts("source");
+    for (const auto& k : keys) {
+      if (file_sources.count(k) == 0) {
+        fail(r.where() + ".source", fmt::format("\"{}\" is not in this file's sources", k));
+      }
+    }
+    return keys;
+  }
+
+  void toolkits(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "cuda_toolkit_driver.json";
+    const Json& rows = open(files, name, doc);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"release", "cuda", "kind", "driver"});
+      CudaDriverRow row{r.text("release"), r.version("cuda"), r.text("kind"), r.version("driver"), r.text("driver"),
+                        sources_of(r)};
+      if (row.kind != "ga" && row.kind != "update" && row.kind != "rc") {
+        fail(r.where() + ".kind", "must be ga, update or rc");
+      }
+      if (row.cuda.parts().size() != 3) {
+        fail(r.where() + ".cuda", "must be a three-part toolkit version");
+      }
+      m.m_toolkits.push_back(std::move(row));
+    }
+  }
+
+  void minor(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "cuda_minor_compat.json";
+    const Json& rows = open(files, name, doc);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"cuda_major", "branch_min", "branch_max_exclusive", "floor"});
+      MinorCompatRow row{r.number("cuda_major"), r.number("branch_min"), r.optional_number("branch_max_exclusive"),
+                         r.version("floor"), r.text("floor"), sources_of(r)};
+      if (row.floor.major() != row.branch_min) {
+        fail(r.where() + ".floor", "must lie in branch_min");
+      }
+      m.m_minor.push_back(std::move(row));
+    }
+  }
+
+  void cuda_archs(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "cuda_architectures.json";
+    const Json& rows = open(files, name, doc);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"arch", "cc", "first_cuda", "last_cuda", "removed_in", "note"});
+      CudaArchRow row;
+      row.arch = r.text("arch");
+      for (const auto& cc : r.texts("cc")) {
+        auto v = Version::parse(cc);
+        if (!v || v->parts().size() != 2) {
+          fail(r.where() + ".cc", fmt::format("\"{}\" is not a compute capability X.Y", cc));
+        }
+        row.ccs.push_back(*v);
+      }
+      row.first_cuda = r.optional_version("first_cuda");
+      row.last_cuda = r.optional_version("last_cuda");
+      row.removed_in = r.optional_version("removed_in");
+      if (row.last_cuda.has_value() != row.removed_in.has_value()) {
+        fail(r.where(), "last_cuda and removed_in are both set or both null");
+      }
+      row.note = r.optional_text("note");
+      row.sources = sources_of(r);
+      m.m_cuda_archs.push_back(std::move(row));
+    }
+  }
+
+  void driver_archs(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "driver_architectures.json";
+    const Json& rows = open(files, name, doc);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
+                  {"arch", "cc_min", "cc_max", "open_module", "needs_open_module", "min_branch", "last_branch"});
+      DriverArchRow row{r.text("arch"),          r.version("cc_min"),          r.version("cc_max"),
+                        r.flag("open_module"),   r.flag("needs_open_module"),  r.optional_number("min_branch"),
+                        r.optional_number("last_branch"), sources_of(r)};
+      if (row.cc_max < row.cc_min || (row.needs_open_module && !row.open_module)) {
+        fail(r.where(), "inconsistent row");
+      }
+      m.m_driver_archs.push_back(std::move(row));
+    }
+  }
+
+  void kernel_floors(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "driver_kernel_floors.json";
+    const Json& rows = open(files, name, doc);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"branch_first", "branch_last", "kernel_floor", "hard_floor", "note"});
+      KernelFloorRow row{r.number("branch_first"), r.optional_number("branch_last"), r.version("kernel_floor"),
+                         r.text("kernel_floor"),   r.text("hard_floor"),             r.optional_text("note"),
+                         sources_of(r)};
+      m.m_kernel_floors.push_back(std::move(row));
+    }
+  }
+
+  void branches(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "driver_branches.json";
+    const Json& rows = open(files, name, doc);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"branch", "designation", "end_of_life", "maintained", "max_cuda_major"});
+      BranchRow row;
+      row.branch = r.number("branch");
+      row.designation = r.text("designation");
+      row.end_of_life_text = r.optional_text("end_of_life");
+      if (!row.end_of_life_text.empty()) {
+        const auto& t = row.end_of_life_text;
+        const auto y = t.size() == 7 && t[4] == '-' ? Version::parse(t.substr(0, 4)) : std::nullopt;
+        const auto mo = y ? Version::parse(t.substr(5)) : std::nullopt;
+        if (!y || !mo || mo->major() < 1 || mo->major() > 12) {
+          fail(r.where() + ".end_of_life", "must be YYYY-MM");
+        }
+        row.end_of_life = std::chrono::year(static_cast<int>(y->major())) / std::chrono::month(static_cast<unsigned>(mo->major()));
+      }
+      row.maintained = r.flag("maintained");
+      row.max_cuda_major = r.optional_number("max_cuda_major");
+      row.sources = sources_of(r);
+      m.m_branches.push_back(std::move(row));
+    }
+  }
+
+  void models(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "gpu_models.json";
+    const Json& rows = open(files, name, doc);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
+                  {"names", "examples", "arch", "cc", "segment", "needs_open_module", "min_branch", "note"});
+      GpuModelRow row;
+      row.names = r.texts("names");
+      for (const auto& n : row.names) {
+        row.words.push_back(model_words(n));
+        if (row.words.back().empty()) {
+          fail(r.where() + ".names", fmt::format("\"{}\" has no letters or digits", n));
+        }
+      }
+      row.examples = r.texts("examples");
+      row.arch = r.text("arch");
+      row.cc = r.version("cc");
+      row.segment = r.text("segment");
+      if (row.segment != "datacenter" && row.segment != "workstation" && row.segment != "geforce") {
+        fail(r.where() + ".segment", "must be datacenter, workstation or geforce");
+      }
+      row.needs_open_module = r.flag("needs_open_module");
+      row.min_branch = r.optional_number("min_branch");
+      row.note = r.optional_text("note");
+      row.sources = sources_of(r);
+      m.m_models.push_back(std::move(row));
+    }
+  }
+};
+
+Matrix Matrix::load(std::span<const EmbeddedFile> files) {
+  MatrixLoader loader;
+  loader.toolkits(files);
+  loader.minor(files);
+  loader.cuda_archs(files);
+  loader.driver_archs(files);
+  loader.kernel_floors(files);
+  loader.branches(files);
+  loader.models(files);
+  return std::move(loader.m);
+}
+
+const Matrix& Matrix::get() {
+  static const Matrix matrix = load(embedded_data_files());
+  return matrix;
+}
+
+std::optional<std::string_view> embedded_data(std::string_view name) {
+  for (const auto& f : embedded_data_files()) {
+    if (f.name == name) {
+      return f.text;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace gpf

@@ -1,0 +1,139 @@
+// End-to-end tests of the binary: `rules`, `explain`, --rules/--disable/--severity/--expect-cuda,
+// and the staleness of the checked-in docs/rules.md.
+#include "run_binary.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using gpf_test::run_binary;
+using gpf_test::TempFile;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(GPF_FIXTURES_DIR) + "/" + name; }
+
+std::string read_source(const std::string& rel) {
+  std::ifstream in(std::string(GPF_SOURCE_DIR) + "/" + rel);
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+} // namespace
+
+TEST_CASE("e2e: `rules --format json` lists every rule with id, severity, what it checks and source") {
+  const auto r = run_binary({"rules", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  std::set<std::string> ids;
+  for (const auto& rule : doc.at("rules")) {
+    ids.insert(rule.at("id").get<std::string>());
+    CHECK_FALSE(rule.at("checks").get<std::string>().empty());
+    CHECK_FALSE(rule.at("source").get<std::string>().empty());
+    CHECK_FALSE(rule.at("remedy").get<std::string>().empty());
+    CHECK(std::set<std::string>{"info", "warn", "fail"}.count(rule.at("severity").get<std::string>()) == 1);
+  }
+  for (const char* id : {"cuda.driver-too-old", "cuda.minor-version-compat", "gpu.cuda-arch-unsupported",
+                         "driver.library-version-mismatch", "driver.libcuda-stub-first", "kernel.below-5.5-multi-gpu"}) {
+    CHECK(ids.count(id) == 1);
+  }
+}
+
+TEST_CASE("e2e: `rules` as text, and with a site rules file applied") {
+  auto r = run_binary({"rules"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("cuda.driver-too-old") != std::string::npos);
+  CHECK(r.out.find("source: nvidia-facts.md §1a-1b") != std::string::npos);
+  const TempFile site(R"({"rules": [{"id": "site.driver-min", "severity": "fail", "check": {"fact": "driver.version", "min": "535"},
+      "remedy": "Install R535", "source": "KB-1"}], "disable": ["driver.end-of-life"]})");
+  r = run_binary({"--rules", site.path.string(), "rules"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("site.driver-min") != std::string::npos);
+  CHECK(r.out.find("driver.end-of-life") == std::string::npos);
+  CHECK(run_binary({"rules", "--format", "yaml"}).code == 2);
+}
+
+TEST_CASE("e2e: `explain ID` prints meaning, evidence, remedy and sources - an unknown id exits 2") {
+  auto r = run_binary({"explain", "kernel.below-5.5-multi-gpu"});
+  REQUIRE(r.code == 0);
+  for (const char* part : {"Meaning:", "Evidence:", "Remedy:", "Sources:", "PR #2077", "#1929", "backports",
+                           "NCCL_P2P_DISABLE=1", "ACS"}) {
+    CHECK(r.out.find(part) != std::string::npos);
+  }
+  r = run_binary({"explain", "cuda.minor-version-compat"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("cudaErrorCallRequiresNewerDriver") != std::string::npos);
+  r = run_binary({"explain", "no.such-rule"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("no rule \"no.such-rule\"") != std::string::npos);
+  CHECK(run_binary({"explain"}).code == 2);
+}
+
+TEST_CASE("e2e: a good site rules file changes the verdict - --disable and --severity apply") {
+  const std::string root = fixture("compat-cuda124-driver535");
+  auto r = run_binary({"--root", root, "--format", "json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("verdict") == "warn");
+
+  const TempFile site(R"({"rules": [
+      {"id": "site.driver-min", "severity": "fail", "check": {"fact": "driver.version", "min": "550"}, "remedy": "Install R550"},
+      {"id": "site.eight-gpus", "severity": "warn", "check": {"fact": "gpus.usable", "min": 8}, "remedy": "Use a bigger node"}]})");
+  r = run_binary({"--root", root, "--rules", site.path.string(), "--format", "json"});
+  CHECK(r.code == 1);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("verdict") == "fail");
+  std::multiset<std::string> ids;
+  for (const auto& f : doc.at("findings")) {
+    ids.insert(f.at("id").get<std::string>());
+  }
+  CHECK(ids.count("site.driver-min") == 1);
+  CHECK(ids.count("site.eight-gpus") == 1);
+
+  r = run_binary({"--root", root, "--disable", "cuda.minor-version-compat", "--format", "json"});
+  CHECK(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("verdict") == "pass");
+  r = run_binary({"--root", root, "--severity", "cuda.minor-version-compat=fail", "--format", "json"});
+  CHECK(r.code == 1);
+  r = run_binary({"--root", root, "--expect-cuda", "12.2", "--format", "json"});
+  CHECK(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("facts").at("compat").at("expected_cuda").at("source") == "--expect-cuda");
+}
+
+TEST_CASE("e2e: bad rules files and bad options exit 2 with the file, the position and the problem") {
+  const TempFile syntax("{\n  \"rules\": [\n    {\"id\": \"site.x\",}\n  ]\n}");
+  auto r = run_binary({"--root", fixture("compat-cuda124-driver535"), "--rules", syntax.path.string()});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(syntax.path.string() + ":3:21: syntax error") != std::string::npos);
+
+  const TempFile content(R"({"rules": [{"id": "site.a", "severity": "fatal", "check": {"fact": "gpus.total", "min": 1}, "remedy": "x"}]})");
+  r = run_binary({"--rules", content.path.string(), "rules"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find(content.path.string() + ": /rules/0/severity: \"fatal\" is not one of info, warn, fail") != std::string::npos);
+
+  CHECK(run_binary({"--rules", "/nonexistent/site.json"}).code == 2);
+  r = run_binary({"--disable", "no.such-rule", "rules"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--disable no.such-rule: no rule") != std::string::npos);
+  CHECK(run_binary({"--severity", "driver.end-of-life=loud", "rules"}).code == 2);
+  r = run_binary({"--expect-cuda", "twelve", "rules"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("expected a CUDA version") != std::string::npos);
+}
+
+TEST_CASE("docs/rules.md is generated from the rule table and up to date (run `make docs` when this fails)") {
+  const auto r = run_binary({"rules", "--format", "markdown"});
+  REQUIRE(r.code == 0);
+  const std::string expected = read_source("docs/rules-intro.md") + r.out;
+  const std::string checked_in = read_source("docs/rules.md");
+  CHECK(checked_in == expected);
+  // The documentation says why the product checks EnableGpuFirmware rather than registry keys.
+  CHECK(checked_in.find("RmEnableNvGpuFirmwareLoad") != std::string::npos);
+  CHECK(checked_in.find("EnableGpuFirmware") != std::string::npos);
+}
