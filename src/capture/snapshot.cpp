@@ -36,6 +36,75 @@ Result<bool> write_file(const fs::path& out, std::string_view rel, std::string_v
   return true;
 }
 
+// Whether a directory below out is reached through a symbolic link already made in out.
+bool passes_link(const fs::path& out, const fs::path& rel) {
+  fs::path at = out;
+  for (const auto& part : rel) {
+    at /= part;
+    std::error_code ec;
+    if (fs::is_symlink(at, ec)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// What a capture makes after every file is written, so that nothing is ever written through a
+// link or blocked by a placeholder.
+struct Deferred {
+  std::vector<std::string> links;     // kept as links (sysfs topology; a library's soname link names its version)
+  std::vector<std::string> presences; // only presence asked for (a driver library): an empty stand-in
+  std::vector<std::string> listed;    // directories whose entry names were read
+  std::set<std::string> accessed;     // every path a probe asked for
+};
+
+Result<bool> make_deferred(const Host& host, const fs::path& out, const Deferred& d, CaptureReport& report) {
+  std::error_code ec;
+  for (const auto& path : d.links) {
+    auto target = host.read_link(path);
+    if (!target) {
+      continue;
+    }
+    const fs::path link = out / fs::path(path);
+    if (passes_link(out, fs::path(path).parent_path())) {
+      report.unreadable.push_back(path + ": link not recreated: its directory is reached through another link");
+      continue;
+    }
+    fs::create_directories(link.parent_path(), ec);
+    fs::remove(link, ec);
+    fs::create_symlink(*target, link, ec);
+    if (ec) {
+      return Error{"cannot create the link " + link.string() + ": " + ec.message()};
+    }
+    report.captured.push_back(path);
+  }
+  for (const auto& path : d.presences) {
+    if (fs::is_symlink(out / fs::path(path), ec) || passes_link(out, fs::path(path).parent_path())) {
+      continue; // already kept as a link
+    }
+    if (auto w = write_file(out, path, ""); !w) {
+      return w.error();
+    }
+    report.captured.push_back(path);
+  }
+  // A listing is a read too: entries no probe looked at become empty placeholders, so that the
+  // replay lists the same names (firmware files, NVSwitch nodes, IOMMU units, processes). An entry
+  // a probe did look at replays as what the probe saw (copied, or absent when it was not there).
+  for (const auto& dir : d.listed) {
+    auto names = host.list_dir(dir);
+    if (!names || passes_link(out, fs::path(dir))) {
+      continue;
+    }
+    for (const auto& name : *names) {
+      const fs::path at = out / fs::path(dir) / name;
+      if (d.accessed.count(dir + "/" + name) == 0 && !fs::exists(fs::symlink_status(at, ec))) {
+        std::ofstream(at, std::ios::binary);
+      }
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 bool snapshot_keeps_variable(std::string_view name) {
@@ -112,7 +181,8 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
   nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
   std::set<std::pair<int, std::string>> done;
   const auto keep = [&](std::string_view rel, std::string data) -> Result<bool> {
-    if (options.redact) {
+    // binary files (PCI config space) carry no hostnames and must stay byte-exact
+    if (options.redact && data.find('\0') == std::string::npos) {
       data = redactor.apply(data);
     }
     auto written = write_file(options.out, rel, data);
@@ -122,8 +192,11 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     return written;
   };
 
+  nlohmann::ordered_json fs_records = nlohmann::ordered_json::object();
+  Deferred deferred; // links, presence stand-ins and listings: made after every file
   for (const auto& access : log) {
-    if (!done.insert({static_cast<int>(access.kind), access.path}).second || !access.found) {
+    if (!done.insert({static_cast<int>(access.kind), access.path}).second ||
+        (!access.found && access.kind != HostAccess::Kind::filesystem)) {
       continue;
     }
     if (!access.error.empty()) {
@@ -147,33 +220,23 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
     case HostAccess::Kind::directory:
       fs::create_directories(options.out / fs::path(access.path), ec);
+      deferred.listed.push_back(access.path);
       break;
-    case HostAccess::Kind::link: {
-      // Symbolic links are kept as links (a driver library's soname link names its version).
-      auto target = host.read_link(access.path);
-      if (!target) {
-        break;
-      }
-      const fs::path link = options.out / fs::path(access.path);
-      fs::create_directories(link.parent_path(), ec);
-      fs::remove(link, ec);
-      fs::create_symlink(*target, link, ec);
-      if (ec) {
-        return Error{"cannot create the link " + link.string() + ": " + ec.message()};
-      }
-      report.captured.push_back(access.path);
+    case HostAccess::Kind::link:
+      deferred.links.push_back(access.path);
       break;
-    }
-    case HostAccess::Kind::presence: {
-      // Only the file's presence was asked for (a driver library): an empty stand-in.
-      std::error_code exists_ec;
-      if (fs::is_symlink(options.out / fs::path(access.path), exists_ec)) {
-        break; // already kept as a link
+    case HostAccess::Kind::presence:
+      deferred.presences.push_back(access.path);
+      break;
+    case HostAccess::Kind::filesystem: {
+      const auto space = host.filesystem_space(access.path);
+      if (!space) {
+        report.unreadable.push_back(access.path + ": " + space.error().message);
+      } else if (!space->exists) {
+        fs_records[access.path] = {{"exists", false}};
+      } else if (space->recorded) {
+        fs_records[access.path] = {{"size_bytes", space->size_bytes}, {"available_bytes", space->available_bytes}};
       }
-      if (auto w = write_file(options.out, access.path, ""); !w) {
-        return w.error();
-      }
-      report.captured.push_back(access.path);
       break;
     }
     case HostAccess::Kind::node: {
@@ -205,6 +268,12 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
 
+  if (!fs_records.empty()) {
+    if (auto w = write_file(options.out, "statvfs.json", fs_records.dump(2) + "\n"); !w) {
+      return w.error();
+    }
+    report.captured.emplace_back("statvfs.json");
+  }
   if (host.is_live()) {
     // The capture date, so end-of-life rules replay as of the day the snapshot was taken.
     if (auto today = host.today()) {
@@ -267,6 +336,12 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
 
+  for (const auto& access : log) {
+    deferred.accessed.insert(access.path);
+  }
+  if (auto made = make_deferred(host, options.out, deferred, report); !made) {
+    return made.error();
+  }
   nlohmann::ordered_json record;
   record["tool"] = "gpu-preflight";
   record["source"] = host.is_live() ? std::string("live host") : to_valid_utf8(host.root().string());

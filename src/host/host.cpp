@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -96,6 +97,36 @@ std::map<std::string, NodeInfo> parse_manifest(const std::string& text, std::str
     manifest[key] = info;
   }
   return manifest;
+}
+
+// statvfs.json of a snapshot: {"dev/shm": {"size_bytes": 67108864, "available_bytes": 67108864},
+// "other": {"exists": false}}. Entries that are not objects are ignored.
+std::map<std::string, FsSpace> parse_fs_records(const std::string& text) {
+  std::map<std::string, FsSpace> records;
+  const auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return records;
+  }
+  for (const auto& [path, entry] : doc.items()) {
+    if (!entry.is_object()) {
+      continue;
+    }
+    FsSpace space;
+    if (auto it = entry.find("exists"); it != entry.end() && it->is_boolean()) {
+      space.exists = it->get<bool>();
+    }
+    const auto size = entry.find("size_bytes");
+    if (space.exists && (size == entry.end() || !size->is_number_unsigned())) {
+      continue; // neither a size nor "exists": false
+    }
+    if (space.exists) {
+      space.size_bytes = size->get<std::uint64_t>();
+      const auto avail = entry.find("available_bytes");
+      space.available_bytes = avail != entry.end() && avail->is_number_unsigned() ? avail->get<std::uint64_t>() : space.size_bytes;
+    }
+    records[path] = space;
+  }
+  return records;
 }
 
 // openat2(2) with RESOLVE_IN_ROOT (Linux 5.6+); -ENOSYS where the kernel lacks it.
@@ -210,6 +241,9 @@ Result<Host> Host::snapshot(const fs::path& dir) {
   if (auto manifest = host.read_file("devices.json")) {
     host.m_node_manifest = parse_manifest(manifest->data, host.m_manifest_error);
   }
+  if (auto records = host.read_file("statvfs.json")) {
+    host.m_fs_records = parse_fs_records(records->data);
+  }
   if (auto unreadable = host.read_file("unreadable.json")) {
     const auto doc = nlohmann::json::parse(unreadable->data, nullptr, false);
     if (doc.is_object()) {
@@ -241,7 +275,8 @@ void Host::record(HostAccess::Kind kind, std::string_view path, int err) const {
   if (m_access_log == nullptr) {
     return;
   }
-  if (err == ENOENT || err == ENOTDIR) {
+  // a missing path, or (for a link) a path that is not a link, is an answer, not an error
+  if (err == ENOENT || err == ENOTDIR || (kind == HostAccess::Kind::link && err == EINVAL)) {
     m_access_log->push_back({kind, std::string(path), {}, false});
   } else {
     record_error(kind, path, err != 0 ? os_error(err) : std::string());
@@ -350,6 +385,43 @@ bool Host::exists(std::string_view path) const {
     ::close(fd);
   }
   return fd >= 0;
+}
+
+Result<FsSpace> Host::filesystem_space(std::string_view path) const {
+  if (!is_safe_relative(path)) {
+    return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(HostAccess::Kind::filesystem, path, it->second);
+    return Error{it->second};
+  }
+  FsSpace space;
+  if (!m_live) {
+    if (auto it = m_fs_records.find(std::string(path)); it != m_fs_records.end()) {
+      space = it->second;
+    } else {
+      space.recorded = false;
+    }
+    record(HostAccess::Kind::filesystem, path, space.exists ? 0 : ENOENT);
+    return space;
+  }
+  const int fd = open_path(path, O_PATH);
+  struct statvfs st {};
+  const int err = fd < 0 ? -fd : (::fstatvfs(fd, &st) == 0 ? 0 : errno);
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  record(HostAccess::Kind::filesystem, path, err);
+  if (err == ENOENT || err == ENOTDIR) {
+    space.exists = false;
+    return space;
+  }
+  if (err != 0) {
+    return Error{os_error(err)};
+  }
+  space.size_bytes = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
+  space.available_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+  return space;
 }
 
 bool Host::is_directory(std::string_view path) const {

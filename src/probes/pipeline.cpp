@@ -10,8 +10,9 @@ namespace gpf {
 namespace {
 // The fixed order: later probes may use earlier facts (devices needs the GPUs' minors; cuda, last,
 // starts a child per driver GPU whose UUID is known).
-constexpr std::array<ProbeFn, 7> k_pipeline{probe_kernel,     probe_modules, probe_driver, probe_devices,
-                                            probe_kernel_log, probe_compat,  probe_cuda};
+constexpr std::array<ProbeFn, 13> k_pipeline{probe_kernel,   probe_modules,    probe_driver, probe_devices, probe_kernel_log,
+                                             probe_compat,   probe_pcie,       probe_iommu,  probe_shm,     probe_services,
+                                             probe_firmware, probe_mig,        probe_cuda};
 } // namespace
 
 Facts collect_facts(const Host& host, const ProbeOptions& options) {

@@ -4,6 +4,7 @@
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/compat_json.hpp"
+#include "gpf/report/topology_json.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -141,6 +142,7 @@ Json facts_json(const Facts& facts) {
   j["modules"] = std::move(modules);
   j["log"] = log_facts_json(facts.log);
   j["compat"] = compat_json(facts.compat);
+  j["topology"] = topology_json(facts.topology);
   j["cuda"] = cuda_facts_json(facts.cuda);
   return j;
 }

@@ -8,7 +8,7 @@ namespace gpf {
 std::span<const Rule> builtin_rules() {
   static const std::vector<Rule> table = [] {
     std::vector<Rule> all;
-    for (auto part : {foundation_rules(), log_rules(), compat_rules(), cuda_rules()}) {
+    for (auto part : {foundation_rules(), log_rules(), compat_rules(), topology_rules(), cuda_rules()}) {
       all.insert(all.end(), part.begin(), part.end());
     }
     return all;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -45,6 +46,14 @@ struct NodeInfo {
   bool exists() const { return type != NodeType::missing; }
 };
 
+// Size of a filesystem (statvfs(3)), or why there is none.
+struct FsSpace {
+  bool exists = true;   // false: the path does not exist
+  bool recorded = true; // false: a snapshot whose statvfs.json has no record of the path (unknown)
+  std::uint64_t size_bytes = 0;
+  std::uint64_t available_bytes = 0; // for unprivileged users
+};
+
 // The environment to judge: the process environment live, the snapshot's `environ` file otherwise.
 class Environment {
 public:
@@ -75,7 +84,7 @@ inline constexpr int k_stream_idle_timeout_s = 30;
 // What a probe asked the host for, recorded when a capture (`gpu-preflight snapshot`) wants to
 // copy exactly the inputs of a check.
 struct HostAccess {
-  enum class Kind { file, directory, node, link, presence }; // presence: a file whose content is not needed
+  enum class Kind { file, directory, node, link, presence, filesystem }; // presence: a file whose content is not needed
   Kind kind = Kind::file;
   std::string path;  // root-relative
   std::string error; // empty when the read succeeded (or the path simply does not exist: see found)
@@ -102,6 +111,10 @@ public:
   // True when path exists and is not a directory. Only its presence matters (a driver library):
   // a capture keeps an empty stand-in, not the content.
   bool has_file(std::string_view path) const;
+  // statvfs(3) of the filesystem holding path; under a snapshot, statvfs.json records it
+  // ({"dev/shm": {"size_bytes": N, "available_bytes": M}} or {"dev/shm": {"exists": false}}).
+  // Error carries the OS reason.
+  Result<FsSpace> filesystem_space(std::string_view path) const;
   bool is_directory(std::string_view path) const;
   // Under a snapshot, unreadable.json ({"path": "Permission denied", ...}) makes those paths fail
   // with that reason: how a capture replays what it could not read, and how tests inject errors.
@@ -146,6 +159,7 @@ private:
   Environment m_env;
   std::map<std::string, NodeInfo> m_node_manifest; // snapshot devices.json
   std::map<std::string, std::string> m_unreadable;  // snapshot unreadable.json: path -> OS error
+  std::map<std::string, FsSpace> m_fs_records;      // snapshot statvfs.json
   std::string m_manifest_error;
 };
 

@@ -6,6 +6,7 @@
 #include "gpf/probes/compat_facts.hpp"
 #include "gpf/probes/cuda_facts.hpp"
 #include "gpf/probes/log_facts.hpp"
+#include "gpf/probes/topology_facts.hpp"
 #include "gpf/util/version.hpp"
 
 #include <map>
@@ -87,6 +88,7 @@ struct Facts {
   LogFacts log;       // kernel-log scanner
   CudaFacts cuda;     // CUDA probe
   CompatFacts compat; // compatibility inputs (expected CUDA, driver libraries)
+  TopologyFacts topology; // PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware (multi-GPU start-up)
   std::vector<ProbeStatus> probes;
 
   const ProbeStatus* probe(std::string_view name) const;

@@ -10,5 +10,12 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions& options, Facts& f
 ProbeStatus probe_devices(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& facts);
+// Multi-GPU start-up (topology_facts.hpp): PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware, MIG.
+ProbeStatus probe_pcie(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_iommu(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_shm(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_services(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_firmware(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_mig(const Host& host, const ProbeOptions& options, Facts& facts);
 
 } // namespace gpf

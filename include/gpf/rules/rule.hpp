@@ -92,6 +92,7 @@ std::span<const Rule> foundation_rules();
 std::span<const Rule> log_rules();
 std::span<const Rule> compat_rules();
 std::span<const Rule> cuda_rules();
+std::span<const Rule> topology_rules();
 
 std::string_view severity_name(Severity s);
 std::optional<Severity> parse_severity(std::string_view s);

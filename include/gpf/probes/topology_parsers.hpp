@@ -1,0 +1,90 @@
+#pragma once
+// Pure parse functions of the topology probes (pcie, iommu, shm, services, firmware, mig): bytes or
+// text in, typed facts out. They never throw and never read the host. Tested on inline data.
+#include "gpf/probes/topology_facts.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpf {
+
+// A PCI `config` file (binary, little endian). Walks the capability list (from 0x34) for the PCI
+// Express capability and the extended capability list (from 0x100) for ACS (ID 0x000D). A file too
+// short for the extended space (non-root reads get 64 bytes) gives AcsState::unknown, never absent;
+// a looping, out-of-range or truncated list also gives unknown with a note saying where.
+PciConfig parse_pci_config(std::string_view bytes);
+
+// "dddd:bb:dd.f" exactly (the form of sysfs directory names), lowercase or uppercase hex.
+bool is_pci_address(std::string_view s);
+
+// The root-relative path a symbolic link at link_path points to: its target joined to the link's
+// directory and normalised ("sys/bus/pci/devices/0000:01:00.0" + "../../../devices/pci0000:00/..."
+// -> "sys/devices/pci0000:00/..."). An absolute target names a path inside the root. nullopt when
+// the target climbs above the root.
+std::optional<std::string> join_link_target(std::string_view link_path, std::string_view target);
+
+// Splits a sysfs device path into the host bridge component and the PCI addresses below it, in
+// order ("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0" -> "pci0000:00",
+// {"0000:00:01.0", "0000:01:00.0"}). Components that are not PCI addresses before the first one are
+// skipped (virtual buses); the last non-address component before the first address is the root.
+struct SysfsPciPath {
+  std::string root;
+  std::vector<std::string> devices;
+};
+SysfsPciPath parse_sysfs_pci_path(std::string_view path);
+
+// A sysfs hex attribute ("0x10de\n") -> value; nullopt on garbage.
+std::optional<std::uint32_t> parse_sysfs_hex(std::string_view text);
+
+// proc/cmdline -> the IOMMU options it holds and what they mean.
+struct IommuCmdline {
+  std::vector<std::string> options; // every iommu-related option, verbatim
+  bool passthrough = false;         // iommu=pt, iommu.passthrough=1 (or on/y)
+  bool off = false;                 // iommu=off, intel_iommu=off, amd_iommu=off
+};
+IommuCmdline parse_iommu_cmdline(std::string_view cmdline);
+
+// proc/cpuinfo -> whether the first "flags"/"Features" line carries "hypervisor"; nullopt when
+// there is no flags line (e.g. ARM cpuinfo without it).
+std::optional<bool> cpuinfo_hypervisor(std::string_view cpuinfo);
+
+// proc/mounts -> the line of the last mount on mount_point (later mounts hide earlier ones);
+// octal escapes (\040) in mount points are decoded before comparing. nullopt when none.
+std::optional<std::string> find_mount_line(std::string_view mounts, std::string_view mount_point);
+
+// proc/<pid>/limits -> the "Max locked memory" line and its soft limit.
+struct MemlockLimit {
+  std::string line;
+  std::optional<std::uint64_t> soft; // bytes
+  bool unlimited = false;
+};
+std::optional<MemlockLimit> parse_memlock_limit(std::string_view limits);
+
+// Whether a proc/<pid>/comm value names program: the kernel keeps 15 bytes of the name
+// ("nv-fabricmanager" shows as "nv-fabricmanage", "nvidia-persistenced" as "nvidia-persiste").
+bool comm_names(std::string_view comm, std::string_view program);
+
+// var/lib/dpkg/status -> the installed nvidia-fabricmanager package's version ("550.54.14" from
+// "550.54.14-1") and its "Package: ... Version: ..." evidence. nullopt when none is installed.
+struct PackageVersion {
+  std::string version;
+  std::string evidence;
+};
+std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status);
+
+// The GSP firmware file a GPU with this PCI device id loads (nv-firmware.h mapping, nvidia-facts.md
+// §11): "gsp_tu10x.bin" for Turing and GA100, "gsp_ga10x.bin" for GA10x, Ada, Hopper and
+// Blackwell; "" for pre-Turing GPUs (no GSP); nullopt when the id is not an NVIDIA GPU id we know.
+std::optional<std::string> gsp_firmware_for_device(std::uint16_t device_id);
+
+// CUDA_VISIBLE_DEVICES entry "MIG-<GPU-UUID>/<gi>/<ci>" -> its parts; nullopt for any other form.
+struct MigReference {
+  std::string gpu_uuid;
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+};
+std::optional<MigReference> parse_mig_reference(std::string_view entry);
+
+} // namespace gpf

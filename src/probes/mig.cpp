@@ -1,0 +1,49 @@
+// Probe "mig": for each MIG-<GPU-UUID>/<gi>/<ci> entry of the job's CUDA_VISIBLE_DEVICES, whether
+// that MIG instance exists: the driver creates proc/driver/nvidia/capabilities/gpu<minor>/mig/
+// gi<gi>/ci<ci>/access for every compute instance (<minor> = the GPU's Device Minor). Nothing is
+// read when the variable holds no such entry. Facts: nvidia-facts.md §10c, §6d (capabilities).
+#include "gpf/probes/probes.hpp"
+#include "gpf/probes/topology_parsers.hpp"
+#include "gpf/util/text.hpp"
+
+#include <fmt/format.h>
+
+namespace gpf {
+
+ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
+  ProbeStatus status{"mig", ProbeState::ok, {}, 0};
+  const auto value = facts.env.get("CUDA_VISIBLE_DEVICES");
+  if (value) {
+    for (auto entry : split(*value, ',')) {
+      const auto ref = parse_mig_reference(entry);
+      if (!ref) {
+        continue;
+      }
+      MigEntry mig;
+      mig.entry = to_valid_utf8(trim(entry));
+      for (const auto& gpu : facts.gpus) {
+        if (gpu.uuid && starts_with(to_lower(*gpu.uuid), to_lower(ref->gpu_uuid)) && gpu.device_minor) {
+          mig.bus_id = gpu.bus_id;
+          mig.path = fmt::format("proc/driver/nvidia/capabilities/gpu{}/mig/gi{}/ci{}/access", *gpu.device_minor,
+                                 ref->gpu_instance, ref->compute_instance);
+          break;
+        }
+      }
+      if (mig.bus_id) {
+        const auto access = host.read_file(mig.path, 4096);
+        if (access) {
+          mig.exists = true;
+        } else if (!host.exists(mig.path)) {
+          mig.exists = false;
+        } else {
+          status.state = ProbeState::error;
+          status.message = mig.path + ": " + access.error().message;
+        }
+      }
+      facts.topology.mig_entries.push_back(std::move(mig));
+    }
+  }
+  return status;
+}
+
+} // namespace gpf

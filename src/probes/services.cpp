@@ -1,0 +1,89 @@
+// Probe "services": the NVIDIA daemons a multi-GPU start needs (nv-fabricmanager on NVSwitch
+// systems, nvidia-persistenced for fast CUDA start-up) from the process table (proc/<pid>/comm),
+// the NVSwitch device nodes (dev/nvidia-nvswitch<N>), and the installed Fabric Manager version
+// from the Debian package database (var/lib/dpkg/status; RPM databases are not read). Runs after
+// "pcie" (NVSwitches on the PCI bus). Facts: nvidia-facts.md §7 (nvswitch nodes), §11.
+#include "gpf/probes/probes.hpp"
+#include "gpf/probes/topology_parsers.hpp"
+#include "gpf/util/text.hpp"
+
+namespace gpf {
+namespace {
+constexpr std::string_view k_fabric_manager = "nv-fabricmanager";
+constexpr std::string_view k_persistenced = "nvidia-persistenced";
+constexpr std::string_view k_dpkg_status = "var/lib/dpkg/status";
+constexpr std::size_t k_dpkg_cap = 32u << 20;
+
+bool is_pid(std::string_view name) {
+  return !name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+bool is_nvswitch_node(std::string_view name) {
+  constexpr std::string_view prefix = "nvidia-nvswitch";
+  return starts_with(name, prefix) && name.size() > prefix.size() &&
+         name.find_first_not_of("0123456789", prefix.size()) == std::string_view::npos;
+}
+} // namespace
+
+ProbeStatus probe_services(const Host& host, const ProbeOptions&, Facts& facts) {
+  ProbeStatus status{"services", ProbeState::ok, {}, 0};
+  ServiceFacts& services = facts.topology.services;
+  services.ran = true;
+  if (auto dev = host.list_dir("dev")) {
+    for (const auto& name : *dev) {
+      if (is_nvswitch_node(name)) {
+        services.nvswitch_nodes.push_back("dev/" + name);
+      }
+    }
+  }
+  if (!host.is_directory("proc")) {
+    status.state = ProbeState::skipped;
+    status.message = "proc does not exist";
+    return status;
+  }
+  auto pids = host.list_dir("proc");
+  if (!pids) {
+    status.state = ProbeState::error;
+    status.message = "proc: " + pids.error().message;
+    return status;
+  }
+  if (auto init = host.read_file("proc/1/comm", 64)) {
+    services.init_comm = std::string(trim(to_valid_utf8(init->data)));
+  }
+  for (const auto& name : *pids) {
+    if (!is_pid(name)) {
+      continue;
+    }
+    services.process_table = true;
+    auto comm = host.read_file("proc/" + name + "/comm", 64);
+    if (!comm) {
+      continue; // the process exited meanwhile, or is hidden (hidepid)
+    }
+    const int pid = static_cast<int>(parse_uint(name).value_or(0));
+    const std::string text(trim(to_valid_utf8(comm->data)));
+    if (comm_names(text, k_fabric_manager)) {
+      services.fabric_manager.push_back({pid, text});
+    } else if (comm_names(text, k_persistenced)) {
+      services.persistenced.push_back({pid, text});
+    }
+    if (!services.fabric_manager.empty() && !services.persistenced.empty()) {
+      break; // both found: the rest of the table cannot change an answer
+    }
+  }
+  if (!services.process_table) {
+    status.state = ProbeState::skipped;
+    status.message = "proc lists no processes";
+  }
+  const bool nvswitch = !services.nvswitch_nodes.empty() || !facts.topology.pcie.nvswitches.empty();
+  if (nvswitch && !services.fabric_manager.empty()) {
+    if (auto status_file = host.read_file(k_dpkg_status, k_dpkg_cap)) {
+      if (auto fm = dpkg_fabric_manager(status_file->data)) {
+        services.fabric_manager_version = fm->version;
+        services.fabric_manager_version_source = std::string("/") + std::string(k_dpkg_status) + ": " + fm->evidence;
+      }
+    }
+  }
+  return status;
+}
+
+} // namespace gpf

@@ -1,0 +1,50 @@
+// Probe "shm": the size of /dev/shm (statvfs through the Host; a snapshot's statvfs.json) and its
+// proc/mounts line, the memlock limit of this process (proc/self/limits: `gpu-preflight exec`
+// hands the same limits to the job) and whether RDMA devices exist (sys/class/infiniband), for
+// which the limit matters. Facts: nvidia-facts.md §11 (/dev/shm in containers, memlock).
+#include "gpf/probes/probes.hpp"
+#include "gpf/probes/topology_parsers.hpp"
+#include "gpf/util/text.hpp"
+
+namespace gpf {
+namespace {
+constexpr std::string_view k_shm = "dev/shm";
+} // namespace
+
+ProbeStatus probe_shm(const Host& host, const ProbeOptions&, Facts& facts) {
+  ProbeStatus status{"shm", ProbeState::ok, {}, 0};
+  ShmFacts& shm = facts.topology.shm;
+  shm.ran = true;
+  const auto space = host.filesystem_space(k_shm);
+  if (!space) {
+    status.state = ProbeState::error;
+    status.message = std::string(k_shm) + ": " + space.error().message;
+  } else if (!space->recorded) {
+    status.state = ProbeState::skipped;
+    status.message = "the snapshot records no size for dev/shm (statvfs.json)";
+  } else if (!space->exists) {
+    shm.exists = false;
+  } else {
+    shm.size_bytes = space->size_bytes;
+    shm.available_bytes = space->available_bytes;
+  }
+  if (auto mounts = host.read_file("proc/mounts")) {
+    // the mount point as proc/mounts prints it: the root-relative path from the root
+    if (auto line = find_mount_line(mounts->data, "/" + std::string(k_shm))) {
+      shm.mount_line = to_valid_utf8(*line);
+    }
+  }
+  if (auto limits = host.read_file("proc/self/limits", 16 * 1024)) {
+    if (auto memlock = parse_memlock_limit(limits->data)) {
+      shm.memlock_line = to_valid_utf8(memlock->line);
+      shm.memlock_soft = memlock->soft;
+      shm.memlock_unlimited = memlock->unlimited;
+    }
+  }
+  if (auto rdma = host.list_dir("sys/class/infiniband")) {
+    shm.rdma_devices = *rdma;
+  }
+  return status;
+}
+
+} // namespace gpf

@@ -1,0 +1,178 @@
+// The GPU-pair analysis behind pcie.* and iommu.* and the cause named by the CUDA probe's
+// multi-GPU finding. ACS semantics: PCI Express Base specification (ACS extended capability);
+// NCCL troubleshooting guide "PCI Access Control Services (ACS)" (nvidia-facts.md §11).
+#include "gpf/rules/topology.hpp"
+
+#include "gpf/rules/verdict.hpp"
+#include "gpf/rules/visible_devices.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpf {
+namespace {
+
+// How many bridges from the root both paths share (0 under different host bridges).
+std::size_t common_depth(const GpuPciPath& a, const GpuPciPath& b) {
+  if (a.root != b.root) {
+    return 0;
+  }
+  std::size_t k = 0;
+  while (k < a.bridges.size() && k < b.bridges.size() && a.bridges[k] == b.bridges[k]) {
+    ++k;
+  }
+  return k;
+}
+
+char bit(bool on) { return on ? '+' : '-'; }
+
+// sys/kernel/iommu_groups/N/type: "identity" = passthrough, "DMA"/"DMA-FQ" = translated.
+std::optional<bool> type_translates(const std::string& type) {
+  if (type == "identity") {
+    return false;
+  }
+  if (type.rfind("DMA", 0) == 0) {
+    return true;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+const GpuPciPath* find_gpu_path(const TopologyFacts& t, const std::string& bus_id) {
+  for (const auto& g : t.pcie.gpus) {
+    if (g.bus_id == bus_id && g.error.empty() && !g.path.empty()) {
+      return &g;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> job_gpus(const RuleContext& c) {
+  const auto visible = parse_visible_devices(c.facts.env.get("CUDA_VISIBLE_DEVICES"), gpu_index_space(c.facts));
+  std::vector<std::string> out;
+  for (const auto& gpu : c.facts.gpus) {
+    const bool admitted = std::find(visible.bus_ids.begin(), visible.bus_ids.end(), gpu.bus_id) != visible.bus_ids.end();
+    if (admitted && c.usable_gpus.count(gpu.bus_id) != 0) {
+      out.push_back(gpu.bus_id);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> bridges_between(const TopologyFacts& t, const std::string& a, const std::string& b) {
+  const auto* pa = find_gpu_path(t, a);
+  const auto* pb = find_gpu_path(t, b);
+  if (!pa || !pb) {
+    return {};
+  }
+  const std::size_t k = common_depth(*pa, *pb);
+  std::vector<std::string> out(pa->bridges.begin() + static_cast<std::ptrdiff_t>(k), pa->bridges.end());
+  for (std::size_t i = k; i < pb->bridges.size(); ++i) {
+    if (std::find(out.begin(), out.end(), pb->bridges[i]) == out.end()) {
+      out.push_back(pb->bridges[i]);
+    }
+  }
+  return out;
+}
+
+std::string shared_bridge(const TopologyFacts& t, const std::string& a, const std::string& b) {
+  const auto* pa = find_gpu_path(t, a);
+  const auto* pb = find_gpu_path(t, b);
+  if (!pa || !pb) {
+    return {};
+  }
+  const std::size_t k = common_depth(*pa, *pb);
+  return k == 0 ? std::string() : pa->bridges[k - 1];
+}
+
+std::string port_kind(const PciBridge& bridge) {
+  if (!bridge.config.port_type) {
+    return "bridge";
+  }
+  switch (*bridge.config.port_type) {
+  case 4:
+    return "root port";
+  case 5:
+    return "switch upstream port";
+  case 6:
+    return "switch downstream port";
+  case 7:
+    return "PCIe-to-PCI bridge";
+  case 8:
+    return "PCI-to-PCIe bridge";
+  default:
+    return "bridge";
+  }
+}
+
+std::string acs_evidence(const PciBridge& bridge) {
+  const std::string file = "/" + bridge.path + "/config";
+  if (!bridge.config.acs) {
+    return fmt::format("{}: {}", file, bridge.config.note.empty() ? "no ACS capability" : bridge.config.note);
+  }
+  const AcsControl& a = *bridge.config.acs;
+  return fmt::format("{}: ACS control 0x{:04x} at 0x{:03x} (SrcValid{} TransBlk{} ReqRedir{} CmpltRedir{} UpstreamFwd{} "
+                     "EgressCtrl{} DirectTrans{})",
+                     file, a.control, a.offset + 6, bit(a.source_validation()), bit(a.translation_blocking()),
+                     bit(a.request_redirect()), bit(a.completion_redirect()), bit(a.upstream_forwarding()),
+                     bit(a.egress_control()), bit(a.direct_translated()));
+}
+
+std::vector<const PciBridge*> acs_redirects_between(const TopologyFacts& t, const std::string& a, const std::string& b) {
+  std::vector<const PciBridge*> out;
+  for (const auto& bus : bridges_between(t, a, b)) {
+    const auto it = t.pcie.bridges.find(bus);
+    if (it != t.pcie.bridges.end() && it->second.config.acs && it->second.config.acs->redirects_p2p()) {
+      out.push_back(&it->second);
+    }
+  }
+  return out;
+}
+
+std::optional<bool> iommu_translates(const TopologyFacts& t, const std::string& bus_id) {
+  const auto& iommu = t.iommu;
+  if (const auto* path = find_gpu_path(t, bus_id); path && path->iommu_group) {
+    if (auto it = iommu.group_type.find(*path->iommu_group); it != iommu.group_type.end()) {
+      if (auto known = type_translates(it->second)) {
+        return known;
+      }
+    }
+  }
+  // the default domain type is system-wide: the other GPUs' groups tell it
+  std::optional<bool> others;
+  for (const auto& [group, type] : iommu.group_type) {
+    if (auto known = type_translates(type)) {
+      others = others.value_or(false) || *known;
+    }
+  }
+  if (others) {
+    return others;
+  }
+  if (!iommu.ran || (!iommu.groups && iommu.units.empty())) {
+    return std::nullopt;
+  }
+  const bool present = (iommu.groups && *iommu.groups > 0) || !iommu.units.empty();
+  if (!present || iommu.cmdline_off) {
+    return false;
+  }
+  if (!iommu.cmdline) {
+    return std::nullopt;
+  }
+  return !iommu.cmdline_passthrough;
+}
+
+std::vector<std::string> p2p_causes(const Facts& f, const std::string& a, const std::string& b) {
+  std::vector<std::string> out;
+  for (const PciBridge* bridge : acs_redirects_between(f.topology, a, b)) {
+    out.push_back(fmt::format("ACS redirect is enabled on {} {} between GPUs {} and {}", port_kind(*bridge), bridge->bus_id, a, b));
+  }
+  const bool vm = f.topology.iommu.hypervisor == true;
+  if (!vm && (iommu_translates(f.topology, a) == true || iommu_translates(f.topology, b) == true)) {
+    out.push_back(fmt::format("the IOMMU translates the DMA of GPUs {} and {} (not in passthrough mode)", a, b));
+  }
+  return out;
+}
+
+} // namespace gpf
