@@ -306,6 +306,9 @@ FAKE_EXPORT CUresult cuInit(unsigned int flags) {
   if (env_flag("FAKE_CUDA_IGNORE_SIGTERM")) {
     std::signal(SIGTERM, SIG_IGN);
   }
+  if (env_flag("FAKE_CUDA_IGNORE_SIGINT")) {
+    std::signal(SIGINT, SIG_IGN);
+  }
   if (env_flag("FAKE_CUDA_INIT_HANG")) {
     hang();
   }
