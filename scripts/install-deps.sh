@@ -7,6 +7,10 @@ set -euo pipefail
 # strace: the read-only test (tests/faults/readonly_test.cpp).
 packages=(cmake g++ make clang libclang-rt-14-dev libcli11-dev libfmt-dev nlohmann-json3-dev catch2 hyperfine time python3
           dpkg-dev shellcheck strace)
+# `install-deps.sh bench`: also what `make bench` needs (Google Benchmark, valgrind for profiles).
+if [ "${1:-}" = bench ]; then
+  packages+=(libbenchmark-dev valgrind)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

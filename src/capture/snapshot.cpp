@@ -105,6 +105,72 @@ Result<bool> make_deferred(const Host& host, const fs::path& out, const Deferred
   return true;
 }
 
+// The kernel log the check scanned (the live /dev/kmsg or klogctl, --dmesg FILE, or the source
+// snapshot's dmesg.txt) streamed into dmesg.txt, line by line through the redactor. A log that cannot
+// be read is recorded in dmesg.error, so that the replay reports the same problem.
+Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const CaptureOptions& options,
+                             Redactor& redactor, CaptureReport& report) {
+  if (probe.dmesg_file && *probe.dmesg_file == "-") {
+    report.unreadable.emplace_back("dmesg.txt: the kernel log came from standard input, which the check has read; "
+                                   "save it to a file and pass --dmesg FILE to keep it");
+    return true;
+  }
+  auto opened = probe.dmesg_file ? host.open_user_file(*probe.dmesg_file) : host.open_kernel_log();
+  if (!opened) {
+    if (host.is_live() || probe.dmesg_file) {
+      report.unreadable.push_back("dmesg.txt: " + opened.error().message);
+      return write_file(options.out, "dmesg.error", opened.error().message + "\n");
+    }
+    return true; // a snapshot's own dmesg.error or unreadable dmesg.txt is copied with the other files
+  }
+  if (!*opened) {
+    return true; // a snapshot without a kernel log
+  }
+  ByteStream& in = **opened;
+  const fs::path path = options.out / "dmesg.txt";
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  std::string buffer(1u << 20, '\0');
+  std::string pending; // an incomplete last line, carried to the next read
+  std::size_t kept = 0;
+  bool truncated = false;
+  const auto put = [&](std::string_view lines) {
+    const std::string out = options.redact ? redactor.apply(lines) : std::string(lines);
+    file.write(out.data(), static_cast<std::streamsize>(out.size()));
+  };
+  for (;;) {
+    auto got = in.read(buffer.data(), buffer.size());
+    if (!got) {
+      report.unreadable.push_back("dmesg.txt: reading " + in.name() + " stopped: " + got.error().message);
+      break;
+    }
+    if (*got == 0) {
+      break;
+    }
+    if (kept + *got > options.log_cap) {
+      truncated = true;
+      break;
+    }
+    kept += *got;
+    pending.append(buffer.data(), *got);
+    const auto last_newline = pending.rfind('\n');
+    if (last_newline != std::string::npos) {
+      put(std::string_view(pending).substr(0, last_newline + 1));
+      pending.erase(0, last_newline + 1);
+    }
+  }
+  if (!pending.empty()) {
+    put(pending);
+  }
+  if (!file) {
+    return Error{"cannot write " + path.string()};
+  }
+  report.captured.emplace_back("dmesg.txt");
+  if (truncated) {
+    report.truncated.emplace_back("dmesg.txt");
+  }
+  return true;
+}
+
 } // namespace
 
 bool snapshot_keeps_variable(std::string_view name) {
@@ -203,6 +269,9 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
       report.unreadable.push_back(access.path + ": " + access.error);
       continue;
     }
+    if (access.path == "dmesg.txt" && access.kind == HostAccess::Kind::file) {
+      continue; // streamed whole by copy_kernel_log, not cut at file_cap
+    }
     switch (access.kind) {
     case HostAccess::Kind::file: {
       auto content = host.read_file(access.path, options.file_cap);
@@ -268,6 +337,9 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
 
+  if (auto copied = copy_kernel_log(host, probe_options, options, redactor, report); !copied) {
+    return copied.error();
+  }
   if (!fs_records.empty()) {
     if (auto w = write_file(options.out, "statvfs.json", fs_records.dump(2) + "\n"); !w) {
       return w.error();

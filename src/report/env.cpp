@@ -31,6 +31,11 @@ std::string render_env(const Report& r) {
     out += fmt::format("export CUDA_DEVICE_ORDER={}\n", shell_quote(*a.recommendation.cuda_device_order));
   }
   out += fmt::format("export CUDA_VISIBLE_DEVICES={}\n", shell_quote(a.recommendation.cuda_visible_devices));
+  if (r.exit_code != 0) {
+    // `eval "$(gpu-preflight check --format env)" && train` must not train: eval's status is that of
+    // the last command it ran, never that of the command substitution.
+    out += "# not ready: evaluating this output fails\nfalse\n";
+  }
   return out;
 }
 

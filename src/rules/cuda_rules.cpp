@@ -4,6 +4,7 @@
 // reported (the driver's error names and texts, step names and their durations).
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/rules/rule.hpp"
+#include "gpf/rules/topology.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -421,6 +422,59 @@ std::string multi_remedy(const Facts& f) {
   return remedy;
 }
 
+const CudaDevice* device_at(const CudaFacts& cuda, int index) {
+  for (const auto& d : cuda.devices) {
+    if (d.index == index) {
+      return &d;
+    }
+  }
+  return nullptr;
+}
+
+// The causes the topology probes found between the GPUs of the failed copies (or, when the whole
+// child hung before any copy, between every pair it covered), each named once, with the config
+// space of the bridges that redirect peer traffic as evidence.
+struct MultiCauses {
+  std::vector<std::string> causes;
+  std::vector<std::string> evidence;
+};
+MultiCauses multi_causes(const Facts& f) {
+  const auto& cuda = f.cuda;
+  std::vector<std::pair<int, int>> pairs;
+  for (const auto& p : cuda.peers) {
+    if (!p.ok) {
+      pairs.emplace_back(p.from, p.to);
+    }
+  }
+  if (pairs.empty()) {
+    for (std::size_t i = 0; i < cuda.multi_gpu_devices.size(); ++i) {
+      for (std::size_t j = i + 1; j < cuda.multi_gpu_devices.size(); ++j) {
+        pairs.emplace_back(cuda.multi_gpu_devices[i], cuda.multi_gpu_devices[j]);
+      }
+    }
+  }
+  MultiCauses out;
+  for (const auto& [from, to] : pairs) {
+    const CudaDevice* a = device_at(cuda, from);
+    const CudaDevice* b = device_at(cuda, to);
+    if (!a || !b) {
+      continue;
+    }
+    for (auto& cause : p2p_causes(f, a->bus_id, b->bus_id)) {
+      if (std::find(out.causes.begin(), out.causes.end(), cause) == out.causes.end()) {
+        out.causes.push_back(std::move(cause));
+      }
+    }
+    for (const PciBridge* bridge : acs_redirects_between(f.topology, a->bus_id, b->bus_id)) {
+      auto line = acs_evidence(*bridge);
+      if (std::find(out.evidence.begin(), out.evidence.end(), line) == out.evidence.end()) {
+        out.evidence.push_back(std::move(line));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
   const auto& cuda = c.facts.cuda;
   if (!cuda.multi_gpu_ran || cuda.multi_gpu_ok != false || multi_hung(cuda) != hung) {
@@ -446,10 +500,20 @@ std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
   if (hung) {
     ev.push_back(timeout_evidence(cuda));
   }
-  Hit hit{hung ? "The multi-GPU test hung: start-up across GPUs is at risk of hanging "
-                 "(peer-to-peer copies)"
-               : "The multi-GPU test failed: peer-to-peer copies between GPUs do not work",
-          std::move(ev)};
+  std::string message = hung ? "The multi-GPU test hung: start-up across GPUs is at risk of hanging "
+                               "(peer-to-peer copies)"
+                             : "The multi-GPU test failed: peer-to-peer copies between GPUs do not work";
+  const auto found = multi_causes(c.facts);
+  if (!found.causes.empty()) {
+    message += "; likely cause: " + found.causes.front();
+    if (found.causes.size() > 1) {
+      message += fmt::format(" (and {} more)", found.causes.size() - 1);
+    }
+  }
+  for (std::size_t i = 0; i < found.evidence.size() && i < k_max_evidence_lines; ++i) {
+    ev.push_back(found.evidence[i]);
+  }
+  Hit hit{std::move(message), std::move(ev)};
   hit.effect = Effect::single_gpu_only;
   hit.remedy = multi_remedy(c.facts);
   return {hit};

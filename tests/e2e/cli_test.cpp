@@ -126,6 +126,14 @@ TEST_CASE("env format is safe to eval and carries the recommendation") {
   const auto sh = run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\"; echo \"[$CUDA_VISIBLE_DEVICES]\"",
                                GPF_BINARY, fixture("excluded-gpu")});
   CHECK(sh.out == "[0,1,3]\n");
+
+  // on a node that is not ready, `eval "$(...)" && CMD` does not run CMD
+  const auto refused = run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\" && echo started; echo \"status $?\"",
+                                    GPF_BINARY, fixture("missing-uvm")});
+  CHECK(refused.out == "status 1\n");
+  const auto started = run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\" && echo started",
+                                    GPF_BINARY, fixture("excluded-gpu")});
+  CHECK(started.out == "started\n");
 }
 
 TEST_CASE("text format: verdict first, evidence and remedy, colour only when asked") {

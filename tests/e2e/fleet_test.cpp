@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -121,8 +123,10 @@ TEST_CASE("npd plugin contract: exit 0 or 1 and one line within 80 bytes on ever
     CHECK(r.out.find('\n') == r.out.size() - 1);
     CHECK(r.out.size() - 1 <= gpf::k_line_max_bytes);
     // NonOK exactly when the JSON verdict is not ready.
-    auto json_args = args;
-    json_args.insert(json_args.end(), {"--format", "json"});
+    auto json_args = args; // the plugin's own options, printing JSON instead of the line
+    const auto format = std::find(json_args.begin(), json_args.end(), "--format");
+    REQUIRE(format + 1 < json_args.end());
+    *(format + 1) = "json";
     const auto report = json::parse(run_preflight(json_args).out);
     CHECK(report.at("exit_code") == r.exit_code);
     CHECK((r.exit_code == 1) == (r.out.rfind("FAIL ", 0) == 0));

@@ -111,6 +111,30 @@ TEST_CASE("snapshot of this machine replays to the same verdict and findings") {
   CHECK(replay.at("findings") == live.at("findings"));
   CHECK(replay.at("cuda_visible_devices") == live.at("cuda_visible_devices"));
   CHECK(replay.at("facts").at("kernel") == live.at("facts").at("kernel"));
+  // the kernel log travels with the snapshot: its text, or the reason it could not be read
+  CHECK((fs::exists(fs::path(dir) / "dmesg.txt") || fs::exists(fs::path(dir) / "dmesg.error")));
+  CHECK(replay.at("facts").at("log").at("gpu_events") == live.at("facts").at("log").at("gpu_events"));
+  CHECK(replay.at("facts").at("log").at("host_events") == live.at("facts").at("log").at("host_events"));
+}
+
+TEST_CASE("snapshot keeps the kernel log given with --dmesg as dmesg.txt, and the replay finds the same events") {
+  const auto log = fixture("log-xid79-one-of-8") + "/dmesg.txt";
+  TempDir t;
+  const auto dir = (t.path / "snap").string();
+  REQUIRE(run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "--dmesg", log, "-o", dir}).exit_code == 0);
+  std::ifstream kept(fs::path(dir) / "dmesg.txt", std::ios::binary);
+  std::ifstream original(log, std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == std::string(std::istreambuf_iterator<char>(original), {}));
+  const auto direct = run_preflight({"--root", fixture("healthy-4gpu"), "--dmesg", log, "--format", "json"});
+  const auto replay = run_preflight({"--root", dir, "--format", "json"});
+  CHECK(replay.exit_code == direct.exit_code);
+  CHECK(comparable(replay.out).at("findings") == comparable(direct.out).at("findings"));
+
+  // a log from standard input cannot be read twice: said, not silently dropped
+  TempDir u;
+  const auto from_stdin = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "--dmesg", "-", "-o",
+                                         (u.path / "snap").string()});
+  CHECK(from_stdin.out.find("standard input") != std::string::npos);
 }
 
 TEST_CASE("snapshot refuses a non-empty directory unless forced, and says what it captured") {

@@ -141,3 +141,23 @@ TEST_CASE("snapshots without the topology files skip those probes and report not
     CHECK(f.id.rfind("shm.", 0) != 0);
   }
 }
+
+TEST_CASE("topo-acs-p2p-hang: the replayed multi-GPU hang names the ACS bridges found on the same host") {
+  const auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/topo-acs-p2p-hang");
+  REQUIRE(host.ok());
+  const Facts facts = collect_facts(*host, ProbeOptions{}); // cuda.json is replayed, nothing runs
+  const Assessment a = assess(facts, builtin_rules(), CheckOptions{});
+  const auto hung = std::find_if(a.findings.begin(), a.findings.end(),
+                                 [](const Finding& f) { return f.id == "cuda.multi-gpu-hung"; });
+  REQUIRE(hung != a.findings.end());
+  CHECK_THAT(hung->message, Catch::Contains("likely cause: ACS redirect is enabled on switch downstream port 0000:17:00.0 "
+                                            "between GPUs 0000:18:00.0 and 0000:2a:00.0"));
+  CHECK(a.recommendation.cuda_visible_devices == "0");
+
+  // The same host without the CUDA replay: ACS is still reported, no hang is claimed.
+  ProbeOptions no_cuda;
+  no_cuda.no_cuda = true;
+  const Assessment plain = assess(collect_facts(*host, no_cuda), builtin_rules(), CheckOptions{});
+  CHECK(has(plain, "pcie.acs-redirect"));
+  CHECK_FALSE(has(plain, "cuda.multi-gpu-hung"));
+}

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace gpf;
 
 namespace {
@@ -385,4 +387,65 @@ TEST_CASE("compute modes from the CUDA probe: exclusive is info, prohibited warn
   const auto prohibited = run_rule("gpu.compute-mode-prohibited", f);
   REQUIRE(prohibited.size() == 1);
   CHECK(prohibited[0].gpu == "0000:02:00.0");
+}
+
+namespace {
+// The CUDA probe's multi-GPU child: GPUs 0 and 1 (k_a, k_b), its copy 0 -> 1 hung.
+void add_hung_peer_copy(Facts& f) {
+  auto& cuda = f.cuda;
+  cuda.ran = true;
+  cuda.source = "cuda.json";
+  cuda.enumeration_complete = true;
+  for (const auto& bus : {k_a, k_b}) {
+    CudaDevice d;
+    d.index = static_cast<int>(cuda.devices.size());
+    d.bus_id = bus;
+    d.usable = true;
+    cuda.devices.push_back(d);
+  }
+  cuda.multi_gpu_ran = true;
+  cuda.multi_gpu_ok = false;
+  cuda.multi_gpu_devices = {0, 1};
+  CudaPeerResult p;
+  p.from = 0;
+  p.to = 1;
+  p.can_access = true;
+  p.timed_out = true;
+  p.duration_ms = 3000;
+  cuda.peers.push_back(p);
+  cuda.deadline_hit = true;
+  cuda.timeout_s = 3;
+}
+} // namespace
+
+TEST_CASE("the CUDA probe's multi-GPU finding names the topology cause it found") {
+  auto f = two_gpus(0x001d); // SrcValid+ ReqRedir+ CmpltRedir+ UpstreamFwd+
+  add_hung_peer_copy(f);
+  const auto hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK_THAT(hung[0].message, Catch::Contains("likely cause: ACS redirect is enabled on switch downstream port "
+                                              "0000:17:00.0 between GPUs 0000:18:00.0 and 0000:2a:00.0 (and 1 more)"));
+  CHECK(std::find(hung[0].evidence.begin(), hung[0].evidence.end(),
+                  "/sys/devices/pci0000:15/0000:17:01.0/config: ACS control 0x001d at 0x14e (SrcValid+ TransBlk- "
+                  "ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-)") != hung[0].evidence.end());
+
+  // The same hang with ACS off and the IOMMU in passthrough: no cause is claimed.
+  auto clean = two_gpus(0x0000);
+  add_hung_peer_copy(clean);
+  const auto unexplained = run_rule("cuda.multi-gpu-hung", clean);
+  REQUIRE(unexplained.size() == 1);
+  CHECK_THAT(unexplained[0].message, !Catch::Contains("likely cause"));
+
+  // The whole child hung before any copy: every pair it covered is examined.
+  auto early = two_gpus(std::nullopt, "DMA");
+  add_hung_peer_copy(early);
+  early.cuda.peers.clear();
+  CudaStep ctx;
+  ctx.name = "cuCtxCreate";
+  ctx.timed_out = true;
+  early.cuda.multi_gpu_steps.push_back(ctx);
+  const auto before_copy = run_rule("cuda.multi-gpu-hung", early);
+  REQUIRE(before_copy.size() == 1);
+  CHECK_THAT(before_copy[0].message,
+             Catch::Contains("likely cause: the IOMMU translates the DMA of GPUs 0000:18:00.0 and 0000:2a:00.0"));
 }

@@ -18,6 +18,7 @@ struct CaptureOptions {
   bool force = false;                    // allow a non-empty DIR (files are overwritten)
   bool redact = false;                   // replace hostnames and serial numbers consistently
   std::size_t file_cap = 16u << 20;      // bytes copied per file at most
+  std::size_t log_cap = 256u << 20;      // bytes of kernel log kept as dmesg.txt at most
 };
 
 struct CaptureReport {
