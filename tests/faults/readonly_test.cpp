@@ -127,7 +127,7 @@ TEST_CASE("read-only: snapshot replays, with and without the fake driver, change
   }
 }
 
-TEST_CASE("read-only: --json-out writes that file and nothing else; the checker would notice a stray write") {
+TEST_CASE("read-only: --json-out writes that file and nothing else, and the check sees that write") {
   TempDir scratch;
   const std::string out = (scratch.path() / "report.json").string();
   const auto t = traced(scratch, {"--root", fixture("healthy-4gpu"), "--json-out", out});
