@@ -13,6 +13,18 @@ using nlohmann::json;
 
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool k_asan = true; // g++
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool k_asan = true; // clang
+#else
+constexpr bool k_asan = false;
+#endif
+#else
+constexpr bool k_asan = false;
+#endif
+
 std::vector<std::string> live_args(const std::string& root, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"--root", root, "--libcuda", k_fake_libcuda, "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -60,12 +72,8 @@ TEST_CASE("faults cuda: a GPU child crashing with SIGSEGV drops that GPU, names 
   const json* f = finding(j, "cuda.gpu-failed");
   REQUIRE(f);
   CHECK(f->at("gpu") == "0000:03:00.0");
-#if defined(__SANITIZE_ADDRESS__) || (defined(__has_feature) && __has_feature(address_sanitizer))
   // Under ASan the child's SIGSEGV handler reports the fault and aborts.
-  CHECK_THAT(evidence(*f), Catch::Contains("CHILD_DIED: killed by signal 6"));
-#else
-  CHECK_THAT(evidence(*f), Catch::Contains("CHILD_DIED: killed by signal 11"));
-#endif
+  CHECK_THAT(evidence(*f), Catch::Contains(k_asan ? "CHILD_DIED: killed by signal 6" : "CHILD_DIED: killed by signal 11"));
   check_no_child_left(r);
 }
 
