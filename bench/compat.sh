@@ -7,25 +7,13 @@ set -euo pipefail
 build=${1:-build}
 bin=$build/gpu-preflight
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/lib.sh"
 root=$here/tests/fixtures/compat-lib-mismatch
 n=${N:-200}
 
 "$bin" --root "$root" --format json >/dev/null 2>&1 || [ $? -eq 1 ] # must run (verdict fail), not crash
 
-declare -A total=([startup]=0 [rules]=0 [check]=0)
-us() { local t=${EPOCHREALTIME/[.,]/}; echo "$t"; }
-for ((i = 0; i < n; i++)); do
-  t0=$(us); "$bin" --version >/dev/null 2>&1 || true
-  t1=$(us); "$bin" rules --format json >/dev/null 2>&1 || true
-  t2=$(us); "$bin" --root "$root" --format json >/dev/null 2>&1 || true
-  t3=$(us)
-  total[startup]=$((total[startup] + t1 - t0))
-  total[rules]=$((total[rules] + t2 - t1))
-  total[check]=$((total[check] + t3 - t2))
-done
-awk -v s="${total[startup]}" -v r="${total[rules]}" -v c="${total[check]}" -v n="$n" 'BEGIN {
-  printf "compat: %d interleaved runs each\n", n
-  printf "  start-up (--version)          %8.3f ms\n", s / n / 1e3
-  printf "  rules --format json           %8.3f ms  (%.2fx start-up)\n", r / n / 1e3, r / s
-  printf "  check --root compat snapshot  %8.3f ms  (%.2fx start-up)\n", c / n / 1e3, c / s
-}'
+echo "compat: $n interleaved runs each"
+bench_interleaved "$n" "start-up (--version)" "'$bin' --version" \
+  "rules --format json" "'$bin' rules --format json" \
+  "check --root compat snapshot" "'$bin' --root '$root' --format json"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for bench/*.sh: timing with hyperfine, medians and ratios measured in one run.
 # Machines are shared and noisy: compare ratios from the same run, never assert absolute times.
 
@@ -28,3 +29,25 @@ bench_ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/
 
 # bench_peak_rss_kib CMD... : peak resident set of the command in KiB (GNU time)
 bench_peak_rss_kib() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -n 1; }
+
+# bench_interleaved RUNS LABEL CMD [LABEL CMD]... : runs the commands (shell strings) in turn, RUNS
+# rounds, so that a change of load hits them all alike; prints each one's mean and its ratio to the
+# first command's.
+bench_interleaved() {
+  local n=$1; shift
+  local -a labels=() cmds=() totals=()
+  while [ $# -ge 2 ]; do labels+=("$1"); cmds+=("$2"); totals+=(0); shift 2; done
+  local i k t0 t1
+  for ((i = 0; i < n; i++)); do
+    for k in "${!cmds[@]}"; do
+      t0=${EPOCHREALTIME/[.,]/}
+      eval "${cmds[$k]}" >/dev/null 2>&1 || true
+      t1=${EPOCHREALTIME/[.,]/}
+      totals[k]=$((totals[k] + t1 - t0))
+    done
+  done
+  for k in "${!cmds[@]}"; do
+    awk -v l="${labels[$k]}" -v t="${totals[$k]}" -v f="${totals[0]}" -v n="$n" \
+      'BEGIN { printf "  %-40s %8.3f ms  (%.2fx the first)\n", l, t / n / 1e3, t / f }'
+  done
+}

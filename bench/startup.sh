@@ -28,5 +28,9 @@ echo "1. check of a healthy 8-GPU snapshot vs the seed's bash script (same snaps
 echo "   gpu-preflight check --root docs/examples/healthy-8gpu $cuda_flag: median ${ours} ms (sd ${ours_sd})"
 echo "   seed bash script (ls, grep registry, tail|grep log):         median ${script} ms (sd ${script_sd})"
 echo "   ratio: $(bench_ratio "$ours" "$script")x   (target <= 0.30x)"
-echo "4. start-up: gpu-preflight --version median ${version} ms (sd ${version_sd}); binary $(stat -c %s "$bin") bytes"
+stripped=$(mktemp)
+strip -o "$stripped" "$bin" # what the package installs (CPACK_STRIP_FILES)
+echo "4. start-up: gpu-preflight --version median ${version} ms (sd ${version_sd}), $(bench_ratio "$version" "$script")x the seed script"
+echo "   binary $(stat -c %s "$bin") bytes as built (debug info), $(stat -c %s "$stripped") bytes stripped"
+rm -f "$stripped"
 echo "   dynamic dependencies: $(ldd "$bin" | awk '{print $1}' | tr '\n' ' ')"

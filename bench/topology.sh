@@ -8,6 +8,7 @@ set -euo pipefail
 build=${1:-build}
 bin=$(cd "$build" && pwd)/gpu-preflight
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 n=${N:-100}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -17,20 +18,7 @@ python3 "$here/gen_topology_host.py" "$tmp/bare" --bare
 "$bin" --root "$tmp/full" --format json >/dev/null # must pass: a healthy host
 "$bin" --root "$tmp/bare" --format json >/dev/null
 
-declare -A total=([startup]=0 [bare]=0 [full]=0)
-us() { local t=${EPOCHREALTIME/[.,]/}; echo "$t"; }
-for ((i = 0; i < n; i++)); do
-  t0=$(us); "$bin" --version >/dev/null 2>&1 || true
-  t1=$(us); "$bin" --root "$tmp/bare" --format json >/dev/null 2>&1 || true
-  t2=$(us); "$bin" --root "$tmp/full" --format json >/dev/null 2>&1 || true
-  t3=$(us)
-  total[startup]=$((total[startup] + t1 - t0))
-  total[bare]=$((total[bare] + t2 - t1))
-  total[full]=$((total[full] + t3 - t2))
-done
-awk -v s="${total[startup]}" -v b="${total[bare]}" -v f="${total[full]}" -v n="$n" 'BEGIN {
-  printf "topology: %d interleaved runs each (8 GPUs, 300 other PCI devices, 2000 processes)\n", n
-  printf "  start-up (--version)                  %8.3f ms\n", s / n / 1e3
-  printf "  check, host without topology inputs   %8.3f ms  (%.2fx start-up)\n", b / n / 1e3, b / s
-  printf "  check, full host                      %8.3f ms  (%.2fx start-up, %.2fx the bare check)\n", f / n / 1e3, f / s, f / b
-}'
+echo "topology: $n interleaved runs each (8 GPUs, 300 other PCI devices, 2000 processes)"
+bench_interleaved "$n" "start-up (--version)" "'$bin' --version" \
+  "check, host without topology inputs" "'$bin' --root '$tmp/bare' --format json" \
+  "check, full host" "'$bin' --root '$tmp/full' --format json"

@@ -5,7 +5,6 @@
 #include "gpf/util/text.hpp"
 
 #include <array>
-#include <regex>
 
 namespace gpf {
 namespace {
@@ -22,6 +21,36 @@ constexpr std::array k_ubuntu_suffixes{"-generic", "-lowlatency", "-aws",  "-azu
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The first ".<tag><digits>" in a release, with "_<digits>" after it when minor is set: "el8_9",
+// "amzn2". A hand scan: a std::regex here cost more than the rest of the kernel probe.
+std::optional<std::string> dotted_tag(std::string_view release, std::string_view tag, bool minor) {
+  const auto digits_at = [&](std::size_t i) {
+    std::size_t n = 0;
+    while (i + n < release.size() && release[i + n] >= '0' && release[i + n] <= '9') {
+      ++n;
+    }
+    return n;
+  };
+  for (std::size_t dot = release.find('.'); dot != std::string_view::npos; dot = release.find('.', dot + 1)) {
+    if (release.substr(dot + 1, tag.size()) != tag) {
+      continue;
+    }
+    std::size_t end = dot + 1 + tag.size();
+    const std::size_t major = digits_at(end);
+    if (major == 0) {
+      continue;
+    }
+    end += major;
+    if (minor && end < release.size() && release[end] == '_') {
+      if (const std::size_t n = digits_at(end + 1); n > 0) {
+        end += 1 + n;
+      }
+    }
+    return std::string(release.substr(dot + 1, end - dot - 1));
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -51,17 +80,14 @@ KernelFacts parse_kernel_release(std::string_view text) {
     k.flavour_detail = "gVisor (fixed 4.4.0)";
     return k;
   }
-  static const std::regex el(R"(\.(el\d+(?:_\d+)?))");
-  std::cmatch m;
-  if (std::regex_search(lower.c_str(), m, el)) {
+  if (auto el = dotted_tag(lower, "el", true)) { // "….el8_9.x86_64" → "el8_9"
     k.flavour = KernelFlavour::rhel;
-    k.flavour_detail = m[1].str();
+    k.flavour_detail = *el;
     return k;
   }
-  static const std::regex amzn(R"(\.(amzn\d+))");
-  if (std::regex_search(lower.c_str(), m, amzn)) {
+  if (auto amzn = dotted_tag(lower, "amzn", false)) { // "….amzn2.x86_64" → "amzn2"
     k.flavour = KernelFlavour::amazon;
-    k.flavour_detail = m[1].str();
+    k.flavour_detail = *amzn;
     return k;
   }
   for (std::string_view suffix : k_ubuntu_suffixes) {

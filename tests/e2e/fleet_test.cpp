@@ -4,6 +4,7 @@
 #include "gpf/report/report.hpp"
 #include "support/run.hpp"
 #include "support/schema.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -21,14 +22,6 @@ namespace {
 
 const std::string k_contrib = std::string(GPF_SOURCE_DIR) + "/contrib/kubernetes/";
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpf-fleet-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // NPD durations as the shipped files write them ("45s", "5m"), in seconds; -1 for anything else.
 int seconds(const std::string& d) {

@@ -1,6 +1,7 @@
 // Launch integration end to end: exec, the one-line format, snapshot capture and exact replay.
 #include "gpf/capture/snapshot.hpp"
 #include "support/run.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,14 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpf-launch-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // The parts of a report a replay must reproduce: everything but durations.
 json comparable(const std::string& out) {

@@ -1,4 +1,5 @@
 #include "gpf/host/host.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -7,21 +8,7 @@
 
 using namespace gpf;
 namespace fs = std::filesystem;
-
-namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpf-host-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  void write(const std::string& rel, const std::string& text) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel, std::ios::binary) << text;
-  }
-};
-} // namespace
+using gpf::test::TempDir;
 
 TEST_CASE("a snapshot root must be an existing directory") {
   CHECK_FALSE(Host::snapshot("/nonexistent/gpf-root").ok());

@@ -2,6 +2,7 @@
 // error), a missing log, --dmesg files and stdin, and the live log (never blocks).
 #include "gpf/host/host.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,24 +12,9 @@
 
 using namespace gpf;
 namespace fs = std::filesystem;
+using gpf::test::TempDir;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpf-klog-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path / "dmesg.txt", fs::perms::owner_all, ec);
-    fs::remove_all(path, ec);
-  }
-  void write(const std::string& rel, const std::string& text) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel, std::ios::binary) << text;
-  }
-};
 
 // Reads a stream to its end in small pieces.
 std::string drain(ByteStream& s, std::size_t piece = 7) {

@@ -18,6 +18,7 @@ TEST_CASE("kernel releases: version and flavour") {
       {"6.8.0-1015-gcp", "6.8.0", KernelFlavour::ubuntu, "gcp"},
       {"4.18.0-553.el8_10.x86_64", "4.18.0", KernelFlavour::rhel, "el8_10"},
       {"3.10.0-1160.el7.x86_64", "3.10.0", KernelFlavour::rhel, "el7"},
+      {"6.6.8-1.elrepo.el7_.x86_64", "6.6.8", KernelFlavour::rhel, "el7"}, // ".elrepo" is no tag; "_" without digits stays out
       {"5.14.0-427.13.1.el9_4.x86_64", "5.14.0", KernelFlavour::rhel, "el9_4"},
       {"5.10.213-201.855.amzn2.x86_64", "5.10.213", KernelFlavour::amazon, "amzn2"},
       {"6.1.79-99.164.amzn2023.x86_64", "6.1.79", KernelFlavour::amazon, "amzn2023"},

@@ -3,6 +3,7 @@
 #include "gpf/capture/snapshot.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,24 +13,9 @@
 
 using namespace gpf;
 namespace fs = std::filesystem;
+using gpf::test::TempDir;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpf-topo-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  void write(const std::string& rel, const std::string& data) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel, std::ios::binary) << data;
-  }
-  void link(const std::string& rel, const std::string& target) const {
-    fs::create_directories((path / rel).parent_path());
-    fs::create_symlink(target, path / rel);
-  }
-};
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

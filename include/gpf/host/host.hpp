@@ -155,6 +155,7 @@ private:
   void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
   std::vector<HostAccess>* m_access_log = nullptr;
   std::filesystem::path m_root;
+  std::shared_ptr<const int> m_root_fd; // snapshot: an O_PATH descriptor of the root, shared by copies
   bool m_live = true;
   Environment m_env;
   std::map<std::string, NodeInfo> m_node_manifest; // snapshot devices.json
