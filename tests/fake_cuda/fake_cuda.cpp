@@ -461,6 +461,9 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice devic
   if (env_set("FAKE_CUDA_GPU_CTX_CRASH").count(physical)) {
     std::abort(); // a driver assertion taking the process down (SIGABRT)
   }
+  if (env_set("FAKE_CUDA_GPU_CTX_SEGV").count(physical)) {
+    std::raise(SIGSEGV); // a driver bug: invalid memory access
+  }
   const auto errors = env_map("FAKE_CUDA_GPU_CTX_ERROR");
   if (errors.count(physical)) {
     return static_cast<CUresult>(errors.at(physical));
