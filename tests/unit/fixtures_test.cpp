@@ -2,29 +2,16 @@
 // (collect_facts + assess) on each, asserting verdict, findings, dropped GPUs and recommendation.
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "support/checked.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
 using namespace gpf;
+using gpf::test::check_fixture;
 
 namespace {
-
-struct Checked {
-  Facts facts;
-  Assessment assessment;
-};
-
-Checked check_fixture(const std::string& name, CheckOptions options = {}) {
-  const auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/" + name);
-  REQUIRE(host.ok());
-  ProbeOptions probe_options;
-  probe_options.no_cuda = true;
-  Checked c{collect_facts(*host, probe_options), {}};
-  c.assessment = assess(c.facts, builtin_rules(), options);
-  return c;
-}
 
 const Finding* find(const Assessment& a, std::string_view id) {
   for (const auto& f : a.findings) {

@@ -3,6 +3,7 @@
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "support/checked.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -11,23 +12,10 @@
 #include <set>
 
 using namespace gpf;
+using gpf::test::check_fixture;
+using gpf::test::Checked;
 
 namespace {
-
-struct Checked {
-  Facts facts;
-  Assessment assessment;
-};
-
-Checked check_fixture(const std::string& name) {
-  const auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/" + name);
-  REQUIRE(host.ok());
-  ProbeOptions options;
-  options.no_cuda = true;
-  Checked c{collect_facts(*host, options), {}};
-  c.assessment = assess(c.facts, builtin_rules(), {});
-  return c;
-}
 
 std::vector<const Finding*> find_all(const Assessment& a, std::string_view id) {
   std::vector<const Finding*> out;

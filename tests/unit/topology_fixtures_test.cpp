@@ -2,29 +2,16 @@
 // the real probes and rule table, each check's positive case and the negatives beside it.
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "support/checked.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
 using namespace gpf;
+using gpf::test::check_fixture;
 
 namespace {
-
-struct Checked {
-  Facts facts;
-  Assessment assessment;
-};
-
-Checked check_fixture(const std::string& name) {
-  const auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/" + name);
-  REQUIRE(host.ok());
-  ProbeOptions probe_options;
-  probe_options.no_cuda = true;
-  Checked c{collect_facts(*host, probe_options), {}};
-  c.assessment = assess(c.facts, builtin_rules(), CheckOptions{});
-  return c;
-}
 
 std::vector<std::string> ids(const Assessment& a, Severity at_least) {
   std::vector<std::string> out;
