@@ -2,10 +2,11 @@
 # (Debian packages), configure and build from scratch when needed.
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 BIN := $(BUILD)/gpu-preflight
 
-.PHONY: all deps configure build run test bench docs clean sanitize package
+.PHONY: all deps configure build run test bench docs clean sanitize package fuzz
 
 all: build
 
@@ -50,6 +51,13 @@ sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ctest --output-on-failure -j $(JOBS) -LE '^(slurm|package|schema)$$'
+
+# libFuzzer on every parser (the sanitizer build's fuzz/ targets), FUZZ_SECONDS per target; any
+# crash, leak or sanitizer report fails it (scripts/fuzz.sh, docs/reliability.md).
+fuzz: deps
+	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
+	cmake --build build-sanitize -j $(JOBS) --target fuzzers
+	scripts/fuzz.sh build-sanitize $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) build-sanitize

@@ -471,9 +471,10 @@ std::vector<Hit> device_order_ambiguous(const RuleContext& c) {
   }
   // Only indices are ambiguous: unset, every GPU is used (only the numbering differs, and
   // gpu-preflight's own recommendation exports PCI_BUS_ID); UUIDs name GPUs unambiguously.
-  const auto visible = c.facts.env.get("CUDA_VISIBLE_DEVICES");
+  // Named: split() returns views into it, and a temporary would die before the loop body runs.
+  const std::string visible = c.facts.env.get("CUDA_VISIBLE_DEVICES").value_or("");
   bool indices = false;
-  for (auto entry : split(visible.value_or(""), ',')) {
+  for (auto entry : split(visible, ',')) {
     indices = indices || parse_uint(trim(entry)).has_value();
   }
   if (!indices) {
@@ -488,7 +489,7 @@ std::vector<Hit> device_order_ambiguous(const RuleContext& c) {
                        "same numbers",
                        join(mix)),
            {order ? "CUDA_DEVICE_ORDER=" + quote_evidence(*order, 80) : std::string("CUDA_DEVICE_ORDER is not set (FASTEST_FIRST)"),
-            "CUDA_VISIBLE_DEVICES=" + quote_evidence(*visible, 300)}}};
+            "CUDA_VISIBLE_DEVICES=" + quote_evidence(visible, 300)}}};
 }
 
 std::optional<std::string> set_value(const RuleContext& c, std::string_view name) {

@@ -228,7 +228,7 @@ CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Sever
 // ---- reading the file ----------------------------------------------------------------------------
 
 Error at(const std::string& file, const std::string& pointer, const std::string& what) {
-  return Error{fmt::format("{}: {}: {}", file, pointer, what)};
+  return Error{to_valid_utf8(fmt::format("{}: {}: {}", file, pointer, what))};
 }
 
 bool valid_id(std::string_view id) {
@@ -426,7 +426,7 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           what = what.substr(colon + 2);
         }
       }
-      return Error{fmt::format("{}:{}: {}", file, line_column(*rules_text, e.byte), what)};
+      return Error{to_valid_utf8(fmt::format("{}:{}: {}", file, line_column(*rules_text, e.byte), what))};
     }
     if (!doc.is_object()) {
       return at(file, "/", "the rules file must be a JSON object with a \"rules\" array");
@@ -555,7 +555,7 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
     const auto eq = arg.rfind('=');
     const auto level = eq == std::string::npos ? std::nullopt : parse_severity(arg.substr(eq + 1));
     if (!level) {
-      return Error{fmt::format("--severity {}: expected ID=info|warn|fail", arg)};
+      return Error{to_valid_utf8(fmt::format("--severity {}: expected ID=info|warn|fail", arg))};
     }
     severities.emplace_back(arg.substr(0, eq), *level, "--severity " + arg);
   }
@@ -564,7 +564,7 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
     const auto& [id, level, where] = entry;
     auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&entry](const Rule& r) { return r.id == std::get<0>(entry); });
     if (it == set.m_rules.end()) {
-      return Error{fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id)};
+      return Error{to_valid_utf8(fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id))};
     }
     it->severity = level;
     it->check = [inner = it->check, level = level](const RuleContext& c) {
@@ -579,7 +579,7 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
     const auto& [id, where] = entry;
     auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&entry](const Rule& r) { return r.id == entry.first; });
     if (it == set.m_rules.end()) {
-      return Error{fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id)};
+      return Error{to_valid_utf8(fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id))};
     }
     set.m_rules.erase(it);
   }
@@ -593,13 +593,13 @@ Result<RuleSet> RuleSet::load(std::span<const Rule> builtin, const RuleOverrides
   const std::string& path = *overrides.rules_file;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Error{fmt::format("{}: cannot open the rules file", path)};
+    return Error{to_valid_utf8(fmt::format("{}: cannot open the rules file", path))};
   }
   std::string text(k_max_rules_file + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > k_max_rules_file) {
-    return Error{fmt::format("{}: larger than 1 MiB; not a rules file", path)};
+    return Error{to_valid_utf8(fmt::format("{}: larger than 1 MiB; not a rules file", path))};
   }
   return build(builtin, overrides, text);
 }

@@ -306,6 +306,9 @@ FAKE_EXPORT CUresult cuInit(unsigned int flags) {
   if (env_flag("FAKE_CUDA_IGNORE_SIGTERM")) {
     std::signal(SIGTERM, SIG_IGN);
   }
+  if (env_flag("FAKE_CUDA_IGNORE_SIGINT")) {
+    std::signal(SIGINT, SIG_IGN);
+  }
   if (env_flag("FAKE_CUDA_INIT_HANG")) {
     hang();
   }
@@ -457,6 +460,9 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice devic
   }
   if (env_set("FAKE_CUDA_GPU_CTX_CRASH").count(physical)) {
     std::abort(); // a driver assertion taking the process down (SIGABRT)
+  }
+  if (env_set("FAKE_CUDA_GPU_CTX_SEGV").count(physical)) {
+    std::raise(SIGSEGV); // a driver bug: invalid memory access
   }
   const auto errors = env_map("FAKE_CUDA_GPU_CTX_ERROR");
   if (errors.count(physical)) {

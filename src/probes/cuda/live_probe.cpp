@@ -7,6 +7,7 @@
 
 #include "gpf/util/text.hpp"
 #include "probes/cuda/child_work.hpp"
+#include "probes/cuda/interrupt.hpp"
 #include "probes/cuda/runner.hpp"
 
 #include <fmt/format.h>
@@ -110,6 +111,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                                     std::chrono::duration<double>(in.timeout_s));
   const std::string library = in.library;
 
+  const InterruptGuard interrupt_guard; // declared first: restored after the group has settled
   ChildGroup group;
   // Enumeration sees every GPU (no CUDA_VISIBLE_DEVICES) in the job's CUDA_DEVICE_ORDER: its
   // indices are the ones a recommendation without CUDA_VISIBLE_DEVICES refers to.

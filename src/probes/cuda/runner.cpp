@@ -1,6 +1,8 @@
 // fork / pipe / poll / SIGKILL / WNOHANG: the only place that manages the CUDA children.
 #include "probes/cuda/runner.hpp"
 
+#include "probes/cuda/interrupt.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -35,7 +37,11 @@ void reap_abandoned() {
                             [](pid_t pid) {
                               int status = 0;
                               const pid_t r = ::waitpid(pid, &status, WNOHANG);
-                              return r == pid || (r < 0 && errno == ECHILD);
+                              const bool gone = r == pid || (r < 0 && errno == ECHILD);
+                              if (gone) {
+                                interrupt_untrack(pid);
+                              }
+                              return gone;
                             }),
              pids.end());
 }
@@ -134,6 +140,7 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
   }
   ::close(fds[1]);
   ::setpgid(pid, pid); // also from this side, so a kill right after fork reaches the group
+  interrupt_track(pid); // a SIGINT/SIGTERM to this process now stops it too
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
   Child child;
   child.label = std::move(spec.label);
@@ -201,6 +208,7 @@ void ChildGroup::reap_nonblocking() {
     const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
     if (r == child.pid) {
       child.reaped = true;
+      interrupt_untrack(child.pid);
       if (WIFEXITED(status)) {
         child.end.exit_code = WEXITSTATUS(status);
       } else if (WIFSIGNALED(status) && !child.end.killed_at_deadline) {
@@ -208,6 +216,7 @@ void ChildGroup::reap_nonblocking() {
       }
     } else if (r < 0 && errno == ECHILD) {
       child.reaped = true; // someone else reaped it; nothing to wait for
+      interrupt_untrack(child.pid);
     }
   }
 }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a sanitizer build for SECONDS each (`make fuzz FUZZ_SECONDS=N`).
+# Fails on any crash, leak, timeout, out-of-memory or sanitizer report (libFuzzer exits non-zero
+# and keeps the input under BUILD/fuzz-artifacts/<target>/). Prints execs/s and total execs per
+# target from libFuzzer's final statistics.
+#   usage: scripts/fuzz.sh BUILD_DIR SECONDS [TARGET...]
+set -euo pipefail
+build=${1:?usage: fuzz.sh BUILD_DIR SECONDS [TARGET...]}
+seconds=${2:?usage: fuzz.sh BUILD_DIR SECONDS [TARGET...]}
+shift 2
+src=$(cd "$(dirname "$0")/.." && pwd)
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(kernel_release devices_manifest driver_version params registry gpu_information modules environ
+           log_line log_scanner cuda_json user_rules ld_cache render)
+fi
+
+seeds="$build/fuzz-seeds"
+rm -rf "$seeds"
+python3 "$src/fuzz/make_seeds.py" "$src" "$seeds" >/dev/null
+
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+  bin="$build/fuzz/fuzz_$t"
+  [ -x "$bin" ] || { echo "fuzz: $bin is missing (build the 'fuzzers' target of a GPF_SANITIZE clang build)" >&2; exit 2; }
+  corpus="$build/fuzz-corpus/$t"
+  artifacts="$build/fuzz-artifacts/$t"
+  log="$build/fuzz-logs/$t.log"
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$seeds/$t"
+  inputs=("$corpus" "$seeds/$t")
+  [ -d "$src/tests/fuzz-regressions/$t" ] && inputs+=("$src/tests/fuzz-regressions/$t")
+  # Whole logs and snapshots need room; the one-file parsers are fast on small inputs.
+  case $t in
+    log_scanner | render) max_len=131072 ;;
+    *) max_len=16384 ;;
+  esac
+  echo "== fuzz_$t (${seconds}s)"
+  rc=0
+  "$bin" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len="$max_len" \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "${inputs[@]}" >"$log" 2>&1 || rc=$?
+  # "Done 123456 runs in 20 second(s)" and "stat::number_of_executed_units: 123456".
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+  [ -n "$runs" ] || runs=0
+  [ -n "$secs" ] && [ "$secs" -gt 0 ] || secs=$seconds
+  rate=$((runs / secs))
+  summary+=("$(printf '%-18s %10s execs/s %12s execs  %ss' "$t" "$rate" "$runs" "$secs")")
+  if [ "$rc" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|fuzz property violated' "$log"; then
+    echo "fuzz_$t FAILED (exit $rc); last lines of $log:" >&2
+    tail -40 "$log" >&2
+    ls "$artifacts" >&2 || true
+    failed+=("$t")
+  fi
+done
+
+echo
+echo "target             execs/s            total execs  time"
+printf '%s\n' "${summary[@]}"
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz: failures in: ${failed[*]} (reproduce: BUILD/fuzz/fuzz_TARGET CRASH_FILE; see docs/reliability.md)" >&2
+  exit 1
+fi
+echo "fuzz: all ${#targets[@]} targets clean"

@@ -1,0 +1,32 @@
+#pragma once
+// SIGINT / SIGTERM to gpu-preflight while the CUDA children run: the children are SIGKILLed and
+// reaped (or abandoned after a short bound, when stuck in the driver), one clear line goes to
+// stderr, and the process then dies of the same signal (exit status 128+N in a shell). Without
+// this the children would only die through PR_SET_PDEATHSIG, silently, possibly as zombies.
+#include <sys/types.h>
+
+#include <csignal>
+
+namespace gpf::cuda {
+
+// Children the handler must stop; the runner adds each child at fork and removes it once reaped.
+void interrupt_track(pid_t pid);
+void interrupt_untrack(pid_t pid);
+
+// Installs the handler for its lifetime, only over the default disposition: an ignored signal
+// (nohup) stays ignored, and a handler someone else installed (a test framework's) is kept.
+class InterruptGuard {
+public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+private:
+  struct sigaction m_old_int {};
+  struct sigaction m_old_term {};
+  bool m_int = false;
+  bool m_term = false;
+};
+
+} // namespace gpf::cuda

@@ -1,0 +1,129 @@
+// Fault injection in the CUDA stage (the fake driver, tests/fake_cuda) and on the output side:
+// a driver hanging in cuInit deaf to SIGTERM and SIGINT, a child crashing with SIGSEGV, the
+// checker itself interrupted mid-stage, and a reader that goes away (`| head -c 10`). Each
+// asserts a prompt end, the right finding or a clear message, and no child left behind.
+#include "faults/fault_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+using namespace gpf::fault;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> live_args(const std::string& root, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--root", root, "--libcuda", k_fake_libcuda, "--format", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+void check_no_child_left(const Outcome& r) {
+  const auto left = still_present(r.children_seen);
+  for (const auto& [pid, state] : left) {
+    UNSCOPED_INFO("child " << pid << " still present, state " << state);
+  }
+  CHECK(left.empty());
+}
+
+} // namespace
+
+TEST_CASE("faults cuda: cuInit hangs ignoring SIGTERM and SIGINT -> cuda.init-hung at the deadline") {
+  RunOptions options;
+  options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_HANG", "1"}, {"FAKE_CUDA_IGNORE_SIGTERM", "1"},
+                 {"FAKE_CUDA_IGNORE_SIGINT", "1"}};
+  const auto r = run_binary(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "2"}), options);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  const json j = r.json();
+  CHECK(j.at("verdict") == "fail");
+  const json* f = finding(j, "cuda.init-hung");
+  REQUIRE(f);
+  CHECK_THAT(evidence(*f), Catch::Contains("cuInit did not finish within"));
+  CHECK(r.seconds < 2.0 + 4.0);
+  CHECK_FALSE(r.children_seen.empty()); // the stage did start children
+  check_no_child_left(r);
+}
+
+TEST_CASE("faults cuda: a GPU child crashing with SIGSEGV drops that GPU, names the signal") {
+  RunOptions options;
+  options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_SEGV", "2"}};
+  const auto r = run_binary(live_args(fixture("cuda-4gpu")), options);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  const json j = r.json();
+  CHECK(j.at("verdict") == "warn");
+  CHECK(j.at("cuda_visible_devices") == "0,1,3");
+  const json* f = finding(j, "cuda.gpu-failed");
+  REQUIRE(f);
+  CHECK(f->at("gpu") == "0000:03:00.0");
+  // The child runs with default dispositions (no sanitizer handler): it dies of the signal itself.
+  CHECK_THAT(evidence(*f), Catch::Contains("CHILD_DIED: killed by signal 11 (Segmentation fault)"));
+  check_no_child_left(r);
+}
+
+TEST_CASE("faults cuda: SIGINT or SIGTERM to gpu-preflight mid-stage: prompt exit, clear message, children gone") {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    INFO("signal " << sig);
+    RunOptions options;
+    options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_HANG", "1"}, {"FAKE_CUDA_IGNORE_SIGTERM", "1"},
+                   {"FAKE_CUDA_IGNORE_SIGINT", "1"}};
+    options.limit_s = 40;
+    std::optional<double> sent_at;
+    std::optional<double> first_seen;
+    options.on_tick = [&](pid_t pid, double elapsed) {
+      // Once the CUDA children exist (and have had a moment to reach cuInit), interrupt.
+      if (sent_at || children_of(pid).empty()) {
+        return;
+      }
+      if (!first_seen) {
+        first_seen = elapsed;
+      } else if (elapsed - *first_seen > 0.3) {
+        ::kill(pid, sig);
+        sent_at = elapsed;
+      }
+    };
+    const auto r = run_binary(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "30"}), options);
+    INFO("stderr: " << r.err);
+    REQUIRE(sent_at);
+    REQUIRE_FALSE(r.timed_out);
+    REQUIRE(r.signal.has_value()); // dies of the signal, as a shell expects (exit status 128+N)
+    CHECK(*r.signal == sig);
+    CHECK(r.seconds - *sent_at < 3.0); // not the 30 s deadline
+    CHECK_THAT(r.err, Catch::Contains(sig == SIGINT ? "interrupted (SIGINT) during the CUDA probe"
+                                                    : "terminated (SIGTERM) during the CUDA probe"));
+    CHECK_THAT(r.err, Catch::Contains("child processes were stopped and reaped"));
+    CHECK(r.out.empty()); // no half report
+    CHECK_FALSE(r.children_seen.empty());
+    check_no_child_left(r);
+  }
+}
+
+TEST_CASE("faults: a reader that goes away after 10 bytes (| head -c 10): no hang, no crash") {
+  for (const bool ignore_sigpipe : {false, true}) {
+    for (const char* format : {"json", "text"}) {
+      INFO("format " << format << ", SIGPIPE ignored " << ignore_sigpipe);
+      RunOptions options;
+      options.out = Stdout::close_after_10_bytes;
+      options.ignore_sigpipe = ignore_sigpipe;
+      options.env = {{"FAKE_CUDA_GPUS", "4"}};
+      const auto r = run_binary({"--root", fixture("log-xid79-one-of-8"), "--format", format}, options);
+      INFO("stderr: " << r.err);
+      REQUIRE_FALSE(r.timed_out);
+      CHECK(r.out.size() <= 10);
+      if (r.signal) {
+        CHECK(*r.signal == SIGPIPE); // the usual end of a writer whose reader left
+      } else {
+        // Either everything fitted in the pipe before the reader left (a verdict), or the write
+        // failed: exit 2 with a message on stderr.
+        CHECK((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 2));
+        if (r.exit_code == 2) {
+          CHECK_FALSE(r.err.empty());
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,80 @@
+#pragma once
+// Helpers of the fault-injection tests: scratch roots built from fixtures, and the binary run under
+// a wall-clock guard (SIGKILL at the limit, reported as timed_out) with its children watched
+// through /proc, so a test can assert "no hang, no zombie, no orphan".
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace gpf::fault {
+
+inline const std::string k_binary = GPF_BINARY;
+inline const std::string k_fake_libcuda = GPF_FAKE_LIBCUDA;
+
+std::string fixture(const std::string& name);
+
+// A scratch directory (removed at the end of the scope), optionally a copy of a fixture.
+class TempDir {
+public:
+  explicit TempDir(const std::string& fixture_name = {});
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return m_dir; }
+  std::string str() const { return m_dir.string(); }
+  void write(const std::string& relative, const std::string& bytes) const;
+  std::string read(const std::string& relative) const;
+
+private:
+  std::filesystem::path m_dir;
+};
+
+// pid -> start time (field 22 of /proc/PID/stat), so a reused pid is not mistaken for the child.
+using ProcSet = std::map<pid_t, unsigned long long>;
+
+enum class Stdout { capture, close_after_10_bytes };
+
+struct RunOptions {
+  std::map<std::string, std::string> env;        // on top of this process's (FAKE_CUDA_* removed)
+  double limit_s = 60;                            // SIGKILL after this long
+  Stdout out = Stdout::capture;
+  bool ignore_sigpipe = false;                    // start it with SIGPIPE ignored
+  std::vector<std::string> wrapper;               // e.g. {"setpriv", "--reuid=65534", ...}
+  // Called about every 20 ms while it runs, with its pid and the seconds since the start.
+  std::function<void(pid_t, double)> on_tick;
+};
+
+struct Outcome {
+  int exit_code = -1;             // when it exited
+  std::optional<int> signal;      // when a signal killed it
+  bool timed_out = false;
+  double seconds = 0;
+  std::string out;
+  std::string err;
+  ProcSet children_seen;          // every child /proc showed while it ran
+  nlohmann::json json() const { return nlohmann::json::parse(out); }
+};
+
+Outcome run_binary(const std::vector<std::string>& args, const RunOptions& options = {});
+
+// Child pids of pid according to /proc/*/stat (ppid field).
+ProcSet children_of(pid_t pid);
+// Waits up to limit_s for every process to be gone from /proc (not even a zombie); the ones left,
+// with their state letter.
+std::map<pid_t, char> still_present(const ProcSet& procs, double limit_s = 3);
+
+// The finding with this id, or null; its evidence joined by '\n'.
+const nlohmann::json* finding(const nlohmann::json& report, const std::string& id);
+std::string evidence(const nlohmann::json& finding);
+bool has_program(const std::string& name);
+
+} // namespace gpf::fault
