@@ -37,7 +37,8 @@ for t in "${targets[@]}"; do
   esac
   echo "== fuzz_$t (${seconds}s)"
   rc=0
-  "$bin" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len="$max_len" \
+  # A fixed seed (FUZZ_SEED, default 1): a run that fails in CI fails the same way here.
+  "$bin" -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "${inputs[@]}" >"$log" 2>&1 || rc=$?
   # "Done 123456 runs in 20 second(s)" and "stat::number_of_executed_units: 123456".
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
