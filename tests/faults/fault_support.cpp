@@ -1,4 +1,5 @@
 #include "faults/fault_support.hpp"
+#include "support/child_env.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,6 +19,8 @@ extern char** environ;
 
 namespace gpf::fault {
 namespace fs = std::filesystem;
+using gpf::test::c_strings;
+using gpf::test::child_environment;
 
 std::string fixture(const std::string& name) { return std::string(GPF_FIXTURES_DIR) + "/" + name; }
 
@@ -98,10 +101,6 @@ void drain(int& fd, std::string& into) {
   }
 }
 
-bool inherited_noise(const std::string& name) {
-  return name.rfind("FAKE_CUDA_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_DEVICE_ORDER";
-}
-
 } // namespace
 
 ProcSet children_of(pid_t pid) {
@@ -141,27 +140,9 @@ Outcome run_binary(const std::vector<std::string>& args, const RunOptions& optio
   std::vector<std::string> argv_s = options.wrapper;
   argv_s.push_back(k_binary);
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s;
-  for (char** e = environ; e && *e; ++e) {
-    std::string entry(*e);
-    const auto name = entry.substr(0, entry.find('='));
-    if (!inherited_noise(name) && options.env.count(name) == 0) {
-      env_s.push_back(entry);
-    }
-  }
-  for (const auto& [name, value] : options.env) {
-    env_s.push_back(name + "=" + value);
-  }
-  std::vector<char*> argv;
-  for (auto& a : argv_s) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (auto& e : env_s) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
+  std::vector<std::string> env_s = child_environment(options.env);
+  const std::vector<char*> argv = c_strings(argv_s);
+  const std::vector<char*> envp = c_strings(env_s);
 
   int out[2];
   int err[2];

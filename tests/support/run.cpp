@@ -1,4 +1,5 @@
 #include "support/run.hpp"
+#include "support/child_env.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -45,16 +46,9 @@ RunResult run_program(const std::vector<std::string>& argv, const std::map<std::
   for (const auto& [k, v] : env) {
     env_strings.push_back(k + "=" + v);
   }
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) {
-    envp.push_back(s.data());
-  }
-  envp.push_back(nullptr);
   std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) {
-    args.push_back(s.data());
-  }
-  args.push_back(nullptr);
+  const std::vector<char*> envp = c_strings(env_strings);
+  const std::vector<char*> args = c_strings(argv_copy);
 
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());

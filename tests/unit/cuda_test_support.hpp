@@ -1,6 +1,8 @@
 #pragma once
 // Helpers of the CUDA tests: the fake driver's variables set for one test, the binary run with an
 // environment, and a scratch copy of a fixture snapshot.
+#include "support/child_env.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <spawn.h>
@@ -22,6 +24,10 @@ extern char** environ;
 
 namespace gpf::cuda_test {
 
+using gpf::test::c_strings;
+using gpf::test::child_environment;
+using gpf::test::inherited_noise;
+
 inline const std::string k_fake = GPF_FAKE_LIBCUDA;
 inline const std::string k_fake_no_peer = GPF_FAKE_LIBCUDA_NO_PEER;
 inline const std::string k_fake_no_memset = GPF_FAKE_LIBCUDA_NO_MEMSET;
@@ -31,12 +37,6 @@ inline std::string fixture(const std::string& name) {
 }
 
 using Env = std::map<std::string, std::string>;
-
-// Variables a test must not inherit from whoever runs the suite.
-inline bool inherited_noise(const std::string& name) {
-  return name.rfind("FAKE_CUDA_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" ||
-         name == "CUDA_DEVICE_ORDER";
-}
 
 // Sets variables in this process for one scope (the fake driver reads them in the children);
 // every FAKE_CUDA_* / CUDA_* variable from outside is removed meanwhile.
@@ -86,27 +86,9 @@ struct RunResult {
 inline RunResult run_gpf(const std::vector<std::string>& args, const Env& env = {}) {
   std::vector<std::string> argv_s{GPF_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s;
-  for (char** e = environ; e && *e; ++e) {
-    std::string entry(*e);
-    const auto name = entry.substr(0, entry.find('='));
-    if (!inherited_noise(name) && env.count(name) == 0) {
-      env_s.push_back(entry);
-    }
-  }
-  for (const auto& [name, value] : env) {
-    env_s.push_back(name + "=" + value);
-  }
-  std::vector<char*> argv;
-  for (auto& a : argv_s) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (auto& e : env_s) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
+  std::vector<std::string> env_s = child_environment(env);
+  const std::vector<char*> argv = c_strings(argv_s);
+  const std::vector<char*> envp = c_strings(env_s);
 
   int fds[2];
   if (::pipe(fds) != 0) {
