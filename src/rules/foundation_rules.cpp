@@ -173,7 +173,7 @@ std::vector<Hit> kernel_old_multi_gpu(const RuleContext& c) {
       k.flavour == KernelFlavour::gvisor || k.flavour == KernelFlavour::wsl2) {
     return {};
   }
-  Hit hit{fmt::format("Kernel {} is below 5.5 and {} GPUs are usable: multi-GPU start-up may hang. This is a version "
+  Hit hit{fmt::format("Kernel {} is below 5.5 and {} GPUs pass their own checks: multi-GPU start-up may hang. This is a version "
                       "heuristic (accelerate's check) that ignores distribution backports; PCIe peer-to-peer problems "
                       "(ACS/IOMMU) are a common real cause",
                       k.version->str(), c.usable_gpus.size()),

@@ -221,12 +221,12 @@ std::vector<Hit> shm_too_small(const RuleContext& c) {
   std::vector<std::string> evidence;
   std::string message;
   if (!shm.exists) {
-    message = fmt::format("/dev/shm does not exist and {} GPUs are usable: NCCL's shared-memory transport and DataLoader "
+    message = fmt::format("/dev/shm does not exist and {} GPUs pass their own checks: NCCL's shared-memory transport and DataLoader "
                           "workers cannot work",
                           gpus.size());
     evidence.push_back("/dev/shm: No such file or directory");
   } else if (shm.size_bytes && *shm.size_bytes < k_shm_minimum) {
-    message = fmt::format("/dev/shm is {} and {} GPUs are usable: NCCL needs shared-memory segments per rank and fails "
+    message = fmt::format("/dev/shm is {} and {} GPUs pass their own checks: NCCL needs shared-memory segments per rank and fails "
                           "with \"No space left on device\" (or hangs) when it is full",
                           bytes_text(*shm.size_bytes), gpus.size());
     evidence.push_back(fmt::format("statvfs(/dev/shm): size {} bytes, {} bytes available", *shm.size_bytes,
