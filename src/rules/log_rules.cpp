@@ -2,7 +2,7 @@
 // probe failures, unsupported GPUs, power cables, GSP firmware, crash dumps, GPUs missing from the
 // driver, an unreadable log and earlier boots. Only the current boot counts; events before the
 // last driver reload count only where a reload does not help. Facts: ../shared/reference/
-// nvidia-facts.md §3–§5, tables in src/probes/kernel_log_tables.cpp; docs/kernel-log.md.
+// nvidia-facts.md §3–§5, tables in src/probes/kernel_log/tables.cpp; docs/kernel-log.md.
 #include "gpf/probes/kernel_log_tables.hpp"
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/verdict.hpp"
@@ -411,7 +411,7 @@ std::vector<Hit> damaged_input(const RuleContext& c) {
   return {{fmt::format("The kernel log ({}) has damaged or unusual input: {}", log.source, fmt::join(what, "; ")), what}};
 }
 
-constexpr std::string_view k_src_xid = "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log_tables.cpp)";
+constexpr std::string_view k_src_xid = "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)";
 constexpr std::string_view k_reset_remedy =
     "Drain the GPU and reset it (`nvidia-smi -r -i <bus id>` with no process on it, or reload the driver) or reboot; "
     "if the Xid returns after the reset, take the GPU out of service and contact the vendor";

@@ -2,7 +2,7 @@
 // Line-format detection of the kernel-log scanner: one physical line in, its format, timestamp
 // and kernel message out (docs/kernel-log.md "Formats"). Pure; never throws; views point into the
 // input line.
-#include "gpf/probes/log_facts.hpp"
+#include "gpf/facts/log_facts.hpp"
 
 #include <optional>
 #include <string_view>

@@ -3,7 +3,7 @@
 // memory stays bounded whatever the log's size: a fixed read buffer, lines cut at 64 KiB, a cap on
 // distinct events (repeats only raise a count). A fixed-string prefilter picks the few lines that
 // can matter; only those (and a timestamp sample every 64 KiB) are parsed.
-#include "gpf/probes/log_facts.hpp"
+#include "gpf/facts/log_facts.hpp"
 
 #include <cstddef>
 #include <memory>

@@ -2,7 +2,7 @@
 // Signature matching of the kernel-log scanner: a table of the exact texts the NVIDIA driver and
 // the kernel print (docs/kernel-log.md "Signatures", facts §3–§5), each with a decoder that pins
 // the event to the PCI device it names. Pure; never throws.
-#include "gpf/probes/log_facts.hpp"
+#include "gpf/facts/log_facts.hpp"
 
 #include <optional>
 #include <span>

@@ -1,7 +1,7 @@
 #pragma once
 // Pure parse functions of the foundation probes: text in, typed facts out. They never throw and
 // never read the host; the probes in src/probes/ do the reading. Tested on inline strings.
-#include "gpf/probes/facts.hpp"
+#include "gpf/facts/facts.hpp"
 
 #include <string_view>
 

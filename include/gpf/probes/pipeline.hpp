@@ -1,7 +1,7 @@
 #pragma once
 // The fixed pipeline of probes: each reads through the Host, parses, and records its status.
 #include "gpf/host/host.hpp"
-#include "gpf/probes/facts.hpp"
+#include "gpf/facts/facts.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // Pure parse functions of the topology probes (pcie, iommu, shm, services, firmware, mig): bytes or
 // text in, typed facts out. They never throw and never read the host. Tested on inline data.
-#include "gpf/probes/topology_facts.hpp"
+#include "gpf/facts/topology_facts.hpp"
 
 #include <optional>
 #include <string>

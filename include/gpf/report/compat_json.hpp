@@ -1,6 +1,6 @@
 #pragma once
 // The "compat" member of the facts JSON (probe "compat"): null when the probe did not run.
-#include "gpf/probes/compat_facts.hpp"
+#include "gpf/facts/compat_facts.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Renders one check's result. JSON keys are in a stable order; every string is made valid UTF-8.
-#include "gpf/probes/facts.hpp"
+#include "gpf/facts/facts.hpp"
 #include "gpf/rules/verdict.hpp"
 
 #include <nlohmann/json.hpp>

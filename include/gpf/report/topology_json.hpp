@@ -1,6 +1,6 @@
 #pragma once
 // The "topology" member of the JSON report's facts (docs/json-output.md, docs/report.schema.json).
-#include "gpf/probes/topology_facts.hpp"
+#include "gpf/facts/topology_facts.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // What the compatibility rules derive from the facts before they judge: each GPU's compute
 // capability (from the CUDA probe when it ran, else from the model name), and the driver the
 // job's CUDA runtime will meet (the kernel module's, or a cuda-compat libcuda's).
-#include "gpf/probes/facts.hpp"
+#include "gpf/facts/facts.hpp"
 #include "gpf/rules/matrix.hpp"
 
 #include <optional>

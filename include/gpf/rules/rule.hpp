@@ -2,7 +2,7 @@
 // A rule is one row (style.md practice 4): a stable dotted id (public API, never renamed), a
 // severity, a title, a remedy, a source, and a predicate over the facts that returns one Hit per
 // finding. Rows live in tables under src/rules/ (one file per domain); rule_table.cpp joins them.
-#include "gpf/probes/facts.hpp"
+#include "gpf/facts/facts.hpp"
 
 #include <functional>
 #include <optional>

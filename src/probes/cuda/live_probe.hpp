@@ -1,7 +1,7 @@
 #pragma once
 // The live CUDA stage: enumeration child, one child per GPU (all in parallel), then one
 // multi-GPU child, all under one deadline. docs/cuda-probe.md describes the schedule.
-#include "gpf/probes/cuda_facts.hpp"
+#include "gpf/facts/cuda_facts.hpp"
 #include "gpf/rules/visible_devices.hpp"
 #include "gpf/util/result.hpp"
 

@@ -2,7 +2,7 @@
 // What a CUDA child tells the parent: one JSON object per line on a pipe, written as each thing
 // happens, so that a child killed at the deadline has already said which step it was in.
 // docs/cuda-probe.md lists the events. Pure functions, tested on inline strings.
-#include "gpf/probes/cuda_facts.hpp"
+#include "gpf/facts/cuda_facts.hpp"
 
 #include <optional>
 #include <string>

@@ -1,4 +1,4 @@
-#include "gpf/probes/facts.hpp"
+#include "gpf/facts/facts.hpp"
 
 namespace gpf {
 

@@ -3,10 +3,10 @@
 // std::optional; whether it ran at all is in ProbeStatus. Facts are plain data: rules read them,
 // the JSON report prints them.
 #include "gpf/host/host.hpp"
-#include "gpf/probes/compat_facts.hpp"
-#include "gpf/probes/cuda_facts.hpp"
-#include "gpf/probes/log_facts.hpp"
-#include "gpf/probes/topology_facts.hpp"
+#include "gpf/facts/compat_facts.hpp"
+#include "gpf/facts/cuda_facts.hpp"
+#include "gpf/facts/log_facts.hpp"
+#include "gpf/facts/topology_facts.hpp"
 #include "gpf/util/version.hpp"
 
 #include <map>
