@@ -528,7 +528,8 @@ Result<std::string> Host::read_link(std::string_view path) const {
   const ssize_t n = ::readlinkat(fd, "", target.data(), target.size());
   ::close(fd);
   if (n < 0) {
-    return Error{os_error(EINVAL)}; // it exists but is not a symbolic link: nothing to record
+    record(HostAccess::Kind::link, path, EINVAL); // it exists but is not a link: an answer (capture skips it)
+    return Error{os_error(EINVAL)};
   }
   target.resize(static_cast<std::size_t>(n));
   record(HostAccess::Kind::link, path, 0);
