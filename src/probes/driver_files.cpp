@@ -1,5 +1,5 @@
 // Probe "driver": proc/driver/nvidia/{version,params,registry,gpus/*/information} and the
-// fallback sys/module/nvidia/version. Formats: nvidia-facts.md §6.
+// fallback sys/module/nvidia/version. Formats: https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c
 #include "gpf/probes/parsers.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/util/text.hpp"

@@ -2,8 +2,8 @@
 // (lib/firmware/nvidia/<version>/gsp_*.bin, also under lib/firmware/updates and the kernel's
 // firmware_class.path). A directory is listed, never the files read. Without lib/firmware (inside
 // most containers the host's firmware is not visible) the probe is skipped: absence there proves
-// nothing. Facts: nvidia-facts.md §11 (NV_FIRMWARE_FOR_NAME = "nvidia/" NV_VERSION_STRING "/" name
-// ".bin"), §5 (0x61:0x56 when the image is missing).
+// nothing. Facts: https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/common/inc/nv-firmware.h (NV_FIRMWARE_FOR_NAME = "nvidia/" NV_VERSION_STRING "/" name
+// ".bin"); the driver logs RmInitAdapter failed (0x61:0x56) when the image is missing.
 #include "gpf/probes/probes.hpp"
 #include "gpf/util/text.hpp"
 

@@ -2,7 +2,8 @@
 // through the root complex). Reads sys/kernel/iommu_groups (and the `type` of the GPUs' groups:
 // "identity" is passthrough, "DMA"/"DMA-FQ" translate; Linux 5.11+), sys/class/iommu, proc/cmdline
 // and the hypervisor flag of proc/cpuinfo. Runs after "pcie", which found the GPUs' groups.
-// Facts: nvidia-facts.md §11 (NCCL troubleshooting: IOMMU, iommu=pt).
+// Facts: NCCL troubleshooting (IOMMU, iommu=pt),
+// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"

@@ -1,7 +1,8 @@
 // Probe "mig": for each MIG-<GPU-UUID>/<gi>/<ci> entry of the job's CUDA_VISIBLE_DEVICES, whether
 // that MIG instance exists: the driver creates proc/driver/nvidia/capabilities/gpu<minor>/mig/
 // gi<gi>/ci<ci>/access for every compute instance (<minor> = the GPU's Device Minor). Nothing is
-// read when the variable holds no such entry. Facts: nvidia-facts.md §10c, §6d (capabilities).
+// read when the variable holds no such entry. Facts: https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html
+// and https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-caps.c (capabilities).
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"

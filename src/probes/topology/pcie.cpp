@@ -3,7 +3,8 @@
 // into sys/devices/...), then vendor/class/device and `config` of the devices that matter through
 // their resolved sysfs directories, so a snapshot holds links plus plain files. Only the small
 // cached attributes are read for every device; `config` is read for bridges above GPUs only.
-// Facts: nvidia-facts.md §11 (NCCL troubleshooting: PCI Access Control Services).
+// Facts: NCCL troubleshooting (PCI Access Control Services),
+// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"

@@ -2,7 +2,8 @@
 // systems, nvidia-persistenced for fast CUDA start-up) from the process table (proc/<pid>/comm),
 // the NVSwitch device nodes (dev/nvidia-nvswitch<N>), and the installed Fabric Manager version
 // from the Debian package database (var/lib/dpkg/status; RPM databases are not read). Runs after
-// "pcie" (NVSwitches on the PCI bus). Facts: nvidia-facts.md §7 (nvswitch nodes), §11.
+// "pcie" (NVSwitches on the PCI bus). Facts: https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/
+// (NVSwitch systems need nvidia-fabricmanager).
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"

@@ -1,7 +1,8 @@
 // Probe "shm": the size of /dev/shm (statvfs through the Host; a snapshot's statvfs.json) and its
 // proc/mounts line, the memlock limit of this process (proc/self/limits: `gpu-preflight exec`
 // hands the same limits to the job) and whether RDMA devices exist (sys/class/infiniband), for
-// which the limit matters. Facts: nvidia-facts.md §11 (/dev/shm in containers, memlock).
+// which the limit matters. Facts: NCCL troubleshooting (/dev/shm in containers, memlock),
+// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
