@@ -67,7 +67,7 @@ public:
     Event begin;
     begin.kind = EventKind::begin;
     begin.step.name = name;
-    m_out.emit(begin);
+    emit_event(m_out, begin);
     const auto start = Clock::now();
     const Outcome o = fn();
     Event end;
@@ -78,16 +78,16 @@ public:
     end.step.error_code = o.code;
     end.step.error_name = o.name;
     end.step.error_text = o.text;
-    m_out.emit(end);
+    emit_event(m_out, end);
     return o.ok;
   }
 
-  void emit(const Event& e) { m_out.emit(e); }
+  void emit(const Event& e) { emit_event(m_out, e); }
 
   void done() {
     Event e;
     e.kind = EventKind::done;
-    m_out.emit(e);
+    emit_event(m_out, e);
   }
 
 private:

@@ -1,8 +1,8 @@
 #pragma once
-// What the three kinds of CUDA children do. Each runs in its own forked process (runner.hpp),
+// What the three kinds of CUDA children do. Each runs in its own forked process (probes/child/runner.hpp),
 // loads the library itself and reports every step as it begins and ends (protocol.hpp); none of
 // these functions may run in the parent.
-#include "probes/cuda/runner.hpp"
+#include "probes/cuda/protocol.hpp"
 
 #include <string>
 #include <vector>

@@ -2,13 +2,13 @@
 // pointers. Runs in child processes only (see runner.hpp).
 #include "probes/cuda/driver_api.hpp"
 
+#include "probes/child/runner.hpp"
+
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <link.h>
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <system_error>
 #include <type_traits>
 
@@ -28,15 +28,6 @@ template <auto Member> void bind_entry(DriverApi& api, void* address) {
 constexpr bool k_required = true;
 constexpr bool k_optional = false;
 
-std::string loaded_path(void* handle) {
-  struct link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
-    return {};
-  }
-  std::error_code ec;
-  auto real = std::filesystem::canonical(map->l_name, ec);
-  return ec ? std::string(map->l_name) : real.string();
-}
 
 } // namespace
 
@@ -90,7 +81,7 @@ LoadResult load_driver(const std::string& library) {
     return result;
   }
   auto driver = std::make_unique<LoadedDriver>();
-  driver->path = loaded_path(handle);
+  driver->path = child::loaded_library_path(handle);
   for (const auto& entry : entry_points()) {
     void* address = ::dlsym(handle, std::string(entry.symbol).c_str());
     if (address == nullptr) {

@@ -7,8 +7,8 @@
 
 #include "gpf/util/text.hpp"
 #include "probes/cuda/child_work.hpp"
-#include "probes/cuda/interrupt.hpp"
-#include "probes/cuda/runner.hpp"
+#include "probes/child/interrupt.hpp"
+#include "probes/cuda/protocol.hpp"
 
 #include <fmt/format.h>
 
@@ -111,8 +111,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                                     std::chrono::duration<double>(in.timeout_s));
   const std::string library = in.library;
 
-  const InterruptGuard interrupt_guard; // declared first: restored after the group has settled
-  ChildGroup group;
+  const child::InterruptGuard interrupt_guard; // declared first: restored after the group has settled
+  ChildGroup group = make_child_group();
   // Enumeration sees every GPU (no CUDA_VISIBLE_DEVICES) in the job's CUDA_DEVICE_ORDER: its
   // indices are the ones a recommendation without CUDA_VISIBLE_DEVICES refers to.
   auto enumeration = group.spawn({"enumeration", job_env(in, std::nullopt),
@@ -141,7 +141,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     group.kill_at_deadline(enum_id);
     f.deadline_hit = true;
   }
-  apply_enumeration(group.transcript(enum_id), f);
+  apply_enumeration(transcript(group, enum_id), f);
   if (!f.enumeration_complete) {
     group.settle(k_settle_grace);
     f.wall_ms = ms_between(start, Clock::now());
@@ -206,7 +206,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   }
   for (const auto& c : gpu_children) {
     if (c.cuda_index) {
-      apply_gpu(group.transcript(c.id), c.visible_as,
+      apply_gpu(transcript(group, c.id), c.visible_as,
                 f.devices[static_cast<std::size_t>(*c.cuda_index)]);
     }
   }
@@ -235,7 +235,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
         group.kill_at_deadline(*multi);
         f.deadline_hit = true;
       }
-      const Transcript t = group.transcript(*multi);
+      const Transcript t = transcript(group, *multi);
       f.multi_gpu_ran = true;
       f.multi_gpu_devices = candidates;
       f.multi_gpu_steps = t.steps;

@@ -302,6 +302,10 @@ const CudaStep* Transcript::failed_step() const {
   return it == steps.end() ? nullptr : &*it;
 }
 
+void emit_event(LineWriter& out, const Event& event) {
+  out.write_line(encode_event(event));
+}
+
 Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& end) {
   struct Open {
     std::string name;

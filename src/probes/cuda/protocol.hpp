@@ -3,6 +3,7 @@
 // happens, so that a child killed at the deadline has already said which step it was in.
 // docs/cuda-probe.md lists the events. Pure functions, tested on inline strings.
 #include "gpf/facts/cuda_facts.hpp"
+#include "probes/child/runner.hpp"
 
 #include <optional>
 #include <string>
@@ -41,20 +42,8 @@ std::string encode_event(const Event& event);
 // Never throws: anything that is not a well-formed event gives EventKind::invalid.
 Event decode_event(std::string_view line);
 
-// A line as the parent received it, with the time it arrived (ms since the child started).
-struct TimedLine {
-  std::string text;
-  double at_ms = 0;
-};
-
-// How a child's life ended, as the parent saw it.
-struct ChildEnd {
-  bool killed_at_deadline = false; // the parent sent SIGKILL because the deadline passed
-  double end_ms = 0;               // when the parent stopped listening (ms since the child started)
-  std::optional<int> exit_code;
-  std::optional<int> signal; // the signal that ended it, when not our SIGKILL
-  bool abandoned = false;    // it did not die after SIGKILL (uninterruptible sleep)
-};
+using child::ChildEnd;
+using child::TimedLine;
 
 // Everything one child said, folded: its steps in order (a step begun and never finished is
 // timed_out when the deadline killed the child, failed with CHILD_DIED otherwise).
@@ -77,5 +66,22 @@ struct Transcript {
 };
 
 Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& end);
+
+// The CUDA protocol on top of the generic child machinery.
+using child::ChildGroup;
+using child::ChildSpec;
+using child::Clock;
+using child::EnvOverride;
+using child::LineWriter;
+// Writes one event line.
+void emit_event(LineWriter& out, const Event& event);
+// A group whose children speak this protocol.
+inline ChildGroup make_child_group() {
+  return ChildGroup([](std::string_view line) { return decode_event(line).kind == EventKind::done; });
+}
+// Everything one child said so far, folded.
+inline Transcript transcript(const ChildGroup& group, std::size_t id) {
+  return fold_transcript(group.lines(id), group.end(id));
+}
 
 } // namespace gpf::cuda

@@ -1,10 +1,10 @@
 #pragma once
-// Child processes for the CUDA probe. Every CUDA call happens in a forked child; the parent only
+// Child processes for the driver probes (CUDA, NVML). Every driver call happens in a forked child;
+// each child speaks one line per event on a pipe (the probe's own protocol). The parent only
 // reads the children's pipes with poll() under a deadline, SIGKILLs whatever is still running when
 // it passes, reaps with WNOHANG and abandons a child that does not die (uninterruptible sleep in
 // the driver) instead of blocking on it. The parent stays single-threaded, so fork is safe.
 #include "gpf/util/result.hpp"
-#include "probes/cuda/protocol.hpp"
 
 #include <sys/types.h>
 
@@ -14,18 +14,38 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-namespace gpf::cuda {
+namespace gpf::child {
 
 using Clock = std::chrono::steady_clock;
 
-// The child's end of the pipe: one write(2) per event line, safe to share between threads.
+// The file a dlopen handle refers to, symlinks resolved ("" when the loader cannot say). For the
+// children's "which library did the loader pick" event.
+std::string loaded_library_path(void* handle);
+
+// A line as the parent received it, with the time it arrived (ms since the child started).
+struct TimedLine {
+  std::string text;
+  double at_ms = 0;
+};
+
+// How a child's life ended, as the parent saw it.
+struct ChildEnd {
+  bool killed_at_deadline = false; // the parent sent SIGKILL because the deadline passed
+  double end_ms = 0;               // when the parent stopped listening (ms since the child started)
+  std::optional<int> exit_code;
+  std::optional<int> signal; // the signal that ended it, when not our SIGKILL
+  bool abandoned = false;    // it did not die after SIGKILL (uninterruptible sleep)
+};
+
+// The child's end of the pipe: one write(2) per line ('\n' added), safe to share between threads.
 class LineWriter {
 public:
   explicit LineWriter(int fd) : m_fd(fd) {}
-  void emit(const Event& event);
+  void write_line(std::string_view line);
 
 private:
   int m_fd;
@@ -43,7 +63,8 @@ struct ChildSpec {
 
 class ChildGroup {
 public:
-  ChildGroup() = default;
+  // is_done: whether a line is the protocol's "finished everything" event.
+  explicit ChildGroup(std::function<bool(std::string_view)> is_done) : m_is_done(std::move(is_done)) {}
   ChildGroup(const ChildGroup&) = delete;
   ChildGroup& operator=(const ChildGroup&) = delete;
   // Kills and reaps whatever is left (see settle).
@@ -64,8 +85,9 @@ public:
   // SIGKILLs every child still alive, reaps for at most `grace`, abandons the rest.
   void settle(std::chrono::milliseconds grace);
 
-  // Everything the child said so far, folded.
-  Transcript transcript(std::size_t id) const;
+  // Every line the child said so far, and how it ended (end_ms up to now while it runs).
+  const std::vector<TimedLine>& lines(std::size_t id) const { return m_children.at(id).lines; }
+  ChildEnd end(std::size_t id) const;
   const std::string& label(std::size_t id) const { return m_children.at(id).label; }
 
 private:
@@ -85,7 +107,8 @@ private:
   void read_from(Child& child);
   void add_line(Child& child, std::string line);
   void signal_kill(Child& child);
+  std::function<bool(std::string_view)> m_is_done;
   std::vector<Child> m_children;
 };
 
-} // namespace gpf::cuda
+} // namespace gpf::child

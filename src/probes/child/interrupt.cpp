@@ -1,6 +1,6 @@
-// The CUDA stage's SIGINT/SIGTERM handler (interrupt.hpp). Async-signal-safe only: atomics,
+// The driver stages' SIGINT/SIGTERM handler (interrupt.hpp). Async-signal-safe only: atomics,
 // kill, waitpid, nanosleep, write, signal, raise.
-#include "probes/cuda/interrupt.hpp"
+#include "probes/child/interrupt.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <ctime>
 
-namespace gpf::cuda {
+namespace gpf::child {
 namespace {
 
 constexpr std::size_t k_slots = 256;    // more children than GPUs ever run at once
@@ -125,4 +125,4 @@ InterruptGuard::~InterruptGuard() {
   }
 }
 
-} // namespace gpf::cuda
+} // namespace gpf::child

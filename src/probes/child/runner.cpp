@@ -1,9 +1,11 @@
-// fork / pipe / poll / SIGKILL / WNOHANG: the only place that manages the CUDA children.
-#include "probes/cuda/runner.hpp"
+// fork / pipe / poll / SIGKILL / WNOHANG: the only place that manages the driver probes' children.
+#include "probes/child/runner.hpp"
 
-#include "probes/cuda/interrupt.hpp"
+#include "probes/child/interrupt.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -15,9 +17,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
-namespace gpf::cuda {
+namespace gpf::child {
 namespace {
 
 constexpr std::size_t k_max_line = 64 * 1024; // a longer "line" is garbage: cut it
@@ -94,8 +98,19 @@ void prepare_child(pid_t parent, const std::vector<EnvOverride>& env) {
 
 } // namespace
 
-void LineWriter::emit(const Event& event) {
-  const std::string line = encode_event(event) + "\n";
+std::string loaded_library_path(void* handle) {
+  struct link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
+    return {};
+  }
+  std::error_code ec;
+  auto real = std::filesystem::canonical(map->l_name, ec);
+  return ec ? std::string(map->l_name) : real.string();
+}
+
+void LineWriter::write_line(std::string_view text) {
+  std::string line(text);
+  line += '\n';
   std::lock_guard lock(m_mutex);
   write_all(m_fd, line);
 }
@@ -155,7 +170,7 @@ void ChildGroup::add_line(Child& child, std::string line) {
   if (child.lines.size() >= k_max_lines) {
     return;
   }
-  if (decode_event(line).kind == EventKind::done) {
+  if (m_is_done && m_is_done(line)) {
     child.done_seen = true;
   }
   child.lines.push_back({std::move(line), ms_since(child.started)});
@@ -318,13 +333,13 @@ void ChildGroup::settle(std::chrono::milliseconds grace) {
   }
 }
 
-Transcript ChildGroup::transcript(std::size_t id) const {
+ChildEnd ChildGroup::end(std::size_t id) const {
   const auto& child = m_children.at(id);
   ChildEnd end = child.end;
   if (!child.eof && !end.killed_at_deadline) {
     end.end_ms = ms_since(child.started);
   }
-  return fold_transcript(child.lines, end);
+  return end;
 }
 
-} // namespace gpf::cuda
+} // namespace gpf::child

@@ -1,5 +1,5 @@
 #pragma once
-// SIGINT / SIGTERM to gpu-preflight while the CUDA children run: the children are SIGKILLed and
+// SIGINT / SIGTERM to gpu-preflight while the CUDA or NVML children run: the children are SIGKILLed and
 // reaped (or abandoned after a short bound, when stuck in the driver), one clear line goes to
 // stderr, and the process then dies of the same signal (exit status 128+N in a shell). Without
 // this the children would only die through PR_SET_PDEATHSIG, silently, possibly as zombies.
@@ -7,7 +7,7 @@
 
 #include <csignal>
 
-namespace gpf::cuda {
+namespace gpf::child {
 
 // Children the handler must stop; the runner adds each child at fork and removes it once reaped.
 void interrupt_track(pid_t pid);
@@ -29,4 +29,4 @@ private:
   bool m_term = false;
 };
 
-} // namespace gpf::cuda
+} // namespace gpf::child
