@@ -6,6 +6,7 @@
 #include "gpf/facts/compat_facts.hpp"
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/facts/log_facts.hpp"
+#include "gpf/facts/nvml_facts.hpp"
 #include "gpf/facts/topology_facts.hpp"
 #include "gpf/util/version.hpp"
 
@@ -87,6 +88,7 @@ struct Facts {
   Environment env;
   LogFacts log;       // kernel-log scanner
   CudaFacts cuda;     // CUDA probe
+  NvmlFacts nvml;     // NVML probe (per-GPU health from the driver)
   CompatFacts compat; // compatibility inputs (expected CUDA, driver libraries)
   TopologyFacts topology; // PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware (multi-GPU start-up)
   std::vector<ProbeStatus> probes;

@@ -1,0 +1,136 @@
+#pragma once
+// Facts from the NVML probe: per-GPU health as the driver reports it through libnvidia-ml.
+// Live: children that dlopen libnvidia-ml.so.1 under a deadline; replay: a snapshot's nvml.json.
+// Every value NVML may decline to give is std::optional; why it declined is in `calls`.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpf {
+
+// nvmlReturn_t values the probe and the rules name (nvml.h).
+inline constexpr int k_nvml_success = 0;
+inline constexpr int k_nvml_not_supported = 3;
+inline constexpr int k_nvml_no_permission = 4;
+inline constexpr int k_nvml_driver_not_loaded = 9;
+inline constexpr int k_nvml_function_not_found = 13;
+inline constexpr int k_nvml_gpu_is_lost = 15;
+inline constexpr int k_nvml_reset_required = 16;
+inline constexpr int k_nvml_lib_rm_version_mismatch = 18;
+inline constexpr int k_nvml_argument_version_mismatch = 25;
+inline constexpr int k_nvml_gpu_not_found = 28;
+// Not an nvmlReturn_t: the entry point is absent from the library (older driver).
+inline constexpr int k_nvml_symbol_missing = -1;
+
+// NVML_DEVICE_ARCH_AMPERE: row remapping replaces page retirement and errors are contained.
+inline constexpr unsigned k_nvml_arch_ampere = 7;
+
+// One query that did not answer NVML_SUCCESS (NOT_SUPPORTED included: the rules skip those).
+struct NvmlCall {
+  std::string name; // the probe's step name, e.g. "remapped_rows"
+  int code = 0;     // nvmlReturn_t, or k_nvml_symbol_missing
+  std::string text; // nvmlErrorString's words, or "not exported by the library"
+};
+
+// A step of a child that did not finish: the deadline killed it inside this call.
+struct NvmlHang {
+  std::string step;
+  double after_ms = 0; // how long the child had run when it was killed
+};
+
+struct NvmlProcess {
+  unsigned pid = 0;
+  std::optional<unsigned long long> used_bytes; // nullopt: NVML_VALUE_NOT_AVAILABLE
+};
+
+struct NvmlGpu {
+  std::optional<unsigned> index; // NVML's own index (not CUDA's, not the host's)
+  std::string bus_id;            // normalised "dddd:bb:dd.f", the join key with the driver's GPUs
+  std::string nvml_bus_id;       // as NVML printed it ("00000000:3B:00.0")
+  std::optional<std::string> name;
+  std::optional<std::string> uuid;
+  std::optional<unsigned> minor;
+  std::optional<unsigned> architecture; // NVML_DEVICE_ARCH_*
+
+  std::optional<bool> ecc_enabled;
+  std::optional<bool> ecc_pending_enabled;
+  std::optional<unsigned long long> ecc_volatile_uncorrected;
+  std::optional<unsigned long long> ecc_aggregate_uncorrected;
+  std::optional<unsigned> retired_pages_sbe;
+  std::optional<unsigned> retired_pages_dbe;
+  std::optional<bool> retired_pages_pending;
+  std::optional<unsigned> remapped_correctable;
+  std::optional<unsigned> remapped_uncorrectable;
+  std::optional<bool> remap_pending;
+  std::optional<bool> remap_failure;
+  std::optional<unsigned> recovery_action; // nvmlDeviceGpuRecoveryAction_t (field 230)
+
+  std::optional<unsigned long long> clock_event_reasons; // bit mask
+  std::optional<unsigned> temperature_c;
+  std::optional<unsigned> slowdown_temperature_c;
+  std::optional<bool> persistence_mode;
+  std::optional<int> compute_mode; // nvmlComputeMode_t
+  std::optional<unsigned> mig_current;
+  std::optional<unsigned> mig_pending;
+  std::optional<unsigned> pcie_gen;
+  std::optional<unsigned> pcie_gen_max;
+  std::optional<unsigned> pcie_width;
+  std::optional<unsigned> pcie_width_max;
+  std::vector<bool> nvlink_active;        // per link, in link order; empty: no NVLink
+  std::optional<unsigned> fabric_state;   // NVML_GPU_FABRIC_STATE_*
+  std::optional<int> fabric_status;       // nvmlReturn_t, meaningful when the state is completed
+  std::optional<std::vector<NvmlProcess>> processes; // nullopt: could not be listed
+
+  std::vector<NvmlCall> calls; // queries that did not answer NVML_SUCCESS
+  // The GPU could not be asked at all: its handle call failed (lost, no permission, ...).
+  std::optional<NvmlCall> handle_error;
+  std::optional<NvmlHang> hang; // its child was killed at the deadline inside this step
+  std::string child_error;      // its child died or spoke garbage
+
+  // The call's failure, when it did not answer NVML_SUCCESS.
+  const NvmlCall* call(const std::string& name) const {
+    for (const auto& c : calls) {
+      if (c.name == name) {
+        return &c;
+      }
+    }
+    return nullptr;
+  }
+  // Every query the child was asked for answered (or declined) before it finished.
+  bool answered() const { return !hang && child_error.empty() && !handle_error; }
+};
+
+struct NvmlFacts {
+  bool ran = false;            // live or replayed
+  std::string source;          // "live", "nvml.json"
+  std::string library;         // the path or soname asked for
+  std::string library_path;    // the file the loader picked, when known
+  std::string load_error;      // dlopen's words when the library could not be loaded
+  std::vector<std::string> missing_symbols;          // required entry points absent
+  std::vector<std::string> missing_optional_symbols; // optional ones (a measurement is skipped)
+  std::string nvml_version;    // nvmlSystemGetNVMLVersion (works without init)
+  std::string driver_version;  // nvmlSystemGetDriverVersion
+  std::string init_call;       // "nvmlInitWithFlags" or "nvmlInit_v2"
+  std::optional<int> init_code; // nvmlReturn_t of init; nullopt when init never returned
+  std::string init_text;        // nvmlErrorString(init_code)
+  std::optional<NvmlHang> init_hang; // init did not return before the deadline
+  std::optional<unsigned> device_count;
+  std::vector<NvmlGpu> gpus;   // sorted by bus id
+  bool deadline_hit = false;
+  double timeout_s = 0;
+  double wall_ms = 0;
+  std::string child_error;     // the system child died or spoke garbage
+
+  bool init_ok() const { return init_code && *init_code == k_nvml_success; }
+  const NvmlGpu* gpu_by_bus(const std::string& bus_id) const {
+    for (const auto& g : gpus) {
+      if (g.bus_id == bus_id) {
+        return &g;
+      }
+    }
+    return nullptr;
+  }
+};
+
+} // namespace gpf
