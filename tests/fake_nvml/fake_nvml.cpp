@@ -1,0 +1,478 @@
+// A fake libnvidia-ml.so.1 for the NVML probe's tests: exports the entry points the probe uses,
+// with the probe's own declarations of NVML's types (the layouts of nvml.h, checked by
+// tests/unit/nvml_layout_test.cpp), and answers as the FAKE_NVML_* environment variables say.
+// "GPU i" is the i-th bus id of FAKE_NVML_BUS_IDS. Per-GPU variables are lists "i:value,j:value".
+//   FAKE_NVML_INIT_RC=n           nvmlInit* returns n
+//   FAKE_NVML_INIT_HANG=1         nvmlInit* never returns and ignores SIGTERM
+//   FAKE_NVML_HANG=i:step         GPU i never returns from that step ("handle", "remapped_rows", ...)
+//   FAKE_NVML_LOST=i,...          GPU i's handle call answers NVML_ERROR_GPU_IS_LOST
+//   FAKE_NVML_ARCH=i:a            architecture (default 9, Hopper); < 7 has page retirement,
+//                                 no row remapping and no MIG; < 9 no fabric (NOT_SUPPORTED)
+//   FAKE_NVML_REMAP_PENDING, _REMAP_FAILURE, _RETIRED_PENDING, _ECC_VOL, _ECC_AGG, _RECOVERY
+//   (absent: field NOT_SUPPORTED, as on R535), _CLOCKS (mask), _PCIE_WIDTH (max 16), _PCIE_GEN
+//   (max 5), _NVLINKS (link count), _NVLINK_DOWN (i:link), _FABRIC (i:state), _FABRIC_STATUS,
+//   _COMPUTE_MODE, _PROCS (i:pid, 1 GiB each), _MIG_PENDING (i:1 with current 0), _PERSISTENCE
+//   (default 1)
+#include "probes/nvml/nvml_api.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace gpf::nvml;
+
+struct gpf::nvml::nvmlDevice_st {
+  int index;
+};
+
+namespace {
+
+constexpr nvmlReturn_t k_ok = 0;
+constexpr nvmlReturn_t k_uninit = 1;
+constexpr nvmlReturn_t k_invalid = 2;
+constexpr nvmlReturn_t k_not_supported = 3;
+constexpr nvmlReturn_t k_not_found = 6;
+constexpr nvmlReturn_t k_size = 7;
+constexpr nvmlReturn_t k_lost = 15;
+
+bool g_init = false;
+std::vector<nvmlDevice_st> g_devices;
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::vector<std::string> bus_ids() {
+  const char* v = env("FAKE_NVML_BUS_IDS");
+  return v ? split(v, ',') : std::vector<std::string>{};
+}
+
+// "i:value" for GPU i, or nullopt-like fallback.
+long per_gpu(const char* name, int gpu, long fallback) {
+  const char* v = env(name);
+  if (!v) {
+    return fallback;
+  }
+  for (const auto& item : split(v, ',')) {
+    const auto colon = item.find(':');
+    if (colon != std::string::npos && std::atoi(item.substr(0, colon).c_str()) == gpu) {
+      return std::strtol(item.substr(colon + 1).c_str(), nullptr, 0);
+    }
+  }
+  return fallback;
+}
+
+bool listed(const char* name, int gpu) {
+  const char* v = env(name);
+  if (!v) {
+    return false;
+  }
+  for (const auto& item : split(v, ',')) {
+    if (!item.empty() && std::atoi(item.c_str()) == gpu) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Never returns; SIGTERM is ignored, so only SIGKILL ends the process.
+[[noreturn]] void hang_forever() {
+  std::signal(SIGTERM, SIG_IGN);
+  for (;;) {
+    ::pause();
+  }
+}
+
+void maybe_hang(int gpu, const char* step) {
+  const char* v = env("FAKE_NVML_HANG");
+  if (!v) {
+    return;
+  }
+  for (const auto& item : split(v, ',')) {
+    const auto colon = item.find(':');
+    if (colon != std::string::npos && std::atoi(item.substr(0, colon).c_str()) == gpu &&
+        item.substr(colon + 1) == step) {
+      hang_forever();
+    }
+  }
+}
+
+int arch(int gpu) {
+  return static_cast<int>(per_gpu("FAKE_NVML_ARCH", gpu, 9));
+}
+
+// A valid handle's GPU index, or -1.
+int gpu_of(nvmlDevice_t d) {
+  for (auto& dev : g_devices) {
+    if (&dev == d) {
+      return dev.index;
+    }
+  }
+  return -1;
+}
+
+nvmlReturn_t init_common() {
+  if (env("FAKE_NVML_INIT_HANG")) {
+    hang_forever();
+  }
+  const long rc = std::strtol(env("FAKE_NVML_INIT_RC") ? env("FAKE_NVML_INIT_RC") : "0", nullptr, 0);
+  if (rc != 0) {
+    return static_cast<nvmlReturn_t>(rc);
+  }
+  g_init = true;
+  g_devices.clear();
+  const auto ids = bus_ids();
+  g_devices.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    g_devices.push_back({static_cast<int>(i)});
+  }
+  return k_ok;
+}
+
+void copy(char* out, unsigned len, const std::string& s) {
+  if (len > 0) {
+    std::snprintf(out, len, "%s", s.c_str());
+  }
+}
+
+// Common prologue of a device query: initialised, valid handle, maybe hang in this step.
+#define DEVICE_PROLOGUE(step)                                                                                          \
+  if (!g_init) {                                                                                                       \
+    return k_uninit;                                                                                                   \
+  }                                                                                                                    \
+  const int gpu = gpu_of(device);                                                                                      \
+  if (gpu < 0) {                                                                                                       \
+    return k_invalid;                                                                                                  \
+  }                                                                                                                    \
+  maybe_hang(gpu, step)
+
+} // namespace
+
+FAKE_EXPORT nvmlReturn_t nvmlInit_v2() {
+  return init_common();
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int) {
+  return init_common();
+}
+
+FAKE_EXPORT const char* nvmlErrorString(nvmlReturn_t rc) {
+  switch (rc) {
+  case 0:
+    return "Success";
+  case 1:
+    return "Uninitialized";
+  case 3:
+    return "Not Supported";
+  case 4:
+    return "Insufficient Permissions";
+  case 9:
+    return "Driver Not Loaded";
+  case 15:
+    return "GPU is lost";
+  case 18:
+    return "Driver/library version mismatch";
+  default:
+    return "Unknown Error";
+  }
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
+  copy(version, length, "12.535.261.03");
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  if (!g_init) {
+    return k_uninit;
+  }
+  copy(version, length, "535.261.03");
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  if (!g_init) {
+    return k_uninit;
+  }
+  *count = static_cast<unsigned>(g_devices.size());
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  if (!g_init) {
+    return k_uninit;
+  }
+  if (index >= g_devices.size()) {
+    return k_invalid;
+  }
+  maybe_hang(static_cast<int>(index), "handle");
+  if (listed("FAKE_NVML_LOST", static_cast<int>(index))) {
+    return k_lost;
+  }
+  *device = &g_devices[index];
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
+  if (!g_init) {
+    return k_uninit;
+  }
+  // Compare case-insensitively after the domain (NVML accepts 4- or 8-digit domains).
+  auto tail = [](std::string s) {
+    for (auto& c : s) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    const auto first = s.find(':');
+    return first == std::string::npos ? s : s.substr(first + 1);
+  };
+  const auto ids = bus_ids();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (tail(ids[i]) == tail(bus_id)) {
+      return nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned>(i), device);
+    }
+  }
+  return k_not_found;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  DEVICE_PROLOGUE("pci_info");
+  std::memset(pci, 0, sizeof *pci);
+  unsigned dom = 0;
+  unsigned bus = 0;
+  unsigned dev = 0;
+  std::sscanf(bus_ids()[static_cast<std::size_t>(gpu)].c_str(), "%x:%x:%x", &dom, &bus, &dev);
+  pci->domain = dom;
+  pci->bus = bus;
+  pci->device = dev;
+  pci->pciDeviceId = 0x233010DE;
+  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", dom, bus, dev);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", dom, bus, dev);
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  DEVICE_PROLOGUE("name");
+  copy(name, length, arch(gpu) >= 9 ? "NVIDIA H100 80GB HBM3" : arch(gpu) >= 7 ? "NVIDIA A100-SXM4-80GB" : "Tesla V100-SXM2-32GB");
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  DEVICE_PROLOGUE("uuid");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "GPU-00000000-0000-0000-0000-%012d", gpu);
+  copy(uuid, length, buf);
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
+  DEVICE_PROLOGUE("minor");
+  *minor = static_cast<unsigned>(gpu);
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* a) {
+  DEVICE_PROLOGUE("architecture");
+  *a = static_cast<unsigned>(arch(gpu));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current, nvmlEnableState_t* pending) {
+  DEVICE_PROLOGUE("ecc_mode");
+  *current = 1;
+  *pending = 1;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int, int counter, unsigned long long* count) {
+  DEVICE_PROLOGUE(counter == 0 ? "ecc_volatile_uncorrected" : "ecc_aggregate_uncorrected");
+  *count = static_cast<unsigned long long>(per_gpu(counter == 0 ? "FAKE_NVML_ECC_VOL" : "FAKE_NVML_ECC_AGG", gpu, 0));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, int cause, unsigned int* count,
+                                                   unsigned long long* addresses) {
+  DEVICE_PROLOGUE("retired_pages");
+  if (arch(gpu) >= 7) {
+    return k_not_supported;
+  }
+  const unsigned have = per_gpu("FAKE_NVML_RETIRED_PENDING", gpu, 0) != 0 && cause == 1 ? 1U : 0U;
+  if (*count < have) {
+    *count = have;
+    return k_size;
+  }
+  for (unsigned i = 0; i < have; ++i) {
+    addresses[i] = 0x1000ULL * (i + 1);
+  }
+  *count = have;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t* pending) {
+  DEVICE_PROLOGUE("retired_pages_pending");
+  if (arch(gpu) >= 7) {
+    return k_not_supported;
+  }
+  *pending = per_gpu("FAKE_NVML_RETIRED_PENDING", gpu, 0) != 0 ? 1 : 0;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corr, unsigned int* unc,
+                                                   unsigned int* pending, unsigned int* failure) {
+  DEVICE_PROLOGUE("remapped_rows");
+  if (arch(gpu) < 7) {
+    return k_not_supported;
+  }
+  *pending = per_gpu("FAKE_NVML_REMAP_PENDING", gpu, 0) != 0 ? 1 : 0;
+  *failure = per_gpu("FAKE_NVML_REMAP_FAILURE", gpu, 0) != 0 ? 1 : 0;
+  *corr = 0;
+  *unc = *pending + *failure;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
+  DEVICE_PROLOGUE("recovery_action");
+  for (int i = 0; i < count; ++i) {
+    auto& v = values[i];
+    const long action = per_gpu("FAKE_NVML_RECOVERY", gpu, -1);
+    if (v.fieldId == k_field_recovery_action && action >= 0) {
+      v.nvmlReturn = k_ok;
+      v.valueType = k_value_type_uint;
+      v.value.uiVal = static_cast<unsigned>(action);
+    } else {
+      v.nvmlReturn = k_not_supported; // R535 has no field 230
+    }
+  }
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  DEVICE_PROLOGUE("clock_event_reasons");
+  *reasons = static_cast<unsigned long long>(per_gpu("FAKE_NVML_CLOCKS", gpu, 1)); // idle
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  return nvmlDeviceGetCurrentClocksEventReasons(device, reasons);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int, unsigned int* temp) {
+  DEVICE_PROLOGUE("temperature");
+  *temp = static_cast<unsigned>(per_gpu("FAKE_NVML_TEMP", gpu, 35));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, int, unsigned int* temp) {
+  DEVICE_PROLOGUE("slowdown_temperature");
+  *temp = 87;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
+  DEVICE_PROLOGUE("persistence_mode");
+  *mode = per_gpu("FAKE_NVML_PERSISTENCE", gpu, 1) != 0 ? 1 : 0;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
+  DEVICE_PROLOGUE("compute_mode");
+  *mode = static_cast<int>(per_gpu("FAKE_NVML_COMPUTE_MODE", gpu, 0));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
+  DEVICE_PROLOGUE("mig_mode");
+  if (arch(gpu) < 7) {
+    return k_not_supported;
+  }
+  *current = 0;
+  *pending = per_gpu("FAKE_NVML_MIG_PENDING", gpu, 0) != 0 ? 1 : 0;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+  DEVICE_PROLOGUE("pcie_gen");
+  *gen = static_cast<unsigned>(per_gpu("FAKE_NVML_PCIE_GEN", gpu, 5));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+  DEVICE_PROLOGUE("pcie_gen_max");
+  *gen = 5;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
+  DEVICE_PROLOGUE("pcie_width");
+  *width = static_cast<unsigned>(per_gpu("FAKE_NVML_PCIE_WIDTH", gpu, 16));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
+  DEVICE_PROLOGUE("pcie_width_max");
+  *width = 16;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t* active) {
+  DEVICE_PROLOGUE("nvlink");
+  const long links = per_gpu("FAKE_NVML_NVLINKS", gpu, 0);
+  if (links == 0) {
+    return k_not_supported;
+  }
+  if (link >= static_cast<unsigned>(links)) {
+    return k_invalid;
+  }
+  *active = per_gpu("FAKE_NVML_NVLINK_DOWN", gpu, -1) == static_cast<long>(link) ? 0 : 1;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t* info) {
+  DEVICE_PROLOGUE("fabric");
+  const long state = per_gpu("FAKE_NVML_FABRIC", gpu, -1);
+  if (arch(gpu) < 9 || state < 0) {
+    return k_not_supported;
+  }
+  std::memset(info, 0, sizeof *info);
+  info->state = static_cast<nvmlGpuFabricState_t>(state);
+  info->status = static_cast<nvmlReturn_t>(per_gpu("FAKE_NVML_FABRIC_STATUS", gpu, 0));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
+                                                                 nvmlProcessInfo_v2_t* infos) {
+  DEVICE_PROLOGUE("processes");
+  const long pid = per_gpu("FAKE_NVML_PROCS", gpu, 0);
+  const unsigned have = pid > 0 ? 1U : 0U;
+  if (*count < have) {
+    *count = have;
+    return k_size;
+  }
+  if (have) {
+    infos[0] = {static_cast<unsigned>(pid), 1ULL << 30, 0xFFFFFFFFU, 0xFFFFFFFFU};
+  }
+  *count = have;
+  return k_ok;
+}
