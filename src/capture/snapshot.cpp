@@ -1,6 +1,7 @@
 #include "gpf/capture/snapshot.hpp"
 
 #include "gpf/probes/cuda_probe.hpp"
+#include "gpf/probes/nvml_probe.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -403,6 +404,13 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
   // cuda.json was read through the host and is copied above like any other input.
   if (facts.cuda.ran && facts.cuda.source == "live") {
     if (auto w = keep("cuda.json", cuda_facts_json(facts.cuda).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        !w) {
+      return w.error();
+    }
+  }
+
+  if (facts.nvml.ran && facts.nvml.source == "live") { // replayed under --root (nvml_probe.hpp)
+    if (auto w = keep("nvml.json", nvml_facts_json(facts.nvml).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
         !w) {
       return w.error();
     }

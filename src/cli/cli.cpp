@@ -27,6 +27,7 @@ struct CliOptions {
   std::string format = "text";
   std::string color = "auto";
   std::string libcuda;           // --libcuda (empty: the loader's libcuda.so.1)
+  std::string libnvml;           // --libnvml (empty: the loader's libnvidia-ml.so.1)
   std::string cvd_form = "index";
   std::string json_out; // --json-out: the JSON report also goes to this file
   ProbeOptions probe;
@@ -81,7 +82,12 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--severity", o.rules.severity, "Change a rule's severity: ID=info|warn|fail (repeatable)")
       ->allow_extra_args(false);
   app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");
-  app.add_option("--cuda-timeout", o.probe.cuda_timeout_s, "Deadline of the whole CUDA probe, in seconds (default 30)")
+  app.add_flag("--no-nvml", o.probe.no_nvml, "Skip the live NVML health probe");
+  app.add_option("--libnvml", o.libnvml,
+                 "The NVML library to probe (default: libnvidia-ml.so.1 through the loader); with --root, runs the "
+                 "live probe against it instead of replaying the snapshot's nvml.json");
+  app.add_option("--timeout,--cuda-timeout", o.probe.cuda_timeout_s,
+                 "Deadline of the CUDA and of the NVML stage (they run side by side), in seconds (default 30)")
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--libcuda", o.libcuda,
                  "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
@@ -273,6 +279,9 @@ int run_cli(int argc, char** argv) {
   }
   if (!o.libcuda.empty()) {
     o.probe.libcuda = o.libcuda;
+  }
+  if (!o.libnvml.empty()) {
+    o.probe.libnvml = o.libnvml;
   }
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   try {

@@ -1,6 +1,7 @@
 // The JSON report (docs/json-output.md, docs/report.schema.json). ordered_json keeps key order
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/probes/cuda_probe.hpp"
+#include "gpf/probes/nvml_probe.hpp"
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/compat_json.hpp"
@@ -144,6 +145,9 @@ Json facts_json(const Facts& facts) {
   j["compat"] = compat_json(facts.compat);
   j["topology"] = topology_json(facts.topology);
   j["cuda"] = cuda_facts_json(facts.cuda);
+  if (facts.nvml.ran) {
+    j["nvml"] = nvml_facts_json(facts.nvml);
+  }
   return j;
 }
 
@@ -187,6 +191,9 @@ Json report_json(const Report& r) {
     gj["model"] = opt(g.model);
     gj["usable"] = g.usable;
     gj["reasons"] = g.reasons;
+    if (const auto* health = r.facts.nvml.gpu_by_bus(g.bus_id)) {
+      gj["health"] = nvml_gpu_json(*health); // what NVML said about this GPU
+    }
     gpus.push_back(std::move(gj));
   }
   j["gpus"] = std::move(gpus);

@@ -12,7 +12,9 @@ struct ProbeOptions {
   std::optional<std::string> dmesg_file; // --dmesg FILE ("-" = stdin)
   std::optional<std::string> libcuda;    // --libcuda PATH
   bool no_cuda = false;                  // --no-cuda
-  double cuda_timeout_s = 30;            // --cuda-timeout
+  double cuda_timeout_s = 30;            // --timeout / --cuda-timeout (CUDA and NVML stages)
+  std::optional<std::string> libnvml;    // --libnvml PATH
+  bool no_nvml = false;                  // --no-nvml
   std::optional<std::string> expect_cuda; // --expect-cuda X.Y
 };
 

@@ -1,0 +1,31 @@
+#pragma once
+// Probe "nvml" (docs/nvml-probe.md): per-GPU health from libnvidia-ml, asked only in forked
+// children under a deadline (never NVML in this process), or under --root the snapshot's nvml.json.
+#include "gpf/probes/pipeline.hpp"
+#include "gpf/util/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string_view>
+
+namespace gpf {
+
+// Starts the live NVML children (when the probe is to run live) so that they work while the CUDA
+// stage runs; probe_nvml then collects them. Without a start, probe_nvml runs them itself.
+void start_nvml(const Host& host, const ProbeOptions& options, const Facts& facts);
+
+// --no-nvml: skipped. --root without --libnvml: replays DIR/nvml.json (absent: skipped;
+// unreadable or invalid: error). Otherwise live against --libnvml or the loader's
+// libnvidia-ml.so.1. Status error only when no child could be started; NVML's own answers
+// (driver not loaded, a lost GPU) are facts for the rules.
+ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts);
+
+// The NVML facts as JSON: the format of nvml.json and of the report's facts.nvml.
+nlohmann::ordered_json nvml_facts_json(const NvmlFacts& nvml);
+nlohmann::ordered_json nvml_gpu_json(const NvmlGpu& gpu);
+// Reads nvml.json (or one GPU object). Error naming the member at fault on invalid JSON or a
+// mistyped member; unknown members are ignored, missing ones keep their defaults.
+Result<NvmlFacts> parse_nvml_json(std::string_view text);
+Result<NvmlGpu> nvml_gpu_from_json(const nlohmann::json& j);
+
+} // namespace gpf

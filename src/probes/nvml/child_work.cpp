@@ -1,0 +1,376 @@
+// What the NVML children do (one system child, one child per GPU). Each step is announced before
+// its call, so the parent can name the call a hung child is stuck in. Runs in children only.
+#include "probes/nvml/child_work.hpp"
+
+#include "gpf/util/text.hpp"
+#include "probes/nvml/nvml_api.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+namespace gpf::nvml {
+namespace {
+using Json = nlohmann::json;
+
+void say(child::LineWriter& out, Json j) {
+  out.write_line(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void begin(child::LineWriter& out, std::string_view step) {
+  say(out, Json{{"e", "begin"}, {"step", step}});
+}
+
+std::string cstr(const char* buf, std::size_t size) {
+  return to_valid_utf8(std::string(buf, ::strnlen(buf, size)));
+}
+
+// Loads the library and initialises NVML, telling the parent as it goes. Null when it cannot go on.
+std::unique_ptr<LoadedNvml> load_and_init(const std::string& library, child::LineWriter& out,
+                                          bool system) {
+  begin(out, "load");
+  LoadResult loaded = load_nvml(library);
+  if (!loaded.nvml) {
+    say(out, Json{{"e", "load_error"}, {"text", to_valid_utf8(loaded.error)}});
+    return nullptr;
+  }
+  auto nvml = std::move(loaded.nvml);
+  if (system) {
+    say(out, Json{{"e", "library"}, {"path", nvml->path}});
+    for (const auto& s : nvml->missing_required) {
+      say(out, Json{{"e", "missing"}, {"symbol", s}, {"required", true}});
+    }
+    for (const auto& s : nvml->missing_optional) {
+      say(out, Json{{"e", "missing"}, {"symbol", s}, {"required", false}});
+    }
+  }
+  if (!nvml->missing_required.empty()) {
+    return nullptr;
+  }
+  const NvmlApi& api = nvml->api;
+  Json sys{{"e", "system"}};
+  if (system && api.nvmlSystemGetNVMLVersion) {
+    begin(out, "nvml_version");
+    char buf[96] = {};
+    if (api.nvmlSystemGetNVMLVersion(buf, sizeof buf) == 0) {
+      sys["nvml_version"] = cstr(buf, sizeof buf);
+    }
+  }
+  // NO_ATTACH where the library has it: init then attaches no GPU, and each per-GPU child
+  // attaches only its own GPU in its handle call, so one broken GPU cannot stall the others.
+  const bool flags = api.nvmlInitWithFlags != nullptr;
+  sys["init_call"] = flags ? "nvmlInitWithFlags" : "nvmlInit_v2";
+  begin(out, "init");
+  const nvmlReturn_t rc = flags ? api.nvmlInitWithFlags(k_init_flag_no_attach) : api.nvmlInit_v2();
+  sys["init_code"] = rc;
+  sys["init_text"] = to_valid_utf8(error_text(api, rc));
+  if (rc == 0 && system) {
+    if (api.nvmlSystemGetDriverVersion) {
+      begin(out, "driver_version");
+      char buf[96] = {};
+      if (api.nvmlSystemGetDriverVersion(buf, sizeof buf) == 0) {
+        sys["driver_version"] = cstr(buf, sizeof buf);
+      }
+    }
+    begin(out, "device_count");
+    unsigned count = 0;
+    if (api.nvmlDeviceGetCount_v2(&count) == 0) {
+      sys["device_count"] = count;
+    }
+  }
+  if (system || rc != 0) {
+    say(out, sys);
+  }
+  return rc == 0 ? std::move(nvml) : nullptr;
+}
+
+class GpuQueries {
+public:
+  GpuQueries(const NvmlApi& api, nvmlDevice_t dev, child::LineWriter& out, NvmlGpu& gpu)
+      : m_api(api), m_dev(dev), m_out(out), m_gpu(gpu) {}
+
+  // Runs one query if its entry point exists; records a non-success answer. True on success.
+  template <class Fn, class Call> bool ask(std::string_view step, Fn* fn, Call&& call) {
+    if (fn == nullptr) {
+      m_gpu.calls.push_back({std::string(step), k_nvml_symbol_missing, "not exported by the library"});
+      return false;
+    }
+    begin(m_out, step);
+    const nvmlReturn_t rc = call(fn);
+    if (rc != 0) {
+      m_gpu.calls.push_back({std::string(step), rc, error_text(m_api, rc)});
+    }
+    return rc == 0;
+  }
+
+  void all() {
+    const NvmlApi& a = m_api;
+    nvmlDevice_t d = m_dev;
+    NvmlGpu& g = m_gpu;
+    {
+      char buf[96] = {};
+      if (ask("name", a.nvmlDeviceGetName, [&](auto fn) { return fn(d, buf, sizeof buf); })) {
+        g.name = cstr(buf, sizeof buf);
+      }
+    }
+    {
+      char buf[96] = {};
+      if (ask("uuid", a.nvmlDeviceGetUUID, [&](auto fn) { return fn(d, buf, sizeof buf); })) {
+        g.uuid = cstr(buf, sizeof buf);
+      }
+    }
+    unsigned u = 0;
+    if (ask("minor", a.nvmlDeviceGetMinorNumber, [&](auto fn) { return fn(d, &u); })) {
+      g.minor = u;
+    }
+    if (ask("architecture", a.nvmlDeviceGetArchitecture, [&](auto fn) { return fn(d, &u); })) {
+      g.architecture = u;
+    }
+    nvmlEnableState_t cur = 0;
+    nvmlEnableState_t pend = 0;
+    if (ask("ecc_mode", a.nvmlDeviceGetEccMode, [&](auto fn) { return fn(d, &cur, &pend); })) {
+      g.ecc_enabled = cur != 0;
+      g.ecc_pending_enabled = pend != 0;
+    }
+    unsigned long long ull = 0;
+    if (g.ecc_enabled == true) {
+      if (ask("ecc_volatile_uncorrected", a.nvmlDeviceGetTotalEccErrors,
+              [&](auto fn) { return fn(d, k_memory_error_uncorrected, k_volatile_ecc, &ull); })) {
+        g.ecc_volatile_uncorrected = ull;
+      }
+      if (ask("ecc_aggregate_uncorrected", a.nvmlDeviceGetTotalEccErrors,
+              [&](auto fn) { return fn(d, k_memory_error_uncorrected, k_aggregate_ecc, &ull); })) {
+        g.ecc_aggregate_uncorrected = ull;
+      }
+    }
+    // The memory-error mechanism follows the architecture: page retirement before Ampere, row
+    // remapping from Ampere on. Unknown architecture: ask both (NOT_SUPPORTED is not a finding).
+    const bool pre_ampere = !g.architecture || *g.architecture < k_nvml_arch_ampere;
+    const bool ampere_up = !g.architecture || *g.architecture >= k_nvml_arch_ampere;
+    if (pre_ampere) {
+      for (auto [cause, out] : {std::pair{k_retire_cause_sbe, &g.retired_pages_sbe},
+                                std::pair{k_retire_cause_dbe, &g.retired_pages_dbe}}) {
+        unsigned count = 0;
+        // Size query: *count = 0 answers INSUFFICIENT_SIZE with the count, or SUCCESS with none.
+        begin(m_out, "retired_pages");
+        if (a.nvmlDeviceGetRetiredPages) {
+          const nvmlReturn_t rc = a.nvmlDeviceGetRetiredPages(d, cause, &count, nullptr);
+          if (rc == 0 || rc == k_insufficient_size) {
+            *out = count;
+          } else if (!g.call("retired_pages")) {
+            g.calls.push_back({"retired_pages", rc, error_text(a, rc)});
+          }
+        } else if (!g.call("retired_pages")) {
+          g.calls.push_back({"retired_pages", k_nvml_symbol_missing, "not exported by the library"});
+        }
+      }
+      if (ask("retired_pages_pending", a.nvmlDeviceGetRetiredPagesPendingStatus,
+              [&](auto fn) { return fn(d, &cur); })) {
+        g.retired_pages_pending = cur != 0;
+      }
+    }
+    if (ampere_up) {
+      unsigned c = 0;
+      unsigned un = 0;
+      unsigned p = 0;
+      unsigned f = 0;
+      if (ask("remapped_rows", a.nvmlDeviceGetRemappedRows,
+              [&](auto fn) { return fn(d, &c, &un, &p, &f); })) {
+        g.remapped_correctable = c;
+        g.remapped_uncorrectable = un;
+        g.remap_pending = p != 0;
+        g.remap_failure = f != 0;
+      }
+    }
+    {
+      nvmlFieldValue_t v{};
+      v.fieldId = k_field_recovery_action;
+      if (ask("recovery_action", a.nvmlDeviceGetFieldValues, [&](auto fn) { return fn(d, 1, &v); })) {
+        if (v.nvmlReturn == 0) {
+          switch (v.valueType) {
+          case k_value_type_ull:
+          case k_value_type_sll:
+            g.recovery_action = static_cast<unsigned>(v.value.ullVal);
+            break;
+          case k_value_type_ulong:
+            g.recovery_action = static_cast<unsigned>(v.value.ulVal);
+            break;
+          default:
+            g.recovery_action = v.value.uiVal;
+          }
+        } else {
+          g.calls.push_back({"recovery_action", v.nvmlReturn, error_text(a, v.nvmlReturn)});
+        }
+      }
+    }
+    if (a.nvmlDeviceGetCurrentClocksEventReasons) {
+      if (ask("clock_event_reasons", a.nvmlDeviceGetCurrentClocksEventReasons,
+              [&](auto fn) { return fn(d, &ull); })) {
+        g.clock_event_reasons = ull;
+      }
+    } else if (ask("clock_event_reasons", a.nvmlDeviceGetCurrentClocksThrottleReasons,
+                   [&](auto fn) { return fn(d, &ull); })) {
+      g.clock_event_reasons = ull;
+    }
+    if (ask("temperature", a.nvmlDeviceGetTemperature,
+            [&](auto fn) { return fn(d, k_temperature_gpu, &u); })) {
+      g.temperature_c = u;
+    }
+    if (ask("slowdown_temperature", a.nvmlDeviceGetTemperatureThreshold,
+            [&](auto fn) { return fn(d, k_threshold_slowdown, &u); })) {
+      g.slowdown_temperature_c = u;
+    }
+    if (ask("persistence_mode", a.nvmlDeviceGetPersistenceMode, [&](auto fn) { return fn(d, &cur); })) {
+      g.persistence_mode = cur != 0;
+    }
+    if (ask("compute_mode", a.nvmlDeviceGetComputeMode, [&](auto fn) { return fn(d, &cur); })) {
+      g.compute_mode = cur;
+    }
+    unsigned mc = 0;
+    unsigned mp = 0;
+    if (ask("mig_mode", a.nvmlDeviceGetMigMode, [&](auto fn) { return fn(d, &mc, &mp); })) {
+      g.mig_current = mc;
+      g.mig_pending = mp;
+    }
+    if (ask("pcie_gen", a.nvmlDeviceGetCurrPcieLinkGeneration, [&](auto fn) { return fn(d, &u); })) {
+      g.pcie_gen = u;
+    }
+    if (ask("pcie_gen_max", a.nvmlDeviceGetMaxPcieLinkGeneration, [&](auto fn) { return fn(d, &u); })) {
+      g.pcie_gen_max = u;
+    }
+    if (ask("pcie_width", a.nvmlDeviceGetCurrPcieLinkWidth, [&](auto fn) { return fn(d, &u); })) {
+      g.pcie_width = u;
+    }
+    if (ask("pcie_width_max", a.nvmlDeviceGetMaxPcieLinkWidth, [&](auto fn) { return fn(d, &u); })) {
+      g.pcie_width_max = u;
+    }
+    if (a.nvmlDeviceGetNvLinkState) {
+      // Links are numbered from 0 until INVALID_ARGUMENT; NOT_SUPPORTED on link 0 = no NVLink.
+      for (unsigned link = 0; link < k_max_links_probed; ++link) {
+        begin(m_out, "nvlink");
+        nvmlEnableState_t active = 0;
+        const nvmlReturn_t rc = a.nvmlDeviceGetNvLinkState(d, link, &active);
+        if (rc == k_invalid_argument) {
+          break;
+        }
+        if (rc != 0) {
+          if (link == 0) {
+            g.calls.push_back({"nvlink", rc, error_text(a, rc)});
+          }
+          break;
+        }
+        g.nvlink_active.push_back(active != 0);
+      }
+    } else {
+      g.calls.push_back({"nvlink", k_nvml_symbol_missing, "not exported by the library"});
+    }
+    nvmlGpuFabricInfo_t fabric{};
+    if (ask("fabric", a.nvmlDeviceGetGpuFabricInfo, [&](auto fn) { return fn(d, &fabric); })) {
+      g.fabric_state = fabric.state;
+      g.fabric_status = fabric.status;
+    }
+    {
+      // Count first (*count = 0), then a buffer with room to spare: the list may grow meanwhile.
+      unsigned count = 0;
+      if (a.nvmlDeviceGetComputeRunningProcesses_v2) {
+        begin(m_out, "processes");
+        nvmlReturn_t rc = a.nvmlDeviceGetComputeRunningProcesses_v2(d, &count, nullptr);
+        std::vector<nvmlProcessInfo_v2_t> infos;
+        if (rc == k_insufficient_size) {
+          infos.resize(count + 8);
+          count = static_cast<unsigned>(infos.size());
+          rc = a.nvmlDeviceGetComputeRunningProcesses_v2(d, &count, infos.data());
+        }
+        if (rc == 0) {
+          g.processes.emplace();
+          for (unsigned i = 0; i < count && i < infos.size(); ++i) {
+            NvmlProcess p;
+            p.pid = infos[i].pid;
+            if (infos[i].usedGpuMemory != ~0ULL) {
+              p.used_bytes = infos[i].usedGpuMemory;
+            }
+            g.processes->push_back(p);
+          }
+        } else {
+          g.calls.push_back({"processes", rc, error_text(a, rc)});
+        }
+      } else {
+        g.calls.push_back({"processes", k_nvml_symbol_missing, "not exported by the library"});
+      }
+    }
+  }
+
+private:
+  const NvmlApi& m_api;
+  nvmlDevice_t m_dev;
+  child::LineWriter& m_out;
+  NvmlGpu& m_gpu;
+};
+
+void query_and_report(const NvmlApi& api, nvmlDevice_t dev, NvmlGpu gpu, child::LineWriter& out) {
+  begin(out, "pci_info");
+  nvmlPciInfo_t pci{};
+  const nvmlReturn_t rc = api.nvmlDeviceGetPciInfo_v3(dev, &pci);
+  if (rc == 0) {
+    gpu.nvml_bus_id = cstr(pci.busId, sizeof pci.busId);
+    if (gpu.bus_id.empty()) {
+      gpu.bus_id = normalize_bus_id(gpu.nvml_bus_id).value_or(gpu.nvml_bus_id);
+    }
+  } else {
+    gpu.calls.push_back({"pci_info", rc, error_text(api, rc)});
+  }
+  GpuQueries(api, dev, out, gpu).all();
+  say(out, Json{{"e", "gpu"}, {"gpu", nvml_gpu_json(gpu)}});
+}
+
+void done(child::LineWriter& out) {
+  say(out, Json{{"e", "done"}});
+}
+
+} // namespace
+
+void system_child(const std::string& library, bool query_every_gpu, child::LineWriter& out) {
+  auto nvml = load_and_init(library, out, true);
+  if (nvml && query_every_gpu) {
+    const NvmlApi& api = nvml->api;
+    unsigned count = 0;
+    if (api.nvmlDeviceGetCount_v2(&count) == 0) {
+      for (unsigned i = 0; i < count; ++i) {
+        NvmlGpu gpu;
+        gpu.index = i;
+        begin(out, fmt::format("handle {}", i));
+        nvmlDevice_t dev = nullptr;
+        const nvmlReturn_t rc = api.nvmlDeviceGetHandleByIndex_v2(i, &dev);
+        if (rc != 0) {
+          gpu.handle_error = NvmlCall{"handle", rc, error_text(api, rc)};
+          say(out, Json{{"e", "gpu"}, {"gpu", nvml_gpu_json(gpu)}});
+          continue;
+        }
+        query_and_report(api, dev, std::move(gpu), out);
+      }
+    }
+  }
+  done(out);
+}
+
+void gpu_child(const std::string& library, const std::string& bus_id, child::LineWriter& out) {
+  auto nvml = load_and_init(library, out, false);
+  if (nvml) {
+    const NvmlApi& api = nvml->api;
+    NvmlGpu gpu;
+    gpu.bus_id = bus_id;
+    begin(out, "handle");
+    nvmlDevice_t dev = nullptr;
+    const nvmlReturn_t rc = api.nvmlDeviceGetHandleByPciBusId_v2(bus_id.c_str(), &dev);
+    if (rc != 0) {
+      gpu.handle_error = NvmlCall{"handle", rc, error_text(api, rc)};
+      say(out, Json{{"e", "gpu"}, {"gpu", nvml_gpu_json(gpu)}});
+    } else {
+      query_and_report(api, dev, std::move(gpu), out);
+    }
+  }
+  done(out);
+}
+
+} // namespace gpf::nvml

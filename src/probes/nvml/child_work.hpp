@@ -1,0 +1,19 @@
+#pragma once
+// The NVML children (forked by probes/child/runner.hpp; never called in the parent). Each emits
+// one JSON object per line: {"e":"begin","step":…} before every call, then "library",
+// "load_error", "missing", "system" (init and system values), "gpu" (one GPU's facts), "done".
+#include "gpf/probes/nvml_probe.hpp"
+#include "probes/child/runner.hpp"
+
+#include <string>
+
+namespace gpf::nvml {
+
+// Load, NVML version, init, driver version, device count; with query_every_gpu (the driver's GPU
+// list is unknown) also every GPU by NVML index, one after another.
+void system_child(const std::string& library, bool query_every_gpu, child::LineWriter& out);
+
+// One GPU by PCI bus id: load, init, handle, then every health query.
+void gpu_child(const std::string& library, const std::string& bus_id, child::LineWriter& out);
+
+} // namespace gpf::nvml

@@ -1,0 +1,317 @@
+// Probe "nvml": skip / replay nvml.json / live. Live: one system child plus one child per driver
+// GPU (by PCI bus id), all started at once and, in a full check, before the CUDA stage so that
+// both stages run side by side; one deadline; a child still running at it is SIGKILLed and the
+// step it had begun is named. Reads the host only through Host (nvml.json).
+#include "gpf/probes/nvml_probe.hpp"
+
+#include "gpf/util/text.hpp"
+#include "probes/child/interrupt.hpp"
+#include "probes/child/runner.hpp"
+#include "probes/nvml/child_work.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <memory>
+
+namespace gpf {
+namespace {
+using Json = nlohmann::json;
+using child::Clock;
+
+constexpr std::size_t k_nvml_json_cap = 8 << 20;
+constexpr auto k_settle_grace = std::chrono::milliseconds(250);
+
+bool is_done_line(std::string_view line) {
+  const Json j = Json::parse(line, nullptr, false);
+  return j.is_object() && j.value("e", "") == "done";
+}
+
+struct Live {
+  std::unique_ptr<child::InterruptGuard> guard; // first: restored after the group has settled
+  child::ChildGroup group{is_done_line};
+  Clock::time_point start;
+  Clock::time_point deadline;
+  std::optional<std::size_t> system_id;
+  std::vector<std::pair<std::size_t, std::string>> gpu_children; // child, driver bus id
+  std::vector<std::string> spawn_failed;                         // driver bus ids
+  std::string spawn_error;
+  NvmlFacts facts;
+};
+
+// The one live stage of this process, started by start_nvml and collected by probe_nvml.
+std::unique_ptr<Live>& pending() {
+  static std::unique_ptr<Live> live;
+  return live;
+}
+
+bool runs_live(const Host& host, const ProbeOptions& options) {
+  return !options.no_nvml && (host.is_live() || options.libnvml);
+}
+
+std::unique_ptr<Live> start(const ProbeOptions& options, const Facts& facts) {
+  auto live = std::make_unique<Live>();
+  live->guard = std::make_unique<child::InterruptGuard>();
+  const std::string library = options.libnvml.value_or("libnvidia-ml.so.1");
+  live->facts.ran = true;
+  live->facts.source = "live";
+  live->facts.library = library;
+  live->facts.timeout_s = options.cuda_timeout_s;
+  live->start = Clock::now();
+  live->deadline = live->start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(options.cuda_timeout_s));
+  const bool every = facts.gpus.empty();
+  auto sys = live->group.spawn(
+      {"nvml system", {}, [library, every](child::LineWriter& out) { nvml::system_child(library, every, out); }});
+  if (!sys) {
+    live->spawn_error = sys.error().message;
+    return live;
+  }
+  live->system_id = *sys;
+  for (const auto& gpu : facts.gpus) {
+    const std::string bus = gpu.bus_id;
+    auto id = live->group.spawn(
+        {"nvml gpu " + bus, {}, [library, bus](child::LineWriter& out) { nvml::gpu_child(library, bus, out); }});
+    if (id) {
+      live->gpu_children.emplace_back(*id, bus);
+    } else {
+      live->spawn_failed.push_back(bus);
+    }
+  }
+  return live;
+}
+
+// What one child said, folded.
+struct Folded {
+  std::string last_step; // the last step begun
+  bool done = false;
+  std::vector<Json> events;
+  std::string garbage;
+};
+
+Folded fold(const std::vector<child::TimedLine>& lines) {
+  Folded f;
+  for (const auto& l : lines) {
+    const Json j = Json::parse(l.text, nullptr, false);
+    if (!j.is_object() || !j.contains("e") || !j["e"].is_string()) {
+      if (f.garbage.empty()) {
+        f.garbage = "unexpected output: " + quote_evidence(l.text, 200);
+      }
+      continue;
+    }
+    const std::string e = j["e"].get<std::string>();
+    if (e == "begin") {
+      f.last_step = j.value("step", "");
+    } else if (e == "done") {
+      f.done = true;
+    } else {
+      f.events.push_back(j);
+    }
+  }
+  return f;
+}
+
+std::string describe_end(const child::ChildEnd& end) {
+  if (end.signal) {
+    return fmt::format("killed by signal {}", *end.signal);
+  }
+  if (end.exit_code) {
+    return fmt::format("exited with status {} without finishing", *end.exit_code);
+  }
+  return "its pipe closed without finishing";
+}
+
+void apply_system(const Folded& f, const child::ChildEnd& end, NvmlFacts& n) {
+  for (const auto& j : f.events) {
+    const std::string e = j["e"].get<std::string>();
+    if (e == "library") {
+      n.library_path = j.value("path", "");
+    } else if (e == "load_error") {
+      n.load_error = j.value("text", "");
+    } else if (e == "missing") {
+      (j.value("required", false) ? n.missing_symbols : n.missing_optional_symbols)
+          .push_back(j.value("symbol", ""));
+    } else if (e == "system") {
+      n.nvml_version = j.value("nvml_version", "");
+      n.driver_version = j.value("driver_version", "");
+      n.init_call = j.value("init_call", "");
+      if (j.contains("init_code") && j["init_code"].is_number_integer()) {
+        n.init_code = j["init_code"].get<int>();
+      }
+      n.init_text = j.value("init_text", "");
+      if (j.contains("device_count") && j["device_count"].is_number_unsigned()) {
+        n.device_count = j["device_count"].get<unsigned>();
+      }
+    } else if (e == "gpu" && j.contains("gpu")) {
+      if (auto g = nvml_gpu_from_json(j["gpu"])) {
+        n.gpus.push_back(std::move(g).value());
+      }
+    }
+  }
+  if (!f.done) {
+    if (end.killed_at_deadline) {
+      if (f.last_step == "init" || f.last_step == "load" || f.last_step == "nvml_version") {
+        n.init_hang = NvmlHang{f.last_step, end.end_ms};
+      } else if (starts_with(f.last_step, "handle ") || !n.gpus.empty() || n.init_ok()) {
+        // Enumerating by index: the GPU being asked is the one that hung.
+        NvmlGpu g;
+        g.hang = NvmlHang{f.last_step, end.end_ms};
+        if (starts_with(f.last_step, "handle ")) {
+          g.index = static_cast<unsigned>(std::atoi(f.last_step.c_str() + 7));
+        }
+        n.gpus.push_back(std::move(g));
+      }
+    } else {
+      n.child_error = f.garbage.empty() ? "the NVML system child " + describe_end(end) : f.garbage;
+    }
+  }
+}
+
+NvmlGpu apply_gpu(const Folded& f, const child::ChildEnd& end, const std::string& bus) {
+  NvmlGpu g;
+  g.bus_id = bus;
+  bool have = false;
+  for (const auto& j : f.events) {
+    if (j["e"] == "gpu" && j.contains("gpu")) {
+      if (auto parsed = nvml_gpu_from_json(j["gpu"])) {
+        g = std::move(parsed).value();
+        g.bus_id = bus; // the driver's name for it: the join key
+        have = true;
+      }
+    }
+  }
+  if (!f.done) {
+    if (end.killed_at_deadline) {
+      g.hang = NvmlHang{f.last_step, end.end_ms};
+    } else {
+      g.child_error = f.garbage.empty() ? "its NVML child " + describe_end(end) : f.garbage;
+    }
+  } else if (!have && g.child_error.empty()) {
+    g.child_error = "its NVML child finished without a result (init failed)";
+  }
+  return g;
+}
+
+NvmlFacts collect(Live& live) {
+  NvmlFacts n = std::move(live.facts);
+  if (!live.system_id) {
+    return n;
+  }
+  const auto all_done = [&] {
+    if (!live.group.finished(*live.system_id)) {
+      return false;
+    }
+    return std::all_of(live.gpu_children.begin(), live.gpu_children.end(),
+                       [&](const auto& c) { return live.group.finished(c.first); });
+  };
+  if (!live.group.pump_until(live.deadline, all_done)) {
+    n.deadline_hit = true;
+    live.group.kill_at_deadline(*live.system_id);
+    for (const auto& c : live.gpu_children) {
+      live.group.kill_at_deadline(c.first);
+    }
+  }
+  live.group.settle(k_settle_grace);
+  apply_system(fold(live.group.lines(*live.system_id)), live.group.end(*live.system_id), n);
+  // A per-GPU child's init failure is the system child's finding; the GPU is then not judged.
+  const bool init_failed = n.init_code && *n.init_code != k_nvml_success;
+  if (!init_failed && n.load_error.empty() && n.missing_symbols.empty()) {
+    for (const auto& [id, bus] : live.gpu_children) {
+      n.gpus.push_back(apply_gpu(fold(live.group.lines(id)), live.group.end(id), bus));
+    }
+    for (const auto& bus : live.spawn_failed) {
+      NvmlGpu g;
+      g.bus_id = bus;
+      g.child_error = "no child process could be started for this GPU";
+      n.gpus.push_back(std::move(g));
+    }
+  }
+  std::sort(n.gpus.begin(), n.gpus.end(),
+            [](const NvmlGpu& a, const NvmlGpu& b) { return a.bus_id < b.bus_id; });
+  n.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - live.start).count();
+  return n;
+}
+
+std::string summary(const NvmlFacts& n) {
+  if (!n.load_error.empty()) {
+    return fmt::format("{} could not be loaded", n.library);
+  }
+  if (!n.missing_symbols.empty()) {
+    return fmt::format("{} lacks {}", n.library, fmt::join(n.missing_symbols, ", "));
+  }
+  if (n.init_hang) {
+    return fmt::format("NVML {} did not return before the deadline", n.init_hang->step);
+  }
+  if (!n.init_ok()) {
+    return n.init_code ? fmt::format("{} returned {} ({})", n.init_call, *n.init_code, n.init_text)
+                       : "NVML did not initialise: " + n.child_error;
+  }
+  const auto answered =
+      std::count_if(n.gpus.begin(), n.gpus.end(), [](const NvmlGpu& g) { return g.answered(); });
+  return fmt::format("{} GPU(s) asked, {} answered", n.gpus.size(), answered);
+}
+
+} // namespace
+
+void start_nvml(const Host& host, const ProbeOptions& options, const Facts& facts) {
+  if (runs_live(host, options) && !pending()) {
+    pending() = start(options, facts);
+  }
+}
+
+ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts) {
+  ProbeStatus status{"nvml", ProbeState::ok, {}, 0};
+  if (options.no_nvml) {
+    status.state = ProbeState::skipped;
+    status.message = "--no-nvml";
+    return status;
+  }
+  if (!runs_live(host, options)) {
+    if (!host.exists("nvml.json")) {
+      status.state = ProbeState::skipped;
+      status.message = "the snapshot has no nvml.json (a live probe against it needs --libnvml)";
+      return status;
+    }
+    auto content = host.read_file("nvml.json", k_nvml_json_cap);
+    if (!content) {
+      status.state = ProbeState::error;
+      status.message = "nvml.json: " + content.error().message;
+      return status;
+    }
+    if (content->truncated) {
+      status.state = ProbeState::error;
+      status.message = fmt::format("nvml.json: larger than {} bytes", k_nvml_json_cap);
+      return status;
+    }
+    auto parsed = parse_nvml_json(content->data);
+    if (!parsed) {
+      status.state = ProbeState::error;
+      status.message = "nvml.json: " + parsed.error().message;
+      return status;
+    }
+    facts.nvml = std::move(parsed).value();
+    facts.nvml.source = "nvml.json";
+    if (!facts.nvml.ran) {
+      status.state = ProbeState::skipped;
+      status.message = "nvml.json records that the NVML probe did not run";
+      return status;
+    }
+    status.message = "replayed nvml.json: " + summary(facts.nvml);
+    return status;
+  }
+  std::unique_ptr<Live> live = std::move(pending());
+  if (!live) {
+    live = start(options, facts);
+  }
+  if (!live->system_id) {
+    status.state = ProbeState::error;
+    status.message = "cannot start the NVML child: " + live->spawn_error;
+    return status;
+  }
+  facts.nvml = collect(*live);
+  status.message = summary(facts.nvml);
+  return status;
+}
+
+} // namespace gpf
