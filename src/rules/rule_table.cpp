@@ -5,10 +5,12 @@
 
 namespace gpf {
 
+std::span<const Rule> nvml_rules(); // src/rules/nvml.cpp
+
 std::span<const Rule> builtin_rules() {
   static const std::vector<Rule> table = [] {
     std::vector<Rule> all;
-    for (auto part : {foundation_rules(), log_rules(), compat_rules(), topology_rules(), cuda_rules()}) {
+    for (auto part : {foundation_rules(), log_rules(), compat_rules(), topology_rules(), cuda_rules(), nvml_rules()}) {
       all.insert(all.end(), part.begin(), part.end());
     }
     return all;
