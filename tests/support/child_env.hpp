@@ -11,7 +11,7 @@ namespace gpf::test {
 
 // Variables a test must not inherit from whoever runs the suite.
 inline bool inherited_noise(const std::string& name) {
-  return name.rfind("FAKE_CUDA_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_DEVICE_ORDER";
+  return name.rfind("FAKE_CUDA_", 0) == 0 || name.rfind("FAKE_NVML_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_DEVICE_ORDER";
 }
 
 // "NAME=value" entries: this process's environment without inherited noise, then overrides.

@@ -1,0 +1,208 @@
+// The NVML probe end to end: the binary on a fixture snapshot (healthy-4gpu: GPUs 0000:18:00.0,
+// 0000:2a:00.0, 0000:3a:00.0, 0000:5d:00.0, driver loaded) with the fake libnvidia-ml.so.1
+// (--root DIR --libnvml FAKE --no-cuda): each condition's finding, the GPU's usability and the
+// recommended CUDA_VISIBLE_DEVICES; hung init / hung GPU within the deadline; nvml.json replay.
+#include "unit/cuda_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace gpf::cuda_test;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_fake_nvml = GPF_FAKE_LIBNVML;
+const std::string k_buses = "0000:18:00.0,0000:2a:00.0,0000:3a:00.0,0000:5d:00.0";
+
+RunResult nvml_run(Env env, std::vector<std::string> extra = {}, const std::string& root = "healthy-4gpu") {
+  env.emplace("FAKE_NVML_BUS_IDS", k_buses);
+  std::vector<std::string> args{"--root", fixture(root), "--no-cuda", "--libnvml", k_fake_nvml, "--format", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_gpf(args, env);
+}
+
+std::string severity(const json& report, const std::string& id) {
+  const json* f = finding(report, id);
+  return f ? f->at("severity").get<std::string>() : "absent";
+}
+
+// No nvml.* finding above info.
+bool no_nvml_problem(const json& report) {
+  for (const auto& f : report.at("findings")) {
+    if (f.at("id").get<std::string>().rfind("nvml.", 0) == 0 && f.at("severity") != "info") {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("e2e nvml: four healthy GPUs pass, health in gpus[] and facts.nvml") {
+  const auto r = nvml_run({});
+  const json j = r.json();
+  CHECK(j.at("verdict") == "pass");
+  CHECK(j.at("cuda_visible_devices") == "0,1,2,3");
+  CHECK(no_nvml_problem(j));
+  const json& nvml = j.at("facts").at("nvml");
+  CHECK(nvml.at("init_code") == 0);
+  CHECK(nvml.at("init_call") == "nvmlInitWithFlags");
+  CHECK(nvml.at("driver_version") == "535.261.03");
+  REQUIRE(nvml.at("gpus").size() == 4);
+  CHECK(nvml.at("gpus").at(1).at("nvml_bus_id") == "00000000:2A:00.0");
+  const json& health = j.at("gpus").at(1).at("health");
+  CHECK(health.at("bus_id") == "0000:2a:00.0");
+  CHECK(health.at("remap_pending") == false);
+  // R535 has no recovery-action field: NOT_SUPPORTED is recorded, and is not a finding.
+  bool recorded = false;
+  for (const auto& c : health.at("calls")) {
+    recorded = recorded || (c.at("name") == "recovery_action" && c.at("code") == 3);
+  }
+  CHECK(recorded);
+}
+
+TEST_CASE("e2e nvml: each condition gives its finding, usability and recommendation") {
+  struct Case {
+    const char* what;
+    Env env;
+    const char* id;
+    const char* severity;
+    const char* gpu;
+    const char* cvd;
+    const char* remedy_has;
+  };
+  const std::vector<Case> cases{
+      {"row remap pending keeps the GPU", {{"FAKE_NVML_REMAP_PENDING", "1:1"}}, "nvml.row-remap-pending", "warn",
+       "0000:2a:00.0", "0,1,2,3", "nvidia-smi -r -i 0000:2a:00.0"},
+      {"row remap failure drops it", {{"FAKE_NVML_REMAP_FAILURE", "1:1"}}, "nvml.row-remap-failure", "fail",
+       "0000:2a:00.0", "0,2,3", "RMA"},
+      {"retired pages pending (Volta) drops it", {{"FAKE_NVML_ARCH", "2:5"}, {"FAKE_NVML_RETIRED_PENDING", "2:1"}},
+       "nvml.retired-pages-pending", "fail", "0000:3a:00.0", "0,1,3", "nvidia-smi -r -i 0000:3a:00.0"},
+      {"recovery action reset drops it", {{"FAKE_NVML_RECOVERY", "0:1"}}, "nvml.recovery-action", "fail",
+       "0000:18:00.0", "1,2,3", "nvidia-smi -r -i 0000:18:00.0"},
+      {"unknown recovery action drops it", {{"FAKE_NVML_RECOVERY", "0:42"}}, "nvml.recovery-action", "fail",
+       "0000:18:00.0", "1,2,3", "42"},
+      {"volatile DBE before Ampere drops it", {{"FAKE_NVML_ARCH", "3:6"}, {"FAKE_NVML_ECC_VOL", "3:2"}},
+       "nvml.ecc-volatile-uncorrectable", "fail", "0000:5d:00.0", "0,1,2", "nvidia-smi -r -i 0000:5d:00.0"},
+      {"volatile uncorrectable on Ampere+ is a warning", {{"FAKE_NVML_ARCH", "3:8"}, {"FAKE_NVML_ECC_VOL", "3:2"}},
+       "nvml.ecc-volatile-uncorrectable", "warn", "0000:5d:00.0", "0,1,2,3", "nvidia-smi -r -i 0000:5d:00.0"},
+      {"aggregate count alone is information", {{"FAKE_NVML_ECC_AGG", "3:5"}}, "nvml.ecc-aggregate-uncorrectable",
+       "info", "0000:5d:00.0", "0,1,2,3", ""},
+      {"hardware thermal slowdown warns", {{"FAKE_NVML_CLOCKS", "2:0x41"}}, "nvml.hw-slowdown", "warn",
+       "0000:3a:00.0", "0,1,2,3", "cooling"},
+      {"power brake warns", {{"FAKE_NVML_CLOCKS", "2:0x80"}}, "nvml.hw-slowdown", "warn", "0000:3a:00.0", "0,1,2,3",
+       ""},
+      {"PCIe x8 of x16 warns", {{"FAKE_NVML_PCIE_WIDTH", "0:8"}}, "nvml.pcie-width-degraded", "warn", "0000:18:00.0",
+       "0,1,2,3", ""},
+      {"PCIe generation below max is information", {{"FAKE_NVML_PCIE_GEN", "0:1"}}, "nvml.pcie-gen-below-max", "info",
+       "0000:18:00.0", "0,1,2,3", ""},
+      {"one NVLink down warns", {{"FAKE_NVML_NVLINKS", "1:18"}, {"FAKE_NVML_NVLINK_DOWN", "1:4"}}, "nvml.nvlink-down",
+       "warn", "0000:2a:00.0", "0,1,2,3", ""},
+      {"fabric not started drops it", {{"FAKE_NVML_FABRIC", "1:1"}}, "nvml.fabric-incomplete", "fail",
+       "0000:2a:00.0", "0,2,3", "fabricmanager"},
+      {"fabric completed with an error drops it", {{"FAKE_NVML_FABRIC", "1:3"}, {"FAKE_NVML_FABRIC_STATUS", "1:999"}},
+       "nvml.fabric-incomplete", "fail", "0000:2a:00.0", "0,2,3", ""},
+      {"compute mode prohibited drops it", {{"FAKE_NVML_COMPUTE_MODE", "3:2"}}, "nvml.compute-prohibited", "fail",
+       "0000:5d:00.0", "0,1,2", "-c DEFAULT"},
+      {"exclusive process with a process drops it", {{"FAKE_NVML_COMPUTE_MODE", "0:3"}, {"FAKE_NVML_PROCS", "0:4242"}},
+       "nvml.exclusive-process-busy", "fail", "0000:18:00.0", "1,2,3", ""},
+      {"another process warns and keeps it", {{"FAKE_NVML_PROCS", "2:4242"}}, "nvml.processes-present", "warn",
+       "0000:3a:00.0", "0,1,2,3", ""},
+      {"MIG change pending warns", {{"FAKE_NVML_MIG_PENDING", "1:1"}}, "nvml.mig-pending", "warn", "0000:2a:00.0",
+       "0,1,2,3", "nvidia-smi -r -i 0000:2a:00.0"},
+      {"persistence off is information", {{"FAKE_NVML_PERSISTENCE", "0:0"}}, "nvml.persistence-off", "info",
+       "0000:18:00.0", "0,1,2,3", "nvidia-persistenced"},
+      {"a lost GPU drops it", {{"FAKE_NVML_LOST", "1"}}, "nvml.gpu-unreachable", "fail", "0000:2a:00.0", "0,2,3",
+       "reboot"},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.what) {
+      const json j = nvml_run(c.env).json();
+      const json* f = finding(j, c.id);
+      REQUIRE(f);
+      CHECK(f->at("severity") == c.severity);
+      CHECK(f->at("gpu") == c.gpu);
+      CHECK(j.at("cuda_visible_devices") == c.cvd);
+      CHECK_FALSE(f->at("evidence").empty());
+      CHECK_THAT(f->at("remedy").get<std::string>(), Catch::Contains(c.remedy_has));
+    }
+  }
+}
+
+TEST_CASE("e2e nvml: benign clock reasons and NOT_SUPPORTED per generation are not findings") {
+  // Idle + application clocks + software power cap; Volta (no remapping, no MIG) next to Hopper.
+  const json j = nvml_run({{"FAKE_NVML_CLOCKS", "0:0x7"}, {"FAKE_NVML_ARCH", "1:5,2:7"}}).json();
+  CHECK(no_nvml_problem(j));
+  CHECK(severity(j, "nvml.hw-slowdown") == "absent");
+  CHECK(j.at("cuda_visible_devices") == "0,1,2,3");
+  const json& volta = j.at("facts").at("nvml").at("gpus").at(1);
+  CHECK(volta.at("remapped_uncorrectable").is_null());
+  CHECK(volta.at("retired_pages_pending") == false);
+}
+
+TEST_CASE("e2e nvml: a hung GPU is named and dropped, the others answer, within the deadline") {
+  const auto r = nvml_run({{"FAKE_NVML_HANG", "2:remapped_rows"}}, {"--timeout", "2"});
+  const json j = r.json();
+  CHECK(r.seconds < 3.0);
+  const json* f = finding(j, "nvml.gpu-hung");
+  REQUIRE(f);
+  CHECK(f->at("gpu") == "0000:3a:00.0");
+  CHECK_THAT(f->at("message").get<std::string>(), Catch::Contains("remapped_rows"));
+  CHECK(j.at("cuda_visible_devices") == "0,1,3");
+  CHECK(j.at("facts").at("nvml").at("gpus").at(0).at("hang").is_null());
+}
+
+TEST_CASE("e2e nvml: a hung init that ignores SIGTERM gives a verdict within the deadline") {
+  const auto r = nvml_run({{"FAKE_NVML_INIT_HANG", "1"}}, {"--timeout", "1.5"});
+  const json j = r.json();
+  CHECK(r.seconds < 2.5);
+  CHECK(severity(j, "nvml.init-hung") == "fail");
+  CHECK(j.at("verdict") == "fail");
+  CHECK(severity(j, "nvml.gpu-hung") == "absent"); // one cause, one finding
+}
+
+TEST_CASE("e2e nvml: init errors are one clear finding each") {
+  const json mismatch = nvml_run({{"FAKE_NVML_INIT_RC", "18"}}).json();
+  REQUIRE(finding(mismatch, "nvml.init-failed"));
+  CHECK(severity(mismatch, "nvml.init-failed") == "fail");
+  CHECK_THAT(evidence_text(*finding(mismatch, "nvml.init-failed")), Catch::Contains("Driver/library version mismatch"));
+  CHECK_THAT(finding(mismatch, "nvml.init-failed")->at("remedy").get<std::string>(), Catch::Contains("reboot"));
+  const json perm = nvml_run({{"FAKE_NVML_INIT_RC", "4"}}).json();
+  CHECK(severity(perm, "nvml.init-failed") == "warn");
+}
+
+TEST_CASE("e2e nvml: no NVML library on a host without a driver is not a second failure") {
+  const json j = run_gpf({"--root", fixture("no-driver"), "--no-cuda", "--libnvml", "/nonexistent/libnvidia-ml.so.1",
+                          "--format", "json"})
+                     .json();
+  CHECK(severity(j, "nvml.library-missing") == "absent");
+  CHECK(severity(j, "nvml.init-failed") == "absent");
+  const json with_driver = run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
+                                    "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
+                               .json();
+  CHECK(severity(with_driver, "nvml.library-missing") == "warn");
+}
+
+TEST_CASE("e2e nvml: `snapshot` records nvml.json and the replay agrees; absent means skipped") {
+  const Env env{{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}};
+  TempSnapshot scratch("no-driver");
+  const std::string dir = scratch.path() + "/capture";
+  const auto captured =
+      run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml", k_fake_nvml, "snapshot", "-o", dir}, env);
+  REQUIRE(captured.exit_code == 0);
+  REQUIRE(std::filesystem::exists(std::filesystem::path(dir) / "nvml.json"));
+  const json live = nvml_run({{"FAKE_NVML_REMAP_FAILURE", "1:1"}}).json();
+  const json replay = run_gpf({"--root", dir, "--no-cuda", "--format", "json"}).json();
+  CHECK(replay.at("verdict") == live.at("verdict"));
+  CHECK(replay.at("cuda_visible_devices") == "0,2,3");
+  CHECK(replay.at("facts").at("nvml").at("gpus") == live.at("facts").at("nvml").at("gpus"));
+  REQUIRE(finding(replay, "nvml.row-remap-failure"));
+  const json none = run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--format", "json"}).json();
+  bool skipped = false;
+  for (const auto& p : none.at("probes")) {
+    skipped = skipped || (p.at("name") == "nvml" && p.at("status") == "skipped");
+  }
+  CHECK(skipped);
+}
