@@ -38,6 +38,7 @@ struct CliOptions {
   std::vector<std::string> command; // exec
   CaptureOptions capture;           // snapshot
   std::string capture_dir;
+  std::string capture_mode = "0600";
 };
 
 struct CheckRun {
@@ -195,6 +196,7 @@ int run_snapshot(CliOptions& o) {
     return k_exit_error;
   }
   o.capture.out = o.capture_dir;
+  o.capture.mode = static_cast<unsigned>(std::stoul(o.capture_mode, nullptr, 8));
   auto report = capture_snapshot(*host, o.probe, o.capture);
   if (!report) {
     std::cerr << "gpu-preflight: error: " << report.error().message << "\n";
@@ -254,7 +256,16 @@ int run_cli(int argc, char** argv) {
   exec->add_option("command", o.command, "The command and its arguments, after --")->required();
   auto* snapshot = app.add_subcommand("snapshot", "Capture what the checks read into DIR, for replay with --root DIR");
   snapshot->add_option("-o,--output", o.capture_dir, "The directory to write (must be empty unless --force)")->required();
-  snapshot->add_flag("--force", o.capture.force, "Write into a non-empty directory");
+  snapshot->add_flag("--force", o.capture.force, "Replace a previous snapshot in DIR (a directory holding capture.json)");
+  snapshot->add_option("--mode", o.capture_mode, "Mode of the files written, octal (default 0600; directories 0700 plus search where read is granted)")
+      ->type_name("OCTAL")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const bool ok = !v.empty() && v.size() <= 4 && v.find_first_not_of("01234567") == std::string::npos &&
+                            std::stoul(v, nullptr, 8) <= 0777;
+            return ok ? std::string() : "expected an octal file mode such as 0600 or 0640, got \"" + v + "\"";
+          },
+          "OCTAL"));
   snapshot->add_flag("--redact", o.capture.redact, "Replace hostnames and serial numbers consistently");
   auto* rules_cmd = app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
   rules_cmd->add_option("--format", o.rules_format, "Output format")->check(CLI::IsMember({"text", "json", "markdown"}));
