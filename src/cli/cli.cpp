@@ -9,11 +9,13 @@
 #include "gpf/report/rules_doc.hpp"
 #include "gpf/rules/user_rules.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "gpf/util/checker_failure.hpp"
 #include "gpf/version_info.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -59,7 +61,9 @@ bool use_color(const std::string& mode, int fd) {
 }
 
 void add_check_options(CLI::App& app, CliOptions& o) {
-  app.add_option("--root", o.root, "Judge a snapshot directory laid out like the host instead of this host");
+  app.add_option("--root", o.root, "Judge a snapshot directory laid out like the host instead of this host")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty --root names no directory") : std::string(); },
+                             "DIR"));
   app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json", "env", "line"}));
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
@@ -83,7 +87,14 @@ void add_check_options(CLI::App& app, CliOptions& o) {
       ->allow_extra_args(false);
   app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");
   app.add_option("--cuda-timeout", o.probe.cuda_timeout_s, "Deadline of the whole CUDA probe, in seconds (default 30)")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            // CLI::Range lets NaN through (every comparison with it is false)
+            double s = 0;
+            const bool ok = CLI::detail::lexical_cast(v, s) && std::isfinite(s) && s >= 0.1 && s <= 3600.0;
+            return ok ? std::string() : "expected seconds between 0.1 and 3600, got \"" + v + "\"";
+          },
+          "SECONDS"));
   app.add_option("--libcuda", o.libcuda,
                  "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
                  "live probe against it instead of replaying the snapshot's cuda.json");
@@ -225,8 +236,7 @@ int run_rules_command(std::span<const Rule> rules, const std::string& format) {
     std::cerr << "gpu-preflight: error: rules: --format " << format << " is not supported (text, json, markdown)\n";
     return k_exit_error;
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+  return write_stdout(out);
 }
 
 int run_explain_command(const RuleSet& rules, const std::string& id) {
@@ -236,8 +246,7 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
     return k_exit_error;
   }
   const std::string out = render_explain(*rule);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+  return write_stdout(out);
 }
 
 } // namespace
@@ -305,6 +314,9 @@ int run_cli(int argc, char** argv) {
       return run_snapshot(o);
     }
     return run_check(o, rules->rules());
+  } catch (const CheckerFailure& e) {
+    std::cerr << "gpu-preflight: error: " << e.what() << " (the checker could not run; no verdict)\n";
+    return k_exit_error;
   } catch (const std::exception& e) {
     std::cerr << "gpu-preflight: internal error: " << e.what() << "\n";
     return k_exit_error;

@@ -5,6 +5,7 @@
 // child still running is SIGKILLed; none is ever waited for without a deadline.
 #include "probes/cuda/live_probe.hpp"
 
+#include "gpf/util/checker_failure.hpp"
 #include "gpf/util/text.hpp"
 #include "probes/cuda/child_work.hpp"
 #include "probes/cuda/interrupt.hpp"
@@ -118,7 +119,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   auto enumeration = group.spawn({"enumeration", job_env(in, std::nullopt),
                                   [library](LineWriter& out) { enumeration_child(library, out); }});
   if (!enumeration) {
-    return Error{"cannot start the CUDA enumeration child: " + enumeration.error().message};
+    throw CheckerFailure("cannot start the CUDA enumeration child: " + enumeration.error().message);
   }
   const std::size_t enum_id = *enumeration;
 
@@ -126,10 +127,12 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   const auto start_gpu_child = [&](const std::string& visible_as, std::optional<int> cuda_index) {
     auto id = group.spawn({"gpu " + visible_as, job_env(in, visible_as),
                            [library](LineWriter& out) { gpu_child(library, out); }});
-    if (id) {
-      gpu_children.push_back({*id, visible_as, cuda_index});
+    if (!id) {
+      // this process's own limits (RLIMIT_NPROC, memory), not the GPU's fault
+      throw CheckerFailure("cannot start the CUDA child for GPU " + visible_as + ": " + id.error().message);
     }
-    return id.ok();
+    gpu_children.push_back({*id, visible_as, cuda_index});
+    return true;
   };
   for (const auto& gpu : in.driver_gpus) {
     if (is_gpu_uuid(gpu.uuid)) {
@@ -230,12 +233,20 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     auto multi = group.spawn(
         {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
          [library, candidates](LineWriter& out) { multi_gpu_child(library, candidates, out); }});
-    if (multi) {
+    if (!multi) {
+      throw CheckerFailure("cannot start the multi-GPU CUDA child: " + multi.error().message);
+    }
+    {
       if (!group.pump_until(deadline, [&] { return group.finished(*multi); })) {
         group.kill_at_deadline(*multi);
         f.deadline_hit = true;
       }
       const Transcript t = group.transcript(*multi);
+      for (const auto& s : t.steps) {
+        if (s.error_name == k_checker_resources) {
+          throw CheckerFailure("the multi-GPU CUDA child: " + s.error_text);
+        }
+      }
       f.multi_gpu_ran = true;
       f.multi_gpu_devices = candidates;
       f.multi_gpu_steps = t.steps;
