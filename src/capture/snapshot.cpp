@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -200,8 +203,47 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
 } // namespace
 
 bool snapshot_keeps_variable(std::string_view name) {
-  return starts_with(name, "CUDA_") || starts_with(name, "NVIDIA_") || starts_with(name, "NCCL_") ||
-         name == "LD_LIBRARY_PATH" || name == "PATH";
+  // Exactly the variables the probes and rules read; anything else may hold a secret.
+  static constexpr std::array<std::string_view, 10> k_read = {
+      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME",        "CUDA_INJECTION64_PATH", "CUDA_LAUNCH_BLOCKING",
+      "NCCL_P2P_DISABLE",     "NCCL_SHM_DISABLE",  "LD_LIBRARY_PATH", "PATH",                  "CUDA_PATH"};
+  if (names_a_secret(name)) {
+    return false;
+  }
+  return std::find(k_read.begin(), k_read.end(), name) != k_read.end();
+}
+
+bool names_a_secret(std::string_view name) {
+  std::string upper(name);
+  for (auto& ch : upper) {
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  for (const std::string_view word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
+    if (upper.find(word) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string without_url_credentials(std::string_view value) {
+  std::string out;
+  std::size_t pos = 0;
+  for (auto scheme = value.find("://"); scheme != std::string_view::npos; scheme = value.find("://", pos)) {
+    const std::size_t authority = scheme + 3;
+    const std::size_t authority_end = std::min(value.find_first_of("/?# \t\n;,\"'", authority), value.size());
+    const auto authority_text = value.substr(authority, authority_end - authority);
+    const auto at = authority_text.rfind('@');
+    out.append(value.substr(pos, authority - pos));
+    if (at != std::string_view::npos) {
+      out += "REDACTED";
+      pos = authority + at; // keeps "@host"
+    } else {
+      pos = authority;
+    }
+  }
+  out.append(value.substr(pos));
+  return out;
 }
 
 Redactor::Redactor(std::vector<std::string> hostnames) : m_hostnames(std::move(hostnames)) {
@@ -433,7 +475,7 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   std::string environ_text;
   for (const auto& [name, value] : host.environment().vars()) {
     if (snapshot_keeps_variable(name)) {
-      environ_text += name + "=" + value + "\n";
+      environ_text += name + "=" + without_url_credentials(value) + "\n";
     }
   }
   if (!environ_text.empty()) {

@@ -47,7 +47,15 @@ private:
   std::vector<std::pair<std::string, std::string>> m_tokens; // value -> token, in first-seen order
 };
 
-// The environment variables a snapshot keeps: CUDA_*, NVIDIA_*, NCCL_*, LD_LIBRARY_PATH, PATH.
+// The environment variables a snapshot keeps: only those the checks read (docs/snapshot-format.md),
+// and never a name that looks like a secret.
 bool snapshot_keeps_variable(std::string_view name);
+
+// Whether a variable's name says it holds a secret: KEY, TOKEN, SECRET, PASSWORD, PASSWD or
+// CREDENTIAL anywhere in it, in any case.
+bool names_a_secret(std::string_view name);
+
+// "https://user:pass@host/x" -> "https://REDACTED@host/x", for every URL in value.
+std::string without_url_credentials(std::string_view value);
 
 } // namespace gpf
