@@ -86,6 +86,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--severity", o.rules.severity, "Change a rule's severity: ID=info|warn|fail (repeatable)")
       ->allow_extra_args(false);
   app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");
+  app.add_flag("--skip-busy", o.probe.skip_busy,
+               "Skip the live CUDA probe when a process (other than NVIDIA's daemons) has a GPU device node open");
   app.add_option("--cuda-timeout", o.probe.cuda_timeout_s, "Deadline of the whole CUDA probe, in seconds (default 30)")
       ->check(CLI::Validator(
           [](std::string& v) {

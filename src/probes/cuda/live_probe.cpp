@@ -70,6 +70,21 @@ void apply_enumeration(const Transcript& t, CudaFacts& f) {
       t.done && t.all_steps_ok() && f.init.ok && f.load_error.empty() && f.missing_symbols.empty();
 }
 
+// CUDA_ERROR_DEVICE_UNAVAILABLE (46: exclusive-process mode held by another process, or busy) or
+// CUDA_ERROR_OUT_OF_MEMORY (2: another process holds the memory) at the first failing step, when
+// that step is creating the context or the test allocation: the GPU works but is taken.
+// https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html (CUresult)
+bool refused_as_busy(const std::vector<CudaStep>& steps) {
+  constexpr int k_out_of_memory = 2;
+  constexpr int k_device_unavailable = 46;
+  const auto bad = std::find_if(steps.begin(), steps.end(), [](const CudaStep& s) { return !s.ok; });
+  if (bad == steps.end() || bad->timed_out || !bad->error_code) {
+    return false;
+  }
+  const bool busy_code = *bad->error_code == k_device_unavailable || *bad->error_code == k_out_of_memory;
+  return busy_code && (bad->name == "primary_context" || bad->name == "alloc");
+}
+
 // The per-GPU child's steps become the device's; it is usable only when every step passed and
 // the child tested the GPU it was meant to.
 void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d) {
@@ -88,6 +103,7 @@ void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d
   }
   d.usable =
       t.done && std::all_of(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return s.ok; });
+  d.in_use = !d.usable && t.done && refused_as_busy(d.steps);
 }
 
 std::vector<EnvOverride> job_env(const LiveProbeInput& in, std::optional<std::string> visible) {
