@@ -241,8 +241,8 @@ std::vector<Hit> gpu_failed(const RuleContext& c) {
   std::vector<Hit> hits;
   for (const auto& d : c.facts.cuda.devices) {
     const CudaStep* bad = first_bad(d.steps);
-    if (!c.facts.cuda.enumerated() || d.usable || (bad && bad->timed_out)) {
-      continue;
+    if (!c.facts.cuda.enumerated() || d.usable || d.in_use || (bad && bad->timed_out)) {
+      continue; // a GPU held by another process is reported by cuda.gpu-in-use, not as broken
     }
     if (!bad) {
       hits.push_back({fmt::format("GPU {} (CUDA {}) was not tested: its child never reported",
@@ -255,6 +255,27 @@ std::vector<Hit> gpu_failed(const RuleContext& c) {
     hits.push_back(gpu_hit(d, *bad,
                            fmt::format("GPU {} (CUDA {}) failed CUDA start-up at step {}: {}",
                                        d.bus_id, d.index, bad->name, bad->error_name)));
+  }
+  return hits;
+}
+
+// Taken, not broken: no effect on the GPU (it is not dropped, so it never counts against --min-gpus).
+std::vector<Hit> gpu_in_use(const RuleContext& c) {
+  std::vector<Hit> hits;
+  for (const auto& d : c.facts.cuda.devices) {
+    const CudaStep* bad = first_bad(d.steps);
+    if (!c.facts.cuda.enumerated() || !d.in_use || !bad) {
+      continue;
+    }
+    std::vector<std::string> ev{fmt::format("{}: {}", device_label(d), step_error(*bad))};
+    ev.push_back(d.holders.empty() ? std::string("processes holding it: not known (the process table shows none)")
+                                   : fmt::format("processes holding it: {}", fmt::join(d.holders, ", ")));
+    if (d.compute_mode) {
+      ev.push_back(fmt::format("compute mode {} (0 default, 2 prohibited, 3 exclusive-process)", *d.compute_mode));
+    }
+    hits.push_back({fmt::format("GPU {} (CUDA {}) is in use by another process: {} at step {}", d.bus_id, d.index,
+                                bad->error_name, bad->name),
+                    std::move(ev), d.bus_id});
   }
   return hits;
 }
@@ -590,6 +611,14 @@ const Rule k_rules[] = {
      "on its bus id, "
      "reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
      k_src_probe, gpu_failed},
+    {"cuda.gpu-in-use", Severity::warn, Stage::gpu,
+     "No GPU is held by another process (busy is not broken)",
+     "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start the job on other "
+     "GPUs; in exclusive-process compute mode a GPU serves one process at a time (`nvidia-smi -q -d COMPUTE`). "
+     "Periodic health checks should pass --skip-busy so that they never touch a job's GPUs",
+     "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html (CUDA_ERROR_DEVICE_UNAVAILABLE, "
+     "CUDA_ERROR_OUT_OF_MEMORY); https://docs.nvidia.com/deploy/nvidia-smi/index.html (compute mode)",
+     gpu_in_use},
     {"cuda.gpu-hung", Severity::fail, Stage::gpu,
      "Each GPU finishes CUDA start-up before the deadline",
      "Run the job without this GPU (the recommendation leaves it out); a hang at start-up usually "
