@@ -77,11 +77,13 @@ void apply_enumeration(const Transcript& t, CudaFacts& f) {
 bool refused_as_busy(const std::vector<CudaStep>& steps) {
   constexpr int k_out_of_memory = 2;
   constexpr int k_device_unavailable = 46;
-  const auto bad = std::find_if(steps.begin(), steps.end(), [](const CudaStep& s) { return !s.ok; });
+  const auto bad =
+      std::find_if(steps.begin(), steps.end(), [](const CudaStep& s) { return !s.ok; });
   if (bad == steps.end() || bad->timed_out || !bad->error_code) {
     return false;
   }
-  const bool busy_code = *bad->error_code == k_device_unavailable || *bad->error_code == k_out_of_memory;
+  const bool busy_code =
+      *bad->error_code == k_device_unavailable || *bad->error_code == k_out_of_memory;
   return busy_code && (bad->name == "primary_context" || bad->name == "alloc");
 }
 
@@ -145,7 +147,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                            [library](LineWriter& out) { gpu_child(library, out); }});
     if (!id) {
       // this process's own limits (RLIMIT_NPROC, memory), not the GPU's fault
-      throw CheckerFailure("cannot start the CUDA child for GPU " + visible_as + ": " + id.error().message);
+      throw CheckerFailure("cannot start the CUDA child for GPU " + visible_as + ": " +
+                           id.error().message);
     }
     gpu_children.push_back({*id, visible_as, cuda_index});
     return true;

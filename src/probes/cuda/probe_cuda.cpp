@@ -36,10 +36,15 @@ std::string summary(const CudaFacts& c) {
   }
   const auto usable = std::count_if(c.devices.begin(), c.devices.end(),
                                     [](const CudaDevice& d) { return d.usable; });
-  const auto in_use = std::count_if(c.devices.begin(), c.devices.end(), [](const CudaDevice& d) { return d.in_use; });
+  const auto in_use = std::count_if(c.devices.begin(), c.devices.end(),
+                                    [](const CudaDevice& d) { return d.in_use; });
   if (in_use > 0) {
-    return fmt::format("{} CUDA device(s), {} passed, {} in use by other processes; multi-GPU test {}", c.devices.size(),
-                       usable, in_use, !c.multi_gpu_ran ? "not run" : c.multi_gpu_ok == true ? "passed" : "failed");
+    return fmt::format(
+        "{} CUDA device(s), {} passed, {} in use by other processes; multi-GPU test {}",
+        c.devices.size(), usable, in_use,
+        !c.multi_gpu_ran         ? "not run"
+        : c.multi_gpu_ok == true ? "passed"
+                                 : "failed");
   }
   std::string multi = !c.multi_gpu_ran ? "not run" : c.multi_gpu_ok == true ? "passed" : "failed";
   return fmt::format("{} CUDA device(s), {} passed; multi-GPU test {}", c.devices.size(), usable,
@@ -48,12 +53,14 @@ std::string summary(const CudaFacts& c) {
 
 // GPUs CUDA found in use get the processes holding their device node, when the process table says.
 void attach_holders(const Host& host, Facts& facts) {
-  if (std::none_of(facts.cuda.devices.begin(), facts.cuda.devices.end(), [](const CudaDevice& d) { return d.in_use; })) {
+  if (std::none_of(facts.cuda.devices.begin(), facts.cuda.devices.end(),
+                   [](const CudaDevice& d) { return d.in_use; })) {
     return;
   }
   const auto holders = cuda::gpu_holders(host);
   for (auto& d : facts.cuda.devices) {
-    const auto gpu = std::find_if(facts.gpus.begin(), facts.gpus.end(), [&](const GpuFacts& g) { return g.bus_id == d.bus_id; });
+    const auto gpu = std::find_if(facts.gpus.begin(), facts.gpus.end(),
+                                  [&](const GpuFacts& g) { return g.bus_id == d.bus_id; });
     if (!d.in_use || gpu == facts.gpus.end() || !gpu->device_minor) {
       continue;
     }
