@@ -22,9 +22,14 @@ bool all_digits(std::string_view s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
-// "/dev/nvidia3" -> 3; the control, UVM, modeset, caps and NVSwitch nodes are not a GPU.
+// The link target "/dev/nvidia3" -> 3; the control, UVM, modeset, caps and NVSwitch nodes are not a
+// GPU. Compared without the leading slash: the target is text from the link, never a path opened.
 std::optional<unsigned> gpu_minor(std::string_view target) {
-  constexpr std::string_view prefix = "/dev/nvidia";
+  constexpr std::string_view prefix = "dev/nvidia";
+  if (target.empty() || target.front() != '/') {
+    return std::nullopt;
+  }
+  target.remove_prefix(1);
   if (!starts_with(target, prefix) || !all_digits(target.substr(prefix.size()))) {
     return std::nullopt;
   }
