@@ -76,6 +76,69 @@ XidClass xid_class(const LogEvent& e) {
 
 bool is_xid(const LogEvent& e) { return e.kind == LogEventKind::xid && e.xid.has_value(); }
 
+// The rule that judges a kernel-log event: the one place an event names its rule. The log rows
+// select their events by it, and a GPU the driver does not list borrows that rule's remedy.
+std::string_view log_rule_id(const LogEvent& e) {
+  switch (e.kind) {
+  case LogEventKind::xid:
+    if (!e.xid) {
+      return "";
+    }
+    if (!find_xid(*e.xid)) {
+      return "xid.unknown";
+    }
+    switch (xid_class(e)) {
+    case XidClass::application:
+      return "xid.application";
+    case XidClass::informational:
+      return "xid.informational";
+    case XidClass::warning:
+      return "xid.warning";
+    case XidClass::reset:
+      return "xid.reset-required";
+    case XidClass::reboot:
+      return "xid.reboot-required";
+    case XidClass::fallen_off_bus:
+      return "gpu.fallen-off-bus";
+    case XidClass::power:
+      return "gpu.power-cables";
+    case XidClass::update_software:
+      return "xid.update-required";
+    case XidClass::recovery_action:
+      return "xid.recovery-action";
+    }
+    return "xid.unknown";
+  case LogEventKind::rm_init_failed:
+  case LogEventKind::rm_init_minor:
+    return "rminit.adapter-failed";
+  case LogEventKind::api_mismatch:
+    return "driver.api-mismatch";
+  case LogEventKind::fallen_off_bus:
+    return "gpu.fallen-off-bus";
+  case LogEventKind::bar_invalid:
+    return "gpu.bar-invalid";
+  case LogEventKind::probe_not_called:
+    return "driver.probe-not-called";
+  case LogEventKind::probe_failed:
+    return "driver.probe-failed";
+  case LogEventKind::no_gpu_initialized:
+    return "driver.no-gpu-initialized";
+  case LogEventKind::not_supported:
+    return "gpu.not-supported";
+  case LogEventKind::not_supported_open:
+    return "gpu.not-supported-open-module";
+  case LogEventKind::power_cables:
+    return "gpu.power-cables";
+  case LogEventKind::gsp_firmware:
+    return "gsp.firmware-load-failed";
+  case LogEventKind::crash_dump:
+    return "gpu.crash-dump";
+  case LogEventKind::nouveau:
+    return "module.nouveau-loaded";
+  }
+  return "";
+}
+
 // The GPU's latest Xid 154 after the last driver load: the driver's own verdict on its recovery.
 const LogEvent* latest_recovery(const std::vector<LogEvent>& events) {
   const LogEvent* best = nullptr;
@@ -87,20 +150,18 @@ const LogEvent* latest_recovery(const std::vector<LogEvent>& events) {
   return best;
 }
 
-using Select = bool (*)(const LogEvent&);
 using RemedyFor = std::string (*)(const EventPtrs&);
 
 struct GpuRuleSpec {
-  Select select;
   Effect effect = Effect::gpu_unusable;
   bool reload_clears = false; // a driver reload after the event resets the GPU
   bool xid154_decides = false; // a later Xid 154 on the GPU decides instead
   RemedyFor remedy = nullptr;
 };
 
-// One hit per GPU the driver lists: the events `select` picks. Events a later reload or Xid 154
+// One hit per GPU the driver lists: the events log_rule_id() gives to rule_id. Events a later reload or Xid 154
 // settled become one info hit that says why they no longer count.
-std::vector<Hit> gpu_events_rule(const RuleContext& c, const GpuRuleSpec& spec) {
+std::vector<Hit> gpu_events_rule(const RuleContext& c, std::string_view rule_id, const GpuRuleSpec& spec) {
   std::vector<Hit> hits;
   for (const auto& [bus, events] : c.facts.log.gpu_events) {
     if (!listed(c.facts, bus)) {
@@ -111,7 +172,7 @@ std::vector<Hit> gpu_events_rule(const RuleContext& c, const GpuRuleSpec& spec) 
     EventPtrs cleared;
     EventPtrs decided;
     for (const auto& e : events) {
-      if (!spec.select(e)) {
+      if (log_rule_id(e) != rule_id) {
         continue;
       }
       if (spec.reload_clears && e.before_driver_load) {
@@ -151,10 +212,10 @@ std::vector<Hit> gpu_events_rule(const RuleContext& c, const GpuRuleSpec& spec) 
 }
 
 // Host-level events (naming no device) of one kind: one hit each.
-std::vector<Hit> host_events_rule(const RuleContext& c, LogEventKind kind, bool reload_clears) {
+std::vector<Hit> host_events_rule(const RuleContext& c, std::string_view rule_id, bool reload_clears) {
   std::vector<Hit> hits;
   for (const auto& e : c.facts.log.host_events) {
-    if (e.kind != kind) {
+    if (log_rule_id(e) != rule_id) {
       continue;
     }
     const EventPtrs one{&e};
@@ -174,28 +235,27 @@ std::vector<Hit> host_events_rule(const RuleContext& c, LogEventKind kind, bool 
 
 // --- Xid rows ---------------------------------------------------------------------------------
 
-template <XidClass cls> bool xid_of_class(const LogEvent& e) { return is_xid(e) && find_xid(*e.xid) && xid_class(e) == cls; }
 
 std::vector<Hit> xid_reset(const RuleContext& c) {
-  return gpu_events_rule(c, {xid_of_class<XidClass::reset>, Effect::gpu_unusable, true, true});
+  return gpu_events_rule(c, "xid.reset-required", {Effect::gpu_unusable, true, true});
 }
 std::vector<Hit> xid_reboot(const RuleContext& c) {
-  return gpu_events_rule(c, {xid_of_class<XidClass::reboot>, Effect::gpu_unusable, false, true});
+  return gpu_events_rule(c, "xid.reboot-required", {Effect::gpu_unusable, false, true});
 }
 std::vector<Hit> xid_update(const RuleContext& c) {
-  return gpu_events_rule(c, {xid_of_class<XidClass::update_software>, Effect::gpu_unusable, true, true});
+  return gpu_events_rule(c, "xid.update-required", {Effect::gpu_unusable, true, true});
 }
 std::vector<Hit> xid_warning(const RuleContext& c) {
-  return gpu_events_rule(c, {xid_of_class<XidClass::warning>, Effect::none, true, true});
+  return gpu_events_rule(c, "xid.warning", {Effect::none, true, true});
 }
 std::vector<Hit> xid_application(const RuleContext& c) {
-  return gpu_events_rule(c, {xid_of_class<XidClass::application>, Effect::none});
+  return gpu_events_rule(c, "xid.application", {Effect::none});
 }
 std::vector<Hit> xid_informational(const RuleContext& c) {
-  return gpu_events_rule(c, {xid_of_class<XidClass::informational>, Effect::none});
+  return gpu_events_rule(c, "xid.informational", {Effect::none});
 }
 std::vector<Hit> xid_unknown(const RuleContext& c) {
-  return gpu_events_rule(c, {[](const LogEvent& e) { return is_xid(e) && !find_xid(*e.xid); }, Effect::none, true, true});
+  return gpu_events_rule(c, "xid.unknown", {Effect::none, true, true});
 }
 
 // Xid 154: the recovery action the driver last asked for decides for its GPU.
@@ -229,10 +289,6 @@ std::vector<Hit> xid_recovery(const RuleContext& c) {
 
 // --- other GPU-level rows -----------------------------------------------------------------------
 
-bool is_rm_init(const LogEvent& e) {
-  return e.kind == LogEventKind::rm_init_failed || e.kind == LogEventKind::rm_init_minor;
-}
-
 std::string rm_init_remedy(const EventPtrs& events) {
   for (const auto* e : events) {
     if (const CodeInfo* stage = e->init_status ? find_rm_init(*e->init_status) : nullptr; stage && !stage->remedy.empty()) {
@@ -243,7 +299,7 @@ std::string rm_init_remedy(const EventPtrs& events) {
 }
 
 std::vector<Hit> rm_init_failed(const RuleContext& c) {
-  auto hits = gpu_events_rule(c, {is_rm_init, Effect::gpu_unusable, true, false, rm_init_remedy});
+  auto hits = gpu_events_rule(c, "rminit.adapter-failed", {Effect::gpu_unusable, true, false, rm_init_remedy});
   // "rm_init_adapter failed, device minor number N" without a bus id: the GPU with that minor.
   for (const auto& e : c.facts.log.host_events) {
     if (e.kind != LogEventKind::rm_init_minor || !e.device_minor) {
@@ -267,28 +323,23 @@ std::vector<Hit> rm_init_failed(const RuleContext& c) {
 }
 
 std::vector<Hit> fallen_off_bus(const RuleContext& c) {
-  return gpu_events_rule(c, {[](const LogEvent& e) {
-                               return e.kind == LogEventKind::fallen_off_bus || (is_xid(e) && xid_class(e) == XidClass::fallen_off_bus);
-                             }});
+  return gpu_events_rule(c, "gpu.fallen-off-bus", {});
 }
 std::vector<Hit> bar_invalid(const RuleContext& c) {
-  return gpu_events_rule(c, {[](const LogEvent& e) { return e.kind == LogEventKind::bar_invalid; }});
+  return gpu_events_rule(c, "gpu.bar-invalid", {});
 }
 std::vector<Hit> not_supported(const RuleContext& c) {
-  return gpu_events_rule(c, {[](const LogEvent& e) { return e.kind == LogEventKind::not_supported; }});
+  return gpu_events_rule(c, "gpu.not-supported", {});
 }
 std::vector<Hit> not_supported_open(const RuleContext& c) {
-  return gpu_events_rule(c, {[](const LogEvent& e) { return e.kind == LogEventKind::not_supported_open; }});
+  return gpu_events_rule(c, "gpu.not-supported-open-module", {});
 }
 std::vector<Hit> power_cables(const RuleContext& c) {
-  return gpu_events_rule(c, {[](const LogEvent& e) {
-                               return e.kind == LogEventKind::power_cables || (is_xid(e) && xid_class(e) == XidClass::power);
-                             }});
+  return gpu_events_rule(c, "gpu.power-cables", {});
 }
 std::vector<Hit> gsp_firmware(const RuleContext& c) {
-  auto hits = gpu_events_rule(c, {[](const LogEvent& e) { return e.kind == LogEventKind::gsp_firmware; },
-                                  Effect::gpu_unusable, true});
-  for (auto& hit : host_events_rule(c, LogEventKind::gsp_firmware, true)) {
+  auto hits = gpu_events_rule(c, "gsp.firmware-load-failed", {Effect::gpu_unusable, true});
+  for (auto& hit : host_events_rule(c, "gsp.firmware-load-failed", true)) {
     hit.severity = hit.severity.value_or(Severity::warn); // names no GPU: the GPUs' own findings decide
     hits.push_back(std::move(hit));
   }
@@ -321,14 +372,13 @@ std::vector<Hit> api_mismatch(const RuleContext& c) {
   return hits;
 }
 
-std::vector<Hit> probe_not_called(const RuleContext& c) { return host_events_rule(c, LogEventKind::probe_not_called, true); }
-std::vector<Hit> probe_failed(const RuleContext& c) { return host_events_rule(c, LogEventKind::probe_failed, true); }
+std::vector<Hit> probe_not_called(const RuleContext& c) { return host_events_rule(c, "driver.probe-not-called", true); }
+std::vector<Hit> probe_failed(const RuleContext& c) { return host_events_rule(c, "driver.probe-failed", true); }
 std::vector<Hit> no_gpu_initialized(const RuleContext& c) {
-  return host_events_rule(c, LogEventKind::no_gpu_initialized, true);
+  return host_events_rule(c, "driver.no-gpu-initialized", true);
 }
-std::vector<Hit> crash_dump(const RuleContext& c) { return host_events_rule(c, LogEventKind::crash_dump, true); }
+std::vector<Hit> crash_dump(const RuleContext& c) { return host_events_rule(c, "gpu.crash-dump", true); }
 
-const Rule* rule_for(const LogEvent& e);
 
 // A PCI device the log blames but the driver does not list (it failed to probe or was never bound).
 std::vector<Hit> missing_from_driver(const RuleContext& c) {
@@ -351,7 +401,7 @@ std::vector<Hit> missing_from_driver(const RuleContext& c) {
     Hit hit{fmt::format("{} is not listed by the NVIDIA driver (/proc/driver/nvidia/gpus); the kernel log says: {}",
                         gpu_label(c.facts, bus), describe(serious)),
             evidence_of(serious), bus};
-    if (const Rule* rule = rule_for(*serious.front())) {
+    if (const Rule* rule = find_rule(log_rule_id(*serious.front()))) {
       hit.remedy = serious.front()->kind == LogEventKind::rm_init_failed ? rm_init_remedy(serious) : std::string(rule->remedy);
     }
     hits.push_back(std::move(hit));
@@ -502,57 +552,6 @@ const Rule k_rules[] = {
      "Nothing to do unless the log was expected to be clean; check how it was captured",
      "docs/kernel-log.md (bounded scanning)", damaged_input},
 };
-
-const Rule* find_log_rule(std::string_view id) {
-  for (const auto& r : k_rules) {
-    if (r.id == id) {
-      return &r;
-    }
-  }
-  return nullptr;
-}
-
-// The row that judges an event on a GPU the driver lists (for the remedy of a missing GPU).
-const Rule* rule_for(const LogEvent& e) {
-  switch (e.kind) {
-  case LogEventKind::xid:
-    switch (xid_class(e)) {
-    case XidClass::reset:
-      return find_log_rule("xid.reset-required");
-    case XidClass::reboot:
-      return find_log_rule("xid.reboot-required");
-    case XidClass::fallen_off_bus:
-      return find_log_rule("gpu.fallen-off-bus");
-    case XidClass::power:
-      return find_log_rule("gpu.power-cables");
-    case XidClass::update_software:
-      return find_log_rule("xid.update-required");
-    default:
-      return find_log_rule("xid.warning");
-    }
-  case LogEventKind::rm_init_failed:
-  case LogEventKind::rm_init_minor:
-    return find_log_rule("rminit.adapter-failed");
-  case LogEventKind::fallen_off_bus:
-    return find_log_rule("gpu.fallen-off-bus");
-  case LogEventKind::bar_invalid:
-    return find_log_rule("gpu.bar-invalid");
-  case LogEventKind::not_supported:
-    return find_log_rule("gpu.not-supported");
-  case LogEventKind::not_supported_open:
-    return find_log_rule("gpu.not-supported-open-module");
-  case LogEventKind::power_cables:
-    return find_log_rule("gpu.power-cables");
-  case LogEventKind::gsp_firmware:
-    return find_log_rule("gsp.firmware-load-failed");
-  case LogEventKind::probe_failed:
-    return find_log_rule("driver.probe-failed");
-  case LogEventKind::nouveau:
-    return find_rule("module.nouveau-loaded");
-  default:
-    return nullptr;
-  }
-}
 
 } // namespace
 
