@@ -337,10 +337,7 @@ std::span<const Rule> cuda_rules() {
        .remedy =
            "Upgrade the driver to at least the version named in the finding, or run a build of the framework made with an older "
            "CUDA (e.g. a cu118/cu121 wheel); on data-center GPUs the cuda-compat package (forward compatibility) is another way",
-       .source =
-           "nvidia-facts.md §1a-1b: CUDA Toolkit 13.2 release notes §2.2, Tables 2 and 3 "
-           "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html); data/cuda_toolkit_driver.json, "
-           "data/cuda_minor_compat.json",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
            "Every CUDA toolkit release ships with a driver (the release notes' Table 3). A job built with that toolkit runs on "
            "that driver or newer. From CUDA 11 on, minor-version compatibility lowers the bar to one floor per major (11.x: "
@@ -382,10 +379,7 @@ std::span<const Rule> cuda_rules() {
        .remedy =
            "Upgrade the driver to the toolkit's own driver named in the finding, or make sure the job ships SASS for these GPUs "
            "and uses no feature of the newer toolkit that needs the newer driver",
-       .source =
-           "nvidia-facts.md §1a-1b: CUDA Toolkit 13.2 release notes §2.2, Tables 2 and 3 "
-           "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html); data/cuda_toolkit_driver.json, "
-           "data/cuda_minor_compat.json",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
            "Between the major's minor-version floor and the toolkit's own driver the job starts under minor-version "
            "compatibility: APIs that need the newer driver return cudaErrorCallRequiresNewerDriver, and PTX newer than the "
@@ -417,8 +411,7 @@ std::span<const Rule> cuda_rules() {
        .remedy =
            "Nothing to do on data-center GPUs; on others remove the cuda-compat directory from the library path and upgrade the "
            "driver instead",
-       .source = "nvidia-facts.md §1b, §1d, §9: CUDA Compatibility guide, forward compatibility "
-                 "(https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html)",
+       .source = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
        .explanation =
            "The cuda-compat package puts a newer libcuda (in a compat/ directory) in front of an older kernel module so that a "
            "newer CUDA runs on an older driver branch. The library and the kernel module then differ on purpose: this is not a "
@@ -446,10 +439,7 @@ std::span<const Rule> cuda_rules() {
        .remedy =
            "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; update data/ when NVIDIA "
            "publishes a new release",
-       .source =
-           "nvidia-facts.md §1a-1b: CUDA Toolkit 13.2 release notes §2.2, Tables 2 and 3 "
-           "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html); data/cuda_toolkit_driver.json, "
-           "data/cuda_minor_compat.json",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
            "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). For an unknown release of a known major "
            "only the major's minor-version floor can be checked; for an unknown major nothing is judged.",
@@ -480,10 +470,7 @@ std::span<const Rule> cuda_rules() {
        .remedy =
            "Pass --expect-cuda with the CUDA version the job's framework was built with (e.g. "
            "`python -c 'import torch; print(torch.version.cuda)'`)",
-       .source =
-           "nvidia-facts.md §1a-1b: CUDA Toolkit 13.2 release notes §2.2, Tables 2 and 3 "
-           "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html); data/cuda_toolkit_driver.json, "
-           "data/cuda_minor_compat.json",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
            "Frameworks bundle their own CUDA runtime, so the toolkit installed on the host (if any) need not be what the job "
            "uses. Without the job's CUDA version only the driver's own maximum is reported.",
@@ -535,7 +522,7 @@ std::span<const Rule> cuda_rules() {
            "libnvidia-compute-<version> package); in a container, start it with the NVIDIA runtime "
            "(--gpus all / "
            "--runtime=nvidia); --libcuda PATH names the library explicitly",
-       .source = "nvidia-facts.md §9 (libcuda.so.1 -> libcuda.so.<driver version>), §10a",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::load) {
@@ -565,7 +552,7 @@ std::span<const Rule> cuda_rules() {
            "configuration (/etc/ld.so.conf.d, then ldconfig): the stub is for linking only; the driver's "
            "libcuda.so.1 must "
            "be found first",
-       .source = "nvidia-facts.md §9 item 5, §10b (CUDA_ERROR_STUB_LIBRARY = 34)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          const bool stub_path = contains(cuda.library_path, "/stubs/");
@@ -590,8 +577,7 @@ std::span<const Rule> cuda_rules() {
            "stale libcuda.so.1 from LD_LIBRARY_PATH or the container image; for 804, remove the "
            "cuda-compat directory from "
            "the library path on GPUs without forward-compatibility support",
-       .source = "nvidia-facts.md §9 (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803, "
-                 "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::mismatch) {
@@ -625,7 +611,7 @@ std::span<const Rule> cuda_rules() {
            "The library is not a usable NVIDIA driver libcuda (too old, or another library under the "
            "same name): point "
            "--libcuda or LD_LIBRARY_PATH at the driver's libcuda.so.1, or upgrade the driver",
-       .source = "nvidia-facts.md §10a–10b (cuda.h: entry points, CUresult values)",
+       .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_symbols.empty()) {
@@ -648,7 +634,7 @@ std::span<const Rule> cuda_rules() {
            "Nothing to do for the job; upgrade the driver to get the skipped measurements (UUIDs, error "
            "names, the "
            "multi-GPU test)",
-       .source = "nvidia-facts.md §10a–10b (cuda.h: entry points, CUresult values)",
+       .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
@@ -677,7 +663,7 @@ std::span<const Rule> cuda_rules() {
            "-c=0`) or a GPU is in a bad state (check dmesg for Xid errors); CUDA_ERROR_SYSTEM_NOT_READY "
            "(802) on NVSwitch "
            "systems: start nvidia-fabricmanager",
-       .source = "nvidia-facts.md §10b (CUresult values), §11 (Fabric Manager)",
+       .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::failed) {
@@ -695,8 +681,7 @@ std::span<const Rule> cuda_rules() {
            "reset the GPU (`nvidia-smi -r`) or reboot; if initialisation is merely slow, run "
            "nvidia-persistenced and raise "
            "--cuda-timeout",
-       .source =
-           "nvidia-facts.md §11 (persistence); gpu-preflight CUDA probe deadline (docs/cuda-probe.md)",
+       .source = "docs/cuda-probe.md#schedule-and-deadlines",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::hung) {
@@ -716,7 +701,7 @@ std::span<const Rule> cuda_rules() {
            "Run the job without this GPU (the recommendation leaves it out); check dmesg for Xid errors "
            "on its bus id, "
            "reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
-       .source = "gpu-preflight CUDA probe (docs/cuda-probe.md); nvidia-facts.md §10a",
+       .source = "docs/cuda-probe.md",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -748,7 +733,7 @@ std::span<const Rule> cuda_rules() {
            "Run the job without this GPU (the recommendation leaves it out); a hang at start-up usually "
            "means the GPU is "
            "wedged: check dmesg for Xid errors, reset it (`nvidia-smi -r -i <bus id>`) or reboot",
-       .source = "gpu-preflight CUDA probe (docs/cuda-probe.md); nvidia-facts.md §10a",
+       .source = "docs/cuda-probe.md",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -771,7 +756,7 @@ std::span<const Rule> cuda_rules() {
            "Run nvidia-persistenced so GPUs stay initialised between jobs; if only this GPU is slow, "
            "check dmesg for errors "
            "on its bus id and its PCIe link (`lspci -vv`: LnkSta speed and width)",
-       .source = "nvidia-facts.md §11 (persistence); gpu-preflight CUDA probe timings",
+       .source = "docs/sources.md#persistence",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<const CudaDevice*> measured;
          for (const auto& d : c.facts.cuda.devices) {
@@ -813,7 +798,7 @@ std::span<const Rule> cuda_rules() {
            "Check that the job can reach the GPU (container device list, cgroup device rules, MIG mode) "
            "and dmesg for "
            "errors on its bus id; the recommendation leaves it out",
-       .source = "nvidia-facts.md §6d (gpus/<bus>/information), §10a (cuDeviceGetPCIBusId)",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -841,7 +826,7 @@ std::span<const Rule> cuda_rules() {
        .remedy =
            "Compare `nvidia-smi -L` with the CUDA devices in the evidence; a snapshot without that GPU's "
            "/proc/driver/nvidia/gpus entry is incomplete",
-       .source = "nvidia-facts.md §6d, §10a (bus id forms)",
+       .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -877,8 +862,7 @@ std::span<const Rule> cuda_rules() {
            "Start the job on one GPU; for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU "
            "settings, or upgrade "
            "the kernel",
-       .source = "nvidia-facts.md §11 (NCCL troubleshooting: PCIe ACS / "
-                 "IOMMU, NCCL_P2P_DISABLE), §8 (kernel 5.5 heuristic)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, false);
        }},
@@ -890,8 +874,7 @@ std::span<const Rule> cuda_rules() {
            "Start the job on one GPU; for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU "
            "settings, or upgrade "
            "the kernel",
-       .source = "nvidia-facts.md §11 (NCCL troubleshooting: PCIe ACS / "
-                 "IOMMU, NCCL_P2P_DISABLE), §8 (kernel 5.5 heuristic)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);
        }},

@@ -33,7 +33,7 @@ std::span<const Rule> devnode_rules() {
        .remedy =
            "Create the nodes: `nvidia-modprobe -c=0` (or `nvidia-smi` as root, which runs it); check that nvidia-modprobe is "
            "installed setuid root and that udev rules for NVIDIA ran",
-       .source = "nvidia-facts.md §7 (nv-chardev-numbers.h, uvm.c; nvidia-modprobe(1))",
+       .source = "docs/sources.md#device-nodes",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(c, "dev/nvidiactl",
                              "every CUDA and NVML client opens it first, so CUDA cannot start");
@@ -44,7 +44,7 @@ std::span<const Rule> devnode_rules() {
        .title = "/dev/nvidia-uvm exists",
        .remedy =
            "Load the UVM module and create its nodes: `nvidia-modprobe -u -c=0` (or `modprobe nvidia_uvm` as root)",
-       .source = "nvidia-facts.md §7 (nv-chardev-numbers.h, uvm.c; nvidia-modprobe(1))",
+       .source = "docs/sources.md#device-nodes",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(
              c, "dev/nvidia-uvm",
@@ -57,7 +57,7 @@ std::span<const Rule> devnode_rules() {
        .remedy =
            "Give this user access: add it to the group owning the nodes (often `video`), or set NVreg_DeviceFileMode/"
            "DeviceFileGID for the driver; in a container, pass the devices through",
-       .source = "nvidia-facts.md §7 (nv-chardev-numbers.h, uvm.c; nvidia-modprobe(1))",
+       .source = "docs/sources.md#device-nodes",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& node : c.facts.devices) {

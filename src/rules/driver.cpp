@@ -27,7 +27,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Load the driver (`modprobe nvidia`) or install it for this kernel (DKMS may have failed to build it after a kernel "
            "update: check `dkms status`); in a container, start it with the NVIDIA runtime (--gpus all)",
-       .source = "nvidia-facts.md §6 (kernel-open/nvidia/nv-procfs.c)",
+       .source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
@@ -42,7 +42,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Remove NVreg_EnableGpuFirmware=0 from the module options (the open module requires GSP), or install the "
            "proprietary flavour for GPUs that must run without GSP",
-       .source = "nvidia-facts.md §6b (nv-firmware-registry.h), §2b",
+       .source = "docs/sources.md#gsp-firmware",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour != DriverFlavour::open) {
            return {};
@@ -58,7 +58,7 @@ std::span<const Rule> driver_rules() {
        .title = "Whether GSP firmware is disabled with the proprietary module",
        .remedy =
            "Nothing to do unless GSP is wanted: remove NVreg_EnableGpuFirmware=0 from the module options",
-       .source = "nvidia-facts.md §6b (nv-firmware-registry.h)",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour == DriverFlavour::open) {
            return {};
@@ -74,7 +74,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Nothing to do unless the keys are unexpected; the GSP switch is EnableGpuFirmware in params, not a registry key "
            "(RMEdgeTrigger and RmEnableNvGpuFirmwareLoad exist in no driver)",
-       .source = "nvidia-facts.md §6c (nv-procfs.c)",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& reg = c.facts.driver.registry;
          if (!reg || (reg->parsed && reg->binary_keys.empty())) {
@@ -97,7 +97,7 @@ std::span<const Rule> driver_rules() {
            "Make the versions match: reboot (after a driver upgrade the old module stays loaded), or unload and reload the "
            "NVIDIA modules (`rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia`) with no GPU process "
            "running; in a container, use the host's driver libraries",
-       .source = "nvidia-facts.md §5, §9 (osapi.c)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const DriverFacts& driver = c.facts.driver;
@@ -132,7 +132,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Another driver owns the GPU(s): unbind it (nouveau: blacklist it and rebuild the initramfs; vfio-pci: remove the "
            "GPU from its ids) and reload the NVIDIA driver",
-       .source = "nvidia-facts.md §5 (nv.c)",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-not-called", true);
        }},
@@ -143,7 +143,7 @@ std::span<const Rule> driver_rules() {
        .title = "The NVIDIA driver's probe of each device succeeded",
        .remedy =
            "Check the messages before this one for the cause (unsupported GPU, BAR, power); reboot after fixing it",
-       .source = "nvidia-facts.md §5 (nv.c, kernel PCI core)",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-failed", true);
        }},
@@ -155,7 +155,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Check the messages before this one for the cause and reload the driver; with no NVIDIA GPU present, check "
            "lspci and the instance type",
-       .source = "nvidia-facts.md §5 (nv.c)",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.no-gpu-initialized", true);
        }},
@@ -165,10 +165,7 @@ std::span<const Rule> driver_rules() {
        .title = "The driver branch is still maintained",
        .remedy =
            "Plan an upgrade to a maintained branch (an LTSB such as R580 or R620 for long-lived clusters)",
-       .source =
-           "nvidia-facts.md §1c: data-center driver support matrix "
-           "(https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html); "
-           "data/driver_branches.json",
+       .source = "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html",
        .explanation =
            "NVIDIA's data-center driver lifecycle table gives each branch an end of life; after it the branch gets no fixes. "
            "A snapshot is judged as of the date it records (its `date` file), never against today's date; without one this is "
@@ -209,9 +206,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Reload the NVIDIA modules (`rmmod nvidia_drm nvidia_modeset nvidia_uvm nvidia; modprobe nvidia`) or reboot after "
            "finishing the driver upgrade",
-       .source =
-           "nvidia-facts.md §6e (sys/module/*/version), §9 (API mismatch in osapi.c; NVML_ERROR_LIB_RM_VERSION_MISMATCH; "
-           "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH 803); glibc ld.so search order (LD_LIBRARY_PATH, /etc/ld.so.cache, defaults)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
            "nvidia, nvidia_uvm, nvidia_modeset and nvidia_drm come from one driver release and carry the same version; a "
            "different one means a partial upgrade or a module left over from an older install.",
@@ -248,9 +243,7 @@ std::span<const Rule> driver_rules() {
            "Reboot (or reload the NVIDIA kernel modules) after a driver upgrade so the kernel module matches the installed "
            "libraries; in a container, let the NVIDIA container toolkit mount the host's libraries instead of baking a driver "
            "into the image",
-       .source =
-           "nvidia-facts.md §6e (sys/module/*/version), §9 (API mismatch in osapi.c; NVML_ERROR_LIB_RM_VERSION_MISMATCH; "
-           "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH 803); glibc ld.so search order (LD_LIBRARY_PATH, /etc/ld.so.cache, defaults)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
            "The kernel module rejects a user-space component of another version (\"API mismatch\" in the kernel log; NVML reports "
            "Driver/library version mismatch). The usual cause is a driver package upgrade without a reboot, or a container image "
@@ -295,9 +288,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Remove the stubs directory (e.g. /usr/local/cuda/lib64/stubs) from LD_LIBRARY_PATH and ld.so.conf; the stubs exist "
            "for linking only",
-       .source =
-           "nvidia-facts.md §6e (sys/module/*/version), §9 (API mismatch in osapi.c; NVML_ERROR_LIB_RM_VERSION_MISMATCH; "
-           "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH 803); glibc ld.so search order (LD_LIBRARY_PATH, /etc/ld.so.cache, defaults)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
            "The CUDA toolkit ships a stub libcuda under lib64/stubs so programs link without a driver. When it is first in the "
            "loader's search path the job loads it instead of the driver's library, and every CUDA call fails.",
@@ -324,9 +315,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Include the driver libraries (libcuda.so.*, libnvidia-ml.so.* and their links, etc/ld.so.cache) in the snapshot, or "
            "run on the host itself",
-       .source =
-           "nvidia-facts.md §6e (sys/module/*/version), §9 (API mismatch in osapi.c; NVML_ERROR_LIB_RM_VERSION_MISMATCH; "
-           "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH 803); glibc ld.so search order (LD_LIBRARY_PATH, /etc/ld.so.cache, defaults)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
            "A snapshot without driver libraries proves nothing about them: the match is reported as not checked, never as a "
            "mismatch or a missing library. The same holds for a library whose file name carries no version.",
@@ -362,9 +351,7 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Install the driver's user-space libraries (the libcuda / nvidia-utils packages of the same version as the kernel "
            "module) or, in a container, start it with the NVIDIA runtime (--gpus all) so they are mounted",
-       .source =
-           "nvidia-facts.md §6e (sys/module/*/version), §9 (API mismatch in osapi.c; NVML_ERROR_LIB_RM_VERSION_MISMATCH; "
-           "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH 803); glibc ld.so search order (LD_LIBRARY_PATH, /etc/ld.so.cache, defaults)",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
            "Every CUDA program loads libcuda.so.1 at run time; without it CUDA cannot start even though the kernel driver is "
            "loaded. Checked on the live host only (and only when the CUDA probe did not run, which reports its own load error).",

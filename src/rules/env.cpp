@@ -36,7 +36,7 @@ std::span<const Rule> env_rules() {
        .title = "Every CUDA_VISIBLE_DEVICES entry names a GPU of this host",
        .remedy =
            "Fix CUDA_VISIBLE_DEVICES: use indices below the GPU count or full GPU UUIDs (`nvidia-smi -L`)",
-       .source = "nvidia-facts.md §10c (CUDA Programming Guide, environment variables)",
+       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& vd = c.job.visible;
          if (vd.ignored.empty()) {
@@ -53,7 +53,7 @@ std::span<const Rule> env_rules() {
        .severity = Severity::warn,
        .title = "CUDA_VISIBLE_DEVICES is not set to the empty string",
        .remedy = "Unset CUDA_VISIBLE_DEVICES or set it to the GPUs the job should use",
-       .source = "nvidia-facts.md §10c",
+       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto value = c.facts.env.get("CUDA_VISIBLE_DEVICES");
          if (!value || !trim(*value).empty()) {
@@ -69,7 +69,7 @@ std::span<const Rule> env_rules() {
        .remedy =
            "List each GPU once; launchers that count the entries (torchrun --nproc-per-node, accelerate) would start more ranks "
            "than there are GPUs, and CUDA does not document what duplicates do",
-       .source = "nvidia-facts.md §10c (CUDA Programming Guide, environment variables)",
+       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .explanation =
            "A GPU listed twice in CUDA_VISIBLE_DEVICES (by index and by UUID, or twice by index) is not documented by CUDA; launchers that derive the number of ranks from the list start more ranks than there are GPUs, which then contend for one GPU.",
        .evidence =
@@ -79,25 +79,18 @@ std::span<const Rule> env_rules() {
          if (!value || trim(*value).empty()) {
            return {};
          }
-         const auto& space = c.job.index_space;
          std::map<std::string, std::string> first; // key -> first entry naming it
          std::vector<std::string> repeats;
-         for (auto raw : split(*value, ',')) {
-           const std::string entry(trim(raw));
-           const auto one = parse_visible_devices(entry, space);
-           if (one.bus_ids.empty()) {
-             break; // CUDA ignores this entry and the rest (env.cuda-visible-devices-unknown-entry)
-           }
-           std::string key = one.bus_ids.front();
+         for (const auto& [entry, bus] : c.job.visible.entries) {
+           std::string key = bus;
            if (auto mig = parse_mig_reference(entry)) {
              key += fmt::format("/{}/{}", mig->gpu_instance,
                                 mig->compute_instance); // instances of one GPU differ
            }
            const auto [it, inserted] = first.emplace(key, entry);
            if (!inserted) {
-             repeats.push_back(fmt::format("GPU {} is named by \"{}\" and \"{}\"",
-                                           one.bus_ids.front(), quote_evidence(it->second, 80),
-                                           quote_evidence(entry, 80)));
+             repeats.push_back(fmt::format("GPU {} is named by \"{}\" and \"{}\"", bus,
+                                           quote_evidence(it->second, 80), quote_evidence(entry, 80)));
            }
          }
          if (repeats.empty()) {
@@ -117,8 +110,7 @@ std::span<const Rule> env_rules() {
        .remedy =
            "List the MIG instances with `nvidia-smi -L` and name existing ones, or create the instance "
            "(`nvidia-smi mig -cgi <profile> -C`)",
-       .source =
-           "nvidia-facts.md §10c (MIG-<GPU-UUID>/<gi>/<ci>), §6d (proc/driver/nvidia/capabilities)",
+       .source = "docs/sources.md#cuda_visible_devices",
        .explanation =
            "CUDA_VISIBLE_DEVICES may name MIG instances as MIG-<GPU-UUID>/<gi>/<ci>. An instance that does not exist is an invalid entry: CUDA ignores it and every entry after it.",
        .evidence =
@@ -147,7 +139,7 @@ std::span<const Rule> env_rules() {
        .title = "GPU indices are unambiguous on a host with mixed GPU models",
        .remedy =
            "Export CUDA_DEVICE_ORDER=PCI_BUS_ID (gpu-preflight's env output does) or name GPUs by UUID in CUDA_VISIBLE_DEVICES",
-       .source = "nvidia-facts.md §10c (CUDA Programming Guide, environment variables)",
+       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .explanation =
            "CUDA numbers devices fastest first by default (CUDA_DEVICE_ORDER=FASTEST_FIRST); nvidia-smi and NVML number them by PCI bus id. With one model the two orders usually agree; with mixed models index N in CUDA_VISIBLE_DEVICES or in the job may be another GPU than nvidia-smi's GPU N.",
        .evidence =
@@ -195,8 +187,7 @@ std::span<const Rule> env_rules() {
        .severity = Severity::warn,
        .title = "No profiler or debugger library is injected into CUDA",
        .remedy = "Unset CUDA_INJECTION64_PATH unless the job is meant to run under that tool",
-       .source =
-           "issue 10 (environment hazards); CUDA injection for CUPTI-based tools (UNVERIFIED in nvidia-facts.md)",
+       .source = "docs/sources.md#job-environment-variables",
        .explanation =
            "CUDA_INJECTION64_PATH makes every CUDA process load the named library at initialisation (how CUPTI-based profilers and debuggers attach). Left set, it slows the job and a stale path breaks CUDA initialisation.",
        .evidence = "CUDA_INJECTION64_PATH in the job environment.",
@@ -215,7 +206,7 @@ std::span<const Rule> env_rules() {
        .severity = Severity::warn,
        .title = "CUDA_LAUNCH_BLOCKING is not left on",
        .remedy = "Unset CUDA_LAUNCH_BLOCKING (or set it to 0) outside debugging sessions",
-       .source = "nvidia-facts.md §10c (CUDA Programming Guide, environment variables)",
+       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .explanation =
            "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch synchronous, a debugging aid that makes training many times slower when left on.",
        .evidence = "CUDA_LAUNCH_BLOCKING in the job environment.",
@@ -235,7 +226,7 @@ std::span<const Rule> env_rules() {
        .title = "Whether NCCL peer-to-peer is disabled",
        .remedy =
            "Nothing to do if it works around an ACS/IOMMU problem; otherwise unset NCCL_P2P_DISABLE for faster multi-GPU steps",
-       .source = "nvidia-facts.md §11 (NCCL troubleshooting: NCCL_P2P_DISABLE)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "NCCL_P2P_DISABLE=1 makes NCCL copy between GPUs through host memory. It is the usual workaround for ACS/IOMMU hangs; it also explains slower multi-GPU steps.",
        .evidence = "NCCL_P2P_DISABLE in the job environment.",
@@ -251,7 +242,7 @@ std::span<const Rule> env_rules() {
        .title = "Whether NCCL's shared-memory transport is disabled",
        .remedy =
            "Nothing to do if /dev/shm cannot be enlarged; otherwise unset NCCL_SHM_DISABLE and give the job a bigger /dev/shm",
-       .source = "nvidia-facts.md §11 (/dev/shm: NCCL_SHM_DISABLE=1)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "NCCL_SHM_DISABLE=1 stops NCCL from using shared memory between processes; it falls back to network transports. The workaround for a small /dev/shm; it also explains slower steps.",
        .evidence = "NCCL_SHM_DISABLE in the job environment.",

@@ -63,7 +63,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Create the node with `nvidia-modprobe -c=N` for the GPU's Device Minor N, or fix its permissions; in a container, "
            "pass the device through",
-       .source = "nvidia-facts.md §7 (nv-chardev-numbers.h, uvm.c; nvidia-modprobe(1))",
+       .source = "docs/sources.md#device-nodes",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -99,7 +99,7 @@ std::span<const Rule> gpu_rules() {
        .title = "No GPU is excluded by the driver",
        .remedy =
            "Remove the GPU from NVreg_ExcludedGpus (modprobe options) and reload the driver if it should be used",
-       .source = "nvidia-facts.md §6b–6d (ExcludedGpus, GPU Excluded)",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -119,7 +119,7 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::fail,
        .title = "Each GPU's /proc/driver/nvidia/gpus/*/information reads",
        .remedy = "Run as a user that can read /proc/driver/nvidia, or capture a complete snapshot",
-       .source = "nvidia-facts.md §6 (kernel-open/nvidia/nv-procfs.c)",
+       .source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -140,7 +140,7 @@ std::span<const Rule> gpu_rules() {
        .title = "At least --min-gpus GPUs are usable and recommended",
        .remedy =
            "Fix the findings that made GPUs unusable, or lower --min-gpus if the job needs fewer",
-       .source = "gpu-preflight design (--min-gpus)",
+       .source = "docs/sources.md#design-decisions-of-the-checker",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto n = static_cast<int>(c.recommended.size());
          // With a host-level failure its own finding explains why no GPU is usable.
@@ -164,7 +164,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Drain the node and reboot it (a GPU off the bus does not come back without one); check its power and seating "
            "if it recurs and contact the vendor",
-       .source = "nvidia-facts.md §3b (Xid 79: RESTART_BM), §5 (osinit.c, osapi.c)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.fallen-off-bus", {});
        }},
@@ -175,7 +175,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Enable \"Above 4G decoding\" (and Resizable BAR where used) in the BIOS, or boot with pci=realloc; in a VM give "
            "the guest enough MMIO space for the GPU's BARs",
-       .source = "nvidia-facts.md §5 (nv-pci.c)",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.bar-invalid", {});
        }},
@@ -185,7 +185,7 @@ std::span<const Rule> gpu_rules() {
        .title = "Every GPU is supported by the installed driver release",
        .remedy =
            "Install a driver branch that supports this GPU (newer GPUs need newer branches, old GPUs a legacy branch)",
-       .source = "nvidia-facts.md §5 (osapi.c), §2b",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.not-supported", {});
        }},
@@ -195,7 +195,7 @@ std::span<const Rule> gpu_rules() {
        .title = "No pre-Turing GPU is driven by the open kernel module",
        .remedy =
            "Install the proprietary kernel module flavour (R580 or older for Maxwell/Pascal/Volta): the open module needs GSP",
-       .source = "nvidia-facts.md §5 (osapi.c), §2b",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.not-supported-open-module", {});
        }},
@@ -205,7 +205,7 @@ std::span<const Rule> gpu_rules() {
        .title = "Every GPU has its power cables connected (incl. Xid 54)",
        .remedy =
            "Power the node down and connect the GPU's auxiliary power cables; check the PSU and cabling",
-       .source = "nvidia-facts.md §5 (osinit.c), §3b (Xid 54: CHECK_MECHANICALS)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.power-cables", {});
        }},
@@ -217,7 +217,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "A fatal GPU event happened: run `nvidia-bug-report.sh` as root before unloading the driver and check the Xid "
            "findings",
-       .source = "nvidia-facts.md §5 (osapi.c)",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "gpu.crash-dump", true);
        }},
@@ -228,10 +228,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Use a build of the framework made with a toolkit that targets this GPU (CUDA 12.x for Maxwell, Pascal and Volta; "
            "CUDA 11.8 or newer for Hopper and Ada; 12.8 or newer for Blackwell), or leave the GPU out (CUDA_VISIBLE_DEVICES)",
-       .source =
-           "nvidia-facts.md §2a: Kitware CMake CMakeCUDAArchitecturesAll.cmake; CUDA 13.2 release notes §2.6.2 "
-           "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html); data/cuda_architectures.json, "
-           "data/gpu_models.json (https://developer.nvidia.com/cuda-gpus)",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
            "A toolkit compiles kernels only for the architectures it knows: CUDA 13.0 dropped Maxwell, Pascal and Volta; 12.0 "
            "dropped Kepler 3.5/3.7; new architectures arrive with new toolkits (Hopper 11.8, Blackwell 12.8). A job built with "
@@ -280,10 +277,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Install the proprietary driver flavour (R580 is the last branch for Maxwell, Pascal and Volta; R470 for Kepler), or "
            "move the job to a Turing or newer GPU",
-       .source =
-           "nvidia-facts.md §2b: open-gpu-kernel-modules README \"Compatible GPUs\"; Driver Installation Guide "
-           "\"Kernel Modules\" (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html); "
-           "data/driver_architectures.json",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
            "The open kernel modules depend on the GPU System Processor (GSP), which first appeared in Turing; they cannot drive "
            "Maxwell, Pascal or Volta GPUs (the kernel log says the GPU \"is not supported by open nvidia.ko\").",
@@ -316,10 +310,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Install the open kernel module flavour of the driver (e.g. the nvidia-open / -open packages, or the .run installer's "
            "--kernel-module-type=open)",
-       .source =
-           "nvidia-facts.md §2b: open-gpu-kernel-modules README \"Compatible GPUs\"; Driver Installation Guide "
-           "\"Kernel Modules\" (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html); "
-           "data/driver_architectures.json",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
            "Grace Hopper and Blackwell data-center GPUs are supported by the open kernel modules only (this fact comes from "
            "secondary sources citing NVIDIA).",
@@ -354,10 +345,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Install a driver branch that supports the GPU: new enough for new architectures (Hopper/Ada R520, Blackwell R570, "
            "B300 R580), not newer than the last branch for old ones (Kepler R470; Maxwell, Pascal, Volta R580)",
-       .source =
-           "nvidia-facts.md §2b: open-gpu-kernel-modules README \"Compatible GPUs\"; Driver Installation Guide "
-           "\"Kernel Modules\" (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html); "
-           "data/driver_architectures.json",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
            "Each architecture arrives in some driver branch and legacy architectures leave after their last branch.",
        .evidence =
@@ -402,8 +390,7 @@ std::span<const Rule> gpu_rules() {
        .title = "Forward compatibility is not used on GeForce GPUs",
        .remedy =
            "Remove the cuda-compat directory from the library path and upgrade the driver to one that supports the job's CUDA",
-       .source = "nvidia-facts.md §1b, §1d, §9: CUDA Compatibility guide, forward compatibility "
-                 "(https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html)",
+       .source = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
        .explanation =
            "Forward compatibility works on data-center GPUs, select NGC-ready RTX parts and Jetson only; on other GPUs cuInit "
            "returns CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).",
@@ -436,10 +423,7 @@ std::span<const Rule> gpu_rules() {
        .title = "Each GPU's architecture is known",
        .remedy =
            "Run with the CUDA probe (it reports the compute capability), or add the model to data/gpu_models.json",
-       .source =
-           "nvidia-facts.md §2a: Kitware CMake CMakeCUDAArchitecturesAll.cmake; CUDA 13.2 release notes §2.6.2 "
-           "(https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html); data/cuda_architectures.json, "
-           "data/gpu_models.json (https://developer.nvidia.com/cuda-gpus)",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
            "Without a compute capability the per-architecture checks (CUDA targets, driver flavour, driver branch) cannot be "
            "applied; this says so rather than passing silently.",
@@ -473,8 +457,7 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Nothing to do for one process per GPU (gpu-preflight releases its contexts before the job starts); for several "
            "processes per GPU set Default mode: `nvidia-smi -i <bus id> -c DEFAULT`",
-       .source =
-           "nvidia-facts.md §11 (Compute mode), §10b (CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20, DEVICE_UNAVAILABLE = 46)",
+       .source = "docs/sources.md#compute-mode",
        .explanation =
            "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",
        .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
@@ -486,7 +469,7 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::warn,
        .title = "No GPU is in compute mode Prohibited",
        .remedy = "Set Default mode as root: `nvidia-smi -i <bus id> -c DEFAULT`",
-       .source = "nvidia-facts.md §11 (Compute mode), §10b",
+       .source = "docs/sources.md#compute-mode",
        .explanation =
            "In Prohibited mode no process may create a context on the GPU: the job cannot use it.",
        .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",

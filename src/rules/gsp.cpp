@@ -23,7 +23,7 @@ std::span<const Rule> gsp_rules() {
            "Install the GSP firmware files for exactly the loaded driver version (/lib/firmware/nvidia/<version>/gsp_*.bin, "
            "from the driver or the distribution's firmware package), then reload the driver; if the firmware is present "
            "and still fails to boot, reset or power-cycle the GPU",
-       .source = "nvidia-facts.md §4a, §5, §11 (osinit.c, nv-firmware.h)",
+       .source = "docs/sources.md#gsp-firmware",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "gsp.firmware-load-failed", {Effect::gpu_unusable, true});
          for (auto& hit : host_events_rule(c, "gsp.firmware-load-failed", true)) {
@@ -40,8 +40,7 @@ std::span<const Rule> gsp_rules() {
        .remedy =
            "Reinstall the driver package that ships /lib/firmware/nvidia/<version>/gsp_*.bin for the loaded version, then reload "
            "the driver or reboot",
-       .source =
-           "nvidia-facts.md §11 (GSP firmware files, nv-firmware.h), §5 (RmInitAdapter 0x61:0x56)",
+       .source = "docs/sources.md#gsp-firmware",
        .explanation =
            "GSP-based GPUs (Turing and later) load their GSP-RM firmware from /lib/firmware/nvidia/<driver version>/ whenever they initialise; without the file the driver logs 'RmInitAdapter failed! (0x61:0x56)' and the GPU is unusable. Judged with the open kernel module, or for a GPU whose information file shows GSP firmware in use. Without /lib/firmware at all (most containers) it is not judged.",
        .evidence =

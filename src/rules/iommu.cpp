@@ -14,9 +14,7 @@ std::span<const Rule> iommu_rules() {
        .remedy =
            "Boot with iommu=pt (add it to GRUB_CMDLINE_LINUX, update-grub, reboot), or turn VT-d/AMD-Vi off in the BIOS if "
            "nothing needs the IOMMU; NCCL_P2P_DISABLE=1 works around it at a bandwidth cost",
-       .source =
-           "nvidia-facts.md §11 (NCCL user guide, Troubleshooting: GPU Direct, PCI Access Control Services, IOMMU; "
-           "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "An IOMMU that translates the GPUs' DMA (group type DMA or DMA-FQ) makes peer-to-peer traffic go through the root complex for address translation; NCCL then runs slowly or hangs. NVIDIA's NCCL guide recommends iommu=pt (passthrough) or VT-d/AMD-Vi off on bare metal. In a virtual machine the guest sees the hypervisor's virtual IOMMU and cannot fix the host, so the finding explains instead of warning.",
        .evidence =

@@ -21,11 +21,7 @@ std::span<const Rule> kernel_rules() {
        .remedy =
            "Until a multi-GPU test passes, start the job on one GPU (the recommendation keeps the first usable one); for "
            "several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
-       .source =
-           "nvidia-facts.md §8: huggingface/accelerate src/accelerate/utils/other.py check_os_kernel() (PR #2077, "
-           "https://github.com/huggingface/accelerate/pull/2077; issue #1929, "
-           "https://github.com/huggingface/accelerate/issues/1929); NCCL troubleshooting, PCI ACS "
-           "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+       .source = "docs/sources.md#the-kernel-55-warning",
        .explanation =
            "This is Hugging Face accelerate's heuristic, not an NVIDIA requirement: since PR #2077 (2023) accelerate warns on "
            "Linux kernels below 5.5.0 because multi-GPU runs were reported to hang on a 5.4 kernel (issue #1929, two otherwise "
@@ -73,9 +69,7 @@ std::span<const Rule> kernel_rules() {
        .title = "The kernel is at least the oldest one the driver branch supports",
        .remedy =
            "Upgrade the kernel (or install an older driver branch that still supports this kernel)",
-       .source =
-           "nvidia-facts.md §2c: open-gpu-kernel-modules README \"Supported Linux Kernel Versions\" per tag and "
-           "kernel-open/common/inc/nv-linux.h; data/driver_kernel_floors.json",
+       .source = "docs/sources.md#kernel-versions-a-driver-supports",
        .explanation =
            "NVIDIA's README for each driver tag names the oldest supported Linux kernel: 3.10 for the 515 to 550 branches, 4.15 "
            "from 555 on (below 4.15 the 555+ kernel module refuses to build). Distribution kernels such as RHEL 8's 4.18 are "
@@ -102,7 +96,7 @@ std::span<const Rule> kernel_rules() {
        .severity = Severity::info,
        .title = "Whether the kernel release can be judged by its number",
        .remedy = "Nothing to do; judge the host kernel where the driver runs instead",
-       .source = "gpu-preflight design; nvidia-facts.md §8 (kernel version heuristics) and §2c",
+       .source = "docs/sources.md#design-decisions-of-the-checker",
        .explanation =
            "gVisor reports a fixed, emulated 4.4.0 whatever the host runs, and under WSL2 the NVIDIA driver lives in Windows. "
            "Judging either by the Linux kernel number would call healthy systems old.",

@@ -12,7 +12,7 @@ std::span<const Rule> limits_rules() {
        .remedy =
            "Raise the limit for the job: `docker run --ulimit memlock=-1`, LimitMEMLOCK=infinity in its systemd unit, or "
            "`* - memlock unlimited` in /etc/security/limits.conf",
-       .source = "nvidia-facts.md §11 (NVIDIA containers: --ulimit memlock=-1)",
+       .source = "docs/sources.md#multi-gpu-hazards",
        .explanation =
            "GPUDirect RDMA and InfiniBand verbs pin (lock) memory; with a low RLIMIT_MEMLOCK memory registration fails. NVIDIA's container guidance is --ulimit memlock=-1. Reported only where RDMA devices exist.",
        .evidence =

@@ -14,8 +14,7 @@ std::span<const Rule> log_rules() {
        .title = "Every PCI device the kernel log blames is a GPU the driver lists",
        .remedy =
            "The GPU failed to come up: fix the cause in the finding, then reboot or reload the driver",
-       .source =
-           "nvidia-facts.md §4a, §5 (a GPU that fails to probe is not in /proc/driver/nvidia/gpus)",
+       .source = "docs/sources.md#rminitadapter-failures",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {
@@ -56,7 +55,7 @@ std::span<const Rule> log_rules() {
            "Run as root (reading the kernel log needs CAP_SYSLOG when kernel.dmesg_restrict=1), or `sysctl "
            "kernel.dmesg_restrict=0`, or pass the log with --dmesg FILE (`journalctl -k -b > kern.txt`, or the host's "
            "/var/log/kern.log); in a container, run the check on the host",
-       .source = "gpu-preflight design: a log that could not be read is never a pass",
+       .source = "docs/sources.md#design-decisions-of-the-checker",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          if (log.read_error.empty()) {
@@ -74,7 +73,7 @@ std::span<const Rule> log_rules() {
        .severity = Severity::info,
        .title = "Events from earlier boots in the log (not counted)",
        .remedy = "Nothing to do: only the current boot counts",
-       .source = "docs/kernel-log.md (boot rule)",
+       .source = "docs/kernel-log.md#boot-rule",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          if (log.earlier_boot_events.empty()) {
@@ -105,7 +104,7 @@ std::span<const Rule> log_rules() {
        .severity = Severity::info,
        .title = "The kernel log is well-formed text",
        .remedy = "Nothing to do unless the log was expected to be clean; check how it was captured",
-       .source = "docs/kernel-log.md (bounded scanning)",
+       .source = "docs/kernel-log.md#speed-and-memory",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          std::vector<std::string> what;

@@ -12,7 +12,7 @@ std::span<const Rule> module_rules() {
        .remedy =
            "Blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in /etc/modprobe.d/), rebuild the initramfs "
            "and reboot",
-       .source = "nvidia-facts.md §5, §11 (nv.c: probe routine not called)",
+       .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!c.facts.modules.has("nouveau")) {
            return {};

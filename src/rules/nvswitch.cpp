@@ -37,8 +37,7 @@ std::span<const Rule> nvswitch_rules() {
        .remedy =
            "Install and start the Fabric Manager of the driver's exact version: `systemctl enable --now nvidia-fabricmanager` "
            "(package nvidia-fabricmanager-<branch>)",
-       .source =
-           "nvidia-facts.md §11 (Fabric Manager User Guide), §5 (802 without Fabric Manager), §7 (nvswitch nodes)",
+       .source = "docs/sources.md#fabric-manager",
        .explanation =
            "On HGX/DGX systems with NVSwitches the NVLink fabric is set up by the Fabric Manager daemon. Until it runs, CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY (802) and the GPUs report their fabric state as not completed.",
        .evidence =
@@ -61,7 +60,7 @@ std::span<const Rule> nvswitch_rules() {
        .severity = Severity::info,
        .title = "Whether nv-fabricmanager runs could be checked on a host with NVSwitches",
        .remedy = "Check on the host itself: `systemctl status nvidia-fabricmanager`",
-       .source = "nvidia-facts.md §11 (Fabric Manager User Guide)",
+       .source = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",
        .explanation =
            "Inside a container's PID namespace the host's processes are invisible, so a missing nv-fabricmanager there proves nothing; the check says it was not made.",
        .evidence =
@@ -89,7 +88,7 @@ std::span<const Rule> nvswitch_rules() {
        .remedy =
            "Install the Fabric Manager package of exactly the driver's version (e.g. nvidia-fabricmanager-550=550.54.14-1) and "
            "restart it, or reboot into the driver that matches it",
-       .source = "nvidia-facts.md §5 (Fabric Manager version must equal the driver's), §11",
+       .source = "docs/sources.md#fabric-manager",
        .explanation =
            "Fabric Manager must have exactly the driver's version; a different one refuses to start, and CUDA initialisation then fails with 802.",
        .evidence =

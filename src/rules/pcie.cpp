@@ -14,9 +14,7 @@ std::span<const Rule> pcie_rules() {
        .remedy =
            "Disable ACS on the bridges in the evidence (BIOS, or `setpci -s BDF ECAP_ACS+0x6.w=0000` as root at boot), or run "
            "with NCCL_P2P_DISABLE=1 at a bandwidth cost",
-       .source =
-           "nvidia-facts.md §11 (NCCL user guide, Troubleshooting: GPU Direct, PCI Access Control Services, IOMMU; "
-           "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "PCIe Access Control Services on a switch port or root port can force peer-to-peer requests and completions up to the root complex (ReqRedir, CmpltRedir, EgressCtrl). GPU-to-GPU copies then cross the CPU's root complex and, with an IOMMU, its translation: slow at best, a hang of NCCL's first collective at worst. NVIDIA's NCCL guide asks for ACS off on bridges between GPUs. Only bridges below the deepest bridge two GPUs share are judged: the ones above both never see their peer traffic.",
        .evidence =
@@ -71,9 +69,7 @@ std::span<const Rule> pcie_rules() {
        .remedy =
            "Run gpu-preflight (or `gpu-preflight snapshot`) as root: only root can read PCI configuration space beyond the first "
            "64 bytes",
-       .source =
-           "nvidia-facts.md §11 (NCCL user guide, Troubleshooting: GPU Direct, PCI Access Control Services, IOMMU; "
-           "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "Without root, sysfs returns only the first 64 bytes of a device's configuration space, so the ACS capability (in the extended space) cannot be read. That is reported as not checked, never as 'no ACS'. A looping or truncated capability list is reported the same way.",
        .evidence =
@@ -116,9 +112,7 @@ std::span<const Rule> pcie_rules() {
        .title = "Which GPUs share a PCIe switch or port",
        .remedy =
            "Nothing to do; put the GPUs that exchange the most data (e.g. a tensor-parallel group) under one switch",
-       .source =
-           "nvidia-facts.md §11 (NCCL user guide, Troubleshooting: GPU Direct, PCI Access Control Services, IOMMU; "
-           "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "GPUs under one PCIe switch exchange peer-to-peer traffic inside the switch; pairs under different root ports or host bridges go through the CPU's root complex (or the inter-socket link). Useful for placing tensor-parallel groups; not a problem in itself.",
        .evidence =

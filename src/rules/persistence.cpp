@@ -28,7 +28,7 @@ std::span<const Rule> persistence_rules() {
        .remedy =
            "Enable the persistence daemon: `systemctl enable --now nvidia-persistenced` (legacy `nvidia-smi -pm 1` is "
            "deprecated)",
-       .source = "nvidia-facts.md §11 (Persistence), §5 (persistence mode deprecation)",
+       .source = "docs/sources.md#persistence",
        .explanation =
            "Without nvidia-persistenced the driver tears GPU state down when the last client exits, so each job start pays the full initialisation (seconds per GPU, more with many GPUs) and a short start-up timeout can fire. Reported only when the CUDA probe measured a slow start (1 s or more).",
        .evidence =

@@ -12,7 +12,7 @@ std::span<const Rule> probe_rules() {
        .title = "Every probe could read its input",
        .remedy =
            "Run as root or fix the unreadable path named in the evidence; a check that could not read is not a pass",
-       .source = "gpu-preflight design: unreadable input is never reported as healthy",
+       .source = "docs/sources.md#design-decisions-of-the-checker",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& p : c.facts.probes) {

@@ -13,7 +13,7 @@ std::span<const Rule> rminit_rules() {
        .title = "No GPU failed to initialise (RmInitAdapter failed)",
        .remedy =
            "Reset the GPU or reboot; if it fails again, the stage named in the finding says where to look",
-       .source = "nvidia-facts.md §4 (osinit.c RM_INIT_* and nvstatuscodes.h NV_STATUS)",
+       .source = "docs/sources.md#rminitadapter-failures",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "rminit.adapter-failed",
                                      {Effect::gpu_unusable, true, false, rm_init_remedy});

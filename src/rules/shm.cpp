@@ -18,8 +18,7 @@ std::span<const Rule> shm_rules() {
            "Give the container more shared memory: `docker run --shm-size=1g` (NVIDIA suggests --shm-size=1g --ulimit "
            "memlock=-1) or --ipc=host; in Kubernetes mount an emptyDir with medium: Memory at /dev/shm; or set "
            "NCCL_SHM_DISABLE=1 (DataLoader workers still need shared memory)",
-       .source =
-           "nvidia-facts.md §11 (/dev/shm: Docker's 64 MB default, NCCL shared-memory segments)",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "NCCL's shared-memory transport and PyTorch DataLoader workers allocate segments in /dev/shm. Docker gives containers 64 MB by default; NCCL then fails with 'No space left on device' while creating or extending /dev/shm/nccl-* segments, or hangs. Checked when two or more GPUs are used; 1 GiB is NVIDIA's suggested minimum (--shm-size=1g).",
        .evidence = "statvfs of /dev/shm (a snapshot's statvfs.json) and its /proc/mounts line.",

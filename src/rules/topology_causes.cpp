@@ -1,6 +1,6 @@
 // The GPU-pair analysis behind pcie.* and iommu.* and the cause named by the CUDA probe's
 // multi-GPU finding. ACS semantics: PCI Express Base specification (ACS extended capability);
-// NCCL troubleshooting guide "PCI Access Control Services (ACS)" (nvidia-facts.md §11).
+// NCCL troubleshooting guide "PCI Access Control Services (ACS)" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html).
 #include "gpf/rules/topology.hpp"
 
 #include "gpf/rules/verdict.hpp"

@@ -15,8 +15,7 @@ std::span<const Rule> xid_rules() {
        .remedy =
            "Drain the GPU and reset it (`nvidia-smi -r -i <bus id>` with no process on it, or reload the driver) or reboot; "
            "if the Xid returns after the reset, take the GPU out of service and contact the vendor",
-       .source =
-           "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reset-required", {Effect::gpu_unusable, true, true});
        }},
@@ -28,8 +27,7 @@ std::span<const Rule> xid_rules() {
        .remedy =
            "Drain the node and reboot it (cold reboot / power-cycle for Xid 110; restart the VM for Xid 151); if it "
            "returns, take the GPU out of service",
-       .source =
-           "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reboot-required", {Effect::gpu_unusable, false, true});
        }},
@@ -41,8 +39,7 @@ std::span<const Rule> xid_rules() {
        .title = "No Xid in the current boot that asks for a driver/firmware update",
        .remedy =
            "Update the NVIDIA driver (and the vGPU manager / firmware for vGPU) to a supported matching version",
-       .source =
-           "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.update-required", {Effect::gpu_unusable, true, true});
        }},
@@ -55,8 +52,7 @@ std::span<const Rule> xid_rules() {
        .remedy =
            "The GPU still works: reset it when convenient (pending row remaps and contained errors apply at reset); if the "
            "Xid repeats, check the GPU's health (nvidia-smi -q -d ECC,ROW_REMAPPER, NVLink status) and contact the vendor",
-       .source =
-           "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.warning", {Effect::none, true, true});
        }},
@@ -67,8 +63,7 @@ std::span<const Rule> xid_rules() {
        .remedy =
            "Nothing to do for the GPU: the faulting application (see pid/name in the evidence) has a bug or was stopped; "
            "debug it with compute-sanitizer if it is yours",
-       .source =
-           "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.application", {Effect::none});
        }},
@@ -77,8 +72,7 @@ std::span<const Rule> xid_rules() {
        .severity = Severity::info,
        .title = "Informational Xids in the current boot",
        .remedy = "Nothing to do unless it repeats",
-       .source =
-           "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.informational", {Effect::none});
        }},
@@ -91,8 +85,7 @@ std::span<const Rule> xid_rules() {
        .remedy =
            "Look the Xid up in NVIDIA's Xid catalog for this driver version (docs.nvidia.com/deploy/xid-errors) and reset "
            "the GPU if in doubt",
-       .source =
-           "nvidia-facts.md §3b (NVIDIA Xid catalog; table in src/probes/kernel_log/tables.cpp)",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.unknown", {Effect::none, true, true});
        }},
@@ -104,7 +97,7 @@ std::span<const Rule> xid_rules() {
            "the recovery action: info for none, warn for drain or an action this checker does not know, fail for reset or reboot",
        .title = "The driver's latest recovery action (Xid 154) for each GPU",
        .remedy = "Follow the recovery action named in the finding",
-       .source = "nvidia-facts.md §3a, §11 (gpu.c, Xid 154)",
+       .source = "docs/sources.md#xid-errors",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {

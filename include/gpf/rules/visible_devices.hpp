@@ -4,6 +4,7 @@
 // device ends the list; set but empty means no GPU.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpf {
@@ -17,6 +18,8 @@ struct VisibleDevices {
   bool set = false;                     // the variable exists (even empty)
   std::string raw;
   std::vector<std::string> bus_ids;     // the GPUs it admits, in the order listed, no duplicates
+  // Every entry CUDA honours, trimmed, with the GPU it names (duplicates kept), in order.
+  std::vector<std::pair<std::string, std::string>> entries;
   std::vector<std::string> ignored;     // the first entry naming no GPU and everything after it
 };
 
