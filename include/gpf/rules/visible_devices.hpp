@@ -1,5 +1,5 @@
 #pragma once
-// CUDA_VISIBLE_DEVICES as CUDA reads it (nvidia-facts.md §10c): comma-separated integer indices,
+// CUDA_VISIBLE_DEVICES as CUDA reads it (https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html): comma-separated integer indices,
 // GPU UUIDs or unique UUID prefixes, or MIG-<GPU-UUID>/<gi>/<ci>; the first entry naming no
 // device ends the list; set but empty means no GPU.
 #include <optional>
