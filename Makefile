@@ -59,5 +59,13 @@ fuzz: deps
 	cmake --build build-sanitize -j $(JOBS) --target fuzzers
 	scripts/fuzz.sh build-sanitize $(FUZZ_SECONDS)
 
+# The C++ layout (.clang-format) with the pinned clang-format-14: `format` rewrites the sources,
+# `check-format` lists the files that differ and fails when any does (scripts/check-format.sh).
+format: deps
+	@scripts/check-format.sh --fix
+
+check-format: deps
+	@scripts/check-format.sh
+
 clean:
 	rm -rf $(BUILD) build-sanitize
