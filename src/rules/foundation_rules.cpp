@@ -3,7 +3,7 @@
 // count. Facts and their sources: ../shared/reference/nvidia-facts.md (section numbers below).
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/verdict.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
