@@ -3,6 +3,8 @@
 //   getenv/uname/open/fopen/ifstream of its own.
 // - Includes follow the pipeline: util ← host ← probes ← facts ← rules ← report ← cli (capture
 //   sits beside report and is used by cli only). A layer never includes one that comes later.
+// - Text in the product and its documentation cites public sources, never notes outside the
+//   repository or this project's issue tracker.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -72,6 +74,26 @@ std::string included_layer(const std::string& target, const std::string& own) {
   }
   const std::string first = path.substr(0, slash);
   return forbidden_includes().count(first) != 0 ? first : own;
+}
+
+// "issue 10", "#14": a number in this project's tracker. Issues of other projects are cited as
+// owner/repo#N or by URL and four-digit numbers are not ours; rsyslog's "#012" escape has a
+// leading zero.
+const std::string k_issue_number = R"re(\b[Ii]ssues?\s+[0-9]+\b|(^|[^[:alnum:]_&/#])#[1-9][0-9]{0,2}\b)re";
+
+// Each line of the file that contains the pattern, as "path:line: text".
+std::vector<std::string> matching_lines(const fs::path& file, const std::regex& pattern) {
+  std::vector<std::string> hits;
+  std::ifstream in(file);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (std::regex_search(line, pattern)) {
+      hits.push_back(file.lexically_relative(k_root).string() + ":" + std::to_string(number) + ": " + line);
+    }
+  }
+  return hits;
 }
 
 } // namespace
@@ -144,4 +166,45 @@ TEST_CASE("include direction: how an #include names its layer") {
   CHECK(included_layer("gpf/version_info.hpp", "cli").empty());
   CHECK(included_layer("catch2/catch.hpp", "cli") == "cli");
   CHECK(forbidden_includes().at("probes").count(included_layer("gpf/rules/visible_devices.hpp", "probes")) == 1);
+}
+
+// Product text (code, comments, docs) names public sources: a reader has no access to this
+// project's research notes or tracker.
+// src/rules, include/gpf/rules/rule.hpp and the generated docs/rules.md are not yet checked:
+// their rule sources are being rewritten to public URLs (docs/sources.md).
+TEST_CASE("product text cites no notes outside the repository and no issue numbers") {
+  const std::regex pattern(R"re(nvidia-facts|style\.md|shared/|\b[Mm]ilestone|)re" + k_issue_number);
+  const std::set<fs::path> not_yet = {k_root / "include" / "gpf" / "rules" / "rule.hpp",
+                                      k_root / "docs" / "rules.md"};
+  std::vector<std::string> hits;
+  int files = 0;
+  for (const fs::path& dir : {k_root / "src" / "util", k_root / "src" / "host", k_root / "src" / "probes",
+                             k_root / "src" / "facts", k_root / "src" / "report", k_root / "src" / "capture",
+                             k_root / "src" / "cli", k_root / "include", k_root / "docs"}) {
+    for (const auto& file : files_under(dir)) {
+      if (not_yet.count(file) != 0) {
+        continue;
+      }
+      ++files;
+      for (auto& hit : matching_lines(file, pattern)) {
+        hits.push_back(std::move(hit));
+      }
+    }
+  }
+  for (const auto& h : hits) {
+    UNSCOPED_INFO(h);
+  }
+  CHECK(hits.empty());
+  CHECK(files >= 50);
+}
+
+TEST_CASE("product text check: what counts as an issue number") {
+  const std::regex issue(k_issue_number);
+  CHECK(std::regex_search("see issue 10", issue));
+  CHECK(std::regex_search("fixed in #14.", issue));
+  CHECK(std::regex_search("(#7)", issue));
+  CHECK_FALSE(std::regex_search("rsyslog's #012 escape", issue));
+  CHECK_FALSE(std::regex_search("NVIDIA/nccl#631", issue));
+  CHECK_FALSE(std::regex_search("accelerate issue #1929", issue));
+  CHECK_FALSE(std::regex_search("&#123;", issue));
 }
