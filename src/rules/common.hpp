@@ -9,7 +9,7 @@
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"
 #include "gpf/rules/verdict.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 #include "gpf/util/text.hpp"
 
 #include <algorithm>

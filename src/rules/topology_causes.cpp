@@ -4,7 +4,7 @@
 #include "gpf/rules/topology.hpp"
 
 #include "gpf/rules/verdict.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include "gpf/facts/facts.hpp"
 #include "gpf/rules/compat_view.hpp"
 #include "gpf/rules/matrix.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 
 #include <optional>
 #include <string>

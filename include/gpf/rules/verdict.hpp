@@ -1,7 +1,7 @@
 #pragma once
 // Turns facts and rules into a verdict, findings and a CUDA_VISIBLE_DEVICES recommendation.
 #include "gpf/rules/rule.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,8 @@
 #pragma once
-// CUDA_VISIBLE_DEVICES as CUDA reads it (https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html): comma-separated integer indices,
-// GPU UUIDs or unique UUID prefixes, or MIG-<GPU-UUID>/<gi>/<ci>; the first entry naming no
-// device ends the list; set but empty means no GPU.
+// CUDA_VISIBLE_DEVICES as CUDA reads it: comma-separated integer indices, GPU UUIDs or unique
+// UUID prefixes, or MIG-<GPU-UUID>/<gi>/<ci>; the first entry naming no device ends the list; set
+// but empty means no GPU. A fact about the job's environment, so probes and rules both use it.
+// https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html
 #include <optional>
 #include <string>
 #include <utility>
