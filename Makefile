@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 BIN := $(BUILD)/gpu-preflight
 
-.PHONY: all deps configure build run test bench docs clean sanitize package fuzz
+.PHONY: all deps configure build binary run test bench docs clean sanitize package fuzz format check-format
 
 all: build
 
@@ -21,9 +21,14 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The checker alone, without the test suite (most of the build time).
+binary: configure
+	cmake --build $(BUILD) -j $(JOBS) --target gpu-preflight
+
 # Runs the checker on this host, then on the example snapshots; succeeds when the checker ran
-# (exit 0 or 1), whatever the verdicts.
-run: build
+# (exit 0 or 1), whatever the verdicts. Builds only the binary, so a fresh clone gets its first
+# verdict without compiling the tests.
+run: binary
 	@scripts/run-examples.sh $(BIN)
 
 test: build
@@ -58,6 +63,14 @@ fuzz: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
 	cmake --build build-sanitize -j $(JOBS) --target fuzzers
 	scripts/fuzz.sh build-sanitize $(FUZZ_SECONDS)
+
+# The C++ layout (.clang-format) with the pinned clang-format-14: `format` rewrites the sources,
+# `check-format` lists the files that differ and fails when any does (scripts/check-format.sh).
+format: deps
+	@scripts/check-format.sh --fix
+
+check-format: deps
+	@scripts/check-format.sh
 
 clean:
 	rm -rf $(BUILD) build-sanitize

@@ -4,9 +4,11 @@
 # the Slurm test itself, the only one that needs them; npm is used when present, for ajv-cli.)
 set -euo pipefail
 # dpkg-dev: dpkg-shlibdeps for `make package`; shellcheck: the lint test of the shipped scripts;
-# strace: the read-only test (tests/faults/readonly_test.cpp).
-packages=(cmake g++ make clang libclang-rt-14-dev libcli11-dev libfmt-dev nlohmann-json3-dev catch2 hyperfine time python3
-          dpkg-dev shellcheck strace)
+# strace: the read-only test (tests/faults/readonly_test.cpp); clang-14: the second compiler
+# .ci/run builds with; clang-format-14: `make format`, pinned because each clang-format release
+# lays out some code differently.
+packages=(cmake g++ make clang clang-14 libclang-rt-14-dev clang-format-14 libcli11-dev libfmt-dev nlohmann-json3-dev
+          catch2 hyperfine time python3 dpkg-dev shellcheck strace)
 # `install-deps.sh bench`: also what `make bench` needs (Google Benchmark, valgrind for profiles).
 if [ "${1:-}" = bench ]; then
   packages+=(libbenchmark-dev valgrind)

@@ -47,9 +47,15 @@ gpf_run() {
   if [ -n "${GPU_PREFLIGHT_ROOT:-}" ]; then
     args+=(--root "$GPU_PREFLIGHT_ROOT")
   fi
-  # Older builds lack the CUDA probe's deadline option; asking --help costs a few milliseconds.
-  if "$gpf_bin" --help 2>/dev/null | grep -q -- '--cuda-timeout'; then
+  # Older builds lack the CUDA probe's deadline option and --skip-busy; asking --help costs a few
+  # milliseconds. --skip-busy: no CUDA context is made on a node where a job holds a GPU.
+  local help
+  help=$(timeout 5 "$gpf_bin" --help 2>/dev/null)
+  if grep -q -- '--cuda-timeout' <<<"$help"; then
     args+=(--cuda-timeout "${GPU_PREFLIGHT_CUDA_TIMEOUT:-20}")
+  fi
+  if grep -q -- '--skip-busy' <<<"$help"; then
+    args+=(--skip-busy)
   fi
   # shellcheck disable=SC2206 # split on purpose: a list of options
   args+=(${GPU_PREFLIGHT_ARGS:-})

@@ -1,5 +1,7 @@
 #include "gpf/capture/snapshot.hpp"
 
+#include "output_tree.hpp"
+
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/nvml_probe.hpp"
 #include "gpf/util/text.hpp"
@@ -8,8 +10,16 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -20,36 +30,6 @@ namespace {
 
 constexpr std::string_view k_capture_record = "capture.json";
 
-bool dir_is_empty(const fs::path& dir) {
-  std::error_code ec;
-  return !fs::exists(dir, ec) || fs::is_empty(dir, ec);
-}
-
-Result<bool> write_file(const fs::path& out, std::string_view rel, std::string_view data) {
-  const fs::path path = out / fs::path(rel);
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!file) {
-    return Error{"cannot write " + path.string()};
-  }
-  return true;
-}
-
-// Whether a directory below out is reached through a symbolic link already made in out.
-bool passes_link(const fs::path& out, const fs::path& rel) {
-  fs::path at = out;
-  for (const auto& part : rel) {
-    at /= part;
-    std::error_code ec;
-    if (fs::is_symlink(at, ec)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // What a capture makes after every file is written, so that nothing is ever written through a
 // link or blocked by a placeholder.
 struct Deferred {
@@ -59,31 +39,26 @@ struct Deferred {
   std::set<std::string> accessed;     // every path a probe asked for
 };
 
-Result<bool> make_deferred(const Host& host, const fs::path& out, const Deferred& d, CaptureReport& report) {
-  std::error_code ec;
+Result<bool> make_deferred(const Host& host, OutputTree& out, const Deferred& d, CaptureReport& report) {
   for (const auto& path : d.links) {
     auto target = host.read_link(path);
     if (!target) {
       continue;
     }
-    const fs::path link = out / fs::path(path);
-    if (passes_link(out, fs::path(path).parent_path())) {
+    if (out.through_link(fs::path(path).parent_path().string())) {
       report.unreadable.push_back(path + ": link not recreated: its directory is reached through another link");
       continue;
     }
-    fs::create_directories(link.parent_path(), ec);
-    fs::remove(link, ec);
-    fs::create_symlink(*target, link, ec);
-    if (ec) {
-      return Error{"cannot create the link " + link.string() + ": " + ec.message()};
+    if (auto made = out.make_link(path, *target); !made) {
+      return made;
     }
     report.captured.push_back(path);
   }
   for (const auto& path : d.presences) {
-    if (fs::is_symlink(out / fs::path(path), ec) || passes_link(out, fs::path(path).parent_path())) {
-      continue; // already kept as a link
+    if (out.exists(path) || out.through_link(fs::path(path).parent_path().string())) {
+      continue; // already kept (as a link or a copy)
     }
-    if (auto w = write_file(out, path, ""); !w) {
+    if (auto w = out.write(path, ""); !w) {
       return w.error();
     }
     report.captured.push_back(path);
@@ -93,13 +68,15 @@ Result<bool> make_deferred(const Host& host, const fs::path& out, const Deferred
   // a probe did look at replays as what the probe saw (copied, or absent when it was not there).
   for (const auto& dir : d.listed) {
     auto names = host.list_dir(dir);
-    if (!names || passes_link(out, fs::path(dir))) {
+    if (!names || out.through_link(dir)) {
       continue;
     }
     for (const auto& name : *names) {
-      const fs::path at = out / fs::path(dir) / name;
-      if (d.accessed.count(dir + "/" + name) == 0 && !fs::exists(fs::symlink_status(at, ec))) {
-        std::ofstream(at, std::ios::binary);
+      const std::string at = dir + "/" + name;
+      if (d.accessed.count(at) == 0 && !out.exists(at)) {
+        if (auto w = out.write(at, ""); !w) {
+          return w.error();
+        }
       }
     }
   }
@@ -109,7 +86,7 @@ Result<bool> make_deferred(const Host& host, const fs::path& out, const Deferred
 // The kernel log the check scanned (the live /dev/kmsg or klogctl, --dmesg FILE, or the source
 // snapshot's dmesg.txt) streamed into dmesg.txt, line by line through the redactor. A log that cannot
 // be read is recorded in dmesg.error, so that the replay reports the same problem.
-Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const CaptureOptions& options,
+Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const CaptureOptions& options, OutputTree& out,
                              Redactor& redactor, CaptureReport& report) {
   if (probe.dmesg_file && *probe.dmesg_file == "-") {
     report.unreadable.emplace_back("dmesg.txt: the kernel log came from standard input, which the check has read; "
@@ -120,7 +97,7 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const 
   if (!opened) {
     if (host.is_live() || probe.dmesg_file) {
       report.unreadable.push_back("dmesg.txt: " + opened.error().message);
-      return write_file(options.out, "dmesg.error", opened.error().message + "\n");
+      return out.write("dmesg.error", opened.error().message + "\n");
     }
     return true; // a snapshot's own dmesg.error or unreadable dmesg.txt is copied with the other files
   }
@@ -128,15 +105,23 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const 
     return true; // a snapshot without a kernel log
   }
   ByteStream& in = **opened;
-  const fs::path path = options.out / "dmesg.txt";
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  auto created = out.create("dmesg.txt");
+  if (!created) {
+    return created.error();
+  }
+  OutputFile file = std::move(created).value();
   std::string buffer(1u << 20, '\0');
   std::string pending; // an incomplete last line, carried to the next read
   std::size_t kept = 0;
   bool truncated = false;
+  std::optional<Error> failed;
   const auto put = [&](std::string_view lines) {
-    const std::string out = options.redact ? redactor.apply(lines) : std::string(lines);
-    file.write(out.data(), static_cast<std::streamsize>(out.size()));
+    if (failed) {
+      return;
+    }
+    if (auto w = file.write(options.redact ? redactor.apply(lines) : std::string(lines)); !w) {
+      failed = w.error();
+    }
   };
   for (;;) {
     auto got = in.read(buffer.data(), buffer.size());
@@ -144,7 +129,7 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const 
       report.unreadable.push_back("dmesg.txt: reading " + in.name() + " stopped: " + got.error().message);
       break;
     }
-    if (*got == 0) {
+    if (*got == 0 || failed) {
       break;
     }
     if (kept + *got > options.log_cap) {
@@ -162,8 +147,11 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const 
   if (!pending.empty()) {
     put(pending);
   }
-  if (!file) {
-    return Error{"cannot write " + path.string()};
+  if (failed) {
+    return *failed;
+  }
+  if (auto closed = file.close(); !closed) {
+    return closed;
   }
   report.captured.emplace_back("dmesg.txt");
   if (truncated) {
@@ -172,11 +160,91 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const 
   return true;
 }
 
+// An existing non-empty target is refused, or with --force only a previous snapshot is replaced.
+Result<bool> check_target(const CaptureOptions& options) {
+  struct stat st {};
+  if (::lstat(options.out.c_str(), &st) != 0) {
+    return true; // made fresh
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return Error{options.out.string() + " exists and is not a directory (a link or a file): nothing was written"};
+  }
+  if (is_replaceable_snapshot(options.out)) {
+    std::error_code ec;
+    if (!options.force && !fs::is_empty(options.out, ec)) {
+      return Error{options.out.string() + " is not empty (use --force to replace a previous snapshot)"};
+    }
+    return true;
+  }
+  if (!options.force) {
+    return Error{options.out.string() + " is not empty (use --force to replace a previous snapshot)"};
+  }
+  return Error{options.out.string() + " is not a previous snapshot (no capture.json): --force replaces only a snapshot"};
+}
+
+// Tests make the race between probing and writing deterministic: with GPF_TEST_CAPTURE_PAUSE=FILE
+// the capture writes its private directory's path to FILE and waits (60 s at most) until FILE is
+// removed, while the test plants links.
+void pause_for_test(const OutputTree& out) {
+  const char* file = std::getenv("GPF_TEST_CAPTURE_PAUSE");
+  if (file == nullptr || *file == '\0') {
+    return;
+  }
+  {
+    std::ofstream(file) << out.work_dir().string() << "\n";
+  }
+  for (int i = 0; i < 6000 && ::access(file, F_OK) == 0; ++i) {
+    ::usleep(10000);
+  }
+}
+
+Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options,
+                                   OutputTree& out);
+
 } // namespace
 
 bool snapshot_keeps_variable(std::string_view name) {
-  return starts_with(name, "CUDA_") || starts_with(name, "NVIDIA_") || starts_with(name, "NCCL_") ||
-         name == "LD_LIBRARY_PATH" || name == "PATH";
+  // Exactly the variables the probes and rules read; anything else may hold a secret.
+  static constexpr std::array<std::string_view, 10> k_read = {
+      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME",        "CUDA_INJECTION64_PATH", "CUDA_LAUNCH_BLOCKING",
+      "NCCL_P2P_DISABLE",     "NCCL_SHM_DISABLE",  "LD_LIBRARY_PATH", "PATH",                  "CUDA_PATH"};
+  if (names_a_secret(name)) {
+    return false;
+  }
+  return std::find(k_read.begin(), k_read.end(), name) != k_read.end();
+}
+
+bool names_a_secret(std::string_view name) {
+  std::string upper(name);
+  for (auto& ch : upper) {
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  for (const std::string_view word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
+    if (upper.find(word) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string without_url_credentials(std::string_view value) {
+  std::string out;
+  std::size_t pos = 0;
+  for (auto scheme = value.find("://"); scheme != std::string_view::npos; scheme = value.find("://", pos)) {
+    const std::size_t authority = scheme + 3;
+    const std::size_t authority_end = std::min(value.find_first_of("/?# \t\n;,\"'", authority), value.size());
+    const auto authority_text = value.substr(authority, authority_end - authority);
+    const auto at = authority_text.rfind('@');
+    out.append(value.substr(pos, authority - pos));
+    if (at != std::string_view::npos) {
+      out += "REDACTED";
+      pos = authority + at; // keeps "@host"
+    } else {
+      pos = authority;
+    }
+  }
+  out.append(value.substr(pos));
+  return out;
 }
 
 Redactor::Redactor(std::vector<std::string> hostnames) : m_hostnames(std::move(hostnames)) {
@@ -229,19 +297,34 @@ std::string Redactor::apply(std::string_view text) {
 }
 
 Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options) {
-  if (!dir_is_empty(options.out) && !options.force) {
-    return Error{options.out.string() + " is not empty (use --force to write into it)"};
+  // Refused before the probes run (they can take seconds); commit() checks again at the end.
+  if (auto usable = check_target(options); !usable) {
+    return usable.error();
   }
-  std::error_code ec;
-  fs::create_directories(options.out, ec);
-  if (ec) {
-    return Error{"cannot create " + options.out.string() + ": " + ec.message()};
+  auto tree = OutputTree::create_beside(options.out, options.mode);
+  if (!tree) {
+    return tree.error();
   }
+  OutputTree& out = tree.value();
+  auto captured = capture_into(host, probe_options, options, out);
+  if (!captured) {
+    return Error{captured.error().message + " (nothing was kept: the partial snapshot was removed)"};
+  }
+  if (auto committed = out.commit(options.force); !committed) {
+    return committed.error();
+  }
+  return captured;
+}
 
+namespace {
+
+Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options,
+                                   OutputTree& out) {
   std::vector<HostAccess> log;
   host.record_into(&log);
   const Facts facts = collect_facts(host, probe_options);
   host.record_into(nullptr);
+  pause_for_test(out);
 
   CaptureReport report;
   Redactor redactor(options.redact ? std::vector<std::string>{host.hostname().value_or("")} : std::vector<std::string>{});
@@ -252,7 +335,7 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     if (options.redact && data.find('\0') == std::string::npos) {
       data = redactor.apply(data);
     }
-    auto written = write_file(options.out, rel, data);
+    auto written = out.write(rel, data);
     if (written) {
       report.captured.emplace_back(rel);
     }
@@ -289,7 +372,9 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
       break;
     }
     case HostAccess::Kind::directory:
-      fs::create_directories(options.out / fs::path(access.path), ec);
+      if (auto made = out.make_dirs(access.path); !made) {
+        return made.error();
+      }
       deferred.listed.push_back(access.path);
       break;
     case HostAccess::Kind::link:
@@ -314,7 +399,7 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
       if (!info.exists()) {
         break;
       }
-      if (auto w = write_file(options.out, access.path, ""); !w) {
+      if (auto w = out.write(access.path, ""); !w) {
         return w.error();
       }
       report.captured.push_back(access.path);
@@ -338,11 +423,11 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
 
-  if (auto copied = copy_kernel_log(host, probe_options, options, redactor, report); !copied) {
+  if (auto copied = copy_kernel_log(host, probe_options, options, out, redactor, report); !copied) {
     return copied.error();
   }
   if (!fs_records.empty()) {
-    if (auto w = write_file(options.out, "statvfs.json", fs_records.dump(2) + "\n"); !w) {
+    if (auto w = out.write("statvfs.json", fs_records.dump(2) + "\n"); !w) {
       return w.error();
     }
     report.captured.emplace_back("statvfs.json");
@@ -372,26 +457,26 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     }
   }
   if (!unreadable.empty()) {
-    if (auto w = write_file(options.out, "unreadable.json", unreadable.dump(2) + "\n"); !w) {
+    if (auto w = out.write("unreadable.json", unreadable.dump(2) + "\n"); !w) {
       return w.error();
     }
     report.captured.emplace_back("unreadable.json");
   }
   if (!manifest.empty()) {
-    if (auto w = write_file(options.out, "devices.json", manifest.dump(2) + "\n"); !w) {
+    if (auto w = out.write("devices.json", manifest.dump(2) + "\n"); !w) {
       return w.error();
     }
     report.captured.emplace_back("devices.json");
   } else if (!host.manifest_error().empty()) {
     // keep a broken manifest as it is, so the replay reports the same error
-    if (auto raw = host.read_file("devices.json", options.file_cap); raw && write_file(options.out, "devices.json", raw->data)) {
+    if (auto raw = host.read_file("devices.json", options.file_cap); raw && out.write("devices.json", raw->data)) {
       report.captured.emplace_back("devices.json");
     }
   }
   std::string environ_text;
   for (const auto& [name, value] : host.environment().vars()) {
     if (snapshot_keeps_variable(name)) {
-      environ_text += name + "=" + value + "\n";
+      environ_text += name + "=" + without_url_credentials(value) + "\n";
     }
   }
   if (!environ_text.empty()) {
@@ -419,7 +504,7 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
   for (const auto& access : log) {
     deferred.accessed.insert(access.path);
   }
-  if (auto made = make_deferred(host, options.out, deferred, report); !made) {
+  if (auto made = make_deferred(host, out, deferred, report); !made) {
     return made.error();
   }
   nlohmann::ordered_json record;
@@ -432,12 +517,14 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     record["unreadable"].push_back(to_valid_utf8(u));
   }
   record["truncated"] = report.truncated;
-  if (auto w = write_file(options.out, k_capture_record,
+  if (auto w = out.write(k_capture_record,
                           record.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
       !w) {
     return w.error();
   }
   return report;
 }
+
+} // namespace
 
 } // namespace gpf

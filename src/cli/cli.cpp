@@ -9,11 +9,13 @@
 #include "gpf/report/rules_doc.hpp"
 #include "gpf/rules/user_rules.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "gpf/util/checker_failure.hpp"
 #include "gpf/version_info.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -39,6 +41,7 @@ struct CliOptions {
   std::vector<std::string> command; // exec
   CaptureOptions capture;           // snapshot
   std::string capture_dir;
+  std::string capture_mode = "0600";
 };
 
 struct CheckRun {
@@ -59,7 +62,9 @@ bool use_color(const std::string& mode, int fd) {
 }
 
 void add_check_options(CLI::App& app, CliOptions& o) {
-  app.add_option("--root", o.root, "Judge a snapshot directory laid out like the host instead of this host");
+  app.add_option("--root", o.root, "Judge a snapshot directory laid out like the host instead of this host")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty --root names no directory") : std::string(); },
+                             "DIR"));
   app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json", "env", "line"}));
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
@@ -86,9 +91,18 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--libnvml", o.libnvml,
                  "The NVML library to probe (default: libnvidia-ml.so.1 through the loader); with --root, runs the "
                  "live probe against it instead of replaying the snapshot's nvml.json");
+  app.add_flag("--skip-busy", o.probe.skip_busy,
+               "Skip the live CUDA probe when a process (other than NVIDIA's daemons) has a GPU device node open");
   app.add_option("--timeout,--cuda-timeout", o.probe.cuda_timeout_s,
                  "Deadline of the CUDA and of the NVML stage (they run side by side), in seconds (default 30)")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            // CLI::Range lets NaN through (every comparison with it is false)
+            double s = 0;
+            const bool ok = CLI::detail::lexical_cast(v, s) && std::isfinite(s) && s >= 0.1 && s <= 3600.0;
+            return ok ? std::string() : "expected seconds between 0.1 and 3600, got \"" + v + "\"";
+          },
+          "SECONDS"));
   app.add_option("--libcuda", o.libcuda,
                  "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
                  "live probe against it instead of replaying the snapshot's cuda.json");
@@ -201,6 +215,7 @@ int run_snapshot(CliOptions& o) {
     return k_exit_error;
   }
   o.capture.out = o.capture_dir;
+  o.capture.mode = static_cast<unsigned>(std::stoul(o.capture_mode, nullptr, 8));
   auto report = capture_snapshot(*host, o.probe, o.capture);
   if (!report) {
     std::cerr << "gpu-preflight: error: " << report.error().message << "\n";
@@ -229,8 +244,7 @@ int run_rules_command(std::span<const Rule> rules, const std::string& format) {
     std::cerr << "gpu-preflight: error: rules: --format " << format << " is not supported (text, json, markdown)\n";
     return k_exit_error;
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+  return write_stdout(out);
 }
 
 int run_explain_command(const RuleSet& rules, const std::string& id) {
@@ -240,8 +254,7 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
     return k_exit_error;
   }
   const std::string out = render_explain(*rule);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? k_exit_ready : k_exit_error;
+  return write_stdout(out);
 }
 
 } // namespace
@@ -260,7 +273,16 @@ int run_cli(int argc, char** argv) {
   exec->add_option("command", o.command, "The command and its arguments, after --")->required();
   auto* snapshot = app.add_subcommand("snapshot", "Capture what the checks read into DIR, for replay with --root DIR");
   snapshot->add_option("-o,--output", o.capture_dir, "The directory to write (must be empty unless --force)")->required();
-  snapshot->add_flag("--force", o.capture.force, "Write into a non-empty directory");
+  snapshot->add_flag("--force", o.capture.force, "Replace a previous snapshot in DIR (a directory holding capture.json)");
+  snapshot->add_option("--mode", o.capture_mode, "Mode of the files written, octal (default 0600; directories 0700 plus search where read is granted)")
+      ->type_name("OCTAL")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const bool ok = !v.empty() && v.size() <= 4 && v.find_first_not_of("01234567") == std::string::npos &&
+                            std::stoul(v, nullptr, 8) <= 0777;
+            return ok ? std::string() : "expected an octal file mode such as 0600 or 0640, got \"" + v + "\"";
+          },
+          "OCTAL"));
   snapshot->add_flag("--redact", o.capture.redact, "Replace hostnames and serial numbers consistently");
   auto* rules_cmd = app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
   rules_cmd->add_option("--format", o.rules_format, "Output format")->check(CLI::IsMember({"text", "json", "markdown"}));
@@ -303,6 +325,9 @@ int run_cli(int argc, char** argv) {
       return run_snapshot(o);
     }
     return run_check(o, rules->rules());
+  } catch (const CheckerFailure& e) {
+    std::cerr << "gpu-preflight: error: " << e.what() << " (the checker could not run; no verdict)\n";
+    return k_exit_error;
   } catch (const std::exception& e) {
     std::cerr << "gpu-preflight: internal error: " << e.what() << "\n";
     return k_exit_error;

@@ -1,23 +1,26 @@
-// --json-out: the report file is replaced whole (temporary file + rename in the same directory),
-// so log shippers and dashboards never read a half-written report. Something that is not a
-// regular file (/dev/stderr, a FIFO) is written in place instead.
+// --json-out: the report file is replaced whole (a temporary file beside it, then a rename), so log
+// shippers and dashboards never read a half-written report. As root this must be safe against
+// whatever is at the path: only a regular file (or nothing) is replaced; a link, a device, a FIFO
+// or a directory is refused without being opened (a FIFO would block, a device would be written
+// raw).
 #include "gpf/cli/cli.hpp"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpf {
 namespace {
 
-Error os_error() {
-  return Error{std::strerror(errno)};
+Error os_error(int err) {
+  return Error{std::strerror(err)};
 }
 
-bool write_all(int fd, const std::string& content) {
+bool write_all(int fd, const std::string& content, int& err) {
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -25,6 +28,7 @@ bool write_all(int fd, const std::string& content) {
       continue;
     }
     if (n <= 0) {
+      err = n < 0 ? errno : EIO;
       return false;
     }
     done += static_cast<std::size_t>(n);
@@ -32,42 +36,79 @@ bool write_all(int fd, const std::string& content) {
   return true;
 }
 
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) {
+    return "a symbolic link";
+  }
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO";
+  }
+  if (S_ISCHR(mode) || S_ISBLK(mode)) {
+    return "a device node";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  return "not a regular file";
+}
+
 } // namespace
 
 Result<bool> write_file_replacing(const std::string& path, const std::string& content) {
+  if (path.empty()) {
+    return Error{"an empty file name"};
+  }
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-      return os_error();
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      return Error{std::string("it is ") + kind_of(st.st_mode) +
+                   ", not a regular file: refusing to replace it"};
     }
-    const bool ok = write_all(fd, content);
-    const Error err = os_error();
-    ::close(fd);
-    return ok ? Result<bool>(true) : Result<bool>(err);
+  } else if (errno != ENOENT) {
+    return os_error(errno);
   }
-  std::string tmp = path + ".XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
+  // The temporary sibling FILE.XXXXXX is created exclusively: never an existing file or a link.
+  std::string tmp;
+  int fd = -1;
+  errno = 0;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    static const char k_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char noise[6] = {};
+    if (::getrandom(noise, sizeof noise, 0) != static_cast<ssize_t>(sizeof noise)) {
+      break;
+    }
+    tmp = path + ".";
+    for (const unsigned char c : noise) {
+      tmp += k_chars[c % (sizeof(k_chars) - 1)];
+    }
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) {
+      break;
+    }
+  }
   if (fd < 0) {
-    return os_error();
+    return os_error(errno != 0 ? errno : EEXIST);
   }
-  // mkstemp makes 0600; a report is meant to be read by log collectors.
-  bool ok = ::fchmod(fd, 0644) == 0 && write_all(fd, content);
-  Error err = os_error();
+  int err = 0;
+  // A report is meant to be read by log collectors.
+  bool ok = ::fchmod(fd, 0644) == 0 || ((err = errno), false);
+  ok = ok && write_all(fd, content, err);
   if (::close(fd) != 0 && ok) {
     ok = false;
-    err = os_error();
+    err = errno;
+  }
+  // rename replaces the name, never what a link there points to; a directory swapped in is EISDIR.
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
   }
   if (!ok) {
     ::unlink(tmp.c_str());
-    return err;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const Error rename_err = os_error();
-    ::unlink(tmp.c_str());
-    return rename_err;
-  }
-  return true;
+  return ok ? Result<bool>(true) : Result<bool>(os_error(err));
 }
 
 } // namespace gpf

@@ -228,6 +228,11 @@ Result<Host> Host::snapshot(const fs::path& dir) {
   if (!S_ISDIR(st.st_mode)) {
     return Error{"--root " + dir.string() + ": not a directory"};
   }
+  // O_PATH below opens a directory this process cannot read; every read would then fail and the
+  // snapshot look like a host without a driver. Unreadable is the checker's error, not the node's.
+  if (::faccessat(AT_FDCWD, dir.c_str(), R_OK | X_OK, AT_EACCESS) != 0) {
+    return Error{"--root " + dir.string() + ": " + os_error(errno)};
+  }
   Host host(dir, false, Environment());
   // One descriptor of the root for every read (openat2 resolves against it), not one per read.
   if (const int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); fd >= 0) {

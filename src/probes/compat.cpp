@@ -36,7 +36,11 @@ constexpr std::string_view k_default_toolkit = "usr/local/cuda";
 constexpr std::array<std::string_view, 4> k_default_dirs{"lib64", "usr/lib64", "lib", "usr/lib"};
 
 // The absolute form of a root-relative path, as the dynamic loader and the user see it.
-std::string shown(std::string_view rel) { return "/" + std::string(rel); }
+std::string shown(std::string_view rel) {
+  std::string path = "/";
+  path += rel;
+  return path;
+}
 
 // A root-relative path for an absolute one ("/usr/lib" -> "usr/lib"; "/" -> ".").
 std::string relative(std::string_view absolute) {

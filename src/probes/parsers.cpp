@@ -1,5 +1,6 @@
-// Pure parsers of the foundation probes. Formats: ../shared/reference/nvidia-facts.md §6
-// (version, params, registry, gpus/*/information) and docs/snapshot-format.md.
+// Pure parsers of the foundation probes. Formats (version, params, registry, gpus/*/information):
+// the driver's kernel-open/nvidia/nv-procfs.c, docs/sources.md#driver-files-under-proc-and-sys,
+// and docs/snapshot-format.md.
 #include "gpf/probes/parsers.hpp"
 
 #include "gpf/util/text.hpp"

@@ -103,7 +103,7 @@ Json devices_json(const std::vector<DeviceNodeFact>& devices) {
   Json arr = Json::array();
   for (const auto& d : devices) {
     Json j;
-    j["path"] = "/" + u8(d.path);
+    j["path"] = fmt::format("/{}", u8(d.path));
     j["type"] = node_type_name(d.info);
     j["major"] = opt(d.info.major);
     j["minor"] = opt(d.info.minor);

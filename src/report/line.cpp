@@ -10,24 +10,15 @@ namespace gpf {
 std::string render_line(const Report& r) {
   const Assessment& a = r.assessment;
   const auto counts = fmt::format("{}/{} GPUs", a.usable_count(), a.gpus.size());
-  // The findings that explain the verdict: fails for FAIL, warnings and GPU-level fails for WARN.
-  std::vector<const Finding*> causes;
-  for (const auto& f : a.findings) {
-    const bool host_fail = f.severity == Severity::fail && !f.gpu;
-    const bool counts_for_warn = f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu);
-    if (a.verdict == Verdict::fail ? host_fail : counts_for_warn) {
-      causes.push_back(&f);
-    }
-  }
   std::string line;
-  if (a.verdict == Verdict::pass || causes.empty()) {
+  if (a.verdict == Verdict::pass || a.causes.empty()) {
     line = fmt::format("{} {}", a.verdict == Verdict::pass ? "PASS" : a.verdict == Verdict::warn ? "WARN" : "FAIL", counts);
   } else {
-    const Finding& first = *causes.front();
+    const Finding& first = a.findings[a.causes.front()];
     const auto head = a.verdict == Verdict::fail ? std::string("FAIL") : "WARN " + counts + ":";
     line = fmt::format("{} {}{}", head, first.id, first.gpu ? " " + *first.gpu : std::string());
-    if (causes.size() > 1) {
-      line += fmt::format(" +{} more", causes.size() - 1);
+    if (a.causes.size() > 1) {
+      line += fmt::format(" +{} more", a.causes.size() - 1);
     }
   }
   if (line.size() > k_line_max_bytes) {

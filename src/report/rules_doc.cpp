@@ -20,6 +20,12 @@ std::vector<const Rule*> sorted(std::span<const Rule> rules) {
   return out;
 }
 
+// "fail", or "fail; info for an Xid logged before the last driver reload" when findings can be lower.
+std::string severity_text(const Rule& r) {
+  const auto name = std::string(severity_name(r.severity));
+  return r.severity_from.empty() ? name : fmt::format("{}; {}", name, r.severity_from);
+}
+
 std::string_view meaning(const Rule& r) { return r.explanation.empty() ? r.title : r.explanation; }
 std::string_view evidence(const Rule& r) {
   return r.evidence.empty() ? std::string_view("the inputs named in each finding's evidence") : r.evidence;
@@ -62,8 +68,11 @@ std::string render_rules_text(std::span<const Rule> rules) {
   }
   std::string out = fmt::format("{:<{}}  {:<8}  {}\n", "ID", width, "SEVERITY", "WHAT IT CHECKS");
   for (const auto* r : list) {
-    out += fmt::format("{:<{}}  {:<8}  {}\n{:<{}}  source: {}\n", r->id, width, severity_name(r->severity), r->title, "",
-                       width + 10, r->source);
+    out += fmt::format("{:<{}}  {:<8}  {}\n", r->id, width, severity_name(r->severity), r->title);
+    if (!r->severity_from.empty()) {
+      out += fmt::format("{:<{}}  lower: {}\n", "", width + 10, r->severity_from);
+    }
+    out += fmt::format("{:<{}}  source: {}\n", "", width + 10, r->source);
   }
   out += fmt::format("\n{} rules. `gpu-preflight explain ID` tells what one means and how to fix it.\n", list.size());
   return out;
@@ -77,6 +86,9 @@ nlohmann::ordered_json rules_json(std::span<const Rule> rules) {
     nlohmann::ordered_json rj;
     rj["id"] = r->id;
     rj["severity"] = severity_name(r->severity);
+    if (!r->severity_from.empty()) {
+      rj["severity_from"] = r->severity_from;
+    }
     rj["stage"] = stage_name(r->stage);
     rj["checks"] = r->title;
     rj["meaning"] = meaning(*r);
@@ -101,16 +113,20 @@ std::string render_rules_markdown(std::span<const Rule> rules) {
   for (const auto* r : list) {
     out += fmt::format("\n### {}\n\n- **Severity:** {} ({} stage)\n- **Checks:** {}\n- **Meaning:** {}\n"
                        "- **Evidence looked for:** {}\n- **Remedy:** {}\n- **Source:** {}\n",
-                       r->id, severity_name(r->severity), stage_name(r->stage), r->title, meaning(*r), evidence(*r),
-                       r->remedy, r->source);
+                       r->id, severity_text(*r), stage_name(r->stage), r->title, meaning(*r), evidence(*r), r->remedy,
+                       r->source);
   }
   return out;
 }
 
 std::string render_explain(const Rule& r) {
-  return fmt::format("{}  ({}, {} stage)\n\nChecks:    {}\n\nMeaning:   {}\n\nEvidence:  {}\n\nRemedy:    {}\n\nSources:   {}\n",
-                     r.id, severity_name(r.severity), stage_name(r.stage), r.title, meaning(r), evidence(r), r.remedy,
-                     r.source);
+  std::string out = fmt::format("{}  ({}, {} stage)\n\nChecks:    {}\n\nMeaning:   {}\n\nEvidence:  {}\n\nRemedy:    {}\n\n",
+                                r.id, severity_name(r.severity), stage_name(r.stage), r.title, meaning(r), evidence(r),
+                                r.remedy);
+  if (!r.severity_from.empty()) {
+    out += fmt::format("Severity:  {}\n\n", severity_text(r));
+  }
+  return out + fmt::format("Sources:   {}\n", r.source);
 }
 
 } // namespace gpf

@@ -1,16 +1,19 @@
-// Joins the per-domain rule tables into the one built-in table.
+// Joins the per-prefix rule tables into the one built-in table. The order is the evaluation order
+// and, within a severity, the order of the findings: root causes (driver, modules, nodes) first,
+// and the CUDA probe's symptoms after the topology and NVML causes that explain them.
 #include "gpf/rules/rule.hpp"
 
 #include <vector>
 
 namespace gpf {
 
-std::span<const Rule> nvml_rules(); // src/rules/nvml.cpp
-
 std::span<const Rule> builtin_rules() {
   static const std::vector<Rule> table = [] {
     std::vector<Rule> all;
-    for (auto part : {foundation_rules(), log_rules(), compat_rules(), topology_rules(), cuda_rules(), nvml_rules()}) {
+    for (auto part : {driver_rules(), module_rules(), devnode_rules(), gpu_rules(), kernel_rules(), env_rules(),
+                      probe_rules(), xid_rules(), rminit_rules(), gsp_rules(), log_rules(), pcie_rules(), iommu_rules(),
+                      shm_rules(), limits_rules(), nvswitch_rules(), persistence_rules(), nvml_rules(),
+                      cuda_rules()}) {
       all.insert(all.end(), part.begin(), part.end());
     }
     return all;

@@ -1,10 +1,10 @@
 // The GPU-pair analysis behind pcie.* and iommu.* and the cause named by the CUDA probe's
 // multi-GPU finding. ACS semantics: PCI Express Base specification (ACS extended capability);
-// NCCL troubleshooting guide "PCI Access Control Services (ACS)" (nvidia-facts.md §11).
+// NCCL troubleshooting guide "PCI Access Control Services (ACS)" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html).
 #include "gpf/rules/topology.hpp"
 
 #include "gpf/rules/verdict.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 
 #include <fmt/format.h>
 
@@ -50,11 +50,9 @@ const GpuPciPath* find_gpu_path(const TopologyFacts& t, const std::string& bus_i
 }
 
 std::vector<std::string> job_gpus(const RuleContext& c) {
-  const auto visible = parse_visible_devices(c.facts.env.get("CUDA_VISIBLE_DEVICES"), gpu_index_space(c.facts));
   std::vector<std::string> out;
   for (const auto& gpu : c.facts.gpus) {
-    const bool admitted = std::find(visible.bus_ids.begin(), visible.bus_ids.end(), gpu.bus_id) != visible.bus_ids.end();
-    if (admitted && c.usable_gpus.count(gpu.bus_id) != 0) {
+    if (c.job.admits(gpu.bus_id) && c.usable_gpus.count(gpu.bus_id) != 0) {
       out.push_back(gpu.bus_id);
     }
   }

@@ -509,6 +509,9 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           }
           rule.stage = fact_spec((*check)->fact)->stage;
           rule.check = make_check(*check, *id, rule.severity);
+          if (rule.severity == Severity::fail) {
+            rule.severity_from = "warn when the fact is unknown, so the policy could not be confirmed";
+          }
           rule.evidence = set.keep((*check)->fact);
           if (row.find("title") == row.end()) {
             rule.title = set.keep("Site policy: " + (*check)->description);

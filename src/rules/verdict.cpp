@@ -10,29 +10,6 @@
 
 namespace gpf {
 
-namespace {
-// Once CUDA enumerated devices, its order (under the job's CUDA_DEVICE_ORDER) is the index space.
-bool cuda_order(const Facts& facts) { return facts.cuda.enumerated() && !facts.cuda.devices.empty(); }
-} // namespace
-
-std::vector<GpuRef> gpu_index_space(const Facts& facts) {
-  std::vector<GpuRef> refs;
-  if (cuda_order(facts)) {
-    for (const auto& d : facts.cuda.devices) {
-      refs.push_back({d.bus_id, d.uuid});
-    }
-    return refs;
-  }
-  for (const auto& gpu : facts.gpus) {
-    refs.push_back({gpu.bus_id, gpu.uuid});
-  }
-  return refs;
-}
-
-// CUDA's indices need CUDA_DEVICE_ORDER only when the job itself set PCI_BUS_ID (restated so the
-// recommendation stands alone); the driver's list is in PCI order.
-bool index_space_is_pci_order(const Facts& facts) { return !cuda_order(facts) || facts.cuda.device_order == "PCI_BUS_ID"; }
-
 int Assessment::usable_count() const {
   return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [](const GpuAssessment& g) { return g.usable; }));
 }
@@ -42,7 +19,8 @@ namespace {
 Finding make_finding(const Rule& rule, Hit&& hit) {
   Finding f;
   f.id = std::string(rule.id);
-  f.severity = hit.severity.value_or(rule.severity);
+  // A row declares whether its findings can be lower (severity_from); never higher than the row.
+  f.severity = rule.severity_from.empty() ? rule.severity : std::min(hit.severity.value_or(rule.severity), rule.severity);
   f.message = std::move(hit.message);
   f.evidence = std::move(hit.evidence);
   f.remedy = hit.remedy.empty() ? std::string(rule.remedy) : std::move(hit.remedy);
@@ -57,7 +35,8 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   Assessment a;
   std::set<std::string> usable;
   std::vector<std::string> recommended;
-  RuleContext ctx{facts, options, usable, recommended};
+  const JobView job = derive_job_view(facts, Matrix::get());
+  RuleContext ctx{facts, job, options, usable, recommended};
   const auto run_stage = [&](Stage stage) {
     for (const auto& rule : rules) {
       if (rule.stage != stage) {
@@ -106,8 +85,7 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   }
   ctx.host_failed = !host_failures.empty();
 
-  const auto space = gpu_index_space(facts);
-  const auto visible = parse_visible_devices(facts.env.get("CUDA_VISIBLE_DEVICES"), space);
+  const auto& space = job.index_space;
   const auto add_gpu = [&](const GpuRef& ref, std::optional<int> index) {
     GpuAssessment g;
     g.index = index;
@@ -131,8 +109,7 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
     if (g.reasons.empty() && !g.usable) {
       g.reasons = host_failures;
     }
-    const bool admitted = std::find(visible.bus_ids.begin(), visible.bus_ids.end(), g.bus_id) != visible.bus_ids.end();
-    if (g.usable && admitted && index) {
+    if (g.usable && job.admits(g.bus_id) && index) {
       recommended.push_back(g.bus_id);
     }
     a.gpus.push_back(std::move(g));
@@ -166,17 +143,24 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
                        std::all_of(uuids.begin(), uuids.end(), [](const std::string& u) { return starts_with(u, "GPU-"); });
   a.recommendation.cuda_visible_devices = fmt::format("{}", fmt::join(by_uuid ? uuids : indices, ","));
   a.recommendation.single_gpu_only = single;
-  if (!indices.empty() && !by_uuid && index_space_is_pci_order(facts)) {
+  if (!indices.empty() && !by_uuid && job.pci_order) {
     a.recommendation.cuda_device_order = "PCI_BUS_ID";
   }
 
   std::stable_sort(a.findings.begin(), a.findings.end(),
                    [](const Finding& x, const Finding& y) { return x.severity > y.severity; });
-  const bool host_fail = !host_fail_ids().empty();
-  const bool any_warn = std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) {
-    return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu);
-  });
+  const auto is_host_fail = [](const Finding& f) { return f.severity == Severity::fail && !f.gpu; };
+  const auto counts_for_warn = [](const Finding& f) { return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu); };
+  const bool host_fail = std::any_of(a.findings.begin(), a.findings.end(), is_host_fail);
+  const bool any_warn = std::any_of(a.findings.begin(), a.findings.end(), counts_for_warn);
   a.verdict = host_fail ? Verdict::fail : (any_warn || a.usable_count() < static_cast<int>(a.gpus.size())) ? Verdict::warn : Verdict::pass;
+  if (a.verdict != Verdict::pass) {
+    for (std::size_t i = 0; i < a.findings.size(); ++i) {
+      if (a.verdict == Verdict::fail ? is_host_fail(a.findings[i]) : counts_for_warn(a.findings[i])) {
+        a.causes.push_back(i);
+      }
+    }
+  }
   return a;
 }
 

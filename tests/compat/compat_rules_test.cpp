@@ -1,4 +1,5 @@
 // The compatibility rows on facts built in code: the cases the fixture snapshots do not cover.
+#include "support/rule_subset.hpp"
 #include "gpf/probes/parsers.hpp"
 #include "gpf/rules/compat_view.hpp"
 #include "gpf/rules/verdict.hpp"
@@ -39,7 +40,7 @@ Facts host_with(const char* kernel, const char* driver, DriverFlavour flavour, s
 void expect(Facts& f, const char* cuda) { f.compat.expected_cuda = ExpectedCuda{v(cuda), cuda, "--expect-cuda"}; }
 
 std::vector<Finding> findings(const Facts& f, const std::string& id) {
-  const auto a = assess(f, compat_rules(), CheckOptions{});
+  const auto a = assess(f, test::compat_rules(), CheckOptions{});
   std::vector<Finding> out;
   std::copy_if(a.findings.begin(), a.findings.end(), std::back_inserter(out), [&](const Finding& x) { return x.id == id; });
   return out;

@@ -130,17 +130,26 @@ TEST_CASE("snapshot keeps the kernel log given with --dmesg as dmesg.txt, and th
   CHECK(from_stdin.out.find("standard input") != std::string::npos);
 }
 
-TEST_CASE("snapshot refuses a non-empty directory unless forced, and says what it captured") {
+TEST_CASE("snapshot refuses a non-empty directory; --force replaces only a previous snapshot, and says what it captured") {
   TempDir t;
   std::ofstream(t.path / "existing") << "x";
   const auto refused = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("is not empty") != std::string::npos);
-  const auto forced = run_preflight({"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
+  const auto not_snapshot = run_preflight({"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
+  CHECK(not_snapshot.exit_code == 2);
+  CHECK(not_snapshot.err.find("not a previous snapshot") != std::string::npos);
+  CHECK(fs::exists(t.path / "existing"));
+
+  const auto dir = (t.path / "snap").string();
+  REQUIRE(run_preflight({"snapshot", "--root", fixture("missing-uvm"), "-o", dir}).exit_code == 0);
+  CHECK(run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir}).exit_code == 2);
+  const auto forced = run_preflight({"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", dir});
   CHECK(forced.exit_code == 0);
   CHECK(forced.out.find("captured ") == 0);
-  const json record = json::parse(std::ifstream(t.path / "capture.json"));
+  const json record = json::parse(std::ifstream(fs::path(dir) / "capture.json"));
   CHECK(record.at("captured").size() >= 10);
+  CHECK(run_preflight({"--root", dir, "--format", "line"}).out == "PASS 4/4 GPUs\n");
 }
 
 TEST_CASE("snapshot never follows a link out of the tree it copies") {

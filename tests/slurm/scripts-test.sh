@@ -41,8 +41,8 @@ kill -ABRT $$
 EOF2
 cat >"$tmp/recording-checker" <<EOF2
 #!/usr/bin/env bash
-# Stand-in checker that has --cuda-timeout, records its arguments and passes.
-[ "\${1:-}" = --help ] && { echo "  --cuda-timeout FLOAT  Deadline of the CUDA probe"; exit 0; }
+# Stand-in checker that has --cuda-timeout and --skip-busy, records its arguments and passes.
+[ "\${1:-}" = --help ] && { printf '  --cuda-timeout FLOAT  Deadline of the CUDA probe\n  --skip-busy  Skip when busy\n'; exit 0; }
 printf '%s\n' "\$*" >$tmp/args
 echo "PASS 1/1 GPUs"
 EOF2
@@ -109,11 +109,11 @@ grep -q "ERROR checker timed out after 1 s" "$tmp/out" || fail "no timeout reaso
 run "$hc" 1 GPU_PREFLIGHT="$tmp/hanging-checker" GPU_PREFLIGHT_TIMEOUT=1 GPU_PREFLIGHT_ERROR_BLOCKS=1
 [ "$(calls)" = "NodeName=n1 State=DRAIN Reason=gpu-preflight: ERROR checker timed out after 1 s" ] || fail "calls: $(calls)"
 
-echo "options reach the checker: --cuda-timeout when it has it, --root, GPU_PREFLIGHT_ARGS, the settings file"
+echo "options reach the checker: --cuda-timeout and --skip-busy when it has them, --root, GPU_PREFLIGHT_ARGS, the settings file"
 node_state IDLE
 printf 'GPU_PREFLIGHT_ARGS="--strict --min-gpus 2"\nGPU_PREFLIGHT_CUDA_TIMEOUT=7\n' >"$tmp/settings"
 run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_CONFIG="$tmp/settings"
-[ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 7 --strict --min-gpus 2" ] ||
+[ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 7 --skip-busy --strict --min-gpus 2" ] ||
   fail "arguments: $(cat "$tmp/args")"
 run "$hc" 1 GPU_PREFLIGHT_ROOT="$failing" GPU_PREFLIGHT_CUDA_TIMEOUT=7
 [ -n "$(calls)" ] || fail "no drain with a binary without --cuda-timeout"

@@ -1,5 +1,6 @@
 // The log rules: the real pipeline (collect_facts + assess) on the log-* fixture snapshots, and
 // each rule row on facts built from inline logs.
+#include "support/rule_subset.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
@@ -65,7 +66,7 @@ Checked judge_log(const std::string& log, int n_gpus = 2) {
   f.log = scan_kernel_log(log);
   f.log.source = "test.log";
   Checked c{f, {}};
-  c.assessment = assess(c.facts, log_rules(), {});
+  c.assessment = assess(c.facts, test::kernel_log_rules(), {});
   return c;
 }
 
@@ -336,7 +337,7 @@ TEST_CASE("every log rule row fires on its input") {
     }
     seen.insert(c.id);
   }
-  for (const auto& rule : log_rules()) {
+  for (const auto& rule : test::kernel_log_rules()) {
     if (rule.id != "log.not-readable") { // covered by the fixture above
       INFO(rule.id);
       CHECK(seen.count(std::string(rule.id)) == 1);

@@ -1,23 +1,108 @@
-// Probe code must read the host only through Host (style.md practice 1): no absolute paths in
-// string literals, no getenv/uname/open/fopen/ifstream of its own. This test reads the sources.
+// Source rules a compiler does not check; these tests read the sources (GPF_SOURCE_DIR).
+// - Probe code reads the host only through Host: no absolute paths in string literals, no
+//   getenv/uname/open/fopen/ifstream of its own.
+// - Includes follow the pipeline: util ← host ← probes ← facts ← rules ← report ← cli (capture
+//   sits beside report and is used by cli only). A layer never includes one that comes later.
+// - Text in the product and its documentation cites public sources, never notes outside the
+//   repository or this project's issue tracker.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
+namespace {
+
+const fs::path k_root = GPF_SOURCE_DIR;
+
+std::vector<fs::path> files_under(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The layer of a source file: its first folder under src/ or include/gpf/ ("" for
+// include/gpf/version_info.hpp and the like, which every layer may include).
+std::string layer_of(const fs::path& file) {
+  for (const fs::path& base : {k_root / "include" / "gpf", k_root / "src"}) {
+    const fs::path rel = file.lexically_relative(base);
+    if (!rel.empty() && *rel.begin() != "..") {
+      return std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : "";
+    }
+  }
+  return "";
+}
+
+// The layers each layer must not include: everything that comes later in the pipeline.
+const std::map<std::string, std::set<std::string>>& forbidden_includes() {
+  static const std::map<std::string, std::set<std::string>> table = {
+      {"util", {"host", "probes", "facts", "rules", "report", "capture", "cli"}},
+      {"host", {"probes", "facts", "rules", "report", "capture", "cli"}},
+      {"probes", {"rules", "report", "capture", "cli"}},
+      {"facts", {"rules", "report", "capture", "cli"}},
+      {"rules", {"report", "capture", "cli"}},
+      {"report", {"capture", "cli"}},
+      {"capture", {"rules", "report", "cli"}},
+      {"cli", {}},
+  };
+  return table;
+}
+
+// The layer an #include names: "gpf/<layer>/..." (public headers), "<layer>/..." (internal
+// headers under src/), or a bare name in the including file's own folder (its own layer).
+std::string included_layer(const std::string& target, const std::string& own) {
+  std::string path = target;
+  if (path.rfind("gpf/", 0) == 0) {
+    path = path.substr(4);
+  }
+  const auto slash = path.find('/');
+  if (slash == std::string::npos) {
+    return target.rfind("gpf/", 0) == 0 ? "" : own;
+  }
+  const std::string first = path.substr(0, slash);
+  return forbidden_includes().count(first) != 0 ? first : own;
+}
+
+// "issue 10", "#14": a number in this project's tracker. Issues of other projects are cited as
+// owner/repo#N or by URL and four-digit numbers are not ours; rsyslog's "#012" escape has a
+// leading zero.
+const std::string k_issue_number = R"re(\b[Ii]ssues?\s+[0-9]+\b|(^|[^[:alnum:]_&/#])#[1-9][0-9]{0,2}\b)re";
+
+// Each line of the file that contains the pattern, as "path:line: text".
+std::vector<std::string> matching_lines(const fs::path& file, const std::regex& pattern) {
+  std::vector<std::string> hits;
+  std::ifstream in(file);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (std::regex_search(line, pattern)) {
+      hits.push_back(file.lexically_relative(k_root).string() + ":" + std::to_string(number) + ": " + line);
+    }
+  }
+  return hits;
+}
+
+} // namespace
+
 TEST_CASE("probe sources never bypass the host") {
-  const fs::path dir = fs::path(GPF_SOURCE_DIR) / "src" / "probes";
   const std::regex forbidden(R"re("/(proc|sys|dev|etc|usr|lib|lib64|var|run|tmp|opt|home|root)(/|")|\bgetenv\s*\(|\buname\s*\(|\bfopen\s*\(|\bifstream\b|::open\s*\(|\bopendir\s*\()re");
   int files = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file()) {
-      continue;
-    }
-    std::ifstream in(entry.path());
+  for (const auto& file : files_under(k_root / "src" / "probes")) {
+    std::ifstream in(file);
     std::string line;
     int number = 0;
     ++files;
@@ -25,9 +110,94 @@ TEST_CASE("probe sources never bypass the host") {
       ++number;
       const auto comment = line.find("//");
       const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
-      INFO(entry.path().string() << ":" << number << ": " << line);
+      INFO(file.string() << ":" << number << ": " << line);
       CHECK_FALSE(std::regex_search(code, forbidden));
     }
   }
   CHECK(files >= 4);
+}
+
+TEST_CASE("includes follow the pipeline: no layer includes a later one") {
+  const std::regex include(R"re(^\s*#\s*include\s*["<]([^">]+)[">])re");
+  std::map<std::string, int> files_per_layer;
+  std::vector<std::string> violations;
+  for (const fs::path& dir : {k_root / "src", k_root / "include" / "gpf"}) {
+    for (const auto& file : files_under(dir)) {
+      const std::string layer = layer_of(file);
+      if (layer.empty()) {
+        continue;
+      }
+      // a folder no one placed in the pipeline must be placed before it can hold code
+      INFO(file.string() << " is in layer '" << layer << "'");
+      REQUIRE(forbidden_includes().count(layer) == 1);
+      ++files_per_layer[layer];
+      std::ifstream in(file);
+      std::string line;
+      int number = 0;
+      while (std::getline(in, line)) {
+        ++number;
+        std::smatch m;
+        if (!std::regex_search(line, m, include)) {
+          continue;
+        }
+        const std::string target = included_layer(m[1].str(), layer);
+        if (forbidden_includes().at(layer).count(target) != 0) {
+          violations.push_back(file.lexically_relative(k_root).string() + ":" + std::to_string(number) + ": " +
+                               layer + " includes " + target + ": " + line);
+        }
+      }
+    }
+  }
+  for (const auto& v : violations) {
+    UNSCOPED_INFO(v);
+  }
+  CHECK(violations.empty());
+  // the walk found every layer (a moved tree would otherwise pass by reading nothing)
+  for (const auto& [layer, forbidden] : forbidden_includes()) {
+    INFO(layer);
+    CHECK(files_per_layer[layer] > 0);
+  }
+}
+
+TEST_CASE("include direction: how an #include names its layer") {
+  CHECK(included_layer("gpf/rules/rule.hpp", "probes") == "rules");
+  CHECK(included_layer("probes/cuda/live_probe.hpp", "rules") == "probes");
+  CHECK(included_layer("streams.hpp", "host") == "host");
+  CHECK(included_layer("gpf/version_info.hpp", "cli").empty());
+  CHECK(included_layer("catch2/catch.hpp", "cli") == "cli");
+  CHECK(forbidden_includes().at("probes").count(included_layer("gpf/rules/visible_devices.hpp", "probes")) == 1);
+}
+
+// Product text (code, comments, docs) names public sources: a reader has no access to this
+// project's research notes or tracker.
+TEST_CASE("product text cites no notes outside the repository and no issue numbers") {
+  const std::regex pattern(R"re(nvidia-facts|style\.md|shared/|\b[Mm]ilestone|)re" + k_issue_number);
+  std::vector<std::string> hits;
+  int files = 0;
+  for (const fs::path& dir : {k_root / "src" / "util", k_root / "src" / "host", k_root / "src" / "probes",
+                             k_root / "src" / "facts", k_root / "src" / "rules", k_root / "src" / "report", k_root / "src" / "capture",
+                             k_root / "src" / "cli", k_root / "include", k_root / "docs", k_root / "data"}) {
+    for (const auto& file : files_under(dir)) {
+      ++files;
+      for (auto& hit : matching_lines(file, pattern)) {
+        hits.push_back(std::move(hit));
+      }
+    }
+  }
+  for (const auto& h : hits) {
+    UNSCOPED_INFO(h);
+  }
+  CHECK(hits.empty());
+  CHECK(files >= 50);
+}
+
+TEST_CASE("product text check: what counts as an issue number") {
+  const std::regex issue(k_issue_number);
+  CHECK(std::regex_search("see issue 10", issue));
+  CHECK(std::regex_search("fixed in #14.", issue));
+  CHECK(std::regex_search("(#7)", issue));
+  CHECK_FALSE(std::regex_search("rsyslog's #012 escape", issue));
+  CHECK_FALSE(std::regex_search("NVIDIA/nccl#631", issue));
+  CHECK_FALSE(std::regex_search("accelerate issue #1929", issue));
+  CHECK_FALSE(std::regex_search("&#123;", issue));
 }

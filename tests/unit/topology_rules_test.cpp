@@ -27,7 +27,8 @@ std::vector<Hit> run_rule(std::string_view id, const Facts& facts, std::set<std:
   }
   const CheckOptions options;
   const std::vector<std::string> recommended;
-  const RuleContext ctx{facts, options, usable, recommended};
+  const JobView job = derive_job_view(facts, Matrix::get());
+  const RuleContext ctx{facts, job, options, usable, recommended};
   return rule->check(ctx);
 }
 

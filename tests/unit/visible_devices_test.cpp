@@ -1,4 +1,4 @@
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -15,7 +15,8 @@ namespace gpf {
 
 struct CaptureOptions {
   std::filesystem::path out;
-  bool force = false;                    // allow a non-empty DIR (files are overwritten)
+  bool force = false;                    // replace a previous snapshot in DIR (it holds capture.json)
+  unsigned mode = 0600;                  // files' mode; directories add search where it grants read
   bool redact = false;                   // replace hostnames and serial numbers consistently
   std::size_t file_cap = 16u << 20;      // bytes copied per file at most
   std::size_t log_cap = 256u << 20;      // bytes of kernel log kept as dmesg.txt at most
@@ -27,7 +28,10 @@ struct CaptureReport {
   std::vector<std::string> truncated;  // paths cut at the cap
 };
 
-// Error when DIR is non-empty without force, or cannot be created or written.
+// Writes into a private directory beside DIR and renames it onto DIR at the end; nothing is ever
+// opened through a link. Error when DIR is non-empty (without force: anything; with force: anything
+// but a previous snapshot), when a write fails (the partial capture is removed), or when something
+// was planted in the way.
 Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options);
 
 // Replaces hostnames (each of names, and the host field of syslog/journal lines) and serial numbers
@@ -43,7 +47,15 @@ private:
   std::vector<std::pair<std::string, std::string>> m_tokens; // value -> token, in first-seen order
 };
 
-// The environment variables a snapshot keeps: CUDA_*, NVIDIA_*, NCCL_*, LD_LIBRARY_PATH, PATH.
+// The environment variables a snapshot keeps: only those the checks read (docs/snapshot-format.md),
+// and never a name that looks like a secret.
 bool snapshot_keeps_variable(std::string_view name);
+
+// Whether a variable's name says it holds a secret: KEY, TOKEN, SECRET, PASSWORD, PASSWD or
+// CREDENTIAL anywhere in it, in any case.
+bool names_a_secret(std::string_view name);
+
+// "https://user:pass@host/x" -> "https://REDACTED@host/x", for every URL in value.
+std::string without_url_credentials(std::string_view value);
 
 } // namespace gpf

@@ -1,7 +1,8 @@
 #pragma once
 // Inputs of the compatibility rules (probe "compat"): the CUDA version the job expects and where
 // that came from, the driver libraries the dynamic loader would pick for the job, and the
-// versions of the NVIDIA kernel modules. Facts: nvidia-facts.md §1, §6e, §9.
+// versions of the NVIDIA kernel modules. Facts: docs/sources.md#cuda-toolkit-and-driver-versions,
+// #driver-files-under-proc-and-sys, #driver-and-library-version-mismatch.
 #include "gpf/util/version.hpp"
 
 #include <chrono>

@@ -30,6 +30,11 @@ struct CudaDevice {
   std::optional<int> compute_mode;          // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
   std::vector<CudaStep> steps;              // the per-GPU child's steps
   bool usable = false;                      // every step passed
+  // Not usable only because another process holds it: context creation (or the test allocation)
+  // was refused with CUDA_ERROR_DEVICE_UNAVAILABLE (exclusive-process mode, busy) or
+  // CUDA_ERROR_OUT_OF_MEMORY. Working hardware, not a failure.
+  bool in_use = false;
+  std::vector<std::string> holders;         // "PID (comm)" of processes with its device node open, when known
   std::string visible_as;                   // the CUDA_VISIBLE_DEVICES value its child ran with
 };
 

@@ -3,7 +3,8 @@
 // GPU with the ACS control bits of its bridges, the IOMMU, /dev/shm and the memlock limit, the
 // NVIDIA daemons, NVSwitches, the GSP firmware files and MIG entries of CUDA_VISIBLE_DEVICES.
 // Filled in by the probes pcie, iommu, shm, services and firmware; read by topology_rules.
-// Sources: nvidia-facts.md §11, §6d, §7, §10c.
+// Sources: docs/sources.md#multi-gpu-hazards and the sections after it, #device-nodes,
+// #cuda_visible_devices.
 #include <cstdint>
 #include <map>
 #include <optional>

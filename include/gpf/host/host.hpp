@@ -1,7 +1,8 @@
 #pragma once
-// The one rooted door to the host (style.md practice 1). Every probe reads through a Host:
-// files by root-relative path ("proc/driver/nvidia/version", never "/proc/..."), device-node
-// metadata, the kernel release and the job environment. Live: root "/", uname(2), the process
+// The one rooted door to the host: every probe reads through a Host (a test enforces it), so a
+// snapshot replays exactly what a live run reads: files by root-relative path
+// ("proc/driver/nvidia/version", never "/proc/..."), device-node metadata, the kernel release and
+// the job environment. Live: root "/", uname(2), the process
 // environment. Snapshot (--root DIR): DIR laid out like the host, see docs/snapshot-format.md;
 // under a snapshot nothing of the real host is read.
 #include "gpf/util/result.hpp"

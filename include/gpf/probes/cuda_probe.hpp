@@ -23,7 +23,8 @@ nlohmann::ordered_json cuda_facts_json(const CudaFacts& cuda);
 // unknown members are ignored, missing ones keep their defaults.
 Result<CudaFacts> parse_cuda_json(std::string_view text);
 
-// "12.4" from cuDriverGetVersion's 12040 (1000 * major + 10 * minor, nvidia-facts.md §1d).
+// "12.4" from cuDriverGetVersion's 12040 (1000 * major + 10 * minor, the CUDA Driver API's
+// cuDriverGetVersion: docs/sources.md#cuda-toolkit-and-driver-versions).
 std::string cuda_version_text(int version);
 
 } // namespace gpf

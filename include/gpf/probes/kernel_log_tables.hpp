@@ -1,7 +1,7 @@
 #pragma once
-// Decode tables of the kernel-log scanner, as data with a source per row
-// (../shared/reference/nvidia-facts.md §3b Xid catalog, §4b RM_INIT_*, §4c NV_STATUS, §3a/§11
-// Xid 154 recovery actions). The scanner uses them for the decoded meaning; the log rules use
+// Decode tables of the kernel-log scanner, as data with a source per row (Xid catalog and Xid 154
+// recovery actions: docs/sources.md#xid-errors; RM_INIT_* and NV_STATUS:
+// docs/sources.md#rminitadapter-failures). The scanner uses them for the decoded meaning; the log rules use
 // the Xid class and the RM_INIT remedy.
 #include <optional>
 #include <span>

@@ -12,6 +12,7 @@ struct ProbeOptions {
   std::optional<std::string> dmesg_file; // --dmesg FILE ("-" = stdin)
   std::optional<std::string> libcuda;    // --libcuda PATH
   bool no_cuda = false;                  // --no-cuda
+  bool skip_busy = false;                // --skip-busy: no live CUDA probe while a process holds a GPU
   double cuda_timeout_s = 30;            // --timeout / --cuda-timeout (CUDA and NVML stages)
   std::optional<std::string> libnvml;    // --libnvml PATH
   bool no_nvml = false;                  // --no-nvml

@@ -1,8 +1,8 @@
 #pragma once
 // The kernel / driver / CUDA / GPU-architecture compatibility matrix: the tables of data/*.json
 // (compiled into the binary) as typed rows, with lookups. Every version comparison is numeric per
-// component (gpf::Version: 570.26 < 570.124.06), never textual. Facts and sources:
-// ../shared/reference/nvidia-facts.md §1, §2; each row names its sources.
+// component (gpf::Version: 570.26 < 570.124.06), never textual. Each row names its sources
+// (docs/sources.md gathers them).
 #include "gpf/rules/matrix_data.hpp"
 #include "gpf/util/version.hpp"
 
@@ -21,7 +21,7 @@ struct DataSource {
   std::string key;
   std::string url;
   std::string table;
-  std::string facts;  // the section of nvidia-facts.md, or why it is not there
+  std::string facts;  // which facts of the page the row relies on, or why it has none
   std::string status; // VERIFIED-DOC, VERIFIED-SRC, OBSERVED, ...
 };
 

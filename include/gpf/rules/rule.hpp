@@ -1,8 +1,10 @@
 #pragma once
-// A rule is one row (style.md practice 4): a stable dotted id (public API, never renamed), a
-// severity, a title, a remedy, a source, and a predicate over the facts that returns one Hit per
-// finding. Rows live in tables under src/rules/ (one file per domain); rule_table.cpp joins them.
+// A rule is one declaration: a stable dotted id (public API, never renamed), its severity, a
+// title, a remedy, a source, and a predicate over the facts and the derived job view that returns
+// one Hit per finding. Every rule whose id starts with "P." is declared in src/rules/P.cpp;
+// rule_table.cpp joins those files' tables.
 #include "gpf/facts/facts.hpp"
+#include "gpf/rules/job_view.hpp"
 
 #include <functional>
 #include <optional>
@@ -38,6 +40,7 @@ enum class Stage { gpu, host, summary };
 
 struct RuleContext {
   const Facts& facts;
+  const JobView& job; // derived once, before any rule runs
   const CheckOptions& options;
   const std::set<std::string>& usable_gpus;  // bus ids; filled from Stage::host on
   const std::vector<std::string>& recommended; // bus ids in index order; filled for Stage::summary
@@ -54,8 +57,8 @@ struct Hit {
   std::vector<std::string> evidence;   // verbatim input: the file value, the missing path
   std::optional<std::string> gpu;      // bus id, when the finding is about one GPU
   Effect effect = Effect::none;
-  std::string remedy;                  // empty = the rule's remedy
-  std::optional<Severity> severity;    // rare: a row whose severity depends on the input
+  std::string remedy;                  // empty = the rule's remedy; set when it names real values
+  std::optional<Severity> severity;    // lower than the row's; only for rows with severity_from
 };
 
 // A plain function for built-in rows; user rules (--rules FILE) carry their parameters inside.
@@ -63,14 +66,17 @@ using CheckFn = std::function<std::vector<Hit>(const RuleContext&)>;
 
 struct Rule {
   std::string_view id;
-  Severity severity;
-  Stage stage;
+  Stage stage = Stage::host;
+  Severity severity = Severity::fail; // the highest severity a finding of this rule has
+  // Empty when every finding has `severity`; otherwise what makes a finding lower (shown by
+  // `rules`, `explain` and docs/rules.md), e.g. "info when a driver reload cleared the event".
+  std::string_view severity_from = {};
   std::string_view title;  // what it checks, one line
   std::string_view remedy; // a concrete next step
-  std::string_view source; // where the fact comes from (URL / nvidia-facts.md section)
-  CheckFn check;
+  std::string_view source; // where the fact comes from: a public URL or a path in this repository
   std::string_view explanation = {}; // what a finding means and why (`explain ID`); "" = title
   std::string_view evidence = {};    // what the rule looks at (`explain ID`)
+  CheckFn check;
 };
 
 struct Finding {
@@ -87,12 +93,26 @@ struct Finding {
 std::span<const Rule> builtin_rules();
 const Rule* find_rule(std::string_view id);
 
-// Per-domain tables joined by builtin_rules().
-std::span<const Rule> foundation_rules();
+// One table per id prefix (src/rules/<prefix>.cpp), joined by builtin_rules().
+std::span<const Rule> driver_rules();
+std::span<const Rule> module_rules();
+std::span<const Rule> devnode_rules();
+std::span<const Rule> gpu_rules();
+std::span<const Rule> kernel_rules();
+std::span<const Rule> env_rules();
+std::span<const Rule> probe_rules();
+std::span<const Rule> xid_rules();
+std::span<const Rule> rminit_rules();
+std::span<const Rule> gsp_rules();
 std::span<const Rule> log_rules();
-std::span<const Rule> compat_rules();
 std::span<const Rule> cuda_rules();
-std::span<const Rule> topology_rules();
+std::span<const Rule> nvml_rules();
+std::span<const Rule> pcie_rules();
+std::span<const Rule> iommu_rules();
+std::span<const Rule> shm_rules();
+std::span<const Rule> limits_rules();
+std::span<const Rule> nvswitch_rules();
+std::span<const Rule> persistence_rules();
 
 std::string_view severity_name(Severity s);
 std::optional<Severity> parse_severity(std::string_view s);

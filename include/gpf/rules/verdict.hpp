@@ -1,7 +1,7 @@
 #pragma once
 // Turns facts and rules into a verdict, findings and a CUDA_VISIBLE_DEVICES recommendation.
 #include "gpf/rules/rule.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 
 #include <optional>
 #include <string>
@@ -31,6 +31,9 @@ struct Assessment {
   std::vector<Finding> findings; // sorted: fail, warn, info; then by id
   std::vector<GpuAssessment> gpus;
   Recommendation recommendation;
+  // Indices into findings that explain the verdict, the primary cause first: host-level fails for
+  // FAIL, warnings and GPU-level fails for WARN, none for PASS. Reports use these, never re-derive.
+  std::vector<std::size_t> causes;
   int usable_count() const;
 };
 
@@ -42,10 +45,3 @@ std::string_view verdict_name(Verdict v);
 
 } // namespace gpf
 
-namespace gpf {
-// The host's GPUs in the index space CUDA_VISIBLE_DEVICES integers refer to: PCI bus-id order of
-// the driver's GPUs (the CUDA probe, when it ran, supplies CUDA's own order).
-std::vector<GpuRef> gpu_index_space(const Facts& facts);
-// True when the indices of gpu_index_space() rely on CUDA_DEVICE_ORDER=PCI_BUS_ID.
-bool index_space_is_pci_order(const Facts& facts);
-} // namespace gpf

@@ -1,5 +1,5 @@
 #pragma once
-// Anticipated failures as values (style.md practice 6): a Result<T> holds either a T or an
+// Anticipated failures as values (CONTRIBUTING.md): a Result<T> holds either a T or an
 // Error whose message is meant for a human (usually the OS reason, e.g. "Permission denied").
 #include <string>
 #include <utility>

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 namespace gpf::cuda {
@@ -400,18 +401,31 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
   std::vector<char> ready(n, 0);
   {
     std::vector<std::thread> threads;
-    for (std::size_t k = 0; k < n; ++k) {
-      threads.emplace_back([&, k] {
-        const int index = cuda_indices[k];
-        ready[k] = steps.run(fmt::format("primary_context gpu {}", index), [&] {
-          return context_on(api, devices[k], contexts[k]);
-        }) && steps.run(fmt::format("alloc gpu {}", index), [&] {
-          return check(api, "cuMemAlloc", api.cuMemAlloc(&buffers[k], k_test_bytes));
+    std::string thread_error;
+    for (std::size_t k = 0; k < n && thread_error.empty(); ++k) {
+      try {
+        threads.emplace_back([&, k] {
+          const int index = cuda_indices[k];
+          ready[k] = steps.run(fmt::format("primary_context gpu {}", index), [&] {
+            return context_on(api, devices[k], contexts[k]);
+          }) && steps.run(fmt::format("alloc gpu {}", index), [&] {
+            return check(api, "cuMemAlloc", api.cuMemAlloc(&buffers[k], k_test_bytes));
+          });
         });
-      });
+      } catch (const std::system_error& e) {
+        thread_error = e.what();
+      }
     }
     for (auto& t : threads) {
       t.join();
+    }
+    if (!thread_error.empty()) {
+      // The checker's own resources ran out: the parent reports exit 2, not a multi-GPU failure.
+      steps.run("threads", [&] {
+        return failure(std::string(k_checker_resources), "cannot start a thread: " + thread_error);
+      });
+      steps.done();
+      return;
     }
   }
   if (std::find(ready.begin(), ready.end(), 0) != ready.end()) {

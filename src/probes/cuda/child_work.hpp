@@ -4,6 +4,7 @@
 // these functions may run in the parent.
 #include "probes/cuda/protocol.hpp"
 
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace gpf::cuda {
 
 // Bytes allocated, set and copied per GPU (1 MiB).
 inline constexpr std::size_t k_test_bytes = 1 << 20;
+// A step's error name when the child's own resources ran out (no thread): a checker error.
+inline constexpr std::string_view k_checker_resources = "CHECKER_RESOURCES";
 
 // Enumeration: load, cuDriverGetVersion, cuInit, device count, then one "device" event per
 // device in CUDA's order (name, UUID, PCI bus id, compute capability, memory, compute mode).

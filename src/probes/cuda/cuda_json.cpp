@@ -79,6 +79,15 @@ Ordered device_json(const CudaDevice& d) {
   j["compute_mode"] = opt(d.compute_mode);
   j["visible_as"] = u8(d.visible_as);
   j["usable"] = d.usable;
+  if (d.in_use) { // only when set, so that reports of idle GPUs keep their shape
+    j["in_use"] = true;
+  }
+  if (!d.holders.empty()) {
+    j["holders"] = nlohmann::ordered_json::array();
+    for (const auto& h : d.holders) {
+      j["holders"].push_back(u8(h));
+    }
+  }
   j["steps"] = steps_json(d.steps);
   return j;
 }
@@ -279,6 +288,8 @@ CudaDevice read_device(const Json& v, const std::string& where) {
   read(o, "compute_mode", d.compute_mode, at);
   read(o, "visible_as", d.visible_as, at);
   read(o, "usable", d.usable, at);
+  read(o, "in_use", d.in_use, at);
+  read(o, "holders", d.holders, at);
   read(o, "steps", d.steps, at);
   return d;
 }

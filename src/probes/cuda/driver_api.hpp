@@ -1,8 +1,9 @@
 #pragma once
 // The CUDA driver API as the probe's children see it: the few types and entry points it uses,
 // declared here (no CUDA headers needed to build), loaded at run time with dlopen. Symbol names
-// and signatures: nvidia-facts.md §10a (the `_v2` names are asked for explicitly; the un-suffixed
-// ones keep the old 32-bit ABI). Only child processes load this; the parent never calls CUDA.
+// and signatures: cuda.h and the CUDA Driver API reference, docs/sources.md#cuda-driver-api (the
+// `_v2` names are asked for explicitly; the un-suffixed ones keep the old 32-bit ABI). Only
+// child processes load this; the parent never calls CUDA.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -21,14 +22,14 @@ struct CUuuid {
   unsigned char bytes[16];
 };
 
-// CUresult values the probe names itself (nvidia-facts.md §10b).
+// CUresult values the probe names itself (cuda.h, docs/sources.md#cuda-driver-api).
 inline constexpr CUresult k_success = 0;
 inline constexpr CUresult k_error_stub_library = 34;
 inline constexpr CUresult k_error_peer_access_already_enabled = 704;
 inline constexpr CUresult k_error_system_driver_mismatch = 803;
 inline constexpr CUresult k_error_compat_not_supported_on_device = 804;
 
-// CUdevice_attribute values (nvidia-facts.md §10b).
+// CUdevice_attribute values (cuda.h, docs/sources.md#cuda-driver-api).
 inline constexpr int k_attr_compute_mode = 20;
 inline constexpr int k_attr_cc_major = 75;
 inline constexpr int k_attr_cc_minor = 76;

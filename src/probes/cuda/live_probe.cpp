@@ -5,6 +5,7 @@
 // child still running is SIGKILLed; none is ever waited for without a deadline.
 #include "probes/cuda/live_probe.hpp"
 
+#include "gpf/util/checker_failure.hpp"
 #include "gpf/util/text.hpp"
 #include "probes/cuda/child_work.hpp"
 #include "probes/child/interrupt.hpp"
@@ -69,6 +70,23 @@ void apply_enumeration(const Transcript& t, CudaFacts& f) {
       t.done && t.all_steps_ok() && f.init.ok && f.load_error.empty() && f.missing_symbols.empty();
 }
 
+// CUDA_ERROR_DEVICE_UNAVAILABLE (46: exclusive-process mode held by another process, or busy) or
+// CUDA_ERROR_OUT_OF_MEMORY (2: another process holds the memory) at the first failing step, when
+// that step is creating the context or the test allocation: the GPU works but is taken.
+// https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html (CUresult)
+bool refused_as_busy(const std::vector<CudaStep>& steps) {
+  constexpr int k_out_of_memory = 2;
+  constexpr int k_device_unavailable = 46;
+  const auto bad =
+      std::find_if(steps.begin(), steps.end(), [](const CudaStep& s) { return !s.ok; });
+  if (bad == steps.end() || bad->timed_out || !bad->error_code) {
+    return false;
+  }
+  const bool busy_code =
+      *bad->error_code == k_device_unavailable || *bad->error_code == k_out_of_memory;
+  return busy_code && (bad->name == "primary_context" || bad->name == "alloc");
+}
+
 // The per-GPU child's steps become the device's; it is usable only when every step passed and
 // the child tested the GPU it was meant to.
 void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d) {
@@ -87,6 +105,7 @@ void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d
   }
   d.usable =
       t.done && std::all_of(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return s.ok; });
+  d.in_use = !d.usable && t.done && refused_as_busy(d.steps);
 }
 
 std::vector<EnvOverride> job_env(const LiveProbeInput& in, std::optional<std::string> visible) {
@@ -118,7 +137,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   auto enumeration = group.spawn({"enumeration", job_env(in, std::nullopt),
                                   [library](LineWriter& out) { enumeration_child(library, out); }});
   if (!enumeration) {
-    return Error{"cannot start the CUDA enumeration child: " + enumeration.error().message};
+    throw CheckerFailure("cannot start the CUDA enumeration child: " + enumeration.error().message);
   }
   const std::size_t enum_id = *enumeration;
 
@@ -126,10 +145,13 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   const auto start_gpu_child = [&](const std::string& visible_as, std::optional<int> cuda_index) {
     auto id = group.spawn({"gpu " + visible_as, job_env(in, visible_as),
                            [library](LineWriter& out) { gpu_child(library, out); }});
-    if (id) {
-      gpu_children.push_back({*id, visible_as, cuda_index});
+    if (!id) {
+      // this process's own limits (RLIMIT_NPROC, memory), not the GPU's fault
+      throw CheckerFailure("cannot start the CUDA child for GPU " + visible_as + ": " +
+                           id.error().message);
     }
-    return id.ok();
+    gpu_children.push_back({*id, visible_as, cuda_index});
+    return true;
   };
   for (const auto& gpu : in.driver_gpus) {
     if (is_gpu_uuid(gpu.uuid)) {
@@ -230,12 +252,20 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     auto multi = group.spawn(
         {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
          [library, candidates](LineWriter& out) { multi_gpu_child(library, candidates, out); }});
-    if (multi) {
+    if (!multi) {
+      throw CheckerFailure("cannot start the multi-GPU CUDA child: " + multi.error().message);
+    }
+    {
       if (!group.pump_until(deadline, [&] { return group.finished(*multi); })) {
         group.kill_at_deadline(*multi);
         f.deadline_hit = true;
       }
       const Transcript t = transcript(group, *multi);
+      for (const auto& s : t.steps) {
+        if (s.error_name == k_checker_resources) {
+          throw CheckerFailure("the multi-GPU CUDA child: " + s.error_text);
+        }
+      }
       f.multi_gpu_ran = true;
       f.multi_gpu_devices = candidates;
       f.multi_gpu_steps = t.steps;

@@ -2,7 +2,7 @@
 // The live CUDA stage: enumeration child, one child per GPU (all in parallel), then one
 // multi-GPU child, all under one deadline. docs/cuda-probe.md describes the schedule.
 #include "gpf/facts/cuda_facts.hpp"
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 #include "gpf/util/result.hpp"
 
 #include <optional>

@@ -2,6 +2,7 @@
 // probe status. Reads the host only through Host: cuda.json and the job environment.
 #include "gpf/probes/cuda_probe.hpp"
 
+#include "probes/cuda/busy.hpp"
 #include "probes/cuda/live_probe.hpp"
 
 #include <fmt/format.h>
@@ -35,9 +36,38 @@ std::string summary(const CudaFacts& c) {
   }
   const auto usable = std::count_if(c.devices.begin(), c.devices.end(),
                                     [](const CudaDevice& d) { return d.usable; });
+  const auto in_use = std::count_if(c.devices.begin(), c.devices.end(),
+                                    [](const CudaDevice& d) { return d.in_use; });
+  if (in_use > 0) {
+    return fmt::format(
+        "{} CUDA device(s), {} passed, {} in use by other processes; multi-GPU test {}",
+        c.devices.size(), usable, in_use,
+        !c.multi_gpu_ran         ? "not run"
+        : c.multi_gpu_ok == true ? "passed"
+                                 : "failed");
+  }
   std::string multi = !c.multi_gpu_ran ? "not run" : c.multi_gpu_ok == true ? "passed" : "failed";
   return fmt::format("{} CUDA device(s), {} passed; multi-GPU test {}", c.devices.size(), usable,
                      multi);
+}
+
+// GPUs CUDA found in use get the processes holding their device node, when the process table says.
+void attach_holders(const Host& host, Facts& facts) {
+  if (std::none_of(facts.cuda.devices.begin(), facts.cuda.devices.end(),
+                   [](const CudaDevice& d) { return d.in_use; })) {
+    return;
+  }
+  const auto holders = cuda::gpu_holders(host);
+  for (auto& d : facts.cuda.devices) {
+    const auto gpu = std::find_if(facts.gpus.begin(), facts.gpus.end(),
+                                  [&](const GpuFacts& g) { return g.bus_id == d.bus_id; });
+    if (!d.in_use || gpu == facts.gpus.end() || !gpu->device_minor) {
+      continue;
+    }
+    if (const auto it = holders.find(*gpu->device_minor); it != holders.end()) {
+      d.holders = it->second;
+    }
+  }
 }
 
 } // namespace
@@ -83,6 +113,18 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
     return status;
   }
 
+  if (options.skip_busy) {
+    // A periodic check must not create contexts or allocate memory on a job's GPUs.
+    if (const auto holders = cuda::gpu_holders(host); !holders.empty()) {
+      std::vector<std::string> held;
+      for (const auto& [minor, procs] : holders) {
+        held.push_back(fmt::format("dev/nvidia{} by {}", minor, fmt::join(procs, ", ")));
+      }
+      status.state = ProbeState::skipped;
+      status.message = fmt::format("--skip-busy: GPUs in use ({})", fmt::join(held, "; "));
+      return status;
+    }
+  }
   cuda::LiveProbeInput input;
   input.library = options.libcuda.value_or("libcuda.so.1");
   input.timeout_s = options.cuda_timeout_s;
@@ -98,6 +140,7 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
     return status;
   }
   facts.cuda = std::move(result).value();
+  attach_holders(host, facts);
   status.message = summary(facts.cuda);
   return status;
 }

@@ -1,6 +1,7 @@
 // The signature table of the kernel-log scanner: exact texts from the driver source and public
-// logs (../shared/reference/nvidia-facts.md §3a Xid formats, §4a RmInitAdapter, §5 other
-// signatures, §6a module id) and one decoder per kind. Decoders take the text after "NVRM: "
+// logs (docs/sources.md: #xid-errors for the Xid formats, #rminitadapter-failures,
+// #other-kernel-log-messages, #driver-files-under-proc-and-sys for the module id) and one decoder
+// per kind. Decoders take the text after "NVRM: "
 // (joined with spaces across the lines of a multi-line message) or the whole kernel message.
 #include "gpf/probes/kernel_log_signatures.hpp"
 

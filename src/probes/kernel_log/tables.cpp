@@ -1,7 +1,7 @@
-// The kernel-log decode tables: one row per code, each with its source. Facts:
-// ../shared/reference/nvidia-facts.md §3b (NVIDIA "Analyzing Xid Errors with the Xid Catalog",
-// mnemonics from nverror.h), §4b (osinit.c rm_init_status), §4c (nvstatuscodes.h), §3a/§11 (gpu.c
-// recovery action names). Meanings are in our words; rows stay sorted by number (a test checks).
+// The kernel-log decode tables: one row per code, each with its source. Facts: NVIDIA "Analyzing
+// Xid Errors with the Xid Catalog" with mnemonics from nverror.h (docs/sources.md#xid-errors),
+// osinit.c rm_init_status and nvstatuscodes.h (docs/sources.md#rminitadapter-failures), gpu.c
+// recovery action names. Meanings are in our words; rows stay sorted by number (a test checks).
 #include "gpf/probes/kernel_log_tables.hpp"
 
 #include <algorithm>

@@ -4,6 +4,7 @@
 // step it had begun is named. Reads the host only through Host (nvml.json).
 #include "gpf/probes/nvml_probe.hpp"
 
+#include "gpf/util/checker_failure.hpp"
 #include "gpf/util/text.hpp"
 #include "probes/child/interrupt.hpp"
 #include "probes/child/runner.hpp"
@@ -35,8 +36,6 @@ struct Live {
   Clock::time_point deadline;
   std::optional<std::size_t> system_id;
   std::vector<std::pair<std::size_t, std::string>> gpu_children; // child, driver bus id
-  std::vector<std::string> spawn_failed;                         // driver bus ids
-  std::string spawn_error;
   NvmlFacts facts;
 };
 
@@ -65,19 +64,18 @@ std::unique_ptr<Live> start(const ProbeOptions& options, const Facts& facts) {
   auto sys = live->group.spawn(
       {"nvml system", {}, [library, every](child::LineWriter& out) { nvml::system_child(library, every, out); }});
   if (!sys) {
-    live->spawn_error = sys.error().message;
-    return live;
+    // this process's own limits (RLIMIT_NPROC, memory), not the driver's: exit 2
+    throw CheckerFailure("cannot start the NVML child: " + sys.error().message);
   }
   live->system_id = *sys;
   for (const auto& gpu : facts.gpus) {
     const std::string bus = gpu.bus_id;
     auto id = live->group.spawn(
         {"nvml gpu " + bus, {}, [library, bus](child::LineWriter& out) { nvml::gpu_child(library, bus, out); }});
-    if (id) {
-      live->gpu_children.emplace_back(*id, bus);
-    } else {
-      live->spawn_failed.push_back(bus);
+    if (!id) {
+      throw CheckerFailure("cannot start the NVML child for GPU " + bus + ": " + id.error().message);
     }
+    live->gpu_children.emplace_back(*id, bus);
   }
   return live;
 }
@@ -220,12 +218,6 @@ NvmlFacts collect(Live& live) {
     for (const auto& [id, bus] : live.gpu_children) {
       n.gpus.push_back(apply_gpu(fold(live.group.lines(id)), live.group.end(id), bus));
     }
-    for (const auto& bus : live.spawn_failed) {
-      NvmlGpu g;
-      g.bus_id = bus;
-      g.child_error = "no child process could be started for this GPU";
-      n.gpus.push_back(std::move(g));
-    }
   }
   std::sort(n.gpus.begin(), n.gpus.end(),
             [](const NvmlGpu& a, const NvmlGpu& b) { return a.bus_id < b.bus_id; });
@@ -303,11 +295,6 @@ ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& fac
   std::unique_ptr<Live> live = std::move(pending());
   if (!live) {
     live = start(options, facts);
-  }
-  if (!live->system_id) {
-    status.state = ProbeState::error;
-    status.message = "cannot start the NVML child: " + live->spawn_error;
-    return status;
   }
   facts.nvml = collect(*live);
   status.message = summary(facts.nvml);

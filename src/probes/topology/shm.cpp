@@ -30,8 +30,11 @@ ProbeStatus probe_shm(const Host& host, const ProbeOptions&, Facts& facts) {
     shm.available_bytes = space->available_bytes;
   }
   if (auto mounts = host.read_file("proc/mounts")) {
-    // the mount point as proc/mounts prints it: the root-relative path from the root
-    if (auto line = find_mount_line(mounts->data, "/" + std::string(k_shm))) {
+    // the mount point as proc/mounts prints it: the root-relative path from the root. Appended,
+    // not `"/" + std::string(...)`: GCC 12 at -O3 reports a false -Wrestrict inside that operator.
+    std::string mount_point = "/";
+    mount_point += k_shm;
+    if (auto line = find_mount_line(mounts->data, mount_point)) {
       shm.mount_line = to_valid_utf8(*line);
     }
   }

@@ -1,9 +1,11 @@
 #pragma once
-// CUDA_VISIBLE_DEVICES as CUDA reads it (nvidia-facts.md §10c): comma-separated integer indices,
-// GPU UUIDs or unique UUID prefixes, or MIG-<GPU-UUID>/<gi>/<ci>; the first entry naming no
-// device ends the list; set but empty means no GPU.
+// CUDA_VISIBLE_DEVICES as CUDA reads it: comma-separated integer indices, GPU UUIDs or unique
+// UUID prefixes, or MIG-<GPU-UUID>/<gi>/<ci>; the first entry naming no device ends the list; set
+// but empty means no GPU. A fact about the job's environment, so probes and rules both use it.
+// https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpf {
@@ -17,6 +19,8 @@ struct VisibleDevices {
   bool set = false;                     // the variable exists (even empty)
   std::string raw;
   std::vector<std::string> bus_ids;     // the GPUs it admits, in the order listed, no duplicates
+  // Every entry CUDA honours, trimmed, with the GPU it names (duplicates kept), in order.
+  std::vector<std::pair<std::string, std::string>> entries;
   std::vector<std::string> ignored;     // the first entry naming no GPU and everything after it
 };
 

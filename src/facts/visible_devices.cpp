@@ -1,4 +1,4 @@
-#include "gpf/rules/visible_devices.hpp"
+#include "gpf/facts/visible_devices.hpp"
 
 #include "gpf/util/text.hpp"
 
@@ -60,6 +60,7 @@ VisibleDevices parse_visible_devices(const std::optional<std::string>& value, co
       }
       break;
     }
+    vd.entries.emplace_back(trim(entries[i]), *bus);
     if (std::find(vd.bus_ids.begin(), vd.bus_ids.end(), *bus) == vd.bus_ids.end()) {
       vd.bus_ids.push_back(*bus);
     }

@@ -1,0 +1,918 @@
+// Rules whose id starts with "cuda.": CUDA: the job's CUDA version against the driver, and what the
+// live CUDA probe saw (library, symbols, cuInit, each GPU, the multi-GPU test).
+#include "common.hpp"
+
+namespace gpf {
+namespace {
+
+struct CudaOnDriver {
+  bool judged = false;
+  CudaDriverJudgement judgement;
+  std::vector<std::string> evidence;
+  std::string driver_text; // what the runtime meets
+  // Judged from cuDriverGetVersion alone (no kernel module version, e.g. WSL2).
+  std::optional<Version> reported_only;
+};
+
+CudaOnDriver cuda_on_driver(const RuleContext& c) {
+  const Facts& facts = c.facts;
+  CudaOnDriver r;
+  const auto& expected = facts.compat.expected_cuda;
+  if (!expected) {
+    return r;
+  }
+  const DriverView& d = c.job.driver;
+  r.evidence.push_back(expected_evidence(*expected));
+  if (d.effective) {
+    r.judged = true;
+    r.judgement = c.job.matrix->judge_cuda_on_driver(expected->version, *d.effective);
+    r.driver_text = d.effective_text;
+    r.evidence.push_back(d.kernel_module_evidence);
+    if (d.forward_compat) {
+      r.evidence.push_back(library_evidence(facts.compat.libcuda));
+    }
+  } else if (d.cuda_reported) {
+    r.judged = true;
+    r.reported_only = d.cuda_reported;
+    r.evidence.push_back(fmt::format("cuDriverGetVersion: {}", *facts.cuda.driver_version));
+    const Version want({expected->version.major(), expected->version.minor()});
+    r.judgement.status = *d.cuda_reported >= want ? CudaDriverStatus::ok
+                         : d.cuda_reported->major() == want.major() && want.major() >= 11
+                             ? CudaDriverStatus::minor_version_compat
+                             : CudaDriverStatus::too_old;
+  }
+  if (d.cuda_reported && d.effective) {
+    r.evidence.push_back(fmt::format("cuDriverGetVersion: {}", *facts.cuda.driver_version));
+  }
+  return r;
+}
+
+std::string toolkit_needs(const CudaDriverJudgement& j) {
+  return j.toolkit ? fmt::format("CUDA {} needs driver {} or newer", j.toolkit->release,
+                                 j.toolkit->driver_text)
+                   : std::string();
+}
+
+constexpr std::size_t k_max_evidence_lines = 8;
+
+constexpr int k_stub_library = 34;
+
+constexpr int k_driver_mismatch = 803;
+
+constexpr int k_compat_not_supported = 804;
+
+// The NVIDIA driver should be here: loaded kernel module, or WSL2's driver in Windows.
+bool driver_present(const Facts& f) {
+  return f.driver.loaded || f.is_wsl2();
+}
+
+std::string ms_text(double ms) {
+  return ms >= 1000 ? fmt::format("{:.2f} s", ms / 1000) : fmt::format("{:.1f} ms", ms);
+}
+
+// "CUDA_ERROR_UNKNOWN (999): cuInit: unknown error", or how long a hung step had run.
+std::string step_error(const CudaStep& s) {
+  if (s.timed_out) {
+    return fmt::format("{} did not finish within {}; the child was killed at the deadline", s.name,
+                       ms_text(s.duration_ms));
+  }
+  std::string out =
+      fmt::format("{} failed after {}: {}", s.name, ms_text(s.duration_ms), s.error_name);
+  if (s.error_code) {
+    out += fmt::format(" ({})", *s.error_code);
+  }
+  if (!s.error_text.empty()) {
+    out += ": " + s.error_text;
+  }
+  return out;
+}
+
+std::string steps_text(const std::vector<CudaStep>& steps) {
+  std::vector<std::string> parts;
+  for (const auto& s : steps) {
+    parts.push_back(s.ok          ? fmt::format("{} {}", s.name, ms_text(s.duration_ms))
+                    : s.timed_out ? fmt::format("{} HUNG", s.name)
+                                  : fmt::format("{} FAILED", s.name));
+  }
+  return fmt::format("steps: {}", fmt::join(parts, ", "));
+}
+
+const CudaStep* first_bad(const std::vector<CudaStep>& steps) {
+  auto it = std::find_if(steps.begin(), steps.end(), [](const CudaStep& s) { return !s.ok; });
+  return it == steps.end() ? nullptr : &*it;
+}
+
+std::string device_label(const CudaDevice& d) {
+  return fmt::format("CUDA device {} ({}{})", d.index, d.bus_id, d.uuid ? ", " + *d.uuid : "");
+}
+
+std::string timeout_evidence(const CudaFacts& c) {
+  return fmt::format("--cuda-timeout {:g} s", c.timeout_s);
+}
+
+// Why CUDA did not reach enumeration, as one classified failure.
+enum class StartFailure { none, load, symbols, stub, mismatch, hung, failed };
+
+StartFailure start_failure(const CudaFacts& c) {
+  if (!c.ran || c.enumeration_complete) {
+    return StartFailure::none;
+  }
+  if (!c.load_error.empty()) {
+    return StartFailure::load;
+  }
+  if (!c.missing_symbols.empty()) {
+    return StartFailure::symbols;
+  }
+  const CudaStep* bad = first_bad(c.enumeration_steps);
+  if (bad && bad->error_code == k_stub_library) {
+    return StartFailure::stub;
+  }
+  if (bad && (bad->error_code == k_driver_mismatch || bad->error_code == k_compat_not_supported)) {
+    return StartFailure::mismatch;
+  }
+  if ((bad && bad->timed_out) || (!bad && c.deadline_hit)) {
+    return StartFailure::hung;
+  }
+  return StartFailure::failed;
+}
+
+std::vector<std::string> start_evidence(const CudaFacts& c) {
+  std::vector<std::string> ev;
+  if (const CudaStep* bad = first_bad(c.enumeration_steps)) {
+    ev.push_back(step_error(*bad));
+  } else if (!c.child_error.empty()) {
+    ev.push_back("enumeration child: " + c.child_error);
+  }
+  ev.push_back(library_evidence(c));
+  return ev;
+}
+
+Hit gpu_hit(const CudaDevice& d, const CudaStep& bad, std::string message) {
+  Hit hit{std::move(message),
+          {fmt::format("{}: {}", device_label(d), step_error(bad)), steps_text(d.steps)},
+          d.bus_id,
+          Effect::gpu_unusable};
+  if (!d.visible_as.empty()) {
+    hit.evidence.push_back("child ran with CUDA_VISIBLE_DEVICES=" + d.visible_as);
+  }
+  return hit;
+}
+
+// cuInit + primary context: the part of a GPU's start-up that includes its initialisation.
+double init_ms(const CudaDevice& d) {
+  double ms = 0;
+  for (const auto& s : d.steps) {
+    if (s.name == "cuInit" || s.name == "primary_context") {
+      ms += s.duration_ms;
+    }
+  }
+  return ms;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string cuda_list(const CudaFacts& cuda) {
+  std::vector<std::string> buses;
+  for (const auto& d : cuda.devices) {
+    buses.push_back(d.bus_id);
+  }
+  return fmt::format("CUDA enumerated {} device(s){}{}", cuda.devices.size(),
+                     buses.empty() ? "" : ": ", fmt::join(buses, ", "));
+}
+
+std::string peer_text(const CudaPeerResult& p) {
+  if (p.timed_out) {
+    return fmt::format("peer copy CUDA {} -> CUDA {} did not finish within {}; the child was "
+                       "killed at the deadline",
+                       p.from, p.to, ms_text(p.duration_ms));
+  }
+  const std::string pair = fmt::format("peer copy CUDA {} -> CUDA {} (peer access: {})", p.from,
+                                       p.to, p.can_access ? "yes" : "no");
+  std::string out =
+      fmt::format("{} failed after {}: {}", pair, ms_text(p.duration_ms), p.error_name);
+  if (p.error_code) {
+    out += fmt::format(" ({})", *p.error_code);
+  }
+  if (!p.error_text.empty()) {
+    out += ": " + p.error_text;
+  }
+  return out;
+}
+
+bool multi_hung(const CudaFacts& cuda) {
+  return std::any_of(cuda.peers.begin(), cuda.peers.end(),
+                     [](const CudaPeerResult& p) { return p.timed_out; }) ||
+         std::any_of(cuda.multi_gpu_steps.begin(), cuda.multi_gpu_steps.end(),
+                     [](const CudaStep& s) { return s.timed_out; });
+}
+
+std::string multi_remedy(const Facts& f) {
+  std::string remedy =
+      "Start the job on one GPU (the recommendation keeps the first usable one). To use several "
+      "GPUs: try "
+      "NCCL_P2P_DISABLE=1 (NCCL then avoids peer-to-peer copies); check PCIe ACS on the bridges "
+      "above the GPUs "
+      "(`lspci -vvv`: ACSCtl SrcValid+/ReqRedir+/CmpltRedir+ should be off) and the IOMMU "
+      "(`iommu=pt`, or VT-d/AMD-Vi "
+      "off in the firmware); on a virtual machine, ask for GPUs with peer-to-peer support";
+  if (f.kernel.version && *f.kernel.version < Version({5, 5, 0})) {
+    remedy += fmt::format(
+        "; kernel {} is below 5.5: upgrading it is a known remedy for multi-GPU start-up hangs",
+        f.kernel.version->str());
+  }
+  return remedy;
+}
+
+const CudaDevice* device_at(const CudaFacts& cuda, int index) {
+  for (const auto& d : cuda.devices) {
+    if (d.index == index) {
+      return &d;
+    }
+  }
+  return nullptr;
+}
+
+// The causes the topology probes found between the GPUs of the failed copies (or, when the whole
+// child hung before any copy, between every pair it covered), each named once, with the config
+// space of the bridges that redirect peer traffic as evidence.
+struct MultiCauses {
+  std::vector<std::string> causes;
+  std::vector<std::string> evidence;
+};
+
+MultiCauses multi_causes(const Facts& f) {
+  const auto& cuda = f.cuda;
+  std::vector<std::pair<int, int>> pairs;
+  for (const auto& p : cuda.peers) {
+    if (!p.ok) {
+      pairs.emplace_back(p.from, p.to);
+    }
+  }
+  if (pairs.empty()) {
+    for (std::size_t i = 0; i < cuda.multi_gpu_devices.size(); ++i) {
+      for (std::size_t j = i + 1; j < cuda.multi_gpu_devices.size(); ++j) {
+        pairs.emplace_back(cuda.multi_gpu_devices[i], cuda.multi_gpu_devices[j]);
+      }
+    }
+  }
+  MultiCauses out;
+  for (const auto& [from, to] : pairs) {
+    const CudaDevice* a = device_at(cuda, from);
+    const CudaDevice* b = device_at(cuda, to);
+    if (!a || !b) {
+      continue;
+    }
+    for (auto& cause : p2p_causes(f, a->bus_id, b->bus_id)) {
+      if (std::find(out.causes.begin(), out.causes.end(), cause) == out.causes.end()) {
+        out.causes.push_back(std::move(cause));
+      }
+    }
+    for (const PciBridge* bridge : acs_redirects_between(f.topology, a->bus_id, b->bus_id)) {
+      auto line = acs_evidence(*bridge);
+      if (std::find(out.evidence.begin(), out.evidence.end(), line) == out.evidence.end()) {
+        out.evidence.push_back(std::move(line));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
+  const auto& cuda = c.facts.cuda;
+  if (!cuda.multi_gpu_ran || cuda.multi_gpu_ok != false || multi_hung(cuda) != hung) {
+    return {};
+  }
+  std::vector<std::string> ev;
+  if (const CudaStep* bad = first_bad(cuda.multi_gpu_steps)) {
+    ev.push_back("multi-GPU child: " + step_error(*bad));
+  }
+  for (const auto& p : cuda.peers) {
+    if (!p.ok && ev.size() < k_max_evidence_lines) {
+      ev.push_back(peer_text(p));
+    }
+  }
+  if (ev.empty()) {
+    ev.push_back("multi-GPU child: no peer copy completed");
+  }
+  std::vector<std::string> names;
+  for (int i : cuda.multi_gpu_devices) {
+    names.push_back(std::to_string(i));
+  }
+  ev.push_back(fmt::format("GPUs tested together: CUDA {}", fmt::join(names, ", ")));
+  if (hung) {
+    ev.push_back(timeout_evidence(cuda));
+  }
+  std::string message =
+      hung ? "The multi-GPU test hung: start-up across GPUs is at risk of hanging "
+             "(peer-to-peer copies)"
+           : "The multi-GPU test failed: peer-to-peer copies between GPUs do not work";
+  const auto found = multi_causes(c.facts);
+  if (!found.causes.empty()) {
+    message += "; likely cause: " + found.causes.front();
+    if (found.causes.size() > 1) {
+      message += fmt::format(" (and {} more)", found.causes.size() - 1);
+    }
+  }
+  for (std::size_t i = 0; i < found.evidence.size() && i < k_max_evidence_lines; ++i) {
+    ev.push_back(found.evidence[i]);
+  }
+  Hit hit{std::move(message), std::move(ev)};
+  hit.effect = Effect::single_gpu_only;
+  hit.remedy = multi_remedy(c.facts);
+  return {hit};
+}
+
+} // namespace
+
+std::span<const Rule> cuda_rules() {
+  static const Rule rows[] = {
+      {.id = "cuda.driver-too-old",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The driver is new enough for the job's CUDA version",
+       .remedy =
+           "Upgrade the driver to at least the version named in the finding, or run a build of the framework made with an older "
+           "CUDA (e.g. a cu118/cu121 wheel); on data-center GPUs the cuda-compat package (forward compatibility) is another way",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "Every CUDA toolkit release ships with a driver (the release notes' Table 3). A job built with that toolkit runs on "
+           "that driver or newer. From CUDA 11 on, minor-version compatibility lowers the bar to one floor per major (11.x: "
+           "450.80.02, 12.x: 525.60.13, 13.x: 580.65.06); below it the CUDA runtime refuses to initialise with "
+           "cudaErrorInsufficientDriver. Before CUDA 11 there is no such floor: the toolkit's own driver is the minimum.",
+       .evidence =
+           "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel "
+           "module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
+           "cuDriverGetVersion when only the CUDA probe knows the driver (WSL2).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto r = cuda_on_driver(c);
+         if (!r.judged || r.judgement.status != CudaDriverStatus::too_old) {
+           return {};
+         }
+         const auto& e = *c.facts.compat.expected_cuda;
+         std::string why;
+         if (r.reported_only) {
+           why = fmt::format("the driver supports CUDA {} only", r.reported_only->str());
+         } else if (r.judgement.floor) {
+           why = fmt::format(
+               "CUDA {}.x needs driver {} or newer even under minor-version compatibility",
+               e.version.major(), r.judgement.floor->floor_text);
+         } else {
+           why = toolkit_needs(r.judgement) + " (CUDA " + std::to_string(e.version.major()) +
+                 " has no minor-version compatibility)";
+         }
+         return {
+             {fmt::format(
+                  "The job's CUDA {} cannot run on driver {}: {}. The CUDA runtime refuses to start "
+                  "(cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
+                  e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text, why),
+              r.evidence}};
+       }},
+      {.id = "cuda.minor-version-compat",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title =
+           "The driver is at least the job's toolkit driver (not only its minor-version floor)",
+       .remedy =
+           "Upgrade the driver to the toolkit's own driver named in the finding, or make sure the job ships SASS for these GPUs "
+           "and uses no feature of the newer toolkit that needs the newer driver",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "Between the major's minor-version floor and the toolkit's own driver the job starts under minor-version "
+           "compatibility: APIs that need the newer driver return cudaErrorCallRequiresNewerDriver, and PTX newer than the "
+           "driver cannot be JIT-compiled, so kernels shipped only as PTX fail. Framework wheels usually carry SASS for common "
+           "GPUs, so training often works; the warning says it is not guaranteed.",
+       .evidence = "The job's CUDA version and the driver version, as for cuda.driver-too-old.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto r = cuda_on_driver(c);
+         if (!r.judged || r.judgement.status != CudaDriverStatus::minor_version_compat) {
+           return {};
+         }
+         const auto& e = *c.facts.compat.expected_cuda;
+         const std::string needs =
+             r.reported_only ? fmt::format("the driver supports CUDA {}", r.reported_only->str())
+                             : toolkit_needs(r.judgement);
+         return {
+             {fmt::format(
+                  "The job's CUDA {} runs on driver {} only through minor-version compatibility ({}): features "
+                  "that need the newer driver fail (cudaErrorCallRequiresNewerDriver) and PTX newer than the driver "
+                  "cannot be JIT-compiled, so the job must carry SASS for these GPUs",
+                  e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text,
+                  needs),
+              r.evidence}};
+       }},
+      {.id = "cuda.forward-compat",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Whether forward compatibility (cuda-compat) is in use",
+       .remedy =
+           "Nothing to do on data-center GPUs; on others remove the cuda-compat directory from the library path and upgrade the "
+           "driver instead",
+       .source = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
+       .explanation =
+           "The cuda-compat package puts a newer libcuda (in a compat/ directory) in front of an older kernel module so that a "
+           "newer CUDA runs on an older driver branch. The library and the kernel module then differ on purpose: this is not a "
+           "driver/library mismatch. It is supported on data-center GPUs, select NGC-ready RTX parts and Jetson only.",
+       .evidence =
+           "The libcuda.so.1 the loader picks (its path has a compat/ component) and its version against the kernel module's.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.forward_compat) {
+           return {};
+         }
+         const auto& lib = c.facts.compat.libcuda;
+         return {
+             {fmt::format(
+                  "Forward compatibility: the job loads the cuda-compat libcuda {} on kernel module {}. This is "
+                  "expected, not a mismatch; it works on data-center GPUs and select RTX/Jetson parts only (elsewhere "
+                  "cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)",
+                  lib.version_text, d.kernel_module_text),
+              {library_evidence(lib), d.kernel_module_evidence}}};
+       }},
+      {.id = "cuda.version-not-in-matrix",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The job's CUDA version is in the CUDA-to-driver table",
+       .remedy =
+           "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; update data/ when NVIDIA "
+           "publishes a new release",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). For an unknown release of a known major "
+           "only the major's minor-version floor can be checked; for an unknown major nothing is judged.",
+       .evidence =
+           "The job's CUDA version against data/cuda_toolkit_driver.json and data/cuda_minor_compat.json.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto r = cuda_on_driver(c);
+         if (!r.judged || (r.judgement.status != CudaDriverStatus::unknown_release &&
+                           r.judgement.status != CudaDriverStatus::unknown_major)) {
+           return {};
+         }
+         const auto& e = *c.facts.compat.expected_cuda;
+         const std::string what =
+             r.judgement.status == CudaDriverStatus::unknown_release
+                 ? fmt::format(
+                       "its major's minor-version floor ({}) is met, but the release's own driver is "
+                       "not known",
+                       r.judgement.floor->floor_text)
+                 : "neither the release nor its major is in the table, so nothing was judged";
+         return {{fmt::format("CUDA {} is not in the CUDA-to-driver table (CUDA 9.0 to 13.2): {}",
+                              e.text, what),
+                  r.evidence}};
+       }},
+      {.id = "cuda.no-expected-version",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The job's CUDA version is known, so CUDA can be judged",
+       .remedy =
+           "Pass --expect-cuda with the CUDA version the job's framework was built with (e.g. "
+           "`python -c 'import torch; print(torch.version.cuda)'`)",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "Frameworks bundle their own CUDA runtime, so the toolkit installed on the host (if any) need not be what the job "
+           "uses. Without the job's CUDA version only the driver's own maximum is reported.",
+       .evidence =
+           "--expect-cuda, $CUDA_HOME/version.json or version.txt, /usr/local/cuda/version.json or version.txt; the driver's "
+           "version or cuDriverGetVersion.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& compat = c.facts.compat;
+         if (!compat.ran || compat.expected_cuda) {
+           return {};
+         }
+         const DriverView& d = c.job.driver;
+         std::vector<std::string> evidence = compat.expected_cuda_notes;
+         std::string driver_max;
+         if (d.cuda_reported) {
+           driver_max = fmt::format("the driver reports CUDA {} (cuDriverGetVersion)",
+                                    d.cuda_reported->str());
+           evidence.push_back(fmt::format("cuDriverGetVersion: {}", *c.facts.cuda.driver_version));
+         } else if (d.effective) {
+           const auto* row = c.job.matrix->newest_toolkit_for_driver(*d.effective);
+           driver_max =
+               row ? fmt::format(
+                         "driver {} runs toolkits up to CUDA {} (and, through minor-version compatibility, the "
+                         "rest of CUDA {}.x)",
+                         d.effective_text, row->release, row->cuda.major())
+                   : fmt::format("driver {} is older than every toolkit in the table",
+                                 d.effective_text);
+           evidence.push_back(d.kernel_module_evidence);
+         } else {
+           return {}; // no driver: other rules say so
+         }
+         evidence.push_back(
+             "no --expect-cuda, no CUDA_HOME toolkit, no /usr/local/cuda/version.json");
+         return {
+             {fmt::format(
+                  "The job's CUDA version is not known, so CUDA was not judged against the driver; {}",
+                  driver_max),
+              std::move(evidence)}};
+       }},
+      {.id = "cuda.library-missing",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .severity_from =
+           "info when the NVIDIA driver is not loaded either (a host without NVIDIA GPUs)",
+       .title = "libcuda.so.1 (the driver's CUDA library) loads",
+       .remedy =
+           "Install the NVIDIA driver's user-space libraries matching the kernel module (libcuda.so.1, "
+           "e.g. the "
+           "libnvidia-compute-<version> package); in a container, start it with the NVIDIA runtime "
+           "(--gpus all / "
+           "--runtime=nvidia); --libcuda PATH names the library explicitly",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (start_failure(cuda) != StartFailure::load) {
+           return {};
+         }
+         Hit hit{fmt::format("{} cannot be loaded, so CUDA cannot start", cuda.library),
+                 {"dlopen: " + cuda.load_error}};
+         if (!driver_present(c.facts)) {
+           hit.message = fmt::format(
+               "{} was not found; the NVIDIA driver is not loaded either, so there is no CUDA to start",
+               cuda.library);
+           hit.severity = Severity::info;
+           hit.remedy =
+               "Nothing to do on a host without NVIDIA GPUs; otherwise install and load the "
+               "NVIDIA driver first "
+               "(see driver.not-loaded), which also installs libcuda.so.1";
+         }
+         return {hit};
+       }},
+      {.id = "cuda.stub-library",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The libcuda that loads is the driver's, not the toolkit's stub",
+       .remedy =
+           "Remove the CUDA toolkit's stubs directory (…/lib64/stubs) from LD_LIBRARY_PATH and from the "
+           "loader's "
+           "configuration (/etc/ld.so.conf.d, then ldconfig): the stub is for linking only; the driver's "
+           "libcuda.so.1 must "
+           "be found first",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         const bool stub_path = contains(cuda.library_path, "/stubs/");
+         if (start_failure(cuda) != StartFailure::stub && !(cuda.ran && stub_path)) {
+           return {};
+         }
+         auto ev = start_evidence(cuda);
+         if (auto ld = c.facts.env.get("LD_LIBRARY_PATH")) {
+           ev.push_back("LD_LIBRARY_PATH=" + *ld);
+         }
+         return {{"The CUDA toolkit's stub libcuda shadows the driver's: every CUDA call returns "
+                  "CUDA_ERROR_STUB_LIBRARY",
+                  std::move(ev)}};
+       }},
+      {.id = "cuda.driver-mismatch",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "libcuda and the kernel module come from the same driver",
+       .remedy =
+           "Make libcuda match the kernel module: reboot (or reload the nvidia modules) after a driver "
+           "upgrade, remove a "
+           "stale libcuda.so.1 from LD_LIBRARY_PATH or the container image; for 804, remove the "
+           "cuda-compat directory from "
+           "the library path on GPUs without forward-compatibility support",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (start_failure(cuda) != StartFailure::mismatch) {
+           return {};
+         }
+         const CudaStep* bad = first_bad(cuda.enumeration_steps);
+         auto ev = start_evidence(cuda);
+         if (!c.facts.driver.version_text.empty()) {
+           ev.push_back(fmt::format("kernel module: {} (/{})", c.facts.driver.version_text,
+                                    c.facts.driver.version_source));
+         }
+         if (cuda.driver_version) {
+           ev.push_back(fmt::format("cuDriverGetVersion: {} (CUDA {})", *cuda.driver_version,
+                                    cuda_version_text(*cuda.driver_version)));
+         }
+         const bool compat = bad && bad->error_code == k_compat_not_supported;
+         return {
+             {compat ? "A forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does "
+                       "not support forward "
+                       "compatibility: cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"
+                     : "libcuda and the NVIDIA kernel module come from different driver versions: "
+                       "cuInit fails with "
+                       "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+              std::move(ev)}};
+       }},
+      {.id = "cuda.required-symbol-missing",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "libcuda exports every entry point the probe needs",
+       .remedy =
+           "The library is not a usable NVIDIA driver libcuda (too old, or another library under the "
+           "same name): point "
+           "--libcuda or LD_LIBRARY_PATH at the driver's libcuda.so.1, or upgrade the driver",
+       .source = "docs/sources.md#cuda-driver-api",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.ran || cuda.missing_symbols.empty()) {
+           return {};
+         }
+         std::vector<std::string> ev;
+         for (const auto& s : cuda.missing_symbols) {
+           ev.push_back(fmt::format("dlsym({}): not found in {}", s,
+                                    cuda.library_path.empty() ? cuda.library : cuda.library_path));
+         }
+         return {{fmt::format("libcuda lacks entry points the probe needs: {}",
+                              fmt::join(cuda.missing_symbols, ", ")),
+                  std::move(ev)}};
+       }},
+      {.id = "cuda.optional-symbol-missing",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "libcuda exports the optional entry points",
+       .remedy =
+           "Nothing to do for the job; upgrade the driver to get the skipped measurements (UUIDs, error "
+           "names, the "
+           "multi-GPU test)",
+       .source = "docs/sources.md#cuda-driver-api",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
+           return {};
+         }
+         std::vector<std::string> ev;
+         for (const auto& s : cuda.missing_optional_symbols) {
+           ev.push_back(fmt::format("dlsym({}): not found in {}", s,
+                                    cuda.library_path.empty() ? cuda.library : cuda.library_path));
+         }
+         return {
+             {fmt::format(
+                  "libcuda lacks optional entry points ({}); the measurements that need them were skipped",
+                  fmt::join(cuda.missing_optional_symbols, ", ")),
+              std::move(ev)}};
+       }},
+      {.id = "cuda.init-failed",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "cuInit and CUDA's device enumeration succeed",
+       .remedy =
+           "Act on the error in the evidence: CUDA_ERROR_NO_DEVICE (100): no GPU is visible (driver, "
+           "container device "
+           "access, CUDA_VISIBLE_DEVICES); CUDA_ERROR_UNKNOWN (999): often /dev/nvidia-uvm is missing "
+           "(`nvidia-modprobe -u "
+           "-c=0`) or a GPU is in a bad state (check dmesg for Xid errors); CUDA_ERROR_SYSTEM_NOT_READY "
+           "(802) on NVSwitch "
+           "systems: start nvidia-fabricmanager",
+       .source = "docs/sources.md#cuda-driver-api",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (start_failure(cuda) != StartFailure::failed) {
+           return {};
+         }
+         return {{"CUDA failed to initialise: no GPU can be used", start_evidence(cuda)}};
+       }},
+      {.id = "cuda.init-hung",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "cuInit and enumeration finish before the deadline",
+       .remedy =
+           "A GPU or the driver is wedged: check dmesg for Xid and RmInitAdapter errors, stop processes "
+           "stuck on the GPU, "
+           "reset the GPU (`nvidia-smi -r`) or reboot; if initialisation is merely slow, run "
+           "nvidia-persistenced and raise "
+           "--cuda-timeout",
+       .source = "docs/cuda-probe.md#schedule-and-deadlines",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (start_failure(cuda) != StartFailure::hung) {
+           return {};
+         }
+         auto ev = start_evidence(cuda);
+         ev.push_back(timeout_evidence(cuda));
+         return {
+             {"CUDA initialisation hung: the enumeration child did not finish before the deadline",
+              std::move(ev)}};
+       }},
+      {.id = "cuda.gpu-failed",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU passes CUDA start-up in its own process",
+       .remedy =
+           "Run the job without this GPU (the recommendation leaves it out); check dmesg for Xid errors "
+           "on its bus id, "
+           "reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
+       .source = "docs/cuda-probe.md",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& d : c.facts.cuda.devices) {
+           const CudaStep* bad = first_bad(d.steps);
+           if (!c.facts.cuda.enumerated() || d.usable || d.in_use || (bad && bad->timed_out)) {
+             continue; // a GPU held by another process is cuda.gpu-in-use, not broken
+           }
+           if (!bad) {
+             hits.push_back(
+                 {fmt::format("GPU {} (CUDA {}) was not tested: its child never reported", d.bus_id,
+                              d.index),
+                  {device_label(d) + ": no steps recorded"},
+                  d.bus_id,
+                  Effect::gpu_unusable});
+             continue;
+           }
+           hits.push_back(
+               gpu_hit(d, *bad,
+                       fmt::format("GPU {} (CUDA {}) failed CUDA start-up at step {}: {}", d.bus_id,
+                                   d.index, bad->name, bad->error_name)));
+         }
+         return hits;
+       }},
+      // Taken, not broken: no effect, so the GPU is not dropped and never counts against --min-gpus.
+      {.id = "cuda.gpu-in-use",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU is held by another process (busy is not broken)",
+       .remedy = "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start "
+                 "the job on other GPUs; in exclusive-process compute mode a GPU serves one process at a "
+                 "time (`nvidia-smi -q -d COMPUTE`). Periodic health checks should pass --skip-busy so that "
+                 "they never touch a job's GPUs",
+       .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html "
+                 "(CUDA_ERROR_DEVICE_UNAVAILABLE, CUDA_ERROR_OUT_OF_MEMORY); "
+                 "https://docs.nvidia.com/deploy/nvidia-smi/index.html (compute mode)",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& d : c.facts.cuda.devices) {
+           const CudaStep* bad = first_bad(d.steps);
+           if (!c.facts.cuda.enumerated() || !d.in_use || !bad) {
+             continue;
+           }
+           std::vector<std::string> ev{fmt::format("{}: {}", device_label(d), step_error(*bad))};
+           ev.push_back(d.holders.empty()
+                            ? std::string("processes holding it: not known (the process table shows none)")
+                            : fmt::format("processes holding it: {}", fmt::join(d.holders, ", ")));
+           if (d.compute_mode) {
+             ev.push_back(fmt::format("compute mode {} (0 default, 2 prohibited, 3 exclusive-process)",
+                                      *d.compute_mode));
+           }
+           hits.push_back({fmt::format("GPU {} (CUDA {}) is in use by another process: {} at step {}",
+                                       d.bus_id, d.index, bad->error_name, bad->name),
+                           std::move(ev), d.bus_id});
+         }
+         return hits;
+       }},
+      {.id = "cuda.gpu-hung",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU finishes CUDA start-up before the deadline",
+       .remedy =
+           "Run the job without this GPU (the recommendation leaves it out); a hang at start-up usually "
+           "means the GPU is "
+           "wedged: check dmesg for Xid errors, reset it (`nvidia-smi -r -i <bus id>`) or reboot",
+       .source = "docs/cuda-probe.md",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& d : c.facts.cuda.devices) {
+           const CudaStep* bad = first_bad(d.steps);
+           if (!c.facts.cuda.enumerated() || d.usable || !bad || !bad->timed_out) {
+             continue;
+           }
+           hits.push_back(gpu_hit(d, *bad,
+                                  fmt::format("GPU {} (CUDA {}) hung in CUDA start-up at step {}",
+                                              d.bus_id, d.index, bad->name)));
+         }
+         return hits;
+       }},
+      // Slow: more than 5x the median of the other GPUs and over a second.
+      {.id = "cuda.gpu-slow-init",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU initialises far slower than the others (> 5x median, > 1 s)",
+       .remedy =
+           "Run nvidia-persistenced so GPUs stay initialised between jobs; if only this GPU is slow, "
+           "check dmesg for errors "
+           "on its bus id and its PCIe link (`lspci -vv`: LnkSta speed and width)",
+       .source = "docs/sources.md#persistence",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<const CudaDevice*> measured;
+         for (const auto& d : c.facts.cuda.devices) {
+           if (d.usable) {
+             measured.push_back(&d);
+           }
+         }
+         std::vector<Hit> hits;
+         if (measured.size() < 2) {
+           return hits;
+         }
+         for (const auto* d : measured) {
+           std::vector<double> others;
+           for (const auto* o : measured) {
+             if (o != d) {
+               others.push_back(init_ms(*o));
+             }
+           }
+           const double mine = init_ms(*d);
+           const double typical = median(others);
+           if (mine > 1000 && mine > 5 * typical) {
+             hits.push_back(
+                 {fmt::format("GPU {} (CUDA {}) took {} to initialise, {:.0f}x the other GPUs",
+                              d->bus_id, d->index, ms_text(mine),
+                              typical > 0 ? mine / typical : 0.0),
+                  {fmt::format("{}: cuInit + primary_context {}; median of the other GPUs {}",
+                               device_label(*d), ms_text(mine), ms_text(typical)),
+                   steps_text(d->steps)},
+                  d->bus_id});
+           }
+         }
+         return hits;
+       }},
+      {.id = "cuda.gpu-not-enumerated",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "CUDA enumerates every GPU the driver lists",
+       .remedy =
+           "Check that the job can reach the GPU (container device list, cgroup device rules, MIG mode) "
+           "and dmesg for "
+           "errors on its bus id; the recommendation leaves it out",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.enumerated()) {
+           return hits;
+         }
+         for (const auto& gpu : c.facts.gpus) {
+           if (gpu.excluded == true || cuda.device_by_bus(gpu.bus_id)) {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format("GPU {} is listed by the driver but CUDA does not enumerate it",
+                            gpu.bus_id),
+                {fmt::format("/proc/driver/nvidia/gpus/{}: listed by the driver", gpu.bus_id),
+                 cuda_list(cuda)},
+                gpu.bus_id,
+                Effect::gpu_unusable});
+         }
+         return hits;
+       }},
+      {.id = "cuda.device-not-listed-by-driver",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "Every CUDA device is one of the driver's GPUs",
+       .remedy =
+           "Compare `nvidia-smi -L` with the CUDA devices in the evidence; a snapshot without that GPU's "
+           "/proc/driver/nvidia/gpus entry is incomplete",
+       .source = "docs/sources.md#cuda-driver-api",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.enumerated() || !c.facts.driver.loaded || c.facts.is_wsl2()) {
+           return hits;
+         }
+         for (const auto& d : cuda.devices) {
+           if (c.facts.gpu_by_bus(d.bus_id)) {
+             continue;
+           }
+           std::vector<std::string> driver_buses;
+           for (const auto& g : c.facts.gpus) {
+             driver_buses.push_back(g.bus_id);
+           }
+           hits.push_back(
+               {fmt::format(
+                    "{} is not among the driver's GPUs: the driver-side checks did not cover it",
+                    device_label(d)),
+                {fmt::format("{}: bus id {}", device_label(d), d.bus_id),
+                 fmt::format("/proc/driver/nvidia/gpus: {}",
+                             driver_buses.empty()
+                                 ? "(none)"
+                                 : fmt::format("{}", fmt::join(driver_buses, ", ")))},
+                d.bus_id});
+         }
+         return hits;
+       }},
+      {.id = "cuda.multi-gpu-failed",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "Peer-to-peer copies between the usable GPUs work",
+       .remedy =
+           "Start the job on one GPU; for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU "
+           "settings, or upgrade "
+           "the kernel",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return multi_evidence_hits(c, false);
+       }},
+      {.id = "cuda.multi-gpu-hung",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "Peer-to-peer copies between the usable GPUs finish",
+       .remedy =
+           "Start the job on one GPU; for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU "
+           "settings, or upgrade "
+           "the kernel",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return multi_evidence_hits(c, true);
+       }},
+  };
+  return rows;
+}
+
+} // namespace gpf

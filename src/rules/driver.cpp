@@ -1,0 +1,381 @@
+// Rules whose id starts with "driver.": the NVIDIA kernel driver and its user-space libraries:
+// loaded, versions agree, GSP switch, registry, end of life, and what the kernel log says about the
+// driver.
+#include "common.hpp"
+
+namespace gpf {
+namespace {
+
+// EnableGpuFirmware: low nibble 0 = GSP firmware disabled (nv-firmware-registry.h).
+bool gsp_disabled(const Facts& f) {
+  return f.driver.enable_gpu_firmware && (*f.driver.enable_gpu_firmware & 0xF) == 0;
+}
+
+std::string gsp_evidence(const Facts& f) {
+  return fmt::format("/proc/driver/nvidia/params: EnableGpuFirmware: {}",
+                     f.driver.params.at("EnableGpuFirmware"));
+}
+
+} // namespace
+
+std::span<const Rule> driver_rules() {
+  static const Rule rows[] = {
+      {.id = "driver.not-loaded",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The NVIDIA kernel driver is loaded (/proc/driver/nvidia exists)",
+       .remedy =
+           "Load the driver (`modprobe nvidia`) or install it for this kernel (DKMS may have failed to build it after a kernel "
+           "update: check `dkms status`); in a container, start it with the NVIDIA runtime (--gpus all)",
+       .source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (c.facts.driver.loaded || !driver_expected(c.facts)) {
+           return {};
+         }
+         return {{"The NVIDIA kernel driver is not loaded: /proc/driver/nvidia does not exist",
+                  {"/proc/driver/nvidia: No such file or directory"}}};
+       }},
+      {.id = "driver.gsp-disabled-open-module",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "GSP firmware is not disabled while the open kernel module is loaded",
+       .remedy =
+           "Remove NVreg_EnableGpuFirmware=0 from the module options (the open module requires GSP), or install the "
+           "proprietary flavour for GPUs that must run without GSP",
+       .source = "docs/sources.md#gsp-firmware",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (!gsp_disabled(c.facts) || c.facts.driver.flavour != DriverFlavour::open) {
+           return {};
+         }
+         return {
+             {"GSP firmware is disabled (EnableGpuFirmware=0) but the open kernel module requires it",
+              {gsp_evidence(c.facts),
+               "/proc/driver/nvidia/version: " + c.facts.driver.version_line}}};
+       }},
+      {.id = "driver.gsp-disabled",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Whether GSP firmware is disabled with the proprietary module",
+       .remedy =
+           "Nothing to do unless GSP is wanted: remove NVreg_EnableGpuFirmware=0 from the module options",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (!gsp_disabled(c.facts) || c.facts.driver.flavour == DriverFlavour::open) {
+           return {};
+         }
+         return {
+             {"GSP firmware is disabled (EnableGpuFirmware=0); the proprietary module runs without it",
+              {gsp_evidence(c.facts)}}};
+       }},
+      {.id = "driver.registry-keys",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "What the driver's registry file holds (normally Binary: \"\")",
+       .remedy =
+           "Nothing to do unless the keys are unexpected; the GSP switch is EnableGpuFirmware in params, not a registry key "
+           "(RMEdgeTrigger and RmEnableNvGpuFirmwareLoad exist in no driver)",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& reg = c.facts.driver.registry;
+         if (!reg || (reg->parsed && reg->binary_keys.empty())) {
+           return {};
+         }
+         if (!reg->parsed) {
+           return {{"The driver registry file is not in the expected `Binary: \"...\"` form",
+                    {"/proc/driver/nvidia/registry: " + reg->raw}}};
+         }
+         return {{fmt::format("Binary registry keys were written at run time: {}",
+                              fmt::join(reg->binary_keys, ", ")),
+                  {"/proc/driver/nvidia/registry: " + reg->raw}}};
+       }},
+      {.id = "driver.api-mismatch",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .severity_from = "info when the driver was reloaded since the mismatch was logged",
+       .title = "The NVIDIA user-space components match the loaded kernel module",
+       .remedy =
+           "Make the versions match: reboot (after a driver upgrade the old module stays loaded), or unload and reload the "
+           "NVIDIA modules (`rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia`) with no GPU process "
+           "running; in a container, use the host's driver libraries",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         const DriverFacts& driver = c.facts.driver;
+         for (const auto& e : c.facts.log.host_events) {
+           if (log_rule_id(e) != "driver.api-mismatch") {
+             continue;
+           }
+           const EventPtrs one{&e};
+           Hit hit{fmt::format("Driver/library version mismatch: {}{}", e.meaning, when(e)),
+                   evidence_of(one)};
+           if (!driver.version_line.empty()) {
+             hit.evidence.push_back("/proc/driver/nvidia/version: " + driver.version_line);
+           }
+           const bool reloaded_since = !driver.version_text.empty() && !e.kernel_version.empty() &&
+                                       driver.version_text != e.kernel_version;
+           if (e.before_driver_load || reloaded_since) {
+             hit.severity = Severity::info;
+             hit.message += fmt::format(
+                 " — the driver was reloaded since{}; no longer counted",
+                 driver.version_text.empty() ? "" : " (now " + driver.version_text + ")");
+             hit.remedy = "Nothing to do unless the mismatch is logged again";
+           }
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
+      {.id = "driver.probe-not-called",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info for a message logged before the last driver reload",
+       .title = "The NVIDIA driver probed every NVIDIA device",
+       .remedy =
+           "Another driver owns the GPU(s): unbind it (nouveau: blacklist it and rebuild the initramfs; vfio-pci: remove the "
+           "GPU from its ids) and reload the NVIDIA driver",
+       .source = "docs/sources.md#other-kernel-log-messages",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return host_events_rule(c, "driver.probe-not-called", true);
+       }},
+      {.id = "driver.probe-failed",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info for a message logged before the last driver reload",
+       .title = "The NVIDIA driver's probe of each device succeeded",
+       .remedy =
+           "Check the messages before this one for the cause (unsupported GPU, BAR, power); reboot after fixing it",
+       .source = "docs/sources.md#other-kernel-log-messages",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return host_events_rule(c, "driver.probe-failed", true);
+       }},
+      {.id = "driver.no-gpu-initialized",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info for a message logged before the last driver reload",
+       .title = "The driver initialised its GPUs when it loaded",
+       .remedy =
+           "Check the messages before this one for the cause and reload the driver; with no NVIDIA GPU present, check "
+           "lspci and the instance type",
+       .source = "docs/sources.md#other-kernel-log-messages",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return host_events_rule(c, "driver.no-gpu-initialized", true);
+       }},
+      {.id = "driver.end-of-life",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The driver branch is still maintained",
+       .remedy =
+           "Plan an upgrade to a maintained branch (an LTSB such as R580 or R620 for long-lived clusters)",
+       .source = "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html",
+       .explanation =
+           "NVIDIA's data-center driver lifecycle table gives each branch an end of life; after it the branch gets no fixes. "
+           "A snapshot is judged as of the date it records (its `date` file), never against today's date; without one this is "
+           "not checked.",
+       .evidence =
+           "The driver branch, data/driver_branches.json, and today's date (a snapshot's `date` file).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.kernel_module) {
+           return {};
+         }
+         const auto* row = c.job.matrix->branch(d.kernel_module->major());
+         if (!row) {
+           return {};
+         }
+         const auto& today = c.facts.compat.today;
+         if (!row->maintained) {
+           return {{fmt::format("Driver branch R{} ({}) is no longer maintained", row->branch,
+                                row->designation),
+                    {d.kernel_module_evidence}}};
+         }
+         if (!today || !past_end_of_life(*row, *today)) {
+           return {};
+         }
+         return {
+             {fmt::format(
+                  "Driver branch R{} ({}) reached its end of life in {}: it receives no more fixes",
+                  row->branch, row->designation, row->end_of_life_text),
+              {d.kernel_module_evidence,
+               fmt::format("today: {:04}-{:02}-{:02}", static_cast<int>(today->year()),
+                           static_cast<unsigned>(today->month()),
+                           static_cast<unsigned>(today->day()))}}};
+       }},
+      {.id = "driver.module-version-mismatch",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "All NVIDIA kernel modules have the driver's version",
+       .remedy =
+           "Reload the NVIDIA modules (`rmmod nvidia_drm nvidia_modeset nvidia_uvm nvidia; modprobe nvidia`) or reboot after "
+           "finishing the driver upgrade",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "nvidia, nvidia_uvm, nvidia_modeset and nvidia_drm come from one driver release and carry the same version; a "
+           "different one means a partial upgrade or a module left over from an older install.",
+       .evidence =
+           "/sys/module/{nvidia_uvm,nvidia_modeset,nvidia_drm}/version against the driver's version (/proc/driver/nvidia/version).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.kernel_module) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (const auto& m : c.facts.compat.modules) {
+           if (!m.version || *m.version == *d.kernel_module) {
+             continue;
+           }
+           if (m.name == "nvidia") {
+             continue; // the driver's own module: /proc/driver/nvidia/version describes the same
+                       // module
+           }
+           hits.push_back(
+               {fmt::format(
+                    "Kernel module {} is version {} but the NVIDIA driver is {}: a partial upgrade or a module "
+                    "left loaded from an older install",
+                    m.name, m.text, d.kernel_module_text),
+                {fmt::format("{}: {}", m.path, m.text), d.kernel_module_evidence}});
+         }
+         return hits;
+       }},
+      {.id = "driver.library-version-mismatch",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The user-space driver libraries the job would load match the kernel module",
+       .remedy =
+           "Reboot (or reload the NVIDIA kernel modules) after a driver upgrade so the kernel module matches the installed "
+           "libraries; in a container, let the NVIDIA container toolkit mount the host's libraries instead of baking a driver "
+           "into the image",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "The kernel module rejects a user-space component of another version (\"API mismatch\" in the kernel log; NVML reports "
+           "Driver/library version mismatch). The usual cause is a driver package upgrade without a reboot, or a container image "
+           "with its own driver libraries. A cuda-compat libcuda newer than the module is the exception (forward compatibility).",
+       .evidence =
+           "libcuda.so.1 and libnvidia-ml.so.1 as the dynamic loader would find them for the job (LD_LIBRARY_PATH, "
+           "/etc/ld.so.cache, default directories; inside --root), their versions from the file names their links resolve to, "
+           "against the kernel module's version.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.kernel_module) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (const DriverLibrary* lib : {&c.facts.compat.libcuda, &c.facts.compat.libnvidia_ml}) {
+           if (!lib->version || lib->in_stubs || *lib->version == *d.kernel_module) {
+             continue;
+           }
+           if (lib == &c.facts.compat.libcuda && d.forward_compat) {
+             continue; // cuda-compat: expected to be newer (cuda.forward-compat explains it)
+           }
+           Hit hit{
+               fmt::format(
+                   "{} as the loader finds it is version {} but the kernel module is {}: the driver refuses the "
+                   "library (\"API mismatch\" in the kernel log; NVML: Driver/library version mismatch; CUDA init "
+                   "commonly fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)",
+                   lib->soname, lib->version_text, d.kernel_module_text),
+               {library_evidence(*lib), d.kernel_module_evidence}};
+           if (lib->in_compat) {
+             hit.remedy =
+                 "The cuda-compat package on the library path is older than the installed driver: remove its directory "
+                 "from LD_LIBRARY_PATH / ld.so.conf (a newer driver needs no compat package)";
+           }
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
+      {.id = "driver.libcuda-stub-first",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The toolkit's stub libcuda does not shadow the driver's",
+       .remedy =
+           "Remove the stubs directory (e.g. /usr/local/cuda/lib64/stubs) from LD_LIBRARY_PATH and ld.so.conf; the stubs exist "
+           "for linking only",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "The CUDA toolkit ships a stub libcuda under lib64/stubs so programs link without a driver. When it is first in the "
+           "loader's search path the job loads it instead of the driver's library, and every CUDA call fails.",
+       .evidence =
+           "The first libcuda.so.1 in the loader's search order and whether its path has a stubs/ component.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& lib = c.facts.compat.libcuda;
+         if (!lib.path || !lib.in_stubs) {
+           return {};
+         }
+         std::vector<std::string> evidence{library_evidence(lib)};
+         if (lib.via == "LD_LIBRARY_PATH") {
+           evidence.push_back("LD_LIBRARY_PATH=" + c.facts.env.get("LD_LIBRARY_PATH").value_or(""));
+         }
+         return {
+             {"The first libcuda.so.1 the loader finds is the CUDA toolkit's link-time stub: it shadows the driver's "
+              "library and every CUDA call fails (CUDA_ERROR_STUB_LIBRARY, 34)",
+              std::move(evidence)}};
+       }},
+      {.id = "driver.libraries-not-checked",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The driver libraries could be compared with the kernel module",
+       .remedy =
+           "Include the driver libraries (libcuda.so.*, libnvidia-ml.so.* and their links, etc/ld.so.cache) in the snapshot, or "
+           "run on the host itself",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "A snapshot without driver libraries proves nothing about them: the match is reported as not checked, never as a "
+           "mismatch or a missing library. The same holds for a library whose file name carries no version.",
+       .evidence =
+           "Whether the loader's search found libcuda.so.1 / libnvidia-ml.so.1 and whether their names carry a version.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& compat = c.facts.compat;
+         if (!compat.ran || !c.facts.driver.loaded) {
+           return {};
+         }
+         if (compat.snapshot && !compat.libcuda.path && !compat.libnvidia_ml.path) {
+           return {
+               {"The snapshot records no NVIDIA driver libraries, so whether they match the kernel module was not checked",
+                {"libcuda.so.1, libnvidia-ml.so.1: not in the snapshot (LD_LIBRARY_PATH, etc/ld.so.cache, default directories)"}}};
+         }
+         std::vector<Hit> hits;
+         for (const DriverLibrary* lib : {&compat.libcuda, &compat.libnvidia_ml}) {
+           if (lib->path && !lib->version && !lib->in_stubs && !c.facts.is_wsl2()) {
+             hits.push_back(
+                 {fmt::format(
+                      "{} carries no driver version in its file name, so whether it matches the kernel module "
+                      "was not checked",
+                      lib->soname),
+                  {library_evidence(*lib)}});
+           }
+         }
+         return hits;
+       }},
+      {.id = "driver.libcuda-not-found",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The dynamic loader finds a libcuda.so.1 for the job",
+       .remedy =
+           "Install the driver's user-space libraries (the libcuda / nvidia-utils packages of the same version as the kernel "
+           "module) or, in a container, start it with the NVIDIA runtime (--gpus all) so they are mounted",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "Every CUDA program loads libcuda.so.1 at run time; without it CUDA cannot start even though the kernel driver is "
+           "loaded. Checked on the live host only (and only when the CUDA probe did not run, which reports its own load error).",
+       .evidence =
+           "The loader's search for libcuda.so.1: LD_LIBRARY_PATH, /etc/ld.so.cache, default directories.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& compat = c.facts.compat;
+         if (!compat.ran || compat.snapshot || !c.facts.driver.loaded || c.facts.is_wsl2() ||
+             compat.libcuda.path || c.facts.cuda.ran) {
+           return {};
+         }
+         std::vector<std::string> evidence;
+         for (const auto& step : compat.libcuda.searched) {
+           if (evidence.size() == 8) {
+             evidence.push_back("...");
+             break;
+           }
+           evidence.push_back(fmt::format("{} ({}): {}", step.dir, step.via, step.result));
+         }
+         return {{"The dynamic loader would find no libcuda.so.1 for the job: CUDA cannot start",
+                  std::move(evidence)}};
+       }},
+  };
+  return rows;
+}
+
+} // namespace gpf

@@ -1,0 +1,483 @@
+// Rules whose id starts with "gpu.": one GPU each: its device node, exclusion, information file,
+// what the kernel log says about it, its architecture against the job's CUDA and the driver, its
+// compute mode, and whether enough GPUs are left.
+#include "common.hpp"
+
+namespace gpf {
+namespace {
+
+std::string gpu_arch_label(const GpuArch& g) {
+  return fmt::format("GPU {} ({}{})", g.bus_id, g.model.empty() ? "unknown model" : g.model,
+                     g.cc ? fmt::format(", compute capability {}{}", g.cc->str(),
+                                        g.arch.empty() ? "" : ", " + g.arch)
+                          : "");
+}
+
+// CUcomputemode (cuda.h): 0 DEFAULT, 1 EXCLUSIVE_THREAD (removed in later toolkits), 2 PROHIBITED,
+// 3 EXCLUSIVE_PROCESS.
+std::string_view compute_mode_name(int mode) {
+  switch (mode) {
+  case 1:
+    return "EXCLUSIVE_THREAD";
+  case 2:
+    return "PROHIBITED";
+  case 3:
+    return "EXCLUSIVE_PROCESS";
+  default:
+    return "DEFAULT";
+  }
+}
+
+std::vector<Hit> compute_mode_hits(const RuleContext& c, bool prohibited) {
+  std::vector<Hit> hits;
+  for (const auto& d : c.facts.cuda.devices) {
+    if (!d.compute_mode || *d.compute_mode == 0 || (*d.compute_mode == 2) != prohibited) {
+      continue;
+    }
+    const std::string evidence =
+        fmt::format("CUDA {} ({}): CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = {} ({})", d.index, d.bus_id,
+                    *d.compute_mode, compute_mode_name(*d.compute_mode));
+    hits.push_back(
+        {prohibited
+             ? fmt::format(
+                   "GPU {} is in compute mode Prohibited: no process can create a CUDA context on it",
+                   d.bus_id)
+             : fmt::format(
+                   "GPU {} is in an exclusive compute mode: only one process at a time can use it "
+                   "(a second one gets CUDA_ERROR_DEVICE_UNAVAILABLE, 46)",
+                   d.bus_id),
+         {evidence},
+         d.bus_id});
+  }
+  return hits;
+}
+
+} // namespace
+
+std::span<const Rule> gpu_rules() {
+  static const Rule rows[] = {
+      {.id = "gpu.devnode-unusable",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU's /dev/nvidiaN (N = its Device Minor) exists and opens",
+       .remedy =
+           "Create the node with `nvidia-modprobe -c=N` for the GPU's Device Minor N, or fix its permissions; in a container, "
+           "pass the device through",
+       .source = "docs/sources.md#device-nodes",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& gpu : c.facts.gpus) {
+           if (!gpu.device_minor) {
+             continue;
+           }
+           const std::string path = "dev/nvidia" + std::to_string(*gpu.device_minor);
+           const auto* node = c.facts.device(path);
+           Hit hit;
+           hit.gpu = gpu.bus_id;
+           hit.effect = Effect::gpu_unusable;
+           if (!node || !node->info.exists()) {
+             hit.message = fmt::format("GPU {} has no device node /{} (its Device Minor is {})",
+                                       gpu.bus_id, path, *gpu.device_minor);
+             hit.evidence = {
+                 fmt::format("/{}: No such file or directory", path),
+                 fmt::format("/proc/driver/nvidia/gpus/{}/information: Device Minor: {}",
+                             gpu.bus_id, *gpu.device_minor)};
+           } else if (node->info.rw_access == false) {
+             hit.message =
+                 fmt::format("GPU {}: this user cannot open /{} read-write", gpu.bus_id, path);
+             hit.evidence = {node_evidence(*node)};
+           } else {
+             continue;
+           }
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
+      {.id = "gpu.excluded",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "No GPU is excluded by the driver",
+       .remedy =
+           "Remove the GPU from NVreg_ExcludedGpus (modprobe options) and reload the driver if it should be used",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& gpu : c.facts.gpus) {
+           if (gpu.excluded == true) {
+             hits.push_back(
+                 {fmt::format("GPU {} is excluded by the driver (NVreg_ExcludedGpus)", gpu.bus_id),
+                  {fmt::format("/proc/driver/nvidia/gpus/{}/information: GPU Excluded: Yes",
+                               gpu.bus_id)},
+                  gpu.bus_id,
+                  Effect::gpu_unusable});
+           }
+         }
+         return hits;
+       }},
+      {.id = "gpu.information-unreadable",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU's /proc/driver/nvidia/gpus/*/information reads",
+       .remedy = "Run as a user that can read /proc/driver/nvidia, or capture a complete snapshot",
+       .source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& gpu : c.facts.gpus) {
+           if (!gpu.error.empty()) {
+             hits.push_back(
+                 {fmt::format("GPU {} cannot be confirmed: its information file is unreadable",
+                              gpu.bus_id),
+                  {gpu.error},
+                  gpu.bus_id,
+                  Effect::gpu_unusable});
+           }
+         }
+         return hits;
+       }},
+      {.id = "gpu.too-few-usable",
+       .stage = Stage::summary,
+       .severity = Severity::fail,
+       .title = "At least --min-gpus GPUs are usable and recommended",
+       .remedy =
+           "Fix the findings that made GPUs unusable, or lower --min-gpus if the job needs fewer",
+       .source = "docs/sources.md#design-decisions-of-the-checker",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto n = static_cast<int>(c.recommended.size());
+         // With a host-level failure its own finding explains why no GPU is usable.
+         if (n >= c.options.min_gpus || c.host_failed) {
+           return {};
+         }
+         std::vector<std::string> evidence;
+         evidence.push_back(fmt::format("GPUs listed by the driver: {}", c.facts.gpus.size()));
+         evidence.push_back(fmt::format("usable: {}, recommended: {}, required (--min-gpus): {}",
+                                        c.usable_gpus.size(), n, c.options.min_gpus));
+         if (c.facts.is_wsl2() && !c.facts.cuda.ran) {
+           evidence.push_back("WSL2: GPUs can only be confirmed by the CUDA probe");
+         }
+         return {{fmt::format("{} usable GPU(s), {} required", n, c.options.min_gpus),
+                  std::move(evidence)}};
+       }},
+      {.id = "gpu.fallen-off-bus",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "No GPU has fallen off the bus (Xid 79 and its companions)",
+       .remedy =
+           "Drain the node and reboot it (a GPU off the bus does not come back without one); check its power and seating "
+           "if it recurs and contact the vendor",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return gpu_events_rule(c, "gpu.fallen-off-bus", {});
+       }},
+      {.id = "gpu.bar-invalid",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Every GPU's PCI I/O regions (BARs) are assigned",
+       .remedy =
+           "Enable \"Above 4G decoding\" (and Resizable BAR where used) in the BIOS, or boot with pci=realloc; in a VM give "
+           "the guest enough MMIO space for the GPU's BARs",
+       .source = "docs/sources.md#other-kernel-log-messages",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return gpu_events_rule(c, "gpu.bar-invalid", {});
+       }},
+      {.id = "gpu.not-supported",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Every GPU is supported by the installed driver release",
+       .remedy =
+           "Install a driver branch that supports this GPU (newer GPUs need newer branches, old GPUs a legacy branch)",
+       .source = "docs/sources.md#other-kernel-log-messages",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return gpu_events_rule(c, "gpu.not-supported", {});
+       }},
+      {.id = "gpu.not-supported-open-module",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "No pre-Turing GPU is driven by the open kernel module",
+       .remedy =
+           "Install the proprietary kernel module flavour (R580 or older for Maxwell/Pascal/Volta): the open module needs GSP",
+       .source = "docs/sources.md#other-kernel-log-messages",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return gpu_events_rule(c, "gpu.not-supported-open-module", {});
+       }},
+      {.id = "gpu.power-cables",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Every GPU has its power cables connected (incl. Xid 54)",
+       .remedy =
+           "Power the node down and connect the GPU's auxiliary power cables; check the PSU and cabling",
+       .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return gpu_events_rule(c, "gpu.power-cables", {});
+       }},
+      {.id = "gpu.crash-dump",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info for a dump logged before the last driver reload",
+       .title = "No GPU crash dump was created since the driver loaded",
+       .remedy =
+           "A fatal GPU event happened: run `nvidia-bug-report.sh` as root before unloading the driver and check the Xid "
+           "findings",
+       .source = "docs/sources.md#other-kernel-log-messages",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return host_events_rule(c, "gpu.crash-dump", true);
+       }},
+      {.id = "gpu.cuda-arch-unsupported",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "The job's CUDA toolkit targets each GPU's architecture",
+       .remedy =
+           "Use a build of the framework made with a toolkit that targets this GPU (CUDA 12.x for Maxwell, Pascal and Volta; "
+           "CUDA 11.8 or newer for Hopper and Ada; 12.8 or newer for Blackwell), or leave the GPU out (CUDA_VISIBLE_DEVICES)",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
+       .explanation =
+           "A toolkit compiles kernels only for the architectures it knows: CUDA 13.0 dropped Maxwell, Pascal and Volta; 12.0 "
+           "dropped Kepler 3.5/3.7; new architectures arrive with new toolkits (Hopper 11.8, Blackwell 12.8). A job built with "
+           "a toolkit that does not target the GPU has no kernel image for it.",
+       .evidence =
+           "The job's CUDA version and each GPU's compute capability: from the CUDA probe when it ran, else from the GPU's model "
+           "name (/proc/driver/nvidia/gpus/*/information) through data/gpu_models.json.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& expected = c.facts.compat.expected_cuda;
+         if (!expected) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (const auto& g : c.job.archs) {
+           if (!g.cc) {
+             continue;
+           }
+           const auto j = c.job.matrix->judge_cuda_targets(expected->version, *g.cc);
+           std::string why;
+           if (j.status == CudaTargetStatus::dropped) {
+             why = fmt::format(
+                 "CUDA {} no longer targets compute capability {} ({}; last toolkit {})",
+                 expected->text, g.cc->str(), j.row->arch, j.row->last_cuda->str());
+           } else if (j.status == CudaTargetStatus::not_yet) {
+             why = fmt::format(
+                 "CUDA {} does not yet target compute capability {} ({}; first toolkit {})",
+                 expected->text, g.cc->str(), j.row->arch, j.row->first_cuda->str());
+           } else {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format(
+                    "{} is unusable for this job: {}. Kernels fail with \"no kernel image is available for "
+                    "execution on the device\" (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)",
+                    gpu_arch_label(g), why),
+                {expected_evidence(*expected), g.cc_evidence},
+                g.bus_id,
+                Effect::gpu_unusable});
+         }
+         return hits;
+       }},
+      {.id = "gpu.open-module-unsupported",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "The open kernel module is not driving a pre-Turing GPU",
+       .remedy =
+           "Install the proprietary driver flavour (R580 is the last branch for Maxwell, Pascal and Volta; R470 for Kepler), or "
+           "move the job to a Turing or newer GPU",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
+       .explanation =
+           "The open kernel modules depend on the GPU System Processor (GSP), which first appeared in Turing; they cannot drive "
+           "Maxwell, Pascal or Volta GPUs (the kernel log says the GPU \"is not supported by open nvidia.ko\").",
+       .evidence =
+           "The module flavour from /proc/driver/nvidia/version (\"Open Kernel Module\") and each GPU's architecture.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (c.facts.driver.flavour != DriverFlavour::open) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (const auto& g : c.job.archs) {
+           if (!g.driver_row || g.driver_row->open_module) {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format(
+                    "{} cannot be driven by the open kernel module, which supports Turing and later only "
+                    "(it needs the GPU System Processor)",
+                    gpu_arch_label(g)),
+                {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
+                g.bus_id,
+                Effect::gpu_unusable});
+         }
+         return hits;
+       }},
+      {.id = "gpu.needs-open-module",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "GPUs that need the open kernel module are not on the proprietary one",
+       .remedy =
+           "Install the open kernel module flavour of the driver (e.g. the nvidia-open / -open packages, or the .run installer's "
+           "--kernel-module-type=open)",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
+       .explanation =
+           "Grace Hopper and Blackwell data-center GPUs are supported by the open kernel modules only (this fact comes from "
+           "secondary sources citing NVIDIA).",
+       .evidence =
+           "The module flavour from /proc/driver/nvidia/version and each GPU's architecture and model.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (c.facts.driver.flavour != DriverFlavour::proprietary) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (const auto& g : c.job.archs) {
+           const bool needs = (g.driver_row && g.driver_row->needs_open_module) ||
+                              (g.model_row && g.model_row->needs_open_module);
+           if (!needs) {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format(
+                    "{} needs the open kernel module (Grace Hopper and Blackwell data-center GPUs are not "
+                    "supported by the proprietary flavour), but the proprietary module is loaded",
+                    gpu_arch_label(g)),
+                {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
+                g.bus_id,
+                Effect::gpu_unusable});
+         }
+         return hits;
+       }},
+      {.id = "gpu.driver-branch-unsupported",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "The driver branch supports each GPU's architecture",
+       .remedy =
+           "Install a driver branch that supports the GPU: new enough for new architectures (Hopper/Ada R520, Blackwell R570, "
+           "B300 R580), not newer than the last branch for old ones (Kepler R470; Maxwell, Pascal, Volta R580)",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
+       .explanation =
+           "Each architecture arrives in some driver branch and legacy architectures leave after their last branch.",
+       .evidence =
+           "The driver's branch (the first component of its version) and each GPU's architecture and model.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.kernel_module) {
+           return {};
+         }
+         const auto branch = d.kernel_module->major();
+         std::vector<Hit> hits;
+         for (const auto& g : c.job.archs) {
+           // 0 = no bound (plain numbers: GCC's maybe-uninitialized misfires on optionals here)
+           unsigned long min_branch =
+               g.driver_row && g.driver_row->min_branch ? *g.driver_row->min_branch : 0;
+           if (g.model_row && g.model_row->min_branch && *g.model_row->min_branch > min_branch) {
+             min_branch = *g.model_row->min_branch;
+           }
+           const unsigned long last_branch =
+               g.driver_row && g.driver_row->last_branch ? *g.driver_row->last_branch : 0;
+           std::string why;
+           if (min_branch != 0 && branch < min_branch) {
+             why = fmt::format("driver branch R{} predates support for it (R{} or newer needed)",
+                               branch, min_branch);
+           } else if (last_branch != 0 && branch > last_branch) {
+             why = fmt::format(
+                 "driver branch R{} no longer supports it (R{} was the last branch that did)",
+                 branch, last_branch);
+           } else {
+             continue;
+           }
+           hits.push_back({fmt::format("{}: {}", gpu_arch_label(g), why),
+                           {d.kernel_module_evidence, g.cc_evidence},
+                           g.bus_id,
+                           Effect::gpu_unusable});
+         }
+         return hits;
+       }},
+      {.id = "gpu.forward-compat-unsupported",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Forward compatibility is not used on GeForce GPUs",
+       .remedy =
+           "Remove the cuda-compat directory from the library path and upgrade the driver to one that supports the job's CUDA",
+       .source = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
+       .explanation =
+           "Forward compatibility works on data-center GPUs, select NGC-ready RTX parts and Jetson only; on other GPUs cuInit "
+           "returns CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).",
+       .evidence =
+           "Whether the loader's libcuda is a cuda-compat one newer than the kernel module, and each GPU's model segment.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.forward_compat) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (const auto& g : c.job.archs) {
+           if (!g.model_row || g.model_row->segment != "geforce") {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format(
+                    "{} is a GeForce GPU: forward compatibility (the cuda-compat libcuda {}) is not supported "
+                    "on it; cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)",
+                    gpu_arch_label(g), c.facts.compat.libcuda.version_text),
+                {library_evidence(c.facts.compat.libcuda), g.cc_evidence},
+                g.bus_id,
+                Effect::gpu_unusable});
+         }
+         return hits;
+       }},
+      {.id = "gpu.model-not-in-matrix",
+       .stage = Stage::gpu,
+       .severity = Severity::info,
+       .title = "Each GPU's architecture is known",
+       .remedy =
+           "Run with the CUDA probe (it reports the compute capability), or add the model to data/gpu_models.json",
+       .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
+       .explanation =
+           "Without a compute capability the per-architecture checks (CUDA targets, driver flavour, driver branch) cannot be "
+           "applied; this says so rather than passing silently.",
+       .evidence =
+           "The CUDA probe's compute capability, else the model name against data/gpu_models.json.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& g : c.job.archs) {
+           if (g.cc) {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format(
+                    "GPU {}: its architecture is unknown (model \"{}\" is not in the model table and the CUDA "
+                    "probe gave no compute capability), so the CUDA-architecture and driver-flavour checks "
+                    "were not applied to it",
+                    g.bus_id, g.model.empty() ? "unknown" : g.model),
+                {g.model.empty()
+                     ? fmt::format("/proc/driver/nvidia/gpus/{}/information: no Model line",
+                                   g.bus_id)
+                     : fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", g.bus_id,
+                                   g.model)},
+                g.bus_id});
+         }
+         return hits;
+       }},
+      {.id = "gpu.compute-mode-exclusive",
+       .stage = Stage::gpu,
+       .severity = Severity::info,
+       .title = "Whether a GPU is in an exclusive compute mode",
+       .remedy =
+           "Nothing to do for one process per GPU (gpu-preflight releases its contexts before the job starts); for several "
+           "processes per GPU set Default mode: `nvidia-smi -i <bus id> -c DEFAULT`",
+       .source = "docs/sources.md#compute-mode",
+       .explanation =
+           "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",
+       .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return compute_mode_hits(c, false);
+       }},
+      {.id = "gpu.compute-mode-prohibited",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU is in compute mode Prohibited",
+       .remedy = "Set Default mode as root: `nvidia-smi -i <bus id> -c DEFAULT`",
+       .source = "docs/sources.md#compute-mode",
+       .explanation =
+           "In Prohibited mode no process may create a context on the GPU: the job cannot use it.",
+       .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return compute_mode_hits(c, true);
+       }},
+  };
+  return rows;
+}
+
+} // namespace gpf

@@ -1,0 +1,41 @@
+#include "gpf/rules/job_view.hpp"
+
+#include <algorithm>
+
+namespace gpf {
+
+std::optional<std::size_t> JobView::index_of(const std::string& bus_id) const {
+  const auto it = std::find_if(index_space.begin(), index_space.end(),
+                               [&](const GpuRef& g) { return g.bus_id == bus_id; });
+  return it == index_space.end() ? std::nullopt
+                                 : std::optional<std::size_t>(it - index_space.begin());
+}
+
+bool JobView::admits(const std::string& bus_id) const {
+  return std::find(visible.bus_ids.begin(), visible.bus_ids.end(), bus_id) != visible.bus_ids.end();
+}
+
+JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
+  JobView v;
+  // Once CUDA enumerated devices, its order (under the job's CUDA_DEVICE_ORDER) is the index space;
+  // its indices need CUDA_DEVICE_ORDER only when the job itself set PCI_BUS_ID (restated so the
+  // recommendation stands alone). The driver's list is in PCI order.
+  const bool cuda_order = facts.cuda.enumerated() && !facts.cuda.devices.empty();
+  if (cuda_order) {
+    for (const auto& d : facts.cuda.devices) {
+      v.index_space.push_back({d.bus_id, d.uuid});
+    }
+  } else {
+    for (const auto& gpu : facts.gpus) {
+      v.index_space.push_back({gpu.bus_id, gpu.uuid});
+    }
+  }
+  v.pci_order = !cuda_order || facts.cuda.device_order == "PCI_BUS_ID";
+  v.visible = parse_visible_devices(facts.env.get("CUDA_VISIBLE_DEVICES"), v.index_space);
+  v.driver = driver_view(facts);
+  v.archs = gpu_archs(facts, matrix);
+  v.matrix = &matrix;
+  return v;
+}
+
+} // namespace gpf

@@ -1,0 +1,135 @@
+// Rules whose id starts with "log.": the kernel log itself: readable, from this boot, well-formed,
+// and GPUs it blames that the driver does not list.
+#include "common.hpp"
+
+namespace gpf {
+
+std::span<const Rule> log_rules() {
+  static const Rule rows[] = {
+      // A PCI device the log blames but the driver does not list (it failed to probe or was never
+      // bound).
+      {.id = "log.gpu-missing-from-driver",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "Every PCI device the kernel log blames is a GPU the driver lists",
+       .remedy =
+           "The GPU failed to come up: fix the cause in the finding, then reboot or reload the driver",
+       .source = "docs/sources.md#rminitadapter-failures",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& [bus, events] : c.facts.log.gpu_events) {
+           if (listed(c.facts, bus)) {
+             continue;
+           }
+           EventPtrs serious;
+           for (const auto& e : events) {
+             const bool harmless = is_xid(e) && (xid_class(e) == XidClass::application ||
+                                                 xid_class(e) == XidClass::informational ||
+                                                 (*e.xid == 154 && e.recovery_action == "None"));
+             if (!harmless) {
+               serious.push_back(&e);
+             }
+           }
+           if (serious.empty()) {
+             continue;
+           }
+           Hit hit{
+               fmt::format(
+                   "{} is not listed by the NVIDIA driver (/proc/driver/nvidia/gpus); the kernel log says: {}",
+                   gpu_label(c, bus), describe(serious)),
+               evidence_of(serious), bus};
+           if (const Rule* rule = find_rule(log_rule_id(*serious.front()))) {
+             hit.remedy = serious.front()->kind == LogEventKind::rm_init_failed
+                              ? rm_init_remedy(serious)
+                              : std::string(rule->remedy);
+           }
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
+      {.id = "log.not-readable",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "The kernel log was read",
+       .remedy =
+           "Run as root (reading the kernel log needs CAP_SYSLOG when kernel.dmesg_restrict=1), or `sysctl "
+           "kernel.dmesg_restrict=0`, or pass the log with --dmesg FILE (`journalctl -k -b > kern.txt`, or the host's "
+           "/var/log/kern.log); in a container, run the check on the host",
+       .source = "docs/sources.md#design-decisions-of-the-checker",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const LogFacts& log = c.facts.log;
+         if (log.read_error.empty()) {
+           return {};
+         }
+         // The error names what could not be read (/dev/kmsg and klogctl, dmesg.txt, the --dmesg
+         // file).
+         return {{fmt::format("Kernel log {}: {}",
+                              log.ran ? "only partly checked, reading stopped" : "not checked",
+                              log.read_error),
+                  {log.read_error}}};
+       }},
+      {.id = "log.earlier-boot",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Events from earlier boots in the log (not counted)",
+       .remedy = "Nothing to do: only the current boot counts",
+       .source = "docs/kernel-log.md#boot-rule",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const LogFacts& log = c.facts.log;
+         if (log.earlier_boot_events.empty()) {
+           return {};
+         }
+         std::vector<std::string> what;
+         EventPtrs events;
+         for (const auto& e : log.earlier_boot_events) {
+           what.push_back(fmt::format("{}{} ({}×)",
+                                      e.xid ? fmt::format("Xid {}", *e.xid) : e.meaning,
+                                      e.bus_id ? " on " + *e.bus_id : "", e.count));
+           events.push_back(&e);
+         }
+         Hit hit{fmt::format("{} event(s) from {} earlier boot(s) ignored: {}",
+                             log.earlier_boot_events.size(),
+                             log.boots_seen > 0 ? log.boots_seen - 1 : 0, fmt::join(what, ", ")),
+                 {}};
+         if (log.boundary) {
+           hit.evidence.push_back(log.boundary->line);
+         }
+         for (auto& line : evidence_of(events)) {
+           hit.evidence.push_back(std::move(line));
+         }
+         return {hit};
+       }},
+      {.id = "log.damaged-input",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The kernel log is well-formed text",
+       .remedy = "Nothing to do unless the log was expected to be clean; check how it was captured",
+       .source = "docs/kernel-log.md#speed-and-memory",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const LogFacts& log = c.facts.log;
+         std::vector<std::string> what;
+         if (log.lines_cut > 0) {
+           what.push_back(fmt::format(
+               "{} line(s) longer than 64 KiB were cut (the rest of each was not examined)",
+               log.lines_cut));
+         }
+         if (log.nul_bytes) {
+           what.push_back("the log contains NUL bytes");
+         }
+         if (log.events_dropped > 0) {
+           what.push_back(fmt::format(
+               "{} occurrence(s) of events past the cap of distinct events were only counted",
+               log.events_dropped));
+         }
+         if (what.empty()) {
+           return {};
+         }
+         return {{fmt::format("The kernel log ({}) has damaged or unusual input: {}", log.source,
+                              fmt::join(what, "; ")),
+                  what}};
+       }},
+  };
+  return rows;
+}
+
+} // namespace gpf

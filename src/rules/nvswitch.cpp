@@ -1,0 +1,117 @@
+// Rules whose id starts with "nvswitch.": NVSwitch systems: Fabric Manager present, running and
+// matching the driver.
+#include "common.hpp"
+
+namespace gpf {
+namespace {
+
+std::vector<std::string> nvswitch_evidence(const TopologyFacts& t) {
+  std::vector<std::string> evidence;
+  std::size_t dropped = 0;
+  for (const auto& node : t.services.nvswitch_nodes) {
+    add_capped(evidence, "/" + node + ": exists", dropped);
+  }
+  for (const auto& bus : t.pcie.nvswitches) {
+    add_capped(evidence,
+               fmt::format("/sys/bus/pci/devices/{}: vendor 0x10de, class 0x0680 (NVSwitch)", bus),
+               dropped);
+  }
+  if (dropped > 0) {
+    evidence.push_back(fmt::format("... and {} more", dropped));
+  }
+  return evidence;
+}
+
+bool has_nvswitch(const TopologyFacts& t) {
+  return !t.services.nvswitch_nodes.empty() || !t.pcie.nvswitches.empty();
+}
+
+} // namespace
+
+std::span<const Rule> nvswitch_rules() {
+  static const Rule rows[] = {
+      {.id = "nvswitch.fabric-manager-missing",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "nv-fabricmanager runs on a host with NVSwitches",
+       .remedy =
+           "Install and start the Fabric Manager of the driver's exact version: `systemctl enable --now nvidia-fabricmanager` "
+           "(package nvidia-fabricmanager-<branch>)",
+       .source = "docs/sources.md#fabric-manager",
+       .explanation =
+           "On HGX/DGX systems with NVSwitches the NVLink fabric is set up by the Fabric Manager daemon. Until it runs, CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY (802) and the GPUs report their fabric state as not completed.",
+       .evidence =
+           "NVSwitches: /dev/nvidia-nvswitch<N> nodes or NVIDIA PCI devices of class 0x0680; the process table (/proc/<pid>/comm, where the name shows as nv-fabricmanage).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& t = c.facts.topology;
+         if (!has_nvswitch(t) || !sees_host_processes(t.services) ||
+             !t.services.fabric_manager.empty()) {
+           return {};
+         }
+         auto evidence = nvswitch_evidence(t);
+         evidence.push_back("/proc/*/comm: no nv-fabricmanager process (comm \"nv-fabricmanage\")");
+         return {
+             {"NVSwitches are present but nv-fabricmanager is not running: CUDA initialisation fails with "
+              "CUDA_ERROR_SYSTEM_NOT_READY (802) until the NVLink fabric is set up",
+              std::move(evidence)}};
+       }},
+      {.id = "nvswitch.fabric-manager-unchecked",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Whether nv-fabricmanager runs could be checked on a host with NVSwitches",
+       .remedy = "Check on the host itself: `systemctl status nvidia-fabricmanager`",
+       .source = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/",
+       .explanation =
+           "Inside a container's PID namespace the host's processes are invisible, so a missing nv-fabricmanager there proves nothing; the check says it was not made.",
+       .evidence =
+           "NVSwitches as for nvswitch.fabric-manager-missing; /proc/1/comm (systemd or init on a host).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& t = c.facts.topology;
+         if (!has_nvswitch(t) || !t.services.ran || sees_host_processes(t.services) ||
+             !t.services.fabric_manager.empty()) {
+           return {};
+         }
+         auto evidence = nvswitch_evidence(t);
+         evidence.push_back(
+             t.services.init_comm
+                 ? fmt::format("/proc/1/comm: {}", quote_evidence(*t.services.init_comm, 64))
+                 : std::string("/proc/1/comm: not readable"));
+         return {
+             {"NVSwitches are present, but this process table is not the host's (a container's PID namespace), so whether "
+              "nv-fabricmanager runs on the host was not checked",
+              std::move(evidence)}};
+       }},
+      {.id = "nvswitch.fabric-manager-version",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "nv-fabricmanager has the driver's version",
+       .remedy =
+           "Install the Fabric Manager package of exactly the driver's version (e.g. nvidia-fabricmanager-550=550.54.14-1) and "
+           "restart it, or reboot into the driver that matches it",
+       .source = "docs/sources.md#fabric-manager",
+       .explanation =
+           "Fabric Manager must have exactly the driver's version; a different one refuses to start, and CUDA initialisation then fails with 802.",
+       .evidence =
+           "The installed nvidia-fabricmanager package in the Debian package database (var/lib/dpkg/status), against the driver version; RPM databases are not read.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& s = c.facts.topology.services;
+         const auto& d = c.facts.driver;
+         if (!s.fabric_manager_version || !d.version || s.fabric_manager.empty()) {
+           return {};
+         }
+         const auto fm = Version::parse(*s.fabric_manager_version);
+         if (!fm || *fm == *d.version) {
+           return {};
+         }
+         return {
+             {fmt::format(
+                  "nv-fabricmanager {} does not match the driver {}: Fabric Manager refuses to run against another "
+                  "driver version, and CUDA then fails with CUDA_ERROR_SYSTEM_NOT_READY (802)",
+                  *s.fabric_manager_version, d.version_text),
+              {s.fabric_manager_version_source, "/" + d.version_source + ": " + d.version_text}}};
+       }},
+  };
+  return rows;
+}
+
+} // namespace gpf

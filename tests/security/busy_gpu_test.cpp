@@ -1,0 +1,131 @@
+// Busy GPUs are not broken GPUs (ctest label security): the fake libcuda refuses the context with
+// CUDA_ERROR_DEVICE_UNAVAILABLE (46) or CUDA_ERROR_OUT_OF_MEMORY (2), as a driver does when another
+// process holds the GPU; --skip-busy leaves a held GPU alone. The process table is a snapshot's
+// proc/<pid>/fd links, read through the same Host as on a live node.
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace gpf::test;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const json* finding(const json& report, const std::string& id) {
+  for (const auto& f : report.at("findings")) {
+    if (f.at("id") == id) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+std::string evidence_of(const json& f) {
+  std::string out;
+  for (const auto& e : f.at("evidence")) {
+    out += e.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+// cuda-4gpu copied, plus processes: pid -> {comm, device nodes it holds}.
+struct Root {
+  TempDir dir;
+  Root(const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>&
+           processes) {
+    fs::copy(fixture("cuda-4gpu"), dir.path,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    for (const auto& [pid, comm, nodes] : processes) {
+      dir.write("proc/" + pid + "/comm", comm + "\n");
+      int fd = 3;
+      for (const auto& node : nodes) {
+        dir.link("proc/" + pid + "/fd/" + std::to_string(fd++), node);
+      }
+      dir.link("proc/" + pid + "/fd/" + std::to_string(fd), "/dev/null");
+    }
+  }
+};
+
+RunResult live(const std::string& root, const std::map<std::string, std::string>& env,
+               std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--root", root, "--libcuda", GPF_FAKE_LIBCUDA, "--format", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto all = env;
+  all.emplace("FAKE_CUDA_GPUS", "4");
+  return run_preflight(args, all);
+}
+
+} // namespace
+
+TEST_CASE("security: a GPU whose context is refused as busy (46) or out of memory (2) is in use, "
+          "not unusable") {
+  Root root({{"4242", "python", {"/dev/nvidia3"}}});
+  for (const char* code : {"46", "2"}) {
+    INFO("CUresult " << code);
+    const auto r =
+        live(root.dir.path.string(), {{"FAKE_CUDA_GPU_CTX_ERROR", std::string("3:") + code}},
+             {"--min-gpus", "4"});
+    const json j = json::parse(r.out);
+    CHECK(r.exit_code == 0); // a warning, not a failure: no gpu.too-few-usable with --min-gpus 4
+    CHECK(j.at("verdict") == "warn");
+    CHECK(finding(j, "cuda.gpu-failed") == nullptr);
+    CHECK(finding(j, "gpu.too-few-usable") == nullptr);
+    const json* f = finding(j, "cuda.gpu-in-use");
+    REQUIRE(f);
+    CHECK(f->at("gpu") == "0000:04:00.0");
+    CHECK_THAT(evidence_of(*f), Catch::Contains("processes holding it: 4242 (python)"));
+    CHECK_THAT(f->at("remedy").get<std::string>(),
+               !Catch::Contains("replace") && !Catch::Contains("reset"));
+    CHECK(j.at("cuda_visible_devices") == "0,1,2,3");
+    const json& dev = j.at("facts").at("cuda").at("devices").at(3);
+    CHECK(dev.at("in_use") == true);
+    CHECK(dev.at("usable") == false);
+  }
+}
+
+TEST_CASE("security: every GPU busy is still not a failed node") {
+  Root root({});
+  const auto r = live(root.dir.path.string(), {{"FAKE_CUDA_GPU_CTX_ERROR", "0:46,1:46,2:2,3:46"}});
+  const json j = json::parse(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(j.at("verdict") == "warn");
+  CHECK(finding(j, "gpu.too-few-usable") == nullptr);
+  CHECK(finding(j, "cuda.gpu-failed") == nullptr);
+  int in_use = 0;
+  for (const auto& f : j.at("findings")) {
+    in_use += f.at("id") == "cuda.gpu-in-use" ? 1 : 0;
+  }
+  CHECK(in_use == 4);
+  // the same refusal with a real error code is still a failure
+  const auto broken = live(root.dir.path.string(), {{"FAKE_CUDA_GPU_CTX_ERROR", "3:214"}});
+  CHECK(finding(json::parse(broken.out), "cuda.gpu-failed") != nullptr);
+}
+
+TEST_CASE("security: --skip-busy creates no context while a process holds a GPU node") {
+  // A GPU child that touched a context would crash (SIGABRT) and fail the GPU: the probe must not
+  // run.
+  const std::map<std::string, std::string> trap{{"FAKE_CUDA_GPU_CTX_CRASH", "0,1,2,3"}};
+  Root busy({{"4242", "python", {"/dev/nvidia1"}},
+             {"77", "nvidia-persiste", {"/dev/nvidia0", "/dev/nvidia1"}}});
+  const auto skipped = live(busy.dir.path.string(), trap, {"--skip-busy"});
+  const json j = json::parse(skipped.out);
+  CHECK(finding(j, "cuda.gpu-failed") == nullptr);
+  bool said = false;
+  for (const auto& p : j.at("probes")) {
+    if (p.at("name") == "cuda") {
+      CHECK(p.at("status") == "skipped");
+      said = p.at("message").get<std::string>().find("dev/nvidia1 by 4242 (python)") !=
+             std::string::npos;
+    }
+  }
+  CHECK(said);
+
+  // Only NVIDIA's daemons hold the nodes (an idle node): the probe runs.
+  Root idle({{"77", "nvidia-persiste", {"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidiactl"}}});
+  const auto ran = live(idle.dir.path.string(), trap, {"--skip-busy"});
+  CHECK(finding(json::parse(ran.out), "cuda.gpu-failed") != nullptr);
+}
