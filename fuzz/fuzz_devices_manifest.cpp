@@ -20,7 +20,8 @@ GPF_FUZZ_TARGET(devices_manifest) {
     (void)gpf::node_type_word(node.type);
   }
   if (!host->manifest_error().empty()) {
-    gpf::fuzz::require(gpf::fuzz::is_valid_utf8(host->manifest_error()), "manifest error is valid UTF-8");
+    gpf::fuzz::require(gpf::fuzz::is_valid_utf8(host->manifest_error()),
+                       "manifest error is valid UTF-8");
   }
   return 0;
 }

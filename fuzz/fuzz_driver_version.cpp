@@ -13,7 +13,8 @@ GPF_FUZZ_TARGET(driver_version) {
   }
   gpf::DriverFacts module;
   if (gpf::parse_module_version_file(text, module)) {
-    gpf::fuzz::require(gpf::fuzz::is_valid_utf8(module.version_text), "module version is valid UTF-8");
+    gpf::fuzz::require(gpf::fuzz::is_valid_utf8(module.version_text),
+                       "module version is valid UTF-8");
   }
   return 0;
 }

@@ -54,7 +54,8 @@ GPF_FUZZ_TARGET(log_scanner) {
     return 0;
   }
   if (a != b) {
-    std::fprintf(stderr, "chunk %zu\nwhole:  %s\npieces: %s\n", chunk, a.substr(0, 4000).c_str(), b.substr(0, 4000).c_str());
+    std::fprintf(stderr, "chunk %zu\nwhole:  %s\npieces: %s\n", chunk, a.substr(0, 4000).c_str(),
+                 b.substr(0, 4000).c_str());
   }
   gpf::fuzz::require(a == b, "the same facts whatever the chunking");
   return 0;

@@ -1,9 +1,9 @@
 // libFuzzer target: the renderers fed with facts built from fuzz strings. The input is cut into
-// the files of a snapshot (strings ended by a backslash and another byte, as FuzzedDataProvider cuts them: kernel release, modules, driver files, two
-// GPUs' information, environ, dmesg.txt, cuda.json, devices.json, ...); the whole check runs on it
-// (probes, built-in rules, verdict) and every renderer prints the result.
-// Properties: no crash; the JSON report parses back and, like text, env and line output, is valid
-// UTF-8; the one-line form stays within its documented width.
+// the files of a snapshot (strings ended by a backslash and another byte, as FuzzedDataProvider
+// cuts them: kernel release, modules, driver files, two GPUs' information, environ, dmesg.txt,
+// cuda.json, devices.json, ...); the whole check runs on it (probes, built-in rules, verdict) and
+// every renderer prints the result. Properties: no crash; the JSON report parses back and, like
+// text, env and line output, is valid UTF-8; the one-line form stays within its documented width.
 #include "fuzz_support.hpp"
 
 #include "gpf/probes/pipeline.hpp"
@@ -68,8 +68,10 @@ GPF_FUZZ_TARGET(render) {
   const auto json = gpf::render_json(report);
   gpf::fuzz::require(gpf::fuzz::is_valid_utf8(json), "JSON is valid UTF-8");
   gpf::fuzz::require(!nlohmann::json::parse(json, nullptr, false).is_discarded(), "JSON parses");
-  gpf::fuzz::require(gpf::fuzz::is_valid_utf8(gpf::render_text(report, false)), "text is valid UTF-8");
-  gpf::fuzz::require(gpf::fuzz::is_valid_utf8(gpf::render_text(report, true)), "color text is valid UTF-8");
+  gpf::fuzz::require(gpf::fuzz::is_valid_utf8(gpf::render_text(report, false)),
+                     "text is valid UTF-8");
+  gpf::fuzz::require(gpf::fuzz::is_valid_utf8(gpf::render_text(report, true)),
+                     "color text is valid UTF-8");
   gpf::fuzz::require(gpf::fuzz::is_valid_utf8(gpf::render_env(report)), "env is valid UTF-8");
   const auto line = gpf::render_line(report);
   gpf::fuzz::require(gpf::fuzz::is_valid_utf8(line), "line is valid UTF-8");

@@ -18,7 +18,8 @@
 #ifdef GPF_FUZZ_REGRESSIONS
 #define GPF_FUZZ_TARGET(name) int gpf_fuzz_##name(const std::uint8_t* data, std::size_t size)
 #else
-#define GPF_FUZZ_TARGET(name) extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+#define GPF_FUZZ_TARGET(name)                                                                      \
+  extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 #endif
 
 namespace gpf::fuzz {
@@ -35,8 +36,9 @@ inline void require(bool ok, const char* what) {
   }
 }
 
-// The next string of a multi-file input, as libFuzzer's FuzzedDataProvider::ConsumeRandomLengthString
-// reads it: two backslashes are one backslash, a backslash followed by anything else ends it.
+// The next string of a multi-file input, as libFuzzer's
+// FuzzedDataProvider::ConsumeRandomLengthString reads it: two backslashes are one backslash, a
+// backslash followed by anything else ends it.
 inline std::string take_string(std::string_view& rest) {
   std::string out;
   while (!rest.empty()) {
@@ -54,7 +56,9 @@ inline std::string take_string(std::string_view& rest) {
   return out;
 }
 
-inline bool is_valid_utf8(std::string_view s) { return to_valid_utf8(s) == s; }
+inline bool is_valid_utf8(std::string_view s) {
+  return to_valid_utf8(s) == s;
+}
 
 inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};

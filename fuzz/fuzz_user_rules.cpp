@@ -24,7 +24,8 @@ const gpf::Facts& healthy_facts() {
 GPF_FUZZ_TARGET(user_rules) {
   const auto set = gpf::RuleSet::build(gpf::builtin_rules(), {}, gpf::fuzz::as_text(data, size));
   if (!set) {
-    gpf::fuzz::require(gpf::fuzz::is_valid_utf8(set.error().message), "error message is valid UTF-8");
+    gpf::fuzz::require(gpf::fuzz::is_valid_utf8(set.error().message),
+                       "error message is valid UTF-8");
     return 0;
   }
   const auto assessment = gpf::assess(healthy_facts(), set->rules(), gpf::CheckOptions{});

@@ -10,14 +10,16 @@
 
 namespace {
 
-const std::string k_version = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "
-                              "(dvs-builder@U16-I3-B03-4-3)  Tue Feb 27 22:25:30 UTC 2024\n"
-                              "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n";
-const std::string k_information = "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 0\n"
-                                  "GPU UUID: \t GPU-00000001-1111-2222-3333-444455550001\n"
-                                  "Video BIOS: \t 96.00.89.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\n"
-                                  "DMA Mask: \t 0xfffffffffffff\nBus Location: \t 0000:2a:00.0\nDevice Minor: \t 1\n"
-                                  "GPU Firmware: \t 550.54.14\nGPU Excluded:\t No\n";
+const std::string k_version =
+    "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "
+    "(dvs-builder@U16-I3-B03-4-3)  Tue Feb 27 22:25:30 UTC 2024\n"
+    "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n";
+const std::string k_information =
+    "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 0\n"
+    "GPU UUID: \t GPU-00000001-1111-2222-3333-444455550001\n"
+    "Video BIOS: \t 96.00.89.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\n"
+    "DMA Mask: \t 0xfffffffffffff\nBus Location: \t 0000:2a:00.0\nDevice Minor: \t 1\n"
+    "GPU Firmware: \t 550.54.14\nGPU Excluded:\t No\n";
 
 // About 1 MiB of ordinary chatter with an Xid every 4096 lines and a boot marker in the middle.
 std::string chatter_log() {
@@ -25,10 +27,12 @@ std::string chatter_log() {
   for (int i = 0; log.size() < (1u << 20); ++i) {
     const double t = 10.0 + i * 0.001;
     if (i == 3000) {
-      log += "[    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) (x86_64-linux-gnu-gcc-13)\n";
+      log +=
+          "[    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) (x86_64-linux-gnu-gcc-13)\n";
     }
     if (i % 4096 == 4095) {
-      log += "[" + std::to_string(t) + "] NVRM: Xid (PCI:0000:2a:00): 13, pid=4242, name=python3, Graphics "
+      log += "[" + std::to_string(t) +
+             "] NVRM: Xid (PCI:0000:2a:00): 13, pid=4242, name=python3, Graphics "
              "Exception: ESR 0x405840=0x0\n";
     } else {
       log += "[" + std::to_string(t) + "] docker0: port 3(veth1a2b3c) entered forwarding state\n";
@@ -69,7 +73,8 @@ void bm_log_scanner(benchmark::State& state) {
     scanner.feed(log);
     benchmark::DoNotOptimize(scanner.finish());
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(log.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(log.size()));
 }
 BENCHMARK(bm_log_scanner)->Unit(benchmark::kMillisecond);
 

@@ -33,20 +33,24 @@ constexpr std::string_view k_capture_record = "capture.json";
 // What a capture makes after every file is written, so that nothing is ever written through a
 // link or blocked by a placeholder.
 struct Deferred {
-  std::vector<std::string> links;     // kept as links (sysfs topology; a library's soname link names its version)
-  std::vector<std::string> presences; // only presence asked for (a driver library): an empty stand-in
-  std::vector<std::string> listed;    // directories whose entry names were read
-  std::set<std::string> accessed;     // every path a probe asked for
+  std::vector<std::string>
+      links; // kept as links (sysfs topology; a library's soname link names its version)
+  std::vector<std::string>
+      presences;                   // only presence asked for (a driver library): an empty stand-in
+  std::vector<std::string> listed; // directories whose entry names were read
+  std::set<std::string> accessed;  // every path a probe asked for
 };
 
-Result<bool> make_deferred(const Host& host, OutputTree& out, const Deferred& d, CaptureReport& report) {
+Result<bool> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
+                           CaptureReport& report) {
   for (const auto& path : d.links) {
     auto target = host.read_link(path);
     if (!target) {
       continue;
     }
     if (out.through_link(fs::path(path).parent_path().string())) {
-      report.unreadable.push_back(path + ": link not recreated: its directory is reached through another link");
+      report.unreadable.push_back(
+          path + ": link not recreated: its directory is reached through another link");
       continue;
     }
     if (auto made = out.make_link(path, *target); !made) {
@@ -84,13 +88,15 @@ Result<bool> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
 }
 
 // The kernel log the check scanned (the live /dev/kmsg or klogctl, --dmesg FILE, or the source
-// snapshot's dmesg.txt) streamed into dmesg.txt, line by line through the redactor. A log that cannot
-// be read is recorded in dmesg.error, so that the replay reports the same problem.
-Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const CaptureOptions& options, OutputTree& out,
-                             Redactor& redactor, CaptureReport& report) {
+// snapshot's dmesg.txt) streamed into dmesg.txt, line by line through the redactor. A log that
+// cannot be read is recorded in dmesg.error, so that the replay reports the same problem.
+Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe,
+                             const CaptureOptions& options, OutputTree& out, Redactor& redactor,
+                             CaptureReport& report) {
   if (probe.dmesg_file && *probe.dmesg_file == "-") {
-    report.unreadable.emplace_back("dmesg.txt: the kernel log came from standard input, which the check has read; "
-                                   "save it to a file and pass --dmesg FILE to keep it");
+    report.unreadable.emplace_back(
+        "dmesg.txt: the kernel log came from standard input, which the check has read; "
+        "save it to a file and pass --dmesg FILE to keep it");
     return true;
   }
   auto opened = probe.dmesg_file ? host.open_user_file(*probe.dmesg_file) : host.open_kernel_log();
@@ -99,7 +105,8 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const 
       report.unreadable.push_back("dmesg.txt: " + opened.error().message);
       return out.write("dmesg.error", opened.error().message + "\n");
     }
-    return true; // a snapshot's own dmesg.error or unreadable dmesg.txt is copied with the other files
+    return true; // a snapshot's own dmesg.error or unreadable dmesg.txt is copied with the other
+                 // files
   }
   if (!*opened) {
     return true; // a snapshot without a kernel log
@@ -126,7 +133,8 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe, const 
   for (;;) {
     auto got = in.read(buffer.data(), buffer.size());
     if (!got) {
-      report.unreadable.push_back("dmesg.txt: reading " + in.name() + " stopped: " + got.error().message);
+      report.unreadable.push_back("dmesg.txt: reading " + in.name() +
+                                  " stopped: " + got.error().message);
       break;
     }
     if (*got == 0 || failed) {
@@ -167,19 +175,23 @@ Result<bool> check_target(const CaptureOptions& options) {
     return true; // made fresh
   }
   if (!S_ISDIR(st.st_mode)) {
-    return Error{options.out.string() + " exists and is not a directory (a link or a file): nothing was written"};
+    return Error{options.out.string() +
+                 " exists and is not a directory (a link or a file): nothing was written"};
   }
   if (is_replaceable_snapshot(options.out)) {
     std::error_code ec;
     if (!options.force && !fs::is_empty(options.out, ec)) {
-      return Error{options.out.string() + " is not empty (use --force to replace a previous snapshot)"};
+      return Error{options.out.string() +
+                   " is not empty (use --force to replace a previous snapshot)"};
     }
     return true;
   }
   if (!options.force) {
-    return Error{options.out.string() + " is not empty (use --force to replace a previous snapshot)"};
+    return Error{options.out.string() +
+                 " is not empty (use --force to replace a previous snapshot)"};
   }
-  return Error{options.out.string() + " is not a previous snapshot (no capture.json): --force replaces only a snapshot"};
+  return Error{options.out.string() +
+               " is not a previous snapshot (no capture.json): --force replaces only a snapshot"};
 }
 
 // Tests make the race between probing and writing deterministic: with GPF_TEST_CAPTURE_PAUSE=FILE
@@ -190,24 +202,29 @@ void pause_for_test(const OutputTree& out) {
   if (file == nullptr || *file == '\0') {
     return;
   }
-  {
-    std::ofstream(file) << out.work_dir().string() << "\n";
-  }
+  { std::ofstream(file) << out.work_dir().string() << "\n"; }
   for (int i = 0; i < 6000 && ::access(file, F_OK) == 0; ++i) {
     ::usleep(10000);
   }
 }
 
-Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options,
-                                   OutputTree& out);
+Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options,
+                                   const CaptureOptions& options, OutputTree& out);
 
 } // namespace
 
 bool snapshot_keeps_variable(std::string_view name) {
   // Exactly the variables the probes and rules read; anything else may hold a secret.
-  static constexpr std::array<std::string_view, 10> k_read = {
-      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME",        "CUDA_INJECTION64_PATH", "CUDA_LAUNCH_BLOCKING",
-      "NCCL_P2P_DISABLE",     "NCCL_SHM_DISABLE",  "LD_LIBRARY_PATH", "PATH",                  "CUDA_PATH"};
+  static constexpr std::array<std::string_view, 10> k_read = {"CUDA_VISIBLE_DEVICES",
+                                                              "CUDA_DEVICE_ORDER",
+                                                              "CUDA_HOME",
+                                                              "CUDA_INJECTION64_PATH",
+                                                              "CUDA_LAUNCH_BLOCKING",
+                                                              "NCCL_P2P_DISABLE",
+                                                              "NCCL_SHM_DISABLE",
+                                                              "LD_LIBRARY_PATH",
+                                                              "PATH",
+                                                              "CUDA_PATH"};
   if (names_a_secret(name)) {
     return false;
   }
@@ -219,7 +236,8 @@ bool names_a_secret(std::string_view name) {
   for (auto& ch : upper) {
     ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   }
-  for (const std::string_view word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
+  for (const std::string_view word :
+       {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
     if (upper.find(word) != std::string::npos) {
       return true;
     }
@@ -230,9 +248,11 @@ bool names_a_secret(std::string_view name) {
 std::string without_url_credentials(std::string_view value) {
   std::string out;
   std::size_t pos = 0;
-  for (auto scheme = value.find("://"); scheme != std::string_view::npos; scheme = value.find("://", pos)) {
+  for (auto scheme = value.find("://"); scheme != std::string_view::npos;
+       scheme = value.find("://", pos)) {
     const std::size_t authority = scheme + 3;
-    const std::size_t authority_end = std::min(value.find_first_of("/?# \t\n;,\"'", authority), value.size());
+    const std::size_t authority_end =
+        std::min(value.find_first_of("/?# \t\n;,\"'", authority), value.size());
     const auto authority_text = value.substr(authority, authority_end - authority);
     const auto at = authority_text.rfind('@');
     out.append(value.substr(pos, authority - pos));
@@ -248,7 +268,8 @@ std::string without_url_credentials(std::string_view value) {
 }
 
 Redactor::Redactor(std::vector<std::string> hostnames) : m_hostnames(std::move(hostnames)) {
-  m_hostnames.erase(std::remove_if(m_hostnames.begin(), m_hostnames.end(), [](const std::string& h) { return h.size() < 2; }),
+  m_hostnames.erase(std::remove_if(m_hostnames.begin(), m_hostnames.end(),
+                                   [](const std::string& h) { return h.size() < 2; }),
                     m_hostnames.end());
 }
 
@@ -265,8 +286,10 @@ std::string Redactor::token_for(const std::string& value, const std::string& kin
 }
 
 std::string Redactor::apply(std::string_view text) {
-  // syslog / journal prefix "Nov 30 02:00:00 HOST kernel:" and "2026-11-30T02:00:00+0000 HOST kernel:"
-  static const std::regex journal_host(R"(^((?:[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\S+) )(\S+)( kernel:))");
+  // syslog / journal prefix "Nov 30 02:00:00 HOST kernel:" and "2026-11-30T02:00:00+0000 HOST
+  // kernel:"
+  static const std::regex journal_host(
+      R"(^((?:[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\S+) )(\S+)( kernel:))");
   static const std::regex serial(R"(((?:[Ss]erial [Nn]umber(?::| is))\s*)([A-Za-z0-9_-]+))");
   std::string out;
   for (auto line : split_lines(text)) {
@@ -284,7 +307,8 @@ std::string Redactor::apply(std::string_view text) {
     }
     rebuilt.append(begin, l.cend());
     for (const auto& host : m_hostnames) {
-      for (std::size_t pos = rebuilt.find(host); pos != std::string::npos; pos = rebuilt.find(host, pos)) {
+      for (std::size_t pos = rebuilt.find(host); pos != std::string::npos;
+           pos = rebuilt.find(host, pos)) {
         const auto token = token_for(host, "host");
         rebuilt.replace(pos, host.size(), token);
         pos += token.size();
@@ -296,7 +320,8 @@ std::string Redactor::apply(std::string_view text) {
   return out;
 }
 
-Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options) {
+Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options,
+                                       const CaptureOptions& options) {
   // Refused before the probes run (they can take seconds); commit() checks again at the end.
   if (auto usable = check_target(options); !usable) {
     return usable.error();
@@ -308,7 +333,8 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
   OutputTree& out = tree.value();
   auto captured = capture_into(host, probe_options, options, out);
   if (!captured) {
-    return Error{captured.error().message + " (nothing was kept: the partial snapshot was removed)"};
+    return Error{captured.error().message +
+                 " (nothing was kept: the partial snapshot was removed)"};
   }
   if (auto committed = out.commit(options.force); !committed) {
     return committed.error();
@@ -318,8 +344,8 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
 
 namespace {
 
-Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options,
-                                   OutputTree& out) {
+Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options,
+                                   const CaptureOptions& options, OutputTree& out) {
   std::vector<HostAccess> log;
   host.record_into(&log);
   const Facts facts = collect_facts(host, probe_options);
@@ -327,7 +353,8 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   pause_for_test(out);
 
   CaptureReport report;
-  Redactor redactor(options.redact ? std::vector<std::string>{host.hostname().value_or("")} : std::vector<std::string>{});
+  Redactor redactor(options.redact ? std::vector<std::string>{host.hostname().value_or("")}
+                                   : std::vector<std::string>{});
   nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
   std::set<std::pair<int, std::string>> done;
   const auto keep = [&](std::string_view rel, std::string data) -> Result<bool> {
@@ -390,7 +417,8 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
       } else if (!space->exists) {
         fs_records[access.path] = {{"exists", false}};
       } else if (space->recorded) {
-        fs_records[access.path] = {{"size_bytes", space->size_bytes}, {"available_bytes", space->available_bytes}};
+        fs_records[access.path] = {{"size_bytes", space->size_bytes},
+                                   {"available_bytes", space->available_bytes}};
       }
       break;
     }
@@ -435,8 +463,9 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   if (host.is_live()) {
     // The capture date, so end-of-life rules replay as of the day the snapshot was taken.
     if (auto today = host.today()) {
-      const auto date = fmt::format("{:04}-{:02}-{:02}\n", static_cast<int>(today->year()),
-                                    static_cast<unsigned>(today->month()), static_cast<unsigned>(today->day()));
+      const auto date =
+          fmt::format("{:04}-{:02}-{:02}\n", static_cast<int>(today->year()),
+                      static_cast<unsigned>(today->month()), static_cast<unsigned>(today->day()));
       if (auto w = keep("date", date); !w) {
         return w.error();
       }
@@ -469,7 +498,8 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     report.captured.emplace_back("devices.json");
   } else if (!host.manifest_error().empty()) {
     // keep a broken manifest as it is, so the replay reports the same error
-    if (auto raw = host.read_file("devices.json", options.file_cap); raw && out.write("devices.json", raw->data)) {
+    if (auto raw = host.read_file("devices.json", options.file_cap);
+        raw && out.write("devices.json", raw->data)) {
       report.captured.emplace_back("devices.json");
     }
   }
@@ -488,14 +518,20 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   // The live CUDA probe's result, so that --root replays it (docs/cuda-json.md). A snapshot's own
   // cuda.json was read through the host and is copied above like any other input.
   if (facts.cuda.ran && facts.cuda.source == "live") {
-    if (auto w = keep("cuda.json", cuda_facts_json(facts.cuda).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    if (auto w = keep("cuda.json", cuda_facts_json(facts.cuda)
+                                           .dump(2, ' ', false,
+                                                 nlohmann::ordered_json::error_handler_t::replace) +
+                                       "\n");
         !w) {
       return w.error();
     }
   }
 
   if (facts.nvml.ran && facts.nvml.source == "live") { // replayed under --root (nvml_probe.hpp)
-    if (auto w = keep("nvml.json", nvml_facts_json(facts.nvml).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    if (auto w = keep("nvml.json", nvml_facts_json(facts.nvml)
+                                           .dump(2, ' ', false,
+                                                 nlohmann::ordered_json::error_handler_t::replace) +
+                                       "\n");
         !w) {
       return w.error();
     }
@@ -509,7 +545,8 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   }
   nlohmann::ordered_json record;
   record["tool"] = "gpu-preflight";
-  record["source"] = host.is_live() ? std::string("live host") : to_valid_utf8(host.root().string());
+  record["source"] =
+      host.is_live() ? std::string("live host") : to_valid_utf8(host.root().string());
   record["redacted"] = options.redact;
   record["captured"] = report.captured;
   record["unreadable"] = nlohmann::ordered_json::array();
@@ -517,8 +554,9 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     record["unreadable"].push_back(to_valid_utf8(u));
   }
   record["truncated"] = report.truncated;
-  if (auto w = out.write(k_capture_record,
-                          record.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  if (auto w = out.write(
+          k_capture_record,
+          record.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
       !w) {
     return w.error();
   }

@@ -28,8 +28,8 @@ struct CliOptions {
   std::string root;
   std::string format = "text";
   std::string color = "auto";
-  std::string libcuda;           // --libcuda (empty: the loader's libcuda.so.1)
-  std::string libnvml;           // --libnvml (empty: the loader's libnvidia-ml.so.1)
+  std::string libcuda; // --libcuda (empty: the loader's libcuda.so.1)
+  std::string libnvml; // --libnvml (empty: the loader's libnvidia-ml.so.1)
   std::string cvd_form = "index";
   std::string json_out; // --json-out: the JSON report also goes to this file
   ProbeOptions probe;
@@ -62,53 +62,71 @@ bool use_color(const std::string& mode, int fd) {
 }
 
 void add_check_options(CLI::App& app, CliOptions& o) {
-  app.add_option("--root", o.root, "Judge a snapshot directory laid out like the host instead of this host")
-      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty --root names no directory") : std::string(); },
-                             "DIR"));
-  app.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json", "env", "line"}));
+  app.add_option("--root", o.root,
+                 "Judge a snapshot directory laid out like the host instead of this host")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.empty() ? std::string("an empty --root names no directory") : std::string();
+          },
+          "DIR"));
+  app.add_option("--format", o.format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "env", "line"}));
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
-  app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")->check(CLI::Range(0, 1 << 16));
-  app.add_option("--color", o.color, "Colour in text output")->check(CLI::IsMember({"auto", "always", "never"}));
-  app.add_option("--dmesg", o.probe.dmesg_file,
-                 "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt");
-  app.add_option("--expect-cuda", o.probe.expect_cuda,
-                 "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
+  app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")
+      ->check(CLI::Range(0, 1 << 16));
+  app.add_option("--color", o.color, "Colour in text output")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option(
+      "--dmesg", o.probe.dmesg_file,
+      "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt");
+  app.add_option(
+         "--expect-cuda", o.probe.expect_cuda,
+         "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
       ->check(CLI::Validator(
           [](std::string& v) {
             const auto parsed = Version::parse(v);
             const bool ok = parsed && parsed->parts().size() >= 2 && parsed->parts().size() <= 3 &&
-                            v.find_first_not_of("0123456789.") == std::string::npos && parsed->str().size() <= v.size() &&
-                            v.back() != '.';
+                            v.find_first_not_of("0123456789.") == std::string::npos &&
+                            parsed->str().size() <= v.size() && v.back() != '.';
             return ok ? std::string() : "expected a CUDA version X.Y or X.Y.Z, got \"" + v + "\"";
           },
           "X.Y"));
   app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)");
-  app.add_option("--disable", o.rules.disable, "Turn a rule off (repeatable)")->allow_extra_args(false);
-  app.add_option("--severity", o.rules.severity, "Change a rule's severity: ID=info|warn|fail (repeatable)")
+  app.add_option("--disable", o.rules.disable, "Turn a rule off (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--severity", o.rules.severity,
+                 "Change a rule's severity: ID=info|warn|fail (repeatable)")
       ->allow_extra_args(false);
   app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");
   app.add_flag("--no-nvml", o.probe.no_nvml, "Skip the live NVML health probe");
-  app.add_option("--libnvml", o.libnvml,
-                 "The NVML library to probe (default: libnvidia-ml.so.1 through the loader); with --root, runs the "
-                 "live probe against it instead of replaying the snapshot's nvml.json");
-  app.add_flag("--skip-busy", o.probe.skip_busy,
-               "Skip the live CUDA probe when a process (other than NVIDIA's daemons) has a GPU device node open");
-  app.add_option("--timeout,--cuda-timeout", o.probe.cuda_timeout_s,
-                 "Deadline of the CUDA and of the NVML stage (they run side by side), in seconds (default 30)")
+  app.add_option(
+      "--libnvml", o.libnvml,
+      "The NVML library to probe (default: libnvidia-ml.so.1 through the loader); with --root, runs the "
+      "live probe against it instead of replaying the snapshot's nvml.json");
+  app.add_flag(
+      "--skip-busy", o.probe.skip_busy,
+      "Skip the live CUDA probe when a process (other than NVIDIA's daemons) has a GPU device node open");
+  app.add_option(
+         "--timeout,--cuda-timeout", o.probe.cuda_timeout_s,
+         "Deadline of the CUDA and of the NVML stage (they run side by side), in seconds (default 30)")
       ->check(CLI::Validator(
           [](std::string& v) {
             // CLI::Range lets NaN through (every comparison with it is false)
             double s = 0;
-            const bool ok = CLI::detail::lexical_cast(v, s) && std::isfinite(s) && s >= 0.1 && s <= 3600.0;
+            const bool ok =
+                CLI::detail::lexical_cast(v, s) && std::isfinite(s) && s >= 0.1 && s <= 3600.0;
             return ok ? std::string() : "expected seconds between 0.1 and 3600, got \"" + v + "\"";
           },
           "SECONDS"));
-  app.add_option("--libcuda", o.libcuda,
-                 "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
-                 "live probe against it instead of replaying the snapshot's cuda.json");
-  app.add_option("--cvd-form", o.cvd_form, "Recommend CUDA_VISIBLE_DEVICES as indices or as GPU UUIDs")
+  app.add_option(
+      "--libcuda", o.libcuda,
+      "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
+      "live probe against it instead of replaying the snapshot's cuda.json");
+  app.add_option("--cvd-form", o.cvd_form,
+                 "Recommend CUDA_VISIBLE_DEVICES as indices or as GPU UUIDs")
       ->check(CLI::IsMember({"index", "uuid"}));
-  app.add_option("--json-out", o.json_out, "Also write the JSON report to FILE (replaced whole), whatever --format says")
+  app.add_option("--json-out", o.json_out,
+                 "Also write the JSON report to FILE (replaced whole), whatever --format says")
       ->type_name("FILE");
 }
 
@@ -145,7 +163,8 @@ bool write_json_out(const CliOptions& o, const Report& report) {
     return true;
   }
   if (auto w = write_file_replacing(o.json_out, render_json(report)); !w) {
-    std::cerr << "gpu-preflight: error: cannot write " << o.json_out << ": " << w.error().message << "\n";
+    std::cerr << "gpu-preflight: error: cannot write " << o.json_out << ": " << w.error().message
+              << "\n";
     return false;
   }
   return true;
@@ -203,7 +222,8 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
     std::string line = render_line(report);
     line.pop_back();
     std::cerr << "gpu-preflight: " << line
-              << (o.exec.keep_env ? std::string(" (environment unchanged)") : " CUDA_VISIBLE_DEVICES=" + rec.cuda_visible_devices)
+              << (o.exec.keep_env ? std::string(" (environment unchanged)")
+                                  : " CUDA_VISIBLE_DEVICES=" + rec.cuda_visible_devices)
               << "\n";
   }
   return exec_command(o.command, env);
@@ -221,7 +241,8 @@ int run_snapshot(CliOptions& o) {
     std::cerr << "gpu-preflight: error: " << report.error().message << "\n";
     return k_exit_error;
   }
-  std::string out = fmt::format("captured {} file(s) into {}\n", report->captured.size(), o.capture_dir);
+  std::string out =
+      fmt::format("captured {} file(s) into {}\n", report->captured.size(), o.capture_dir);
   for (const auto& u : report->unreadable) {
     out += "  not readable: " + u + "\n";
   }
@@ -241,7 +262,8 @@ int run_rules_command(std::span<const Rule> rules, const std::string& format) {
   } else if (format == "text") {
     out = render_rules_text(rules);
   } else {
-    std::cerr << "gpu-preflight: error: rules: --format " << format << " is not supported (text, json, markdown)\n";
+    std::cerr << "gpu-preflight: error: rules: --format " << format
+              << " is not supported (text, json, markdown)\n";
     return k_exit_error;
   }
   return write_stdout(out);
@@ -250,7 +272,8 @@ int run_rules_command(std::span<const Rule> rules, const std::string& format) {
 int run_explain_command(const RuleSet& rules, const std::string& id) {
   const Rule* rule = rules.find(id);
   if (!rule) {
-    std::cerr << "gpu-preflight: error: explain: no rule \"" << id << "\" (gpu-preflight rules lists them)\n";
+    std::cerr << "gpu-preflight: error: explain: no rule \"" << id
+              << "\" (gpu-preflight rules lists them)\n";
     return k_exit_error;
   }
   const std::string out = render_explain(*rule);
@@ -261,32 +284,48 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
 
 int run_cli(int argc, char** argv) {
   CliOptions o;
-  CLI::App app{"gpu-preflight: can this machine train right now, on which GPUs, and if not, why and what fixes it.",
-               "gpu-preflight"};
+  CLI::App app{
+      "gpu-preflight: can this machine train right now, on which GPUs, and if not, why and what fixes it.",
+      "gpu-preflight"};
   app.set_version_flag("--version", std::string(k_tool_name) + " " + k_tool_version);
   app.fallthrough();
   add_check_options(app, o);
   app.add_subcommand("check", "Run the checks and print a verdict (the default)");
-  auto* exec = app.add_subcommand("exec", "Run the checks, then start CMD on the recommended GPUs, or refuse (exit 1)");
+  auto* exec = app.add_subcommand(
+      "exec", "Run the checks, then start CMD on the recommended GPUs, or refuse (exit 1)");
   exec->add_flag("--quiet", o.exec.quiet, "No summary line on stderr");
   exec->add_flag("--keep-env", o.exec.keep_env, "Start CMD without setting CUDA_VISIBLE_DEVICES");
   exec->add_option("command", o.command, "The command and its arguments, after --")->required();
-  auto* snapshot = app.add_subcommand("snapshot", "Capture what the checks read into DIR, for replay with --root DIR");
-  snapshot->add_option("-o,--output", o.capture_dir, "The directory to write (must be empty unless --force)")->required();
-  snapshot->add_flag("--force", o.capture.force, "Replace a previous snapshot in DIR (a directory holding capture.json)");
-  snapshot->add_option("--mode", o.capture_mode, "Mode of the files written, octal (default 0600; directories 0700 plus search where read is granted)")
+  auto* snapshot = app.add_subcommand(
+      "snapshot", "Capture what the checks read into DIR, for replay with --root DIR");
+  snapshot
+      ->add_option("-o,--output", o.capture_dir,
+                   "The directory to write (must be empty unless --force)")
+      ->required();
+  snapshot->add_flag("--force", o.capture.force,
+                     "Replace a previous snapshot in DIR (a directory holding capture.json)");
+  snapshot
+      ->add_option(
+          "--mode", o.capture_mode,
+          "Mode of the files written, octal (default 0600; directories 0700 plus search where read is granted)")
       ->type_name("OCTAL")
       ->check(CLI::Validator(
           [](std::string& v) {
-            const bool ok = !v.empty() && v.size() <= 4 && v.find_first_not_of("01234567") == std::string::npos &&
+            const bool ok = !v.empty() && v.size() <= 4 &&
+                            v.find_first_not_of("01234567") == std::string::npos &&
                             std::stoul(v, nullptr, 8) <= 0777;
-            return ok ? std::string() : "expected an octal file mode such as 0600 or 0640, got \"" + v + "\"";
+            return ok ? std::string()
+                      : "expected an octal file mode such as 0600 or 0640, got \"" + v + "\"";
           },
           "OCTAL"));
-  snapshot->add_flag("--redact", o.capture.redact, "Replace hostnames and serial numbers consistently");
-  auto* rules_cmd = app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
-  rules_cmd->add_option("--format", o.rules_format, "Output format")->check(CLI::IsMember({"text", "json", "markdown"}));
-  auto* explain_cmd = app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
+  snapshot->add_flag("--redact", o.capture.redact,
+                     "Replace hostnames and serial numbers consistently");
+  auto* rules_cmd =
+      app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
+  rules_cmd->add_option("--format", o.rules_format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  auto* explain_cmd =
+      app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
   explain_cmd->add_option("id", o.explain_id, "Rule id, e.g. cuda.driver-too-old")->required();
   app.require_subcommand(0, 1);
   try {
@@ -326,7 +365,8 @@ int run_cli(int argc, char** argv) {
     }
     return run_check(o, rules->rules());
   } catch (const CheckerFailure& e) {
-    std::cerr << "gpu-preflight: error: " << e.what() << " (the checker could not run; no verdict)\n";
+    std::cerr << "gpu-preflight: error: " << e.what()
+              << " (the checker could not run; no verdict)\n";
     return k_exit_error;
   } catch (const std::exception& e) {
     std::cerr << "gpu-preflight: internal error: " << e.what() << "\n";

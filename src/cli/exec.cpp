@@ -8,9 +8,11 @@
 
 namespace gpf {
 
-int exec_command(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& set_env) {
+int exec_command(const std::vector<std::string>& argv,
+                 const std::vector<std::pair<std::string, std::string>>& set_env) {
   if (argv.empty()) {
-    std::cerr << "gpu-preflight: exec: no command given (usage: gpu-preflight exec [options] -- CMD [ARGS...])\n";
+    std::cerr
+        << "gpu-preflight: exec: no command given (usage: gpu-preflight exec [options] -- CMD [ARGS...])\n";
     return k_exit_error;
   }
   for (const auto& [name, value] : set_env) {

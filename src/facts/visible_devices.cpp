@@ -38,7 +38,8 @@ std::optional<std::string> resolve_entry(std::string_view entry, const std::vect
 
 } // namespace
 
-VisibleDevices parse_visible_devices(const std::optional<std::string>& value, const std::vector<GpuRef>& gpus) {
+VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
+                                     const std::vector<GpuRef>& gpus) {
   VisibleDevices vd;
   if (!value) {
     for (const auto& g : gpus) {

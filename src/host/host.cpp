@@ -1,14 +1,14 @@
 #include "gpf/host/host.hpp"
 
-#include "streams.hpp"
 #include "gpf/util/text.hpp"
+#include "streams.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string os_error(int err) { return std::strerror(err); }
+std::string os_error(int err) {
+  return std::strerror(err);
+}
 
 // Root-relative paths only, without ".." (a probe cannot climb out of the root).
 bool is_safe_relative(std::string_view path) {
@@ -122,7 +124,9 @@ std::map<std::string, FsSpace> parse_fs_records(const std::string& text) {
     if (space.exists) {
       space.size_bytes = size->get<std::uint64_t>();
       const auto avail = entry.find("available_bytes");
-      space.available_bytes = avail != entry.end() && avail->is_number_unsigned() ? avail->get<std::uint64_t>() : space.size_bytes;
+      space.available_bytes = avail != entry.end() && avail->is_number_unsigned()
+                                  ? avail->get<std::uint64_t>()
+                                  : space.size_bytes;
     }
     records[path] = space;
   }
@@ -160,8 +164,9 @@ int open_checked(const fs::path& root, const fs::path& full, int flags) {
 
 namespace {
 constexpr std::pair<NodeType, std::string_view> k_node_type_words[] = {
-    {NodeType::missing, "missing"},  {NodeType::char_device, "char"}, {NodeType::block_device, "block"},
-    {NodeType::regular_file, "file"}, {NodeType::directory, "dir"},   {NodeType::other, "other"},
+    {NodeType::missing, "missing"},    {NodeType::char_device, "char"},
+    {NodeType::block_device, "block"}, {NodeType::regular_file, "file"},
+    {NodeType::directory, "dir"},      {NodeType::other, "other"},
 };
 } // namespace
 
@@ -265,7 +270,9 @@ Result<Host> Host::snapshot(const fs::path& dir) {
   return host;
 }
 
-fs::path Host::resolve(std::string_view path) const { return m_root / fs::path(path); }
+fs::path Host::resolve(std::string_view path) const {
+  return m_root / fs::path(path);
+}
 
 int Host::open_path(std::string_view path, int flags) const {
   if (!is_safe_relative(path)) {
@@ -294,7 +301,8 @@ void Host::record(HostAccess::Kind kind, std::string_view path, int err) const {
   }
 }
 
-void Host::record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const {
+void Host::record_error(HostAccess::Kind kind, std::string_view path,
+                        const std::string& error) const {
   if (m_access_log != nullptr) {
     m_access_log->push_back({kind, std::string(path), error, true});
   }
@@ -494,7 +502,8 @@ Result<std::unique_ptr<ByteStream>> Host::open_kernel_log() const {
     return open_live_kernel_log(resolve("dev/kmsg"));
   }
   if (auto injected = read_file("dmesg.error", 4096)) {
-    return Error{"dmesg.txt: " + std::string(trim(injected->data)) + " (recorded in the snapshot's dmesg.error)"};
+    return Error{"dmesg.txt: " + std::string(trim(injected->data)) +
+                 " (recorded in the snapshot's dmesg.error)"};
   }
   const int fd = open_path("dmesg.txt", O_RDONLY | O_NOCTTY | O_NONBLOCK);
   const int err = fd >= 0 ? 0 : -fd;
@@ -533,7 +542,8 @@ Result<std::string> Host::read_link(std::string_view path) const {
   const ssize_t n = ::readlinkat(fd, "", target.data(), target.size());
   ::close(fd);
   if (n < 0) {
-    record(HostAccess::Kind::link, path, EINVAL); // it exists but is not a link: an answer (capture skips it)
+    record(HostAccess::Kind::link, path,
+           EINVAL); // it exists but is not a link: an answer (capture skips it)
     return Error{os_error(EINVAL)};
   }
   target.resize(static_cast<std::size_t>(n));
@@ -583,7 +593,8 @@ std::optional<std::chrono::year_month_day> Host::today() const {
   if (!y || !m || !d) {
     return std::nullopt;
   }
-  const year_month_day date{year(static_cast<int>(*y)), month(static_cast<unsigned>(*m)), day(static_cast<unsigned>(*d))};
+  const year_month_day date{year(static_cast<int>(*y)), month(static_cast<unsigned>(*m)),
+                            day(static_cast<unsigned>(*d))};
   return date.ok() ? std::optional(date) : std::nullopt;
 }
 

@@ -16,11 +16,14 @@
 namespace gpf {
 namespace {
 
-std::string os_error(int err) { return std::strerror(err); }
+std::string os_error(int err) {
+  return std::strerror(err);
+}
 
 class FdStream final : public ByteStream {
 public:
-  FdStream(int fd, std::string name, bool owned) : m_fd(fd), m_name(std::move(name)), m_owned(owned) {
+  FdStream(int fd, std::string name, bool owned)
+      : m_fd(fd), m_name(std::move(name)), m_owned(owned) {
     struct stat st {};
     m_wait = ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode);
   }
@@ -117,7 +120,7 @@ private:
   std::size_t m_pos = 0;
 };
 
-constexpr int k_syslog_action_read_all = 3;    // SYSLOG_ACTION_READ_ALL (klogctl(3))
+constexpr int k_syslog_action_read_all = 3;     // SYSLOG_ACTION_READ_ALL (klogctl(3))
 constexpr int k_syslog_action_size_buffer = 10; // SYSLOG_ACTION_SIZE_BUFFER
 
 } // namespace
@@ -131,7 +134,8 @@ Result<std::unique_ptr<ByteStream>> fd_stream(int fd, const std::string& name) {
   return std::unique_ptr<ByteStream>(std::make_unique<FdStream>(fd, name, true));
 }
 
-Result<std::unique_ptr<ByteStream>> open_file_stream(const std::filesystem::path& path, const std::string& name) {
+Result<std::unique_ptr<ByteStream>> open_file_stream(const std::filesystem::path& path,
+                                                     const std::string& name) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     return Error{name + ": " + os_error(errno)};
@@ -139,7 +143,9 @@ Result<std::unique_ptr<ByteStream>> open_file_stream(const std::filesystem::path
   return fd_stream(fd, name);
 }
 
-std::unique_ptr<ByteStream> stdin_stream() { return std::make_unique<FdStream>(STDIN_FILENO, "stdin", false); }
+std::unique_ptr<ByteStream> stdin_stream() {
+  return std::make_unique<FdStream>(STDIN_FILENO, "stdin", false);
+}
 
 Result<std::unique_ptr<ByteStream>> open_live_kernel_log(const std::filesystem::path& kmsg) {
   const int fd = ::open(kmsg.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

@@ -12,7 +12,8 @@ namespace gpf {
 // Takes ownership of fd (open for reading). Error: "<name>: <OS reason>" when fd is a directory.
 Result<std::unique_ptr<ByteStream>> fd_stream(int fd, const std::string& name);
 // Opens path (a path of the invoking machine) read-only. Error: "<name>: <OS reason>".
-Result<std::unique_ptr<ByteStream>> open_file_stream(const std::filesystem::path& path, const std::string& name);
+Result<std::unique_ptr<ByteStream>> open_file_stream(const std::filesystem::path& path,
+                                                     const std::string& name);
 // Standard input (not closed at the end).
 std::unique_ptr<ByteStream> stdin_stream();
 // kmsg is the host's /dev/kmsg: read non-blocking until EAGAIN; when it cannot be opened,

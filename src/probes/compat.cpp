@@ -6,7 +6,8 @@
 //    the default directories; every path and symbolic link resolved inside the root;
 //  - the versions of the NVIDIA kernel modules (sys/module/<name>/version).
 // Reads: usr/local/cuda/version.{json,txt}, $CUDA_HOME/version.{json,txt}, etc/ld.so.cache, the
-// library candidates and their links, sys/module/{nvidia,nvidia_uvm,nvidia_modeset,nvidia_drm}/version.
+// library candidates and their links,
+// sys/module/{nvidia,nvidia_uvm,nvidia_modeset,nvidia_drm}/version.
 #include "gpf/probes/compat_parsers.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/util/text.hpp"
@@ -28,7 +29,8 @@ constexpr std::string_view k_multiarch = "aarch64-linux-gnu";
 constexpr std::string_view k_multiarch = "";
 #endif
 
-constexpr std::array<std::string_view, 4> k_modules{"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"};
+constexpr std::array<std::string_view, 4> k_modules{"nvidia", "nvidia_uvm", "nvidia_modeset",
+                                                    "nvidia_drm"};
 
 // Root-relative, like every host path here; shown with a leading '/' as the loader names them.
 constexpr std::string_view k_ld_cache = "etc/ld.so.cache";
@@ -96,7 +98,8 @@ std::string file_name(std::string_view path) {
 }
 
 // Looks at one candidate path; fills lib and returns true when the loader would take it.
-bool try_candidate(const Host& host, const std::string& path, const std::string& via, DriverLibrary& lib) {
+bool try_candidate(const Host& host, const std::string& path, const std::string& via,
+                   DriverLibrary& lib) {
   LibrarySearchStep step{parent_path(path), via, {}};
   auto resolved = resolve_in_root(host, path);
   if (!resolved) {
@@ -107,8 +110,10 @@ bool try_candidate(const Host& host, const std::string& path, const std::string&
     // A dangling link only when the file itself is a link (a linked directory such as a merged
     // /lib -> usr/lib is not).
     auto dir = resolve_in_root(host, parent_path(path));
-    const std::string direct = (dir ? (*dir == "/" ? std::string() : *dir) : parent_path(path)) + "/" + file_name(path);
-    step.result = host.read_link(relative(direct)) ? "dangling link to " + *resolved : "not present";
+    const std::string direct =
+        (dir ? (*dir == "/" ? std::string() : *dir) : parent_path(path)) + "/" + file_name(path);
+    step.result =
+        host.read_link(relative(direct)) ? "dangling link to " + *resolved : "not present";
   } else {
     step.result = "found";
     lib.path = path;
@@ -140,7 +145,8 @@ std::vector<std::string> default_dirs() {
 }
 
 // The dynamic loader's order for a dlopen("soname") from a program without RPATH/RUNPATH.
-DriverLibrary find_library(const Host& host, const Facts& facts, const std::optional<LdCache>& cache, std::string soname) {
+DriverLibrary find_library(const Host& host, const Facts& facts,
+                           const std::optional<LdCache>& cache, std::string soname) {
   DriverLibrary lib;
   lib.soname = std::move(soname);
   if (auto value = facts.env.get("LD_LIBRARY_PATH")) {
@@ -148,10 +154,12 @@ DriverLibrary find_library(const Host& host, const Facts& facts, const std::opti
       if (dir.empty() || dir.front() != '/' || contains(dir, "$")) {
         // The current directory / a relative entry / a $ORIGIN-style token: depends on the job's
         // working directory or binary, which the checker cannot know.
-        lib.searched.push_back({quote_evidence(dir, 256), "LD_LIBRARY_PATH", "skipped: not an absolute directory"});
+        lib.searched.push_back(
+            {quote_evidence(dir, 256), "LD_LIBRARY_PATH", "skipped: not an absolute directory"});
         continue;
       }
-      if (try_candidate(host, normalize_absolute_path(dir + "/" + lib.soname), "LD_LIBRARY_PATH", lib)) {
+      if (try_candidate(host, normalize_absolute_path(dir + "/" + lib.soname), "LD_LIBRARY_PATH",
+                        lib)) {
         return lib;
       }
     }
@@ -171,7 +179,8 @@ DriverLibrary find_library(const Host& host, const Facts& facts, const std::opti
   return lib;
 }
 
-void read_expected_cuda_file(const Host& host, const std::string& home, const std::string& label, CompatFacts& compat) {
+void read_expected_cuda_file(const Host& host, const std::string& home, const std::string& label,
+                             CompatFacts& compat) {
   const std::string base = relative(home);
   for (const char* name : {"version.json", "version.txt"}) {
     const std::string path = base + "/" + name;
@@ -183,21 +192,25 @@ void read_expected_cuda_file(const Host& host, const std::string& home, const st
                                                           : parse_cuda_version_txt(content->data);
     const std::string where = normalize_absolute_path(shown(path));
     if (text) {
-      compat.expected_cuda = ExpectedCuda{*Version::parse(*text), *text, label.empty() ? where : label + ": " + where};
+      compat.expected_cuda =
+          ExpectedCuda{*Version::parse(*text), *text, label.empty() ? where : label + ": " + where};
       return;
     }
-    compat.expected_cuda_notes.push_back(where + ": no CUDA version in \"" + quote_evidence(trim(content->data), 120) + "\"");
+    compat.expected_cuda_notes.push_back(where + ": no CUDA version in \"" +
+                                         quote_evidence(trim(content->data), 120) + "\"");
   }
 }
 
-void find_expected_cuda(const Host& host, const ProbeOptions& options, const Facts& facts, CompatFacts& compat) {
+void find_expected_cuda(const Host& host, const ProbeOptions& options, const Facts& facts,
+                        CompatFacts& compat) {
   if (options.expect_cuda) {
     const auto text = trim(*options.expect_cuda);
     if (auto v = Version::parse(text); v && v->parts().size() >= 2) {
       compat.expected_cuda = ExpectedCuda{*v, std::string(text), "--expect-cuda"};
       return;
     }
-    compat.expected_cuda_notes.push_back("--expect-cuda " + quote_evidence(text, 64) + ": not a CUDA version");
+    compat.expected_cuda_notes.push_back("--expect-cuda " + quote_evidence(text, 64) +
+                                         ": not a CUDA version");
   }
   if (auto home = facts.env.get("CUDA_HOME"); home && !home->empty() && home->front() == '/') {
     read_expected_cuda_file(host, *home, "CUDA_HOME=" + quote_evidence(*home, 256), compat);
@@ -208,7 +221,8 @@ void find_expected_cuda(const Host& host, const ProbeOptions& options, const Fac
   read_expected_cuda_file(host, shown(k_default_toolkit), "", compat);
 }
 
-void read_module_versions(const Host& host, const Facts& facts, ProbeStatus& status, CompatFacts& compat) {
+void read_module_versions(const Host& host, const Facts& facts, ProbeStatus& status,
+                          CompatFacts& compat) {
   for (auto name : k_modules) {
     const std::string dir = "sys/module/" + std::string(name);
     const bool loaded = facts.modules.has(std::string(name));
@@ -219,7 +233,9 @@ void read_module_versions(const Host& host, const Facts& facts, ProbeStatus& sta
     if (auto content = host.read_file(dir + "/version", 4096)) {
       m.text = quote_evidence(trim(content->data), 64);
       const auto t = trim(content->data);
-      if (auto v = Version::parse(t); v && v->parts().size() >= 2 && t.find_first_not_of("0123456789.") == std::string_view::npos) {
+      if (auto v = Version::parse(t);
+          v && v->parts().size() >= 2 &&
+          t.find_first_not_of("0123456789.") == std::string_view::npos) {
         m.version = v;
       } else {
         m.error = m.path + ": not a version: \"" + m.text + "\"";
@@ -250,7 +266,8 @@ ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& f
   if (auto content = host.read_file(k_ld_cache, k_ld_cache_cap)) {
     auto parsed = parse_ld_so_cache(content->data);
     if (parsed) {
-      compat.ld_cache = parsed->format + " format, " + std::to_string(parsed->entries.size()) + " entries";
+      compat.ld_cache =
+          parsed->format + " format, " + std::to_string(parsed->entries.size()) + " entries";
       cache = std::move(parsed).value();
     } else {
       compat.ld_cache = "not understood: " + parsed.error().message;

@@ -1,6 +1,7 @@
-// Pure parsers of the compat probe. The ld.so.cache layout follows glibc's sysdeps/generic/dl-cache.h
-// (facts, not code: the magic strings, the header fields, the entry sizes); nothing here trusts a
-// count or an offset from the file before checking it against the data.
+// Pure parsers of the compat probe. The ld.so.cache layout follows glibc's
+// sysdeps/generic/dl-cache.h (facts, not code: the magic strings, the header fields, the entry
+// sizes); nothing here trusts a count or an offset from the file before checking it against the
+// data.
 #include "gpf/probes/compat_parsers.hpp"
 
 #include "gpf/util/text.hpp"
@@ -15,11 +16,13 @@ namespace {
 
 constexpr std::string_view k_old_magic = "ld.so-1.7.0";          // followed by one pad byte
 constexpr std::string_view k_new_magic = "glibc-ld.so.cache1.1"; // magic + version
-constexpr std::size_t k_old_header = 16;                          // magic[11] + pad, uint32 nlibs
-constexpr std::size_t k_old_entry = 12;                           // int32 flags, uint32 key, uint32 value
-constexpr std::size_t k_new_header = 48; // magic+version[20], nlibs, len_strings, flags+pad[4], extension_offset, unused[3]
-constexpr std::size_t k_new_entry = 24;  // flags, key, value, osversion, uint64 hwcap
-constexpr std::uint8_t k_big_endian = 3; // cache_file_new.flags: 2 little-endian, 3 big-endian (glibc 2.33+)
+constexpr std::size_t k_old_header = 16;                         // magic[11] + pad, uint32 nlibs
+constexpr std::size_t k_old_entry = 12; // int32 flags, uint32 key, uint32 value
+constexpr std::size_t k_new_header =
+    48; // magic+version[20], nlibs, len_strings, flags+pad[4], extension_offset, unused[3]
+constexpr std::size_t k_new_entry = 24; // flags, key, value, osversion, uint64 hwcap
+constexpr std::uint8_t k_big_endian =
+    3; // cache_file_new.flags: 2 little-endian, 3 big-endian (glibc 2.33+)
 constexpr std::uint64_t k_max_entries = 1u << 20;
 
 template <class T> T load(std::string_view data, std::size_t offset) {
@@ -50,8 +53,8 @@ Result<LdCache> parse_new(std::string_view data, std::size_t base, std::string f
   if (flags == k_big_endian) {
     return Error{"big-endian cache (from another machine) is not supported"};
   }
-  if (nlibs > k_max_entries ||
-      static_cast<std::uint64_t>(nlibs) * k_new_entry > static_cast<std::uint64_t>(data.size() - base - k_new_header)) {
+  if (nlibs > k_max_entries || static_cast<std::uint64_t>(nlibs) * k_new_entry >
+                                   static_cast<std::uint64_t>(data.size() - base - k_new_header)) {
     return Error{"entry count " + std::to_string(nlibs) + " does not fit in the file"};
   }
   LdCache cache{std::move(format), {}};
@@ -61,10 +64,11 @@ Result<LdCache> parse_new(std::string_view data, std::size_t base, std::string f
     auto name = string_at(data, base, load<std::uint32_t>(data, at + 4));
     auto path = string_at(data, base, load<std::uint32_t>(data, at + 8));
     if (!name || !path) {
-      return Error{"entry " + std::to_string(i) + ": " + (!name ? name.error().message : path.error().message)};
+      return Error{"entry " + std::to_string(i) + ": " +
+                   (!name ? name.error().message : path.error().message)};
     }
-    cache.entries.push_back({std::move(name).value(), std::move(path).value(), load<std::int32_t>(data, at),
-                             load<std::uint64_t>(data, at + 16)});
+    cache.entries.push_back({std::move(name).value(), std::move(path).value(),
+                             load<std::int32_t>(data, at), load<std::uint64_t>(data, at + 16)});
   }
   return cache;
 }
@@ -75,8 +79,8 @@ Result<LdCache> parse_old(std::string_view data) {
     return Error{"truncated header"};
   }
   const auto nlibs = load<std::uint32_t>(data, k_old_header - 4);
-  if (nlibs > k_max_entries ||
-      static_cast<std::uint64_t>(nlibs) * k_old_entry > static_cast<std::uint64_t>(data.size() - k_old_header)) {
+  if (nlibs > k_max_entries || static_cast<std::uint64_t>(nlibs) * k_old_entry >
+                                   static_cast<std::uint64_t>(data.size() - k_old_header)) {
     return Error{"entry count " + std::to_string(nlibs) + " does not fit in the file"};
   }
   const std::size_t strings = k_old_header + nlibs * k_old_entry;
@@ -94,9 +98,11 @@ Result<LdCache> parse_old(std::string_view data) {
     auto name = string_at(data, strings, load<std::uint32_t>(data, at + 4));
     auto path = string_at(data, strings, load<std::uint32_t>(data, at + 8));
     if (!name || !path) {
-      return Error{"entry " + std::to_string(i) + ": " + (!name ? name.error().message : path.error().message)};
+      return Error{"entry " + std::to_string(i) + ": " +
+                   (!name ? name.error().message : path.error().message)};
     }
-    cache.entries.push_back({std::move(name).value(), std::move(path).value(), load<std::int32_t>(data, at), 0});
+    cache.entries.push_back(
+        {std::move(name).value(), std::move(path).value(), load<std::int32_t>(data, at), 0});
   }
   return cache;
 }
@@ -128,7 +134,8 @@ std::int32_t native_ld_cache_flags() {
 #endif
 }
 
-const LdCacheEntry* find_in_ld_cache(const LdCache& cache, std::string_view soname, std::int32_t flags) {
+const LdCacheEntry* find_in_ld_cache(const LdCache& cache, std::string_view soname,
+                                     std::int32_t flags) {
   constexpr std::uint64_t k_hwcap_extension = 1ull << 62; // glibc-hwcaps subdirectory entries
   const LdCacheEntry* fallback = nullptr;
   for (const auto& e : cache.entries) {
@@ -174,7 +181,8 @@ std::optional<std::string> parse_cuda_version_json(std::string_view text) {
     return std::nullopt;
   }
   const auto v = trim(version->get_ref<const std::string&>());
-  if (!Version::parse(v) || v.find_first_not_of("0123456789.") != std::string_view::npos || v.find('.') == std::string_view::npos) {
+  if (!Version::parse(v) || v.find_first_not_of("0123456789.") != std::string_view::npos ||
+      v.find('.') == std::string_view::npos) {
     return std::nullopt;
   }
   return std::string(v);
@@ -193,8 +201,10 @@ std::optional<std::string> parse_cuda_version_txt(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<std::string> library_version_from_name(std::string_view file_name, std::string_view stem) {
-  if (!starts_with(file_name, stem) || file_name.size() < stem.size() + 2 || file_name[stem.size()] != '.') {
+std::optional<std::string> library_version_from_name(std::string_view file_name,
+                                                     std::string_view stem) {
+  if (!starts_with(file_name, stem) || file_name.size() < stem.size() + 2 ||
+      file_name[stem.size()] != '.') {
     return std::nullopt;
   }
   const auto rest = file_name.substr(stem.size() + 1);

@@ -10,8 +10,8 @@
 
 namespace gpf {
 namespace {
-constexpr std::array<std::string_view, 5> k_fixed_nodes{"dev/nvidiactl", "dev/nvidia-uvm", "dev/nvidia-uvm-tools",
-                                                        "dev/nvidia-modeset", "dev/dxg"};
+constexpr std::array<std::string_view, 5> k_fixed_nodes{
+    "dev/nvidiactl", "dev/nvidia-uvm", "dev/nvidia-uvm-tools", "dev/nvidia-modeset", "dev/dxg"};
 
 bool is_gpu_node_name(std::string_view name) {
   return starts_with(name, "nvidia") && name.size() > 6 &&
@@ -47,12 +47,14 @@ ProbeStatus probe_devices(const Host& host, const ProbeOptions&, Facts& facts) {
     facts.devices.push_back({path, host.stat_node(path)});
     if (!facts.devices.back().info.error.empty()) {
       status.state = ProbeState::error;
-      status.message += (status.message.empty() ? "" : "; ") + path + ": " + facts.devices.back().info.error;
+      status.message +=
+          (status.message.empty() ? "" : "; ") + path + ": " + facts.devices.back().info.error;
     }
   }
   if (status.state == ProbeState::ok && facts.is_wsl2()) {
     status.state = ProbeState::skipped;
-    status.message = "WSL2: /dev/nvidia* nodes do not exist by design; GPUs are reached through /dev/dxg";
+    status.message =
+        "WSL2: /dev/nvidia* nodes do not exist by design; GPUs are reached through /dev/dxg";
   }
   return status;
 }

@@ -1,5 +1,6 @@
 // Probe "driver": proc/driver/nvidia/{version,params,registry,gpus/*/information} and the
-// fallback sys/module/nvidia/version. Formats: https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c
+// fallback sys/module/nvidia/version. Formats:
+// https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c
 #include "gpf/probes/parsers.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/util/text.hpp"
@@ -26,8 +27,10 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
   driver.loaded = host.is_directory(k_proc_dir);
   if (!driver.loaded) {
     status.state = ProbeState::skipped;
-    status.message = facts.kernel.flavour == KernelFlavour::wsl2 && host.exists("dev/dxg") ? "WSL2: the driver lives in Windows; /proc/driver/nvidia does not exist by design"
-                                     : "proc/driver/nvidia does not exist (NVIDIA driver not loaded)";
+    status.message =
+        facts.kernel.flavour == KernelFlavour::wsl2 && host.exists("dev/dxg")
+            ? "WSL2: the driver lives in Windows; /proc/driver/nvidia does not exist by design"
+            : "proc/driver/nvidia does not exist (NVIDIA driver not loaded)";
     return status;
   }
 
@@ -36,13 +39,15 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
     if (parse_driver_version_file(v->data, driver)) {
       driver.version_source = version_path;
     } else {
-      note(status, version_path + ": no driver version in \"" + quote_evidence(trim(v->data), 120) + "\"");
+      note(status,
+           version_path + ": no driver version in \"" + quote_evidence(trim(v->data), 120) + "\"");
     }
   } else {
     note(status, version_path + ": " + v.error().message);
   }
   if (!driver.version) {
-    if (auto v = host.read_file("sys/module/nvidia/version", k_small_file_cap); v && parse_module_version_file(v->data, driver)) {
+    if (auto v = host.read_file("sys/module/nvidia/version", k_small_file_cap);
+        v && parse_module_version_file(v->data, driver)) {
       driver.version_source = "sys/module/nvidia/version";
     }
   }

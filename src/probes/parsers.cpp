@@ -16,8 +16,8 @@ struct FlavourPattern {
 };
 
 // Ubuntu kernel flavours as they end a release ("5.15.0-1051-aws").
-constexpr std::array k_ubuntu_suffixes{"-generic", "-lowlatency", "-aws",  "-azure", "-gcp",
-                                       "-gke",     "-oracle",     "-kvm",  "-nvidia", "-ibm",
+constexpr std::array k_ubuntu_suffixes{"-generic", "-lowlatency", "-aws", "-azure",  "-gcp",
+                                       "-gke",     "-oracle",     "-kvm", "-nvidia", "-ibm",
                                        "-raspi",   "-intel-iotg", "-hwe"};
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -34,7 +34,8 @@ std::optional<std::string> dotted_tag(std::string_view release, std::string_view
     }
     return n;
   };
-  for (std::size_t dot = release.find('.'); dot != std::string_view::npos; dot = release.find('.', dot + 1)) {
+  for (std::size_t dot = release.find('.'); dot != std::string_view::npos;
+       dot = release.find('.', dot + 1)) {
     if (release.substr(dot + 1, tag.size()) != tag) {
       continue;
     }
@@ -70,7 +71,8 @@ KernelFacts parse_kernel_release(std::string_view text) {
     return k;
   }
   const std::string lower = to_lower(r);
-  if (contains(lower, "microsoft-standard-wsl2") || (contains(lower, "microsoft") && contains(lower, "wsl"))) {
+  if (contains(lower, "microsoft-standard-wsl2") ||
+      (contains(lower, "microsoft") && contains(lower, "wsl"))) {
     k.flavour = KernelFlavour::wsl2;
     k.flavour_detail = "microsoft-standard-WSL2";
     return k;

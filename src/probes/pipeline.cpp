@@ -11,9 +11,10 @@ namespace gpf {
 namespace {
 // The fixed order: later probes may use earlier facts (devices needs the GPUs' minors; cuda, last,
 // starts a child per driver GPU whose UUID is known).
-constexpr std::array<ProbeFn, 14> k_pipeline{probe_kernel,   probe_modules,    probe_driver, probe_devices, probe_kernel_log,
-                                             probe_compat,   probe_pcie,       probe_iommu,  probe_shm,     probe_services,
-                                             probe_firmware, probe_mig,        probe_cuda,   probe_nvml};
+constexpr std::array<ProbeFn, 14> k_pipeline{
+    probe_kernel,   probe_modules, probe_driver, probe_devices, probe_kernel_log,
+    probe_compat,   probe_pcie,    probe_iommu,  probe_shm,     probe_services,
+    probe_firmware, probe_mig,     probe_cuda,   probe_nvml};
 } // namespace
 
 Facts collect_facts(const Host& host, const ProbeOptions& options) {

@@ -7,7 +7,9 @@ namespace gpf {
 namespace {
 using Json = nlohmann::ordered_json;
 
-Json optional_text(const std::optional<std::string>& s) { return s ? Json(to_valid_utf8(*s)) : Json(nullptr); }
+Json optional_text(const std::optional<std::string>& s) {
+  return s ? Json(to_valid_utf8(*s)) : Json(nullptr);
+}
 
 Json library_json(const DriverLibrary& lib) {
   Json j;
@@ -20,7 +22,9 @@ Json library_json(const DriverLibrary& lib) {
   j["in_compat"] = lib.in_compat;
   Json searched = Json::array();
   for (const auto& step : lib.searched) {
-    searched.push_back(Json{{"dir", to_valid_utf8(step.dir)}, {"via", step.via}, {"result", to_valid_utf8(step.result)}});
+    searched.push_back(Json{{"dir", to_valid_utf8(step.dir)},
+                            {"via", step.via},
+                            {"result", to_valid_utf8(step.result)}});
   }
   j["searched"] = std::move(searched);
   return j;
@@ -33,7 +37,8 @@ Json compat_json(const CompatFacts& c) {
   }
   Json j;
   if (c.expected_cuda) {
-    j["expected_cuda"] = Json{{"version", to_valid_utf8(c.expected_cuda->text)}, {"source", to_valid_utf8(c.expected_cuda->source)}};
+    j["expected_cuda"] = Json{{"version", to_valid_utf8(c.expected_cuda->text)},
+                              {"source", to_valid_utf8(c.expected_cuda->source)}};
   } else {
     j["expected_cuda"] = nullptr;
   }

@@ -19,21 +19,24 @@ std::string shell_quote(std::string_view s) {
 
 std::string render_env(const Report& r) {
   const Assessment& a = r.assessment;
-  std::string out = fmt::format("# gpu-preflight verdict: {} ({} of {} GPU(s) usable)\n", verdict_name(a.verdict),
-                                a.usable_count(), a.gpus.size());
+  std::string out = fmt::format("# gpu-preflight verdict: {} ({} of {} GPU(s) usable)\n",
+                                verdict_name(a.verdict), a.usable_count(), a.gpus.size());
   for (const auto& f : a.findings) {
     if (f.severity != Severity::info) {
-      // ids are [a-z0-9.-]; the message is not emitted, so nothing here can break out of the comment
+      // ids are [a-z0-9.-]; the message is not emitted, so nothing here can break out of the
+      // comment
       out += fmt::format("# {}: {}\n", severity_name(f.severity), f.id);
     }
   }
   if (a.recommendation.cuda_device_order && !a.recommendation.cuda_visible_devices.empty()) {
-    out += fmt::format("export CUDA_DEVICE_ORDER={}\n", shell_quote(*a.recommendation.cuda_device_order));
+    out += fmt::format("export CUDA_DEVICE_ORDER={}\n",
+                       shell_quote(*a.recommendation.cuda_device_order));
   }
-  out += fmt::format("export CUDA_VISIBLE_DEVICES={}\n", shell_quote(a.recommendation.cuda_visible_devices));
+  out += fmt::format("export CUDA_VISIBLE_DEVICES={}\n",
+                     shell_quote(a.recommendation.cuda_visible_devices));
   if (r.exit_code != 0) {
-    // `eval "$(gpu-preflight check --format env)" && train` must not train: eval's status is that of
-    // the last command it ran, never that of the command substitution.
+    // `eval "$(gpu-preflight check --format env)" && train` must not train: eval's status is that
+    // of the last command it ran, never that of the command substitution.
     out += "# not ready: evaluating this output fails\nfalse\n";
   }
   return out;

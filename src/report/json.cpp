@@ -2,9 +2,9 @@
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/nvml_probe.hpp"
+#include "gpf/report/compat_json.hpp"
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
-#include "gpf/report/compat_json.hpp"
 #include "gpf/report/topology_json.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
@@ -15,7 +15,9 @@ namespace gpf {
 namespace {
 using Json = nlohmann::ordered_json;
 
-std::string u8(std::string_view s) { return to_valid_utf8(s); }
+std::string u8(std::string_view s) {
+  return to_valid_utf8(s);
+}
 
 std::string_view probe_state_name(ProbeState s) {
   switch (s) {
@@ -53,7 +55,9 @@ std::string_view flavour_name(KernelFlavour f) {
   return "unknown";
 }
 
-std::string_view node_type_name(const NodeInfo& info) { return info.stand_in ? "stand-in" : node_type_word(info.type); }
+std::string_view node_type_name(const NodeInfo& info) {
+  return info.stand_in ? "stand-in" : node_type_word(info.type);
+}
 
 template <class T> Json opt(const std::optional<T>& v) {
   if (!v) {
@@ -80,7 +84,9 @@ Json driver_json(const DriverFacts& d) {
   j["loaded"] = d.loaded;
   j["version"] = d.version ? Json(u8(d.version_text)) : Json(nullptr);
   j["version_source"] = u8(d.version_source);
-  j["flavour"] = d.flavour == DriverFlavour::open ? "open" : d.flavour == DriverFlavour::proprietary ? "proprietary" : "unknown";
+  j["flavour"] = d.flavour == DriverFlavour::open          ? "open"
+                 : d.flavour == DriverFlavour::proprietary ? "proprietary"
+                                                           : "unknown";
   j["enable_gpu_firmware"] = opt(d.enable_gpu_firmware);
   Json params = Json::object();
   for (const auto& [k, v] : d.params) {
@@ -214,7 +220,8 @@ Json report_json(const Report& r) {
 }
 
 std::string render_json(const Report& r) {
-  return report_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return report_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+         "\n";
 }
 
 } // namespace gpf

@@ -12,7 +12,11 @@ std::string render_line(const Report& r) {
   const auto counts = fmt::format("{}/{} GPUs", a.usable_count(), a.gpus.size());
   std::string line;
   if (a.verdict == Verdict::pass || a.causes.empty()) {
-    line = fmt::format("{} {}", a.verdict == Verdict::pass ? "PASS" : a.verdict == Verdict::warn ? "WARN" : "FAIL", counts);
+    line = fmt::format("{} {}",
+                       a.verdict == Verdict::pass   ? "PASS"
+                       : a.verdict == Verdict::warn ? "WARN"
+                                                    : "FAIL",
+                       counts);
   } else {
     const Finding& first = a.findings[a.causes.front()];
     const auto head = a.verdict == Verdict::fail ? std::string("FAIL") : "WARN " + counts + ":";

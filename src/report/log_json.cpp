@@ -58,7 +58,9 @@ std::string_view boundary_name(BootBoundaryKind k) {
   return "linux-version";
 }
 
-template <class T> Json opt(const std::optional<T>& v) { return v ? Json(*v) : Json(nullptr); }
+template <class T> Json opt(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
 
 Json event_json(const LogEvent& e) {
   Json j;

@@ -16,19 +16,24 @@ std::vector<const Rule*> sorted(std::span<const Rule> rules) {
   for (const auto& r : rules) {
     out.push_back(&r);
   }
-  std::stable_sort(out.begin(), out.end(), [](const Rule* a, const Rule* b) { return a->id < b->id; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Rule* a, const Rule* b) { return a->id < b->id; });
   return out;
 }
 
-// "fail", or "fail; info for an Xid logged before the last driver reload" when findings can be lower.
+// "fail", or "fail; info for an Xid logged before the last driver reload" when findings can be
+// lower.
 std::string severity_text(const Rule& r) {
   const auto name = std::string(severity_name(r.severity));
   return r.severity_from.empty() ? name : fmt::format("{}; {}", name, r.severity_from);
 }
 
-std::string_view meaning(const Rule& r) { return r.explanation.empty() ? r.title : r.explanation; }
+std::string_view meaning(const Rule& r) {
+  return r.explanation.empty() ? r.title : r.explanation;
+}
 std::string_view evidence(const Rule& r) {
-  return r.evidence.empty() ? std::string_view("the inputs named in each finding's evidence") : r.evidence;
+  return r.evidence.empty() ? std::string_view("the inputs named in each finding's evidence")
+                            : r.evidence;
 }
 
 // A Markdown table cell: no line breaks, no unescaped pipes.
@@ -74,7 +79,9 @@ std::string render_rules_text(std::span<const Rule> rules) {
     }
     out += fmt::format("{:<{}}  source: {}\n", "", width + 10, r->source);
   }
-  out += fmt::format("\n{} rules. `gpu-preflight explain ID` tells what one means and how to fix it.\n", list.size());
+  out += fmt::format(
+      "\n{} rules. `gpu-preflight explain ID` tells what one means and how to fix it.\n",
+      list.size());
   return out;
 }
 
@@ -103,26 +110,30 @@ nlohmann::ordered_json rules_json(std::span<const Rule> rules) {
 
 std::string render_rules_markdown(std::span<const Rule> rules) {
   const auto list = sorted(rules);
-  std::string out = "<!-- Generated from the rule table by `gpu-preflight rules --format markdown` (target `docs`); "
-                    "do not edit below this line. -->\n\n## Rule index\n\n| id | severity | stage | what it checks |\n"
-                    "|---|---|---|---|\n";
+  std::string out =
+      "<!-- Generated from the rule table by `gpu-preflight rules --format markdown` (target `docs`); "
+      "do not edit below this line. -->\n\n## Rule index\n\n| id | severity | stage | what it checks |\n"
+      "|---|---|---|---|\n";
   for (const auto* r : list) {
-    out += fmt::format("| `{}` | {} | {} | {} |\n", r->id, severity_name(r->severity), stage_name(r->stage), cell(r->title));
+    out += fmt::format("| `{}` | {} | {} | {} |\n", r->id, severity_name(r->severity),
+                       stage_name(r->stage), cell(r->title));
   }
   out += "\n## Rules\n";
   for (const auto* r : list) {
-    out += fmt::format("\n### {}\n\n- **Severity:** {} ({} stage)\n- **Checks:** {}\n- **Meaning:** {}\n"
-                       "- **Evidence looked for:** {}\n- **Remedy:** {}\n- **Source:** {}\n",
-                       r->id, severity_text(*r), stage_name(r->stage), r->title, meaning(*r), evidence(*r), r->remedy,
-                       r->source);
+    out += fmt::format(
+        "\n### {}\n\n- **Severity:** {} ({} stage)\n- **Checks:** {}\n- **Meaning:** {}\n"
+        "- **Evidence looked for:** {}\n- **Remedy:** {}\n- **Source:** {}\n",
+        r->id, severity_text(*r), stage_name(r->stage), r->title, meaning(*r), evidence(*r),
+        r->remedy, r->source);
   }
   return out;
 }
 
 std::string render_explain(const Rule& r) {
-  std::string out = fmt::format("{}  ({}, {} stage)\n\nChecks:    {}\n\nMeaning:   {}\n\nEvidence:  {}\n\nRemedy:    {}\n\n",
-                                r.id, severity_name(r.severity), stage_name(r.stage), r.title, meaning(r), evidence(r),
-                                r.remedy);
+  std::string out = fmt::format(
+      "{}  ({}, {} stage)\n\nChecks:    {}\n\nMeaning:   {}\n\nEvidence:  {}\n\nRemedy:    {}\n\n",
+      r.id, severity_name(r.severity), stage_name(r.stage), r.title, meaning(r), evidence(r),
+      r.remedy);
   if (!r.severity_from.empty()) {
     out += fmt::format("Severity:  {}\n\n", severity_text(r));
   }

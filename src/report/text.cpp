@@ -1,7 +1,7 @@
 // The human report: verdict first, findings by severity with evidence and remedy, then the
 // recommendation. Colour only when asked (--color) — the caller decides.
-#include "gpf/report/report.hpp"
 #include "gpf/util/text.hpp"
+#include "gpf/report/report.hpp"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,9 @@ struct Palette {
   }
 };
 
-std::string_view colour_of(Severity s) { return s == Severity::fail ? "1;31" : s == Severity::warn ? "1;33" : "36"; }
+std::string_view colour_of(Severity s) {
+  return s == Severity::fail ? "1;31" : s == Severity::warn ? "1;33" : "36";
+}
 
 std::string upper(std::string_view s) {
   std::string out(s);
@@ -30,13 +32,18 @@ std::string upper(std::string_view s) {
 std::string render_text(const Report& r, bool color) {
   const Assessment& a = r.assessment;
   const Palette p{color};
-  const auto verdict_colour = a.verdict == Verdict::fail ? "1;31" : a.verdict == Verdict::warn ? "1;33" : "1;32";
+  const auto verdict_colour = a.verdict == Verdict::fail   ? "1;31"
+                              : a.verdict == Verdict::warn ? "1;33"
+                                                           : "1;32";
   std::string out;
-  out += fmt::format("gpu-preflight: {} — {} of {} GPU(s) usable\n", p.paint(upper(verdict_name(a.verdict)), verdict_colour),
-                     a.usable_count(), a.gpus.size());
+  out += fmt::format("gpu-preflight: {} — {} of {} GPU(s) usable\n",
+                     p.paint(upper(verdict_name(a.verdict)), verdict_colour), a.usable_count(),
+                     a.gpus.size());
   for (const auto& f : a.findings) {
-    out += fmt::format("\n{} {}{}\n  {}\n", p.paint(fmt::format("[{}]", upper(severity_name(f.severity))), colour_of(f.severity)),
-                       f.id, f.gpu ? fmt::format(" (GPU {})", *f.gpu) : std::string(), to_valid_utf8(f.message));
+    out += fmt::format(
+        "\n{} {}{}\n  {}\n",
+        p.paint(fmt::format("[{}]", upper(severity_name(f.severity))), colour_of(f.severity)), f.id,
+        f.gpu ? fmt::format(" (GPU {})", *f.gpu) : std::string(), to_valid_utf8(f.message));
     for (const auto& e : f.evidence) {
       out += fmt::format("  evidence: {}\n", quote_evidence(e, 512));
     }
@@ -45,9 +52,10 @@ std::string render_text(const Report& r, bool color) {
   if (!a.gpus.empty()) {
     out += "\nGPUs:\n";
     for (const auto& g : a.gpus) {
-      out += fmt::format("  {} {} {}{}\n", g.index ? std::to_string(*g.index) : "-", g.bus_id,
-                         to_valid_utf8(g.model.value_or("(unknown model)")),
-                         g.usable ? "" : fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", ")));
+      out +=
+          fmt::format("  {} {} {}{}\n", g.index ? std::to_string(*g.index) : "-", g.bus_id,
+                      to_valid_utf8(g.model.value_or("(unknown model)")),
+                      g.usable ? "" : fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", ")));
     }
   }
   out += "\nRecommendation:\n";

@@ -18,9 +18,13 @@ Json strings(const std::vector<std::string>& items) {
   return arr;
 }
 
-template <class T> Json opt(const std::optional<T>& v) { return v ? Json(*v) : Json(nullptr); }
+template <class T> Json opt(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
 
-Json opt_text(const std::optional<std::string>& v) { return v ? Json(to_valid_utf8(*v)) : Json(nullptr); }
+Json opt_text(const std::optional<std::string>& v) {
+  return v ? Json(to_valid_utf8(*v)) : Json(nullptr);
+}
 
 std::string_view acs_state_name(AcsState s) {
   switch (s) {
@@ -59,7 +63,8 @@ Json pcie_json(const PcieFacts& p) {
     bj["kind"] = port_kind(b);
     bj["config_bytes"] = b.config.size;
     bj["acs"] = acs_state_name(b.config.acs_state);
-    bj["acs_control"] = b.config.acs ? Json(fmt::format("0x{:04x}", b.config.acs->control)) : Json(nullptr);
+    bj["acs_control"] =
+        b.config.acs ? Json(fmt::format("0x{:04x}", b.config.acs->control)) : Json(nullptr);
     bj["redirects_p2p"] = b.config.acs ? Json(b.config.acs->redirects_p2p()) : Json(nullptr);
     bj["note"] = to_valid_utf8(b.config.note);
     bj["error"] = to_valid_utf8(b.error);
@@ -141,7 +146,9 @@ Json topology_json(const TopologyFacts& t) {
   j["firmware"] = firmware_json(t.firmware);
   Json mig = Json::array();
   for (const auto& m : t.mig_entries) {
-    mig.push_back(Json{{"entry", to_valid_utf8(m.entry)}, {"gpu", opt_text(m.bus_id)}, {"path", to_valid_utf8(m.path)},
+    mig.push_back(Json{{"entry", to_valid_utf8(m.entry)},
+                       {"gpu", opt_text(m.bus_id)},
+                       {"path", to_valid_utf8(m.path)},
                        {"exists", opt(m.exists)}});
   }
   j["mig_entries"] = std::move(mig);

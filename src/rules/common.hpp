@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the rule files of several id prefixes (src/rules/<prefix>.cpp): evidence and
 // label formats, the kernel-log event selection, the bounded evidence lists. Internal to src/rules.
+#include "gpf/facts/visible_devices.hpp"
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/kernel_log_tables.hpp"
 #include "gpf/probes/topology_parsers.hpp"
@@ -9,7 +10,6 @@
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"
 #include "gpf/rules/verdict.hpp"
-#include "gpf/facts/visible_devices.hpp"
 #include "gpf/util/text.hpp"
 
 #include <algorithm>

@@ -21,11 +21,14 @@ std::vector<GpuArch> gpu_archs(const Facts& facts, const Matrix& matrix) {
       g.model_row = matrix.gpu_model(g.model);
     }
     if (dev && dev->cc_major && dev->cc_minor && *dev->cc_major >= 0 && *dev->cc_minor >= 0) {
-      g.cc = Version({static_cast<unsigned long>(*dev->cc_major), static_cast<unsigned long>(*dev->cc_minor)});
-      g.cc_evidence = fmt::format("CUDA device {} ({}): compute capability {}", dev->index, dev->bus_id, g.cc->str());
+      g.cc = Version(
+          {static_cast<unsigned long>(*dev->cc_major), static_cast<unsigned long>(*dev->cc_minor)});
+      g.cc_evidence = fmt::format("CUDA device {} ({}): compute capability {}", dev->index,
+                                  dev->bus_id, g.cc->str());
     } else if (g.model_row) {
       g.cc = g.model_row->cc;
-      g.cc_evidence = fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", g.bus_id, g.model);
+      g.cc_evidence =
+          fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", g.bus_id, g.model);
     }
     if (g.cc) {
       g.driver_row = matrix.driver_arch(*g.cc);
@@ -63,11 +66,13 @@ DriverView driver_view(const Facts& facts) {
   if (d.version) {
     v.kernel_module = d.version;
     v.kernel_module_text = d.version_text;
-    v.kernel_module_evidence = d.version_line.empty() ? fmt::format("/{}: {}", d.version_source, d.version_text)
-                                                      : "/proc/driver/nvidia/version: " + d.version_line;
+    v.kernel_module_evidence = d.version_line.empty()
+                                   ? fmt::format("/{}: {}", d.version_source, d.version_text)
+                                   : "/proc/driver/nvidia/version: " + d.version_line;
   }
   const auto& lib = facts.compat.libcuda;
-  v.forward_compat = lib.in_compat && !lib.in_stubs && lib.version && v.kernel_module && *lib.version > *v.kernel_module;
+  v.forward_compat = lib.in_compat && !lib.in_stubs && lib.version && v.kernel_module &&
+                     *lib.version > *v.kernel_module;
   if (v.forward_compat) {
     v.effective = lib.version;
     v.effective_text = lib.version_text;

@@ -725,15 +725,17 @@ std::span<const Rule> cuda_rules() {
          }
          return hits;
        }},
-      // Taken, not broken: no effect, so the GPU is not dropped and never counts against --min-gpus.
+      // Taken, not broken: no effect, so the GPU is not dropped and never counts against
+      // --min-gpus.
       {.id = "cuda.gpu-in-use",
        .stage = Stage::gpu,
        .severity = Severity::warn,
        .title = "No GPU is held by another process (busy is not broken)",
-       .remedy = "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start "
-                 "the job on other GPUs; in exclusive-process compute mode a GPU serves one process at a "
-                 "time (`nvidia-smi -q -d COMPUTE`). Periodic health checks should pass --skip-busy so that "
-                 "they never touch a job's GPUs",
+       .remedy =
+           "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start "
+           "the job on other GPUs; in exclusive-process compute mode a GPU serves one process at a "
+           "time (`nvidia-smi -q -d COMPUTE`). Periodic health checks should pass --skip-busy so that "
+           "they never touch a job's GPUs",
        .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html "
                  "(CUDA_ERROR_DEVICE_UNAVAILABLE, CUDA_ERROR_OUT_OF_MEMORY); "
                  "https://docs.nvidia.com/deploy/nvidia-smi/index.html (compute mode)",
@@ -745,16 +747,19 @@ std::span<const Rule> cuda_rules() {
              continue;
            }
            std::vector<std::string> ev{fmt::format("{}: {}", device_label(d), step_error(*bad))};
-           ev.push_back(d.holders.empty()
-                            ? std::string("processes holding it: not known (the process table shows none)")
-                            : fmt::format("processes holding it: {}", fmt::join(d.holders, ", ")));
+           ev.push_back(
+               d.holders.empty()
+                   ? std::string("processes holding it: not known (the process table shows none)")
+                   : fmt::format("processes holding it: {}", fmt::join(d.holders, ", ")));
            if (d.compute_mode) {
-             ev.push_back(fmt::format("compute mode {} (0 default, 2 prohibited, 3 exclusive-process)",
-                                      *d.compute_mode));
+             ev.push_back(
+                 fmt::format("compute mode {} (0 default, 2 prohibited, 3 exclusive-process)",
+                             *d.compute_mode));
            }
-           hits.push_back({fmt::format("GPU {} (CUDA {}) is in use by another process: {} at step {}",
-                                       d.bus_id, d.index, bad->error_name, bad->name),
-                           std::move(ev), d.bus_id});
+           hits.push_back(
+               {fmt::format("GPU {} (CUDA {}) is in use by another process: {} at step {}",
+                            d.bus_id, d.index, bad->error_name, bad->name),
+                std::move(ev), d.bus_id});
          }
          return hits;
        }},

@@ -27,7 +27,8 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Load the driver (`modprobe nvidia`) or install it for this kernel (DKMS may have failed to build it after a kernel "
            "update: check `dkms status`); in a container, start it with the NVIDIA runtime (--gpus all)",
-       .source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
+       .source =
+           "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
@@ -165,7 +166,8 @@ std::span<const Rule> driver_rules() {
        .title = "The driver branch is still maintained",
        .remedy =
            "Plan an upgrade to a maintained branch (an LTSB such as R580 or R620 for long-lived clusters)",
-       .source = "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html",
+       .source =
+           "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html",
        .explanation =
            "NVIDIA's data-center driver lifecycle table gives each branch an end of life; after it the branch gets no fixes. "
            "A snapshot is judged as of the date it records (its `date` file), never against today's date; without one this is "

@@ -36,7 +36,8 @@ std::span<const Rule> env_rules() {
        .title = "Every CUDA_VISIBLE_DEVICES entry names a GPU of this host",
        .remedy =
            "Fix CUDA_VISIBLE_DEVICES: use indices below the GPU count or full GPU UUIDs (`nvidia-smi -L`)",
-       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+       .source =
+           "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& vd = c.job.visible;
          if (vd.ignored.empty()) {
@@ -53,7 +54,8 @@ std::span<const Rule> env_rules() {
        .severity = Severity::warn,
        .title = "CUDA_VISIBLE_DEVICES is not set to the empty string",
        .remedy = "Unset CUDA_VISIBLE_DEVICES or set it to the GPUs the job should use",
-       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+       .source =
+           "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto value = c.facts.env.get("CUDA_VISIBLE_DEVICES");
          if (!value || !trim(*value).empty()) {
@@ -69,7 +71,8 @@ std::span<const Rule> env_rules() {
        .remedy =
            "List each GPU once; launchers that count the entries (torchrun --nproc-per-node, accelerate) would start more ranks "
            "than there are GPUs, and CUDA does not document what duplicates do",
-       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+       .source =
+           "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .explanation =
            "A GPU listed twice in CUDA_VISIBLE_DEVICES (by index and by UUID, or twice by index) is not documented by CUDA; launchers that derive the number of ranks from the list start more ranks than there are GPUs, which then contend for one GPU.",
        .evidence =
@@ -90,7 +93,8 @@ std::span<const Rule> env_rules() {
            const auto [it, inserted] = first.emplace(key, entry);
            if (!inserted) {
              repeats.push_back(fmt::format("GPU {} is named by \"{}\" and \"{}\"", bus,
-                                           quote_evidence(it->second, 80), quote_evidence(entry, 80)));
+                                           quote_evidence(it->second, 80),
+                                           quote_evidence(entry, 80)));
            }
          }
          if (repeats.empty()) {
@@ -139,7 +143,8 @@ std::span<const Rule> env_rules() {
        .title = "GPU indices are unambiguous on a host with mixed GPU models",
        .remedy =
            "Export CUDA_DEVICE_ORDER=PCI_BUS_ID (gpu-preflight's env output does) or name GPUs by UUID in CUDA_VISIBLE_DEVICES",
-       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+       .source =
+           "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .explanation =
            "CUDA numbers devices fastest first by default (CUDA_DEVICE_ORDER=FASTEST_FIRST); nvidia-smi and NVML number them by PCI bus id. With one model the two orders usually agree; with mixed models index N in CUDA_VISIBLE_DEVICES or in the job may be another GPU than nvidia-smi's GPU N.",
        .evidence =
@@ -206,7 +211,8 @@ std::span<const Rule> env_rules() {
        .severity = Severity::warn,
        .title = "CUDA_LAUNCH_BLOCKING is not left on",
        .remedy = "Unset CUDA_LAUNCH_BLOCKING (or set it to 0) outside debugging sessions",
-       .source = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+       .source =
+           "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .explanation =
            "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch synchronous, a debugging aid that makes training many times slower when left on.",
        .evidence = "CUDA_LAUNCH_BLOCKING in the job environment.",

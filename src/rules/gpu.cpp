@@ -119,7 +119,8 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::fail,
        .title = "Each GPU's /proc/driver/nvidia/gpus/*/information reads",
        .remedy = "Run as a user that can read /proc/driver/nvidia, or capture a complete snapshot",
-       .source = "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
+       .source =
+           "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {

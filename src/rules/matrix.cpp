@@ -10,9 +10,13 @@ namespace gpf {
 namespace {
 
 // major.minor of a version (a toolkit "12.4.1" targets what "12.4" targets).
-Version major_minor(const Version& v) { return Version({v.major(), v.minor()}); }
+Version major_minor(const Version& v) {
+  return Version({v.major(), v.minor()});
+}
 
-bool same_minor(const Version& a, const Version& b) { return a.major() == b.major() && a.minor() == b.minor(); }
+bool same_minor(const Version& a, const Version& b) {
+  return a.major() == b.major() && a.minor() == b.minor();
+}
 
 } // namespace
 
@@ -57,7 +61,8 @@ CudaDriverJudgement Matrix::judge_cuda_on_driver(const Version& cuda, const Vers
   if (j.toolkit && driver >= j.toolkit->driver) {
     j.status = CudaDriverStatus::ok;
   } else if (j.floor && driver >= j.floor->floor) {
-    j.status = j.toolkit ? CudaDriverStatus::minor_version_compat : CudaDriverStatus::unknown_release;
+    j.status =
+        j.toolkit ? CudaDriverStatus::minor_version_compat : CudaDriverStatus::unknown_release;
   } else if (j.floor || j.toolkit) {
     j.status = CudaDriverStatus::too_old;
   } else {

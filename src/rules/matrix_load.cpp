@@ -162,7 +162,8 @@ struct MatrixLoader {
     file_sources.clear();
     for (const auto& item : sources->items()) {
       file_sources.insert(item.key());
-      RowReader r(item.value(), name + ": sources." + item.key(), {"url", "table", "facts", "status"});
+      RowReader r(item.value(), name + ": sources." + item.key(),
+                  {"url", "table", "facts", "status"});
       DataSource s{item.key(), r.text("url"), r.text("table"), r.text("facts"), r.text("status")};
       if (s.url.rfind("https://", 0) != 0) {
         fail(r.where() + ".url", "must be an https URL");
@@ -194,9 +195,10 @@ struct MatrixLoader {
     const std::string name = "cuda_toolkit_driver.json";
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"release", "cuda", "kind", "driver"});
-      CudaDriverRow row{r.text("release"), r.version("cuda"), r.text("kind"), r.version("driver"), r.text("driver"),
-                        sources_of(r)};
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
+                  {"release", "cuda", "kind", "driver"});
+      CudaDriverRow row{r.text("release"),   r.version("cuda"), r.text("kind"),
+                        r.version("driver"), r.text("driver"),  sources_of(r)};
       if (row.kind != "ga" && row.kind != "update" && row.kind != "rc") {
         fail(r.where() + ".kind", "must be ga, update or rc");
       }
@@ -212,9 +214,11 @@ struct MatrixLoader {
     const std::string name = "cuda_minor_compat.json";
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"cuda_major", "branch_min", "branch_max_exclusive", "floor"});
-      MinorCompatRow row{r.number("cuda_major"), r.number("branch_min"), r.optional_number("branch_max_exclusive"),
-                         r.version("floor"), r.text("floor"), sources_of(r)};
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
+                  {"cuda_major", "branch_min", "branch_max_exclusive", "floor"});
+      MinorCompatRow row{
+          r.number("cuda_major"), r.number("branch_min"), r.optional_number("branch_max_exclusive"),
+          r.version("floor"),     r.text("floor"),        sources_of(r)};
       if (row.floor.major() != row.branch_min) {
         fail(r.where() + ".floor", "must lie in branch_min");
       }
@@ -227,7 +231,8 @@ struct MatrixLoader {
     const std::string name = "cuda_architectures.json";
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"arch", "cc", "first_cuda", "last_cuda", "removed_in", "note"});
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
+                  {"arch", "cc", "first_cuda", "last_cuda", "removed_in", "note"});
       CudaArchRow row;
       row.arch = r.text("arch");
       for (const auto& cc : r.texts("cc")) {
@@ -255,10 +260,16 @@ struct MatrixLoader {
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
-                  {"arch", "cc_min", "cc_max", "open_module", "needs_open_module", "min_branch", "last_branch"});
-      DriverArchRow row{r.text("arch"),          r.version("cc_min"),          r.version("cc_max"),
-                        r.flag("open_module"),   r.flag("needs_open_module"),  r.optional_number("min_branch"),
-                        r.optional_number("last_branch"), sources_of(r)};
+                  {"arch", "cc_min", "cc_max", "open_module", "needs_open_module", "min_branch",
+                   "last_branch"});
+      DriverArchRow row{r.text("arch"),
+                        r.version("cc_min"),
+                        r.version("cc_max"),
+                        r.flag("open_module"),
+                        r.flag("needs_open_module"),
+                        r.optional_number("min_branch"),
+                        r.optional_number("last_branch"),
+                        sources_of(r)};
       if (row.cc_max < row.cc_min || (row.needs_open_module && !row.open_module)) {
         fail(r.where(), "inconsistent row");
       }
@@ -271,9 +282,14 @@ struct MatrixLoader {
     const std::string name = "driver_kernel_floors.json";
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"branch_first", "branch_last", "kernel_floor", "hard_floor", "note"});
-      KernelFloorRow row{r.number("branch_first"), r.optional_number("branch_last"), r.version("kernel_floor"),
-                         r.text("kernel_floor"),   r.text("hard_floor"),             r.optional_text("note"),
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
+                  {"branch_first", "branch_last", "kernel_floor", "hard_floor", "note"});
+      KernelFloorRow row{r.number("branch_first"),
+                         r.optional_number("branch_last"),
+                         r.version("kernel_floor"),
+                         r.text("kernel_floor"),
+                         r.text("hard_floor"),
+                         r.optional_text("note"),
                          sources_of(r)};
       m.m_kernel_floors.push_back(std::move(row));
     }
@@ -284,7 +300,8 @@ struct MatrixLoader {
     const std::string name = "driver_branches.json";
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"branch", "designation", "end_of_life", "maintained", "max_cuda_major"});
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
+                  {"branch", "designation", "end_of_life", "maintained", "max_cuda_major"});
       BranchRow row;
       row.branch = r.number("branch");
       row.designation = r.text("designation");
@@ -296,7 +313,8 @@ struct MatrixLoader {
         if (!y || !mo || mo->major() < 1 || mo->major() > 12) {
           fail(r.where() + ".end_of_life", "must be YYYY-MM");
         }
-        row.end_of_life = std::chrono::year(static_cast<int>(y->major())) / std::chrono::month(static_cast<unsigned>(mo->major()));
+        row.end_of_life = std::chrono::year(static_cast<int>(y->major())) /
+                          std::chrono::month(static_cast<unsigned>(mo->major()));
       }
       row.maintained = r.flag("maintained");
       row.max_cuda_major = r.optional_number("max_cuda_major");
@@ -311,7 +329,8 @@ struct MatrixLoader {
     const Json& rows = open(files, name, doc);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i),
-                  {"names", "examples", "arch", "cc", "segment", "needs_open_module", "min_branch", "note"});
+                  {"names", "examples", "arch", "cc", "segment", "needs_open_module", "min_branch",
+                   "note"});
       GpuModelRow row;
       row.names = r.texts("names");
       for (const auto& n : row.names) {

@@ -11,16 +11,22 @@ namespace gpf {
 
 namespace {
 
-constexpr std::string_view k_src_queries = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html";
-constexpr std::string_view k_src_mem = "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html";
+constexpr std::string_view k_src_queries =
+    "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html";
+constexpr std::string_view k_src_mem =
+    "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html";
 constexpr std::string_view k_src_recovery =
     "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/error-recovery-and-response-flags.html";
-constexpr std::string_view k_src_dpr = "https://docs.nvidia.com/deploy/dynamic-page-retirement/index.html";
+constexpr std::string_view k_src_dpr =
+    "https://docs.nvidia.com/deploy/dynamic-page-retirement/index.html";
 constexpr std::string_view k_src_clocks =
     "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html";
-constexpr std::string_view k_src_fabric = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlFabricDefs.html";
-constexpr std::string_view k_src_init = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html";
-constexpr std::string_view k_src_errors = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html";
+constexpr std::string_view k_src_fabric =
+    "https://docs.nvidia.com/deploy/nvml-api/group__nvmlFabricDefs.html";
+constexpr std::string_view k_src_init =
+    "https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html";
+constexpr std::string_view k_src_errors =
+    "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html";
 
 constexpr unsigned long long k_hw_slowdown = 0x8;
 constexpr unsigned long long k_hw_thermal = 0x40;
@@ -82,19 +88,23 @@ std::span<const Rule> nvml_rules() {
        .stage = Stage::host,
        .severity = Severity::warn,
        .title = "NVML (libnvidia-ml.so.1) can be loaded where the NVIDIA driver is",
-       .remedy = "install the driver's NVML library (package libnvidia-ml1 / the driver's utils package) or pass "
-                 "--libnvml PATH",
+       .remedy =
+           "install the driver's NVML library (package libnvidia-ml1 / the driver's utils package) or pass "
+           "--libnvml PATH",
        .source = k_src_init,
-       .explanation = "Without NVML the GPUs' own health (memory errors, recovery action, throttling, links) is "
-                      "unknown; only the kernel log speaks for it.",
-       .evidence = "the loader's error for libnvidia-ml.so.1 (only when the kernel driver is loaded)",
+       .explanation =
+           "Without NVML the GPUs' own health (memory errors, recovery action, throttling, links) is "
+           "unknown; only the kernel log speaks for it.",
+       .evidence =
+           "the loader's error for libnvidia-ml.so.1 (only when the kernel driver is loaded)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        const auto& n = ctx.facts.nvml;
-        if (!n.ran || n.load_error.empty() || !driver_expected(ctx.facts)) {
-          return {};
-        }
-        return {Hit(fmt::format("{} could not be loaded: GPU health was not asked from the driver", n.library),
-                    {n.load_error})};
+         const auto& n = ctx.facts.nvml;
+         if (!n.ran || n.load_error.empty() || !driver_expected(ctx.facts)) {
+           return {};
+         }
+         return {Hit(fmt::format("{} could not be loaded: GPU health was not asked from the driver",
+                                 n.library),
+                     {n.load_error})};
        }},
       {.id = "nvml.symbol-missing",
        .stage = Stage::host,
@@ -105,59 +115,66 @@ std::span<const Rule> nvml_rules() {
        .explanation = "An NVML without nvmlInit_v2, the count or handle calls cannot name any GPU.",
        .evidence = "the missing symbol names",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        const auto& n = ctx.facts.nvml;
-        if (!n.ran || n.missing_symbols.empty() || !driver_expected(ctx.facts)) {
-          return {};
-        }
-        return {Hit(fmt::format("{} lacks required entry points: {}", n.library_path.empty() ? n.library : n.library_path,
-                                fmt::join(n.missing_symbols, ", ")),
-                    n.missing_symbols)};
+         const auto& n = ctx.facts.nvml;
+         if (!n.ran || n.missing_symbols.empty() || !driver_expected(ctx.facts)) {
+           return {};
+         }
+         return {Hit(fmt::format("{} lacks required entry points: {}",
+                                 n.library_path.empty() ? n.library : n.library_path,
+                                 fmt::join(n.missing_symbols, ", ")),
+                     n.missing_symbols)};
        }},
       {.id = "nvml.init-failed",
        .stage = Stage::host,
        .severity = Severity::fail,
        .severity_from = "warn when this user has no permission to ask the driver",
        .title = "NVML initialises",
-       .remedy = "read the NVML error: reboot after a driver upgrade (version mismatch), load the nvidia module",
+       .remedy =
+           "read the NVML error: reboot after a driver upgrade (version mismatch), load the nvidia module",
        .source = k_src_init,
-       .explanation = "nvmlInit failing means no tool can ask the driver about the GPUs; a version mismatch also "
-                      "stops CUDA. No permission is a warning: this user cannot see the GPUs' health.",
+       .explanation =
+           "nvmlInit failing means no tool can ask the driver about the GPUs; a version mismatch also "
+           "stops CUDA. No permission is a warning: this user cannot see the GPUs' health.",
        .evidence = "the init call and its nvmlReturn_t with NVML's words",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        const auto& n = ctx.facts.nvml;
-        if (!n.ran || !n.init_code || n.init_ok() || !driver_expected(ctx.facts)) {
-          return {};
-        }
-        const int code = *n.init_code;
-        std::string what;
-        switch (code) {
-        case k_nvml_lib_rm_version_mismatch:
-          what = "the NVIDIA user-space libraries and the loaded kernel module are different versions (a driver "
-                 "upgrade without a reboot)";
-          break;
-        case k_nvml_driver_not_loaded:
-          what = "NVML finds no NVIDIA kernel driver to talk to";
-          break;
-        case k_nvml_no_permission:
-          what = "this user may not open the NVIDIA device nodes";
-          break;
-        case k_nvml_gpu_not_found:
-          what = "NVML found no supported GPU";
-          break;
-        default:
-          what = "NVML could not initialise";
-        }
-        Hit hit(fmt::format("{} returned {}: {}", n.init_call, code_text(code, n.init_text), what),
-                {fmt::format("{}() = {}", n.init_call, code_text(code, n.init_text))});
-        if (code == k_nvml_no_permission) {
-          hit.severity = Severity::warn; // not a broken node: this user cannot see the GPUs' health
-          hit.remedy = "run the check as a user in the group that owns /dev/nvidia* (or as the job's user), or let the "
-                       "site's health check run it as root";
-        } else if (code == k_nvml_lib_rm_version_mismatch) {
-          hit.remedy = "reboot the node (or unload and reload the nvidia modules) so that the kernel module matches the "
-                       "installed user-space driver";
-        }
-        return {hit};
+         const auto& n = ctx.facts.nvml;
+         if (!n.ran || !n.init_code || n.init_ok() || !driver_expected(ctx.facts)) {
+           return {};
+         }
+         const int code = *n.init_code;
+         std::string what;
+         switch (code) {
+         case k_nvml_lib_rm_version_mismatch:
+           what =
+               "the NVIDIA user-space libraries and the loaded kernel module are different versions (a driver "
+               "upgrade without a reboot)";
+           break;
+         case k_nvml_driver_not_loaded:
+           what = "NVML finds no NVIDIA kernel driver to talk to";
+           break;
+         case k_nvml_no_permission:
+           what = "this user may not open the NVIDIA device nodes";
+           break;
+         case k_nvml_gpu_not_found:
+           what = "NVML found no supported GPU";
+           break;
+         default:
+           what = "NVML could not initialise";
+         }
+         Hit hit(fmt::format("{} returned {}: {}", n.init_call, code_text(code, n.init_text), what),
+                 {fmt::format("{}() = {}", n.init_call, code_text(code, n.init_text))});
+         if (code == k_nvml_no_permission) {
+           hit.severity =
+               Severity::warn; // not a broken node: this user cannot see the GPUs' health
+           hit.remedy =
+               "run the check as a user in the group that owns /dev/nvidia* (or as the job's user), or let the "
+               "site's health check run it as root";
+         } else if (code == k_nvml_lib_rm_version_mismatch) {
+           hit.remedy =
+               "reboot the node (or unload and reload the nvidia modules) so that the kernel module matches the "
+               "installed user-space driver";
+         }
+         return {hit};
        }},
       {.id = "nvml.init-hung",
        .stage = Stage::host,
@@ -165,17 +182,18 @@ std::span<const Rule> nvml_rules() {
        .title = "NVML initialisation returns before the deadline",
        .remedy = "check the kernel log for Xid errors and hung-task reports; reboot the node",
        .source = k_src_init,
-       .explanation = "A driver that does not answer nvmlInit within the deadline is wedged; CUDA will hang too.",
+       .explanation =
+           "A driver that does not answer nvmlInit within the deadline is wedged; CUDA will hang too.",
        .evidence = "the step that was running when the child was killed and for how long",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        const auto& n = ctx.facts.nvml;
-        if (!n.ran || !n.init_hang) {
-          return {};
-        }
-        return {Hit(fmt::format("NVML {} did not return within {:.1f} s; the child was killed", n.init_hang->step,
-                                n.init_hang->after_ms / 1000),
-                    {fmt::format("step {} still running after {:.0f} ms (deadline {} s)", n.init_hang->step,
-                                 n.init_hang->after_ms, n.timeout_s)})};
+         const auto& n = ctx.facts.nvml;
+         if (!n.ran || !n.init_hang) {
+           return {};
+         }
+         return {Hit(fmt::format("NVML {} did not return within {:.1f} s; the child was killed",
+                                 n.init_hang->step, n.init_hang->after_ms / 1000),
+                     {fmt::format("step {} still running after {:.0f} ms (deadline {} s)",
+                                  n.init_hang->step, n.init_hang->after_ms, n.timeout_s)})};
        }},
       {.id = "nvml.gpu-hung",
        .stage = Stage::gpu,
@@ -183,24 +201,28 @@ std::span<const Rule> nvml_rules() {
        .title = "Every NVML query on a GPU returns before the deadline",
        .remedy = "reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = k_src_queries,
-       .explanation = "An NVML call that never returns on one GPU means that GPU is wedged in the driver; the "
-                      "others were asked in their own children and still answered.",
+       .explanation =
+           "An NVML call that never returns on one GPU means that GPU is wedged in the driver; the "
+           "others were asked in their own children and still answered.",
        .evidence = "the NVML call the GPU's child was in when the deadline killed it",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.hang) {
-            hits.emplace_back(fmt::format("GPU {}: NVML call {} did not return before the deadline", gpu_name(g),
-                                          g.hang->step),
-                              std::vector<std::string>{fmt::format("step {} still running after {:.0f} ms", g.hang->step,
-                                                                   g.hang->after_ms)},
-                              g.bus_id, Effect::gpu_unusable);
-            hits.back().remedy = fmt::format("check the kernel log for Xid errors on {}; reset the GPU (`{}`) or reboot",
-                                             g.bus_id, reset_command(g.bus_id));
-          } else if (!g.child_error.empty()) {
-            hits.emplace_back(fmt::format("GPU {}: its NVML child failed: {}", gpu_name(g), g.child_error),
-                              std::vector<std::string>{g.child_error}, g.bus_id, Effect::gpu_unusable);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.hang) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: NVML call {} did not return before the deadline", gpu_name(g),
+                             g.hang->step),
+                 std::vector<std::string>{fmt::format("step {} still running after {:.0f} ms",
+                                                      g.hang->step, g.hang->after_ms)},
+                 g.bus_id, Effect::gpu_unusable);
+             hits.back().remedy = fmt::format(
+                 "check the kernel log for Xid errors on {}; reset the GPU (`{}`) or reboot",
+                 g.bus_id, reset_command(g.bus_id));
+           } else if (!g.child_error.empty()) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: its NVML child failed: {}", gpu_name(g), g.child_error),
+                 std::vector<std::string>{g.child_error}, g.bus_id, Effect::gpu_unusable);
+           }
+         });
        }},
       {.id = "nvml.gpu-unreachable",
        .stage = Stage::gpu,
@@ -208,29 +230,33 @@ std::span<const Rule> nvml_rules() {
        .title = "NVML can open every GPU the driver lists",
        .remedy = "reboot; reseat or replace a GPU that is lost again",
        .source = k_src_errors,
-       .explanation = "NVML_ERROR_GPU_IS_LOST: the GPU has fallen off the bus. Other handle errors (reset required, "
-                      "interrupt issue, power cables) also keep work off the GPU. No permission is not reported: "
-                      "that GPU belongs to another container.",
+       .explanation =
+           "NVML_ERROR_GPU_IS_LOST: the GPU has fallen off the bus. Other handle errors (reset required, "
+           "interrupt issue, power cables) also keep work off the GPU. No permission is not reported: "
+           "that GPU belongs to another container.",
        .evidence = "the handle call by PCI bus id and its nvmlReturn_t",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          // NO_PERMISSION: the GPU is not this process's (container, cgroup), not a broken one.
-          if (!g.handle_error || g.handle_error->code == k_nvml_no_permission) {
-            return;
-          }
-          const auto& e = *g.handle_error;
-          const bool lost = e.code == k_nvml_gpu_is_lost;
-          hits.emplace_back(fmt::format("GPU {}: {}", g.bus_id,
-                                        lost ? "NVML reports it lost (fallen off the bus)"
-                                             : "NVML cannot open it: " + code_text(e.code, e.text)),
-                            std::vector<std::string>{fmt::format("nvmlDeviceGetHandleByPciBusId_v2({}) = {}", g.bus_id,
-                                                                 code_text(e.code, e.text))},
-                            g.bus_id, Effect::gpu_unusable);
-          hits.back().remedy =
-              lost ? fmt::format("reboot the node; if {} is lost again, reseat or replace it (check the kernel log for Xid 79)",
-                                 g.bus_id)
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           // NO_PERMISSION: the GPU is not this process's (container, cgroup), not a broken one.
+           if (!g.handle_error || g.handle_error->code == k_nvml_no_permission) {
+             return;
+           }
+           const auto& e = *g.handle_error;
+           const bool lost = e.code == k_nvml_gpu_is_lost;
+           hits.emplace_back(
+               fmt::format("GPU {}: {}", g.bus_id,
+                           lost ? "NVML reports it lost (fallen off the bus)"
+                                : "NVML cannot open it: " + code_text(e.code, e.text)),
+               std::vector<std::string>{fmt::format("nvmlDeviceGetHandleByPciBusId_v2({}) = {}",
+                                                    g.bus_id, code_text(e.code, e.text))},
+               g.bus_id, Effect::gpu_unusable);
+           hits.back().remedy =
+               lost
+                   ? fmt::format(
+                         "reboot the node; if {} is lost again, reseat or replace it (check the kernel log for Xid 79)",
+                         g.bus_id)
                    : fmt::format("reset the GPU (`{}`) or reboot", reset_command(g.bus_id));
-        });
+         });
        }},
       {.id = "nvml.row-remap-failure",
        .stage = Stage::gpu,
@@ -238,18 +264,22 @@ std::span<const Rule> nvml_rules() {
        .title = "No row remapping has failed",
        .remedy = "drain the GPU, run NVIDIA's field diagnostic and have it replaced (RMA)",
        .source = k_src_mem,
-       .explanation = "A failed remap means a memory row could not be repaired; NVIDIA treats it as the RMA criterion.",
+       .explanation =
+           "A failed remap means a memory row could not be repaired; NVIDIA treats it as the RMA criterion.",
        .evidence = "nvmlDeviceGetRemappedRows: failureOccurred and the uncorrectable count",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.remap_failure == true) {
-            hits.emplace_back(fmt::format("GPU {}: a row remapping has failed: its memory can no longer be repaired",
-                                          gpu_name(g)),
-                              std::vector<std::string>{fmt::format("remapped rows: failure occurred = 1, uncorrectable = {}",
-                                                                   g.remapped_uncorrectable.value_or(0))},
-                              g.bus_id, Effect::gpu_unusable);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.remap_failure == true) {
+             hits.emplace_back(
+                 fmt::format(
+                     "GPU {}: a row remapping has failed: its memory can no longer be repaired",
+                     gpu_name(g)),
+                 std::vector<std::string>{
+                     fmt::format("remapped rows: failure occurred = 1, uncorrectable = {}",
+                                 g.remapped_uncorrectable.value_or(0))},
+                 g.bus_id, Effect::gpu_unusable);
+           }
+         });
        }},
       {.id = "nvml.row-remap-pending",
        .stage = Stage::gpu,
@@ -257,23 +287,27 @@ std::span<const Rule> nvml_rules() {
        .title = "No row remapping is waiting for a GPU reset",
        .remedy = "reset the GPU when idle (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = k_src_mem,
-       .explanation = "Pending remaps take effect at the next reset; NVIDIA says new work can still start meanwhile, "
-                      "so the GPU stays in the recommendation.",
+       .explanation =
+           "Pending remaps take effect at the next reset; NVIDIA says new work can still start meanwhile, "
+           "so the GPU stays in the recommendation.",
        .evidence = "nvmlDeviceGetRemappedRows: isPending and the counts",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.remap_pending == true && g.remap_failure != true) {
-            hits.emplace_back(
-                fmt::format("GPU {}: row remappings are pending; they take effect at the next GPU reset (new work can "
-                            "still start)",
-                            gpu_name(g)),
-                std::vector<std::string>{fmt::format("remapped rows: pending = 1, correctable = {}, uncorrectable = {}",
-                                                     g.remapped_correctable.value_or(0), g.remapped_uncorrectable.value_or(0))},
-                g.bus_id);
-            hits.back().remedy =
-                fmt::format("when the GPU is idle, reset it (`{}`) or reboot to apply the pending remaps", reset_command(g.bus_id));
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.remap_pending == true && g.remap_failure != true) {
+             hits.emplace_back(
+                 fmt::format(
+                     "GPU {}: row remappings are pending; they take effect at the next GPU reset (new work can "
+                     "still start)",
+                     gpu_name(g)),
+                 std::vector<std::string>{fmt::format(
+                     "remapped rows: pending = 1, correctable = {}, uncorrectable = {}",
+                     g.remapped_correctable.value_or(0), g.remapped_uncorrectable.value_or(0))},
+                 g.bus_id);
+             hits.back().remedy = fmt::format(
+                 "when the GPU is idle, reset it (`{}`) or reboot to apply the pending remaps",
+                 reset_command(g.bus_id));
+           }
+         });
        }},
       {.id = "nvml.retired-pages-pending",
        .stage = Stage::gpu,
@@ -281,103 +315,124 @@ std::span<const Rule> nvml_rules() {
        .title = "No memory page is pending retirement",
        .remedy = "reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = k_src_dpr,
-       .explanation = "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a "
-                      "reset or a driver reload.",
+       .explanation =
+           "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a "
+           "reset or a driver reload.",
        .evidence = "nvmlDeviceGetRetiredPagesPendingStatus and the retired page counts",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.retired_pages_pending == true) {
-            hits.emplace_back(
-                fmt::format("GPU {}: memory pages are pending retirement; no new context is safe until they are retired",
-                            gpu_name(g)),
-                std::vector<std::string>{fmt::format("retired pages: pending = yes, double-bit = {}, single-bit = {}",
-                                                     g.retired_pages_dbe.value_or(0), g.retired_pages_sbe.value_or(0))},
-                g.bus_id, Effect::gpu_unusable);
-            hits.back().remedy = fmt::format("reset the GPU (`{}`) or reboot the node", reset_command(g.bus_id));
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.retired_pages_pending == true) {
+             hits.emplace_back(
+                 fmt::format(
+                     "GPU {}: memory pages are pending retirement; no new context is safe until they are retired",
+                     gpu_name(g)),
+                 std::vector<std::string>{
+                     fmt::format("retired pages: pending = yes, double-bit = {}, single-bit = {}",
+                                 g.retired_pages_dbe.value_or(0), g.retired_pages_sbe.value_or(0))},
+                 g.bus_id, Effect::gpu_unusable);
+             hits.back().remedy =
+                 fmt::format("reset the GPU (`{}`) or reboot the node", reset_command(g.bus_id));
+           }
+         });
        }},
       {.id = "nvml.recovery-action",
        .stage = Stage::gpu,
        .severity = Severity::fail,
        .title = "The driver asks for no GPU recovery action",
-       .remedy = "do what the action says: reset the GPU (`nvidia-smi -r -i <bus id>`), drain peer traffic, or reboot",
+       .remedy =
+           "do what the action says: reset the GPU (`nvidia-smi -r -i <bus id>`), drain peer traffic, or reboot",
        .source = k_src_recovery,
-       .explanation = "From R565 the driver names the recovery a fault needs (reset, reboot, drain); until it is "
-                      "done, the GPU should not take new work. An unknown value is the driver asking for something.",
+       .explanation =
+           "From R565 the driver names the recovery a fault needs (reset, reboot, drain); until it is "
+           "done, the GPU should not take new work. An unknown value is the driver asking for something.",
        .evidence = "field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (!g.recovery_action || *g.recovery_action == 0) {
-            return;
-          }
-          const unsigned a = *g.recovery_action;
-          std::string what;
-          std::string remedy;
-          switch (a) {
-          case 1:
-            what = "GPU reset";
-            remedy = fmt::format("stop the GPU's processes and reset it (`{}`)", reset_command(g.bus_id));
-            break;
-          case 2:
-            what = "node reboot";
-            remedy = "reboot the node";
-            break;
-          case 3:
-            what = "drain peer-to-peer traffic";
-            remedy = "stop the processes that use peer-to-peer traffic, then check the recovery action again";
-            break;
-          case 4:
-            what = "drain peer-to-peer traffic and reset";
-            remedy = fmt::format("stop the GPU's processes, then reset it (`{}`)", reset_command(g.bus_id));
-            break;
-          default:
-            what = fmt::format("unknown action {}", a);
-            remedy = fmt::format("read the driver's documentation for recovery action {}; reset (`{}`) or reboot", a,
-                                 reset_command(g.bus_id));
-          }
-          hits.emplace_back(fmt::format("GPU {}: the driver asks for a recovery action: {}", gpu_name(g), what),
-                            std::vector<std::string>{fmt::format("NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = {}", a)}, g.bus_id,
-                            Effect::gpu_unusable);
-          hits.back().remedy = remedy;
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (!g.recovery_action || *g.recovery_action == 0) {
+             return;
+           }
+           const unsigned a = *g.recovery_action;
+           std::string what;
+           std::string remedy;
+           switch (a) {
+           case 1:
+             what = "GPU reset";
+             remedy = fmt::format("stop the GPU's processes and reset it (`{}`)",
+                                  reset_command(g.bus_id));
+             break;
+           case 2:
+             what = "node reboot";
+             remedy = "reboot the node";
+             break;
+           case 3:
+             what = "drain peer-to-peer traffic";
+             remedy =
+                 "stop the processes that use peer-to-peer traffic, then check the recovery action again";
+             break;
+           case 4:
+             what = "drain peer-to-peer traffic and reset";
+             remedy = fmt::format("stop the GPU's processes, then reset it (`{}`)",
+                                  reset_command(g.bus_id));
+             break;
+           default:
+             what = fmt::format("unknown action {}", a);
+             remedy = fmt::format(
+                 "read the driver's documentation for recovery action {}; reset (`{}`) or reboot",
+                 a, reset_command(g.bus_id));
+           }
+           hits.emplace_back(
+               fmt::format("GPU {}: the driver asks for a recovery action: {}", gpu_name(g), what),
+               std::vector<std::string>{fmt::format("NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = {}", a)},
+               g.bus_id, Effect::gpu_unusable);
+           hits.back().remedy = remedy;
+         });
        }},
       {.id = "nvml.ecc-volatile-uncorrectable",
        .stage = Stage::gpu,
        .severity = Severity::fail,
-       .severity_from = "warn on Ampere and later (errors are contained to the application that met them)",
+       .severity_from =
+           "warn on Ampere and later (errors are contained to the application that met them)",
        .title = "No uncorrectable ECC error since the driver loaded",
-       .remedy = "reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot; replace it if the errors return",
+       .remedy =
+           "reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot; replace it if the errors return",
        .source = k_src_mem,
-       .explanation = "Before Ampere a double-bit error blocks new contexts until its page is retired (the GPU is "
-                      "dropped). From Ampere on errors are contained to the application that met them: a warning, "
-                      "unless the row-remap or recovery-action checks fire.",
+       .explanation =
+           "Before Ampere a double-bit error blocks new contexts until its page is retired (the GPU is "
+           "dropped). From Ampere on errors are contained to the application that met them: a warning, "
+           "unless the row-remap or recovery-action checks fire.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) and the architecture",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (!g.ecc_volatile_uncorrected || *g.ecc_volatile_uncorrected == 0) {
-            return;
-          }
-          const bool contained = g.architecture && *g.architecture >= k_nvml_arch_ampere;
-          std::vector<std::string> ev{fmt::format("volatile uncorrectable ECC errors since the driver loaded: {}",
-                                                  *g.ecc_volatile_uncorrected)};
-          if (g.architecture) {
-            ev.push_back(fmt::format("architecture: {}", *g.architecture));
-          }
-          if (contained) {
-            hits.emplace_back(fmt::format("GPU {}: {} uncorrectable ECC error(s) since the driver loaded (contained on "
-                                          "this architecture)",
-                                          gpu_name(g), *g.ecc_volatile_uncorrected),
-                              ev, g.bus_id);
-            hits.back().severity = Severity::warn;
-          } else {
-            hits.emplace_back(fmt::format("GPU {}: {} uncorrectable ECC error(s) since the driver loaded: new contexts "
-                                          "fail until the page is retired",
-                                          gpu_name(g), *g.ecc_volatile_uncorrected),
-                              ev, g.bus_id, Effect::gpu_unusable);
-          }
-          hits.back().remedy = fmt::format("reset the GPU (`{}`) or reboot; replace it if the errors return", reset_command(g.bus_id));
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (!g.ecc_volatile_uncorrected || *g.ecc_volatile_uncorrected == 0) {
+             return;
+           }
+           const bool contained = g.architecture && *g.architecture >= k_nvml_arch_ampere;
+           std::vector<std::string> ev{
+               fmt::format("volatile uncorrectable ECC errors since the driver loaded: {}",
+                           *g.ecc_volatile_uncorrected)};
+           if (g.architecture) {
+             ev.push_back(fmt::format("architecture: {}", *g.architecture));
+           }
+           if (contained) {
+             hits.emplace_back(
+                 fmt::format(
+                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded (contained on "
+                     "this architecture)",
+                     gpu_name(g), *g.ecc_volatile_uncorrected),
+                 ev, g.bus_id);
+             hits.back().severity = Severity::warn;
+           } else {
+             hits.emplace_back(
+                 fmt::format(
+                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded: new contexts "
+                     "fail until the page is retired",
+                     gpu_name(g), *g.ecc_volatile_uncorrected),
+                 ev, g.bus_id, Effect::gpu_unusable);
+           }
+           hits.back().remedy =
+               fmt::format("reset the GPU (`{}`) or reboot; replace it if the errors return",
+                           reset_command(g.bus_id));
+         });
        }},
       {.id = "nvml.ecc-aggregate-uncorrectable",
        .stage = Stage::gpu,
@@ -385,77 +440,87 @@ std::span<const Rule> nvml_rules() {
        .title = "Lifetime uncorrectable ECC errors",
        .remedy = "none needed now; watch the count (it persists across reboots)",
        .source = k_src_mem,
-       .explanation = "Aggregate counts are history: they say the board has had memory errors, not that it has one now.",
+       .explanation =
+           "Aggregate counts are history: they say the board has had memory errors, not that it has one now.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.ecc_aggregate_uncorrected && *g.ecc_aggregate_uncorrected > 0 &&
-              !(g.ecc_volatile_uncorrected && *g.ecc_volatile_uncorrected > 0)) {
-            hits.emplace_back(fmt::format("GPU {}: {} uncorrectable ECC error(s) over its lifetime", gpu_name(g),
-                                          *g.ecc_aggregate_uncorrected),
-                              std::vector<std::string>{fmt::format("aggregate uncorrectable ECC errors: {}",
-                                                                   *g.ecc_aggregate_uncorrected)},
-                              g.bus_id);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.ecc_aggregate_uncorrected && *g.ecc_aggregate_uncorrected > 0 &&
+               !(g.ecc_volatile_uncorrected && *g.ecc_volatile_uncorrected > 0)) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: {} uncorrectable ECC error(s) over its lifetime", gpu_name(g),
+                             *g.ecc_aggregate_uncorrected),
+                 std::vector<std::string>{fmt::format("aggregate uncorrectable ECC errors: {}",
+                                                      *g.ecc_aggregate_uncorrected)},
+                 g.bus_id);
+           }
+         });
        }},
       {.id = "nvml.hw-slowdown",
        .stage = Stage::gpu,
        .severity = Severity::warn,
        .title = "No hardware slowdown, thermal slowdown or power brake holds the clocks down",
-       .remedy = "check the GPU's cooling (airflow, fans, inlet temperature) and power supply / cabling",
+       .remedy =
+           "check the GPU's cooling (airflow, fans, inlet temperature) and power supply / cabling",
        .source = k_src_clocks,
-       .explanation = "These reasons cut the clocks by half or more: the GPU works but slowly. Idle, application "
-                      "clocks and software power cap are normal and not reported.",
-       .evidence = "nvmlDeviceGetCurrentClocksEventReasons bits 0x8, 0x40, 0x80 and the temperature",
+       .explanation =
+           "These reasons cut the clocks by half or more: the GPU works but slowly. Idle, application "
+           "clocks and software power cap are normal and not reported.",
+       .evidence =
+           "nvmlDeviceGetCurrentClocksEventReasons bits 0x8, 0x40, 0x80 and the temperature",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (!g.clock_event_reasons) {
-            return;
-          }
-          const unsigned long long r = *g.clock_event_reasons;
-          std::vector<std::string> reasons;
-          if (r & k_hw_slowdown) {
-            reasons.emplace_back("hardware slowdown");
-          }
-          if (r & k_hw_thermal) {
-            reasons.emplace_back("hardware thermal slowdown");
-          }
-          if (r & k_hw_power_brake) {
-            reasons.emplace_back("hardware power brake");
-          }
-          if (reasons.empty()) {
-            return;
-          }
-          std::vector<std::string> ev{fmt::format("clocks event reasons = 0x{:x}", r)};
-          if (g.temperature_c) {
-            ev.push_back(g.slowdown_temperature_c
-                             ? fmt::format("temperature {} °C (slowdown at {} °C)", *g.temperature_c, *g.slowdown_temperature_c)
-                             : fmt::format("temperature {} °C", *g.temperature_c));
-          }
-          hits.emplace_back(fmt::format("GPU {}: clocks held down by {} (half speed or less)", gpu_name(g),
-                                        fmt::join(reasons, ", ")),
-                            ev, g.bus_id);
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (!g.clock_event_reasons) {
+             return;
+           }
+           const unsigned long long r = *g.clock_event_reasons;
+           std::vector<std::string> reasons;
+           if (r & k_hw_slowdown) {
+             reasons.emplace_back("hardware slowdown");
+           }
+           if (r & k_hw_thermal) {
+             reasons.emplace_back("hardware thermal slowdown");
+           }
+           if (r & k_hw_power_brake) {
+             reasons.emplace_back("hardware power brake");
+           }
+           if (reasons.empty()) {
+             return;
+           }
+           std::vector<std::string> ev{fmt::format("clocks event reasons = 0x{:x}", r)};
+           if (g.temperature_c) {
+             ev.push_back(g.slowdown_temperature_c
+                              ? fmt::format("temperature {} °C (slowdown at {} °C)",
+                                            *g.temperature_c, *g.slowdown_temperature_c)
+                              : fmt::format("temperature {} °C", *g.temperature_c));
+           }
+           hits.emplace_back(fmt::format("GPU {}: clocks held down by {} (half speed or less)",
+                                         gpu_name(g), fmt::join(reasons, ", ")),
+                             ev, g.bus_id);
+         });
        }},
       {.id = "nvml.pcie-width-degraded",
        .stage = Stage::gpu,
        .severity = Severity::warn,
        .title = "The PCIe link runs at the GPU's maximum width",
-       .remedy = "reseat the GPU or its riser; check the slot's wiring (lspci -vv: LnkSta against LnkCap)",
+       .remedy =
+           "reseat the GPU or its riser; check the slot's wiring (lspci -vv: LnkSta against LnkCap)",
        .source = k_src_queries,
-       .explanation = "A narrower link than the slot and GPU allow (x8 of x16) points at a lane or riser fault.",
+       .explanation =
+           "A narrower link than the slot and GPU allow (x8 of x16) points at a lane or riser fault.",
        .evidence = "nvmlDeviceGetCurrPcieLinkWidth against nvmlDeviceGetMaxPcieLinkWidth",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.pcie_width && g.pcie_width_max && *g.pcie_width > 0 && *g.pcie_width < *g.pcie_width_max) {
-            hits.emplace_back(fmt::format("GPU {}: PCIe link trained at x{} of x{}", gpu_name(g), *g.pcie_width,
-                                          *g.pcie_width_max),
-                              std::vector<std::string>{fmt::format("current link width x{}, maximum x{}", *g.pcie_width,
-                                                                   *g.pcie_width_max)},
-                              g.bus_id);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.pcie_width && g.pcie_width_max && *g.pcie_width > 0 &&
+               *g.pcie_width < *g.pcie_width_max) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: PCIe link trained at x{} of x{}", gpu_name(g), *g.pcie_width,
+                             *g.pcie_width_max),
+                 std::vector<std::string>{fmt::format("current link width x{}, maximum x{}",
+                                                      *g.pcie_width, *g.pcie_width_max)},
+                 g.bus_id);
+           }
+         });
        }},
       {.id = "nvml.pcie-gen-below-max",
        .stage = Stage::gpu,
@@ -463,86 +528,98 @@ std::span<const Rule> nvml_rules() {
        .title = "The PCIe link generation (information)",
        .remedy = "none at idle; re-check under load if transfers are slow",
        .source = k_src_queries,
-       .explanation = "GPUs lower their link speed when idle, so a lower generation at preflight time is normal.",
+       .explanation =
+           "GPUs lower their link speed when idle, so a lower generation at preflight time is normal.",
        .evidence = "nvmlDeviceGetCurrPcieLinkGeneration against nvmlDeviceGetMaxPcieLinkGeneration",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.pcie_gen && g.pcie_gen_max && *g.pcie_gen < *g.pcie_gen_max) {
-            hits.emplace_back(fmt::format("GPU {}: PCIe link at generation {} of {} (normal while idle)", gpu_name(g),
-                                          *g.pcie_gen, *g.pcie_gen_max),
-                              std::vector<std::string>{fmt::format("current link generation {}, maximum {}", *g.pcie_gen,
-                                                                   *g.pcie_gen_max)},
-                              g.bus_id);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.pcie_gen && g.pcie_gen_max && *g.pcie_gen < *g.pcie_gen_max) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: PCIe link at generation {} of {} (normal while idle)",
+                             gpu_name(g), *g.pcie_gen, *g.pcie_gen_max),
+                 std::vector<std::string>{fmt::format("current link generation {}, maximum {}",
+                                                      *g.pcie_gen, *g.pcie_gen_max)},
+                 g.bus_id);
+           }
+         });
        }},
       {.id = "nvml.nvlink-down",
        .stage = Stage::gpu,
        .severity = Severity::warn,
        .title = "Every NVLink of a GPU with NVLink is up",
-       .remedy = "check the NVLink bridge or baseboard; reset the GPU or reboot, and run NVIDIA's diagnostics",
+       .remedy =
+           "check the NVLink bridge or baseboard; reset the GPU or reboot, and run NVIDIA's diagnostics",
        .source = k_src_queries,
-       .explanation = "A link down while the others are up costs peer bandwidth; NCCL may fall back to slower paths.",
+       .explanation =
+           "A link down while the others are up costs peer bandwidth; NCCL may fall back to slower paths.",
        .evidence = "nvmlDeviceGetNvLinkState per link",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          const auto& l = g.nvlink_active;
-          const bool some_up = std::find(l.begin(), l.end(), true) != l.end();
-          std::vector<std::string> down;
-          for (std::size_t i = 0; i < l.size(); ++i) {
-            if (!l[i]) {
-              down.push_back(std::to_string(i));
-            }
-          }
-          if (some_up && !down.empty()) {
-            hits.emplace_back(fmt::format("GPU {}: NVLink {} down while its other links are up", gpu_name(g),
-                                          fmt::join(down, ", ")),
-                              std::vector<std::string>{fmt::format("{} of {} links active; inactive: {}",
-                                                                   l.size() - down.size(), l.size(), fmt::join(down, ", "))},
-                              g.bus_id);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           const auto& l = g.nvlink_active;
+           const bool some_up = std::find(l.begin(), l.end(), true) != l.end();
+           std::vector<std::string> down;
+           for (std::size_t i = 0; i < l.size(); ++i) {
+             if (!l[i]) {
+               down.push_back(std::to_string(i));
+             }
+           }
+           if (some_up && !down.empty()) {
+             hits.emplace_back(fmt::format("GPU {}: NVLink {} down while its other links are up",
+                                           gpu_name(g), fmt::join(down, ", ")),
+                               std::vector<std::string>{fmt::format(
+                                   "{} of {} links active; inactive: {}", l.size() - down.size(),
+                                   l.size(), fmt::join(down, ", "))},
+                               g.bus_id);
+           }
+         });
        }},
       {.id = "nvml.fabric-incomplete",
        .stage = Stage::gpu,
        .severity = Severity::fail,
        .title = "NVSwitch GPUs are registered with the NVLink fabric",
-       .remedy = "start nvidia-fabricmanager (same version as the driver) and check its log, then re-run",
+       .remedy =
+           "start nvidia-fabricmanager (same version as the driver) and check its log, then re-run",
        .source = k_src_fabric,
-       .explanation = "On NVSwitch systems a GPU not yet in the fabric (or whose registration failed) makes CUDA "
-                      "fail with cudaErrorSystemNotReady (802).",
-       .evidence = "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
+       .explanation =
+           "On NVSwitch systems a GPU not yet in the fabric (or whose registration failed) makes CUDA "
+           "fail with cudaErrorSystemNotReady (802).",
+       .evidence =
+           "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [&ctx](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (!g.fabric_state || *g.fabric_state == 0) {
-            return; // not an NVSwitch fabric GPU
-          }
-          const unsigned s = *g.fabric_state;
-          std::string what;
-          if (s == k_fabric_not_started) {
-            what = "not registered with the NVLink fabric";
-          } else if (s == k_fabric_in_progress) {
-            what = "NVLink fabric registration still in progress";
-          } else if (s == k_fabric_completed && g.fabric_status && *g.fabric_status != 0) {
-            what = fmt::format("NVLink fabric registration failed (status {})", *g.fabric_status);
-          } else if (s == k_fabric_completed) {
-            return;
-          } else {
-            what = fmt::format("unknown NVLink fabric state {}", s);
-          }
-          std::vector<std::string> ev{fmt::format("fabric state = {}, status = {}", s, g.fabric_status.value_or(0))};
-          const auto& svc = ctx.facts.topology.services;
-          if (svc.ran && svc.process_table) {
-            ev.push_back(svc.fabric_manager.empty()
-                             ? std::string("nv-fabricmanager: no such process running")
-                             : fmt::format("nv-fabricmanager running (pid {})", svc.fabric_manager.front().pid));
-          }
-          if (svc.fabric_manager_version) {
-            ev.push_back("fabric manager package: " + svc.fabric_manager_version_source);
-          }
-          hits.emplace_back(fmt::format("GPU {}: {}: CUDA fails with cudaErrorSystemNotReady (802)", gpu_name(g), what),
-                            ev, g.bus_id, Effect::gpu_unusable);
-        });
+         return each_gpu(ctx, [&ctx](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (!g.fabric_state || *g.fabric_state == 0) {
+             return; // not an NVSwitch fabric GPU
+           }
+           const unsigned s = *g.fabric_state;
+           std::string what;
+           if (s == k_fabric_not_started) {
+             what = "not registered with the NVLink fabric";
+           } else if (s == k_fabric_in_progress) {
+             what = "NVLink fabric registration still in progress";
+           } else if (s == k_fabric_completed && g.fabric_status && *g.fabric_status != 0) {
+             what = fmt::format("NVLink fabric registration failed (status {})", *g.fabric_status);
+           } else if (s == k_fabric_completed) {
+             return;
+           } else {
+             what = fmt::format("unknown NVLink fabric state {}", s);
+           }
+           std::vector<std::string> ev{
+               fmt::format("fabric state = {}, status = {}", s, g.fabric_status.value_or(0))};
+           const auto& svc = ctx.facts.topology.services;
+           if (svc.ran && svc.process_table) {
+             ev.push_back(svc.fabric_manager.empty()
+                              ? std::string("nv-fabricmanager: no such process running")
+                              : fmt::format("nv-fabricmanager running (pid {})",
+                                            svc.fabric_manager.front().pid));
+           }
+           if (svc.fabric_manager_version) {
+             ev.push_back("fabric manager package: " + svc.fabric_manager_version_source);
+           }
+           hits.emplace_back(
+               fmt::format("GPU {}: {}: CUDA fails with cudaErrorSystemNotReady (802)", gpu_name(g),
+                           what),
+               ev, g.bus_id, Effect::gpu_unusable);
+         });
        }},
       {.id = "nvml.compute-prohibited",
        .stage = Stage::gpu,
@@ -553,13 +630,17 @@ std::span<const Rule> nvml_rules() {
        .explanation = "PROHIBITED allows no CUDA context on the GPU.",
        .evidence = "nvmlDeviceGetComputeMode",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.compute_mode == k_compute_prohibited) {
-            hits.emplace_back(fmt::format("GPU {}: compute mode PROHIBITED: no CUDA context can be created", gpu_name(g)),
-                              std::vector<std::string>{"compute mode = 2 (PROHIBITED)"}, g.bus_id, Effect::gpu_unusable);
-            hits.back().remedy = fmt::format("set the default compute mode: `nvidia-smi -i {} -c DEFAULT` (as root)", g.bus_id);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.compute_mode == k_compute_prohibited) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: compute mode PROHIBITED: no CUDA context can be created",
+                             gpu_name(g)),
+                 std::vector<std::string>{"compute mode = 2 (PROHIBITED)"}, g.bus_id,
+                 Effect::gpu_unusable);
+             hits.back().remedy = fmt::format(
+                 "set the default compute mode: `nvidia-smi -i {} -c DEFAULT` (as root)", g.bus_id);
+           }
+         });
        }},
       {.id = "nvml.exclusive-process-busy",
        .stage = Stage::gpu,
@@ -567,35 +648,44 @@ std::span<const Rule> nvml_rules() {
        .title = "No EXCLUSIVE_PROCESS GPU is already taken",
        .remedy = "wait for or stop the process holding the GPU, or leave the GPU out",
        .source = k_src_queries,
-       .explanation = "In EXCLUSIVE_PROCESS mode one process owns the GPU; the job's context creation would fail.",
+       .explanation =
+           "In EXCLUSIVE_PROCESS mode one process owns the GPU; the job's context creation would fail.",
        .evidence = "nvmlDeviceGetComputeMode and nvmlDeviceGetComputeRunningProcesses_v2",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.compute_mode == k_compute_exclusive_process && g.processes && !g.processes->empty()) {
-            hits.emplace_back(fmt::format("GPU {}: EXCLUSIVE_PROCESS mode and already taken by {}", gpu_name(g),
-                                          process_list(*g.processes)),
-                              std::vector<std::string>{"compute mode = 3 (EXCLUSIVE_PROCESS)",
-                                                       "compute processes: " + process_list(*g.processes)},
-                              g.bus_id, Effect::gpu_unusable);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.compute_mode == k_compute_exclusive_process && g.processes &&
+               !g.processes->empty()) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: EXCLUSIVE_PROCESS mode and already taken by {}", gpu_name(g),
+                             process_list(*g.processes)),
+                 std::vector<std::string>{"compute mode = 3 (EXCLUSIVE_PROCESS)",
+                                          "compute processes: " + process_list(*g.processes)},
+                 g.bus_id, Effect::gpu_unusable);
+           }
+         });
        }},
       {.id = "nvml.processes-present",
        .stage = Stage::gpu,
        .severity = Severity::warn,
        .title = "No other compute process is on the GPUs",
-       .remedy = "check who runs them (`ps -p <pid>`); a stale process from an earlier job should be stopped",
+       .remedy =
+           "check who runs them (`ps -p <pid>`); a stale process from an earlier job should be stopped",
        .source = k_src_queries,
-       .explanation = "Another process shares the GPU's memory and time: the job may run out of memory or slowly. A "
-                      "busy GPU is in use, not broken, so it stays in the recommendation.",
+       .explanation =
+           "Another process shares the GPU's memory and time: the job may run out of memory or slowly. A "
+           "busy GPU is in use, not broken, so it stays in the recommendation.",
        .evidence = "nvmlDeviceGetComputeRunningProcesses_v2: pid and used memory",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.compute_mode != k_compute_exclusive_process && g.processes && !g.processes->empty()) {
-            hits.emplace_back(fmt::format("GPU {}: already in use by {}", gpu_name(g), process_list(*g.processes)),
-                              std::vector<std::string>{"compute processes: " + process_list(*g.processes)}, g.bus_id);
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.compute_mode != k_compute_exclusive_process && g.processes &&
+               !g.processes->empty()) {
+             hits.emplace_back(
+                 fmt::format("GPU {}: already in use by {}", gpu_name(g),
+                             process_list(*g.processes)),
+                 std::vector<std::string>{"compute processes: " + process_list(*g.processes)},
+                 g.bus_id);
+           }
+         });
        }},
       {.id = "nvml.mig-pending",
        .stage = Stage::gpu,
@@ -603,20 +693,25 @@ std::span<const Rule> nvml_rules() {
        .title = "No MIG mode change is waiting for a GPU reset",
        .remedy = "reset the GPU (`nvidia-smi -r -i <bus id>`) to apply it, or revert the change",
        .source = k_src_queries,
-       .explanation = "A pending MIG mode takes effect at the next reset; until then the GPU runs in its current mode.",
+       .explanation =
+           "A pending MIG mode takes effect at the next reset; until then the GPU runs in its current mode.",
        .evidence = "nvmlDeviceGetMigMode: current and pending",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.mig_current && g.mig_pending && *g.mig_current != *g.mig_pending) {
-            hits.emplace_back(fmt::format("GPU {}: MIG mode change pending ({} -> {}); it applies at the next GPU reset",
-                                          gpu_name(g), *g.mig_current ? "enabled" : "disabled",
-                                          *g.mig_pending ? "enabled" : "disabled"),
-                              std::vector<std::string>{fmt::format("MIG mode current = {}, pending = {}", *g.mig_current,
-                                                                   *g.mig_pending)},
-                              g.bus_id);
-            hits.back().remedy = fmt::format("reset the GPU (`{}`) to apply the MIG change, or revert it", reset_command(g.bus_id));
-          }
-        });
+         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.mig_current && g.mig_pending && *g.mig_current != *g.mig_pending) {
+             hits.emplace_back(
+                 fmt::format(
+                     "GPU {}: MIG mode change pending ({} -> {}); it applies at the next GPU reset",
+                     gpu_name(g), *g.mig_current ? "enabled" : "disabled",
+                     *g.mig_pending ? "enabled" : "disabled"),
+                 std::vector<std::string>{fmt::format("MIG mode current = {}, pending = {}",
+                                                      *g.mig_current, *g.mig_pending)},
+                 g.bus_id);
+             hits.back().remedy =
+                 fmt::format("reset the GPU (`{}`) to apply the MIG change, or revert it",
+                             reset_command(g.bus_id));
+           }
+         });
        }},
       {.id = "nvml.persistence-off",
        .stage = Stage::gpu,
@@ -624,25 +719,28 @@ std::span<const Rule> nvml_rules() {
        .title = "Persistence mode (information)",
        .remedy = "run nvidia-persistenced so the driver keeps the GPUs initialised between jobs",
        .source = k_src_queries,
-       .explanation = "Without persistence the driver tears a GPU down when its last client exits, so every job's "
-                      "first CUDA call pays the GPU's initialisation again.",
+       .explanation =
+           "Without persistence the driver tears a GPU down when its last client exits, so every job's "
+           "first CUDA call pays the GPU's initialisation again.",
        .evidence = "nvmlDeviceGetPersistenceMode and the CUDA probe's context-creation time",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-        return each_gpu(ctx, [&ctx](const NvmlGpu& g, std::vector<Hit>& hits) {
-          if (g.persistence_mode == false) {
-            std::vector<std::string> ev{"persistence mode = disabled"};
-            if (const auto* d = ctx.facts.cuda.device_by_bus(g.bus_id)) {
-              for (const auto& s : d->steps) {
-                if (s.name == "primary_context" && s.ok) {
-                  ev.push_back(fmt::format("CUDA primary context took {:.0f} ms", s.duration_ms));
-                }
-              }
-            }
-            hits.emplace_back(fmt::format("GPU {}: persistence mode off: every first CUDA start re-initialises the GPU",
-                                          gpu_name(g)),
-                              ev, g.bus_id);
-          }
-        });
+         return each_gpu(ctx, [&ctx](const NvmlGpu& g, std::vector<Hit>& hits) {
+           if (g.persistence_mode == false) {
+             std::vector<std::string> ev{"persistence mode = disabled"};
+             if (const auto* d = ctx.facts.cuda.device_by_bus(g.bus_id)) {
+               for (const auto& s : d->steps) {
+                 if (s.name == "primary_context" && s.ok) {
+                   ev.push_back(fmt::format("CUDA primary context took {:.0f} ms", s.duration_ms));
+                 }
+               }
+             }
+             hits.emplace_back(
+                 fmt::format(
+                     "GPU {}: persistence mode off: every first CUDA start re-initialises the GPU",
+                     gpu_name(g)),
+                 ev, g.bus_id);
+           }
+         });
        }},
   };
   return rows;

@@ -1,10 +1,11 @@
 // The GPU-pair analysis behind pcie.* and iommu.* and the cause named by the CUDA probe's
 // multi-GPU finding. ACS semantics: PCI Express Base specification (ACS extended capability);
-// NCCL troubleshooting guide "PCI Access Control Services (ACS)" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html).
+// NCCL troubleshooting guide "PCI Access Control Services (ACS)"
+// (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html).
 #include "gpf/rules/topology.hpp"
 
-#include "gpf/rules/verdict.hpp"
 #include "gpf/facts/visible_devices.hpp"
+#include "gpf/rules/verdict.hpp"
 
 #include <fmt/format.h>
 
@@ -25,7 +26,9 @@ std::size_t common_depth(const GpuPciPath& a, const GpuPciPath& b) {
   return k;
 }
 
-char bit(bool on) { return on ? '+' : '-'; }
+char bit(bool on) {
+  return on ? '+' : '-';
+}
 
 // sys/kernel/iommu_groups/N/type: "identity" = passthrough, "DMA"/"DMA-FQ" = translated.
 std::optional<bool> type_translates(const std::string& type) {
@@ -59,14 +62,16 @@ std::vector<std::string> job_gpus(const RuleContext& c) {
   return out;
 }
 
-std::vector<std::string> bridges_between(const TopologyFacts& t, const std::string& a, const std::string& b) {
+std::vector<std::string> bridges_between(const TopologyFacts& t, const std::string& a,
+                                         const std::string& b) {
   const auto* pa = find_gpu_path(t, a);
   const auto* pb = find_gpu_path(t, b);
   if (!pa || !pb) {
     return {};
   }
   const std::size_t k = common_depth(*pa, *pb);
-  std::vector<std::string> out(pa->bridges.begin() + static_cast<std::ptrdiff_t>(k), pa->bridges.end());
+  std::vector<std::string> out(pa->bridges.begin() + static_cast<std::ptrdiff_t>(k),
+                               pa->bridges.end());
   for (std::size_t i = k; i < pb->bridges.size(); ++i) {
     if (std::find(out.begin(), out.end(), pb->bridges[i]) == out.end()) {
       out.push_back(pb->bridges[i]);
@@ -108,21 +113,25 @@ std::string port_kind(const PciBridge& bridge) {
 std::string acs_evidence(const PciBridge& bridge) {
   const std::string file = "/" + bridge.path + "/config";
   if (!bridge.config.acs) {
-    return fmt::format("{}: {}", file, bridge.config.note.empty() ? "no ACS capability" : bridge.config.note);
+    return fmt::format("{}: {}", file,
+                       bridge.config.note.empty() ? "no ACS capability" : bridge.config.note);
   }
   const AcsControl& a = *bridge.config.acs;
-  return fmt::format("{}: ACS control 0x{:04x} at 0x{:03x} (SrcValid{} TransBlk{} ReqRedir{} CmpltRedir{} UpstreamFwd{} "
-                     "EgressCtrl{} DirectTrans{})",
-                     file, a.control, a.offset + 6, bit(a.source_validation()), bit(a.translation_blocking()),
-                     bit(a.request_redirect()), bit(a.completion_redirect()), bit(a.upstream_forwarding()),
-                     bit(a.egress_control()), bit(a.direct_translated()));
+  return fmt::format(
+      "{}: ACS control 0x{:04x} at 0x{:03x} (SrcValid{} TransBlk{} ReqRedir{} CmpltRedir{} UpstreamFwd{} "
+      "EgressCtrl{} DirectTrans{})",
+      file, a.control, a.offset + 6, bit(a.source_validation()), bit(a.translation_blocking()),
+      bit(a.request_redirect()), bit(a.completion_redirect()), bit(a.upstream_forwarding()),
+      bit(a.egress_control()), bit(a.direct_translated()));
 }
 
-std::vector<const PciBridge*> acs_redirects_between(const TopologyFacts& t, const std::string& a, const std::string& b) {
+std::vector<const PciBridge*> acs_redirects_between(const TopologyFacts& t, const std::string& a,
+                                                    const std::string& b) {
   std::vector<const PciBridge*> out;
   for (const auto& bus : bridges_between(t, a, b)) {
     const auto it = t.pcie.bridges.find(bus);
-    if (it != t.pcie.bridges.end() && it->second.config.acs && it->second.config.acs->redirects_p2p()) {
+    if (it != t.pcie.bridges.end() && it->second.config.acs &&
+        it->second.config.acs->redirects_p2p()) {
       out.push_back(&it->second);
     }
   }
@@ -164,11 +173,13 @@ std::optional<bool> iommu_translates(const TopologyFacts& t, const std::string& 
 std::vector<std::string> p2p_causes(const Facts& f, const std::string& a, const std::string& b) {
   std::vector<std::string> out;
   for (const PciBridge* bridge : acs_redirects_between(f.topology, a, b)) {
-    out.push_back(fmt::format("ACS redirect is enabled on {} {} between GPUs {} and {}", port_kind(*bridge), bridge->bus_id, a, b));
+    out.push_back(fmt::format("ACS redirect is enabled on {} {} between GPUs {} and {}",
+                              port_kind(*bridge), bridge->bus_id, a, b));
   }
   const bool vm = f.topology.iommu.hypervisor == true;
   if (!vm && (iommu_translates(f.topology, a) == true || iommu_translates(f.topology, b) == true)) {
-    out.push_back(fmt::format("the IOMMU translates the DMA of GPUs {} and {} (not in passthrough mode)", a, b));
+    out.push_back(fmt::format(
+        "the IOMMU translates the DMA of GPUs {} and {} (not in passthrough mode)", a, b));
   }
   return out;
 }

@@ -31,11 +31,16 @@ struct FactSpec {
 
 // The vocabulary: the facts a user rule may test (docs/user-rules.md lists them).
 constexpr FactSpec k_facts[] = {
-    {"driver.version", FactKind::version, Stage::host}, {"driver.branch", FactKind::number, Stage::host},
-    {"driver.flavour", FactKind::text, Stage::host},    {"kernel.version", FactKind::version, Stage::host},
-    {"kernel.release", FactKind::text, Stage::host},    {"cuda.expected", FactKind::version, Stage::host},
-    {"cuda.driver_version", FactKind::version, Stage::host}, {"gpus.total", FactKind::number, Stage::host},
-    {"gpus.usable", FactKind::number, Stage::summary},  {"gpu.model", FactKind::text, Stage::gpu},
+    {"driver.version", FactKind::version, Stage::host},
+    {"driver.branch", FactKind::number, Stage::host},
+    {"driver.flavour", FactKind::text, Stage::host},
+    {"kernel.version", FactKind::version, Stage::host},
+    {"kernel.release", FactKind::text, Stage::host},
+    {"cuda.expected", FactKind::version, Stage::host},
+    {"cuda.driver_version", FactKind::version, Stage::host},
+    {"gpus.total", FactKind::number, Stage::host},
+    {"gpus.usable", FactKind::number, Stage::summary},
+    {"gpu.model", FactKind::text, Stage::gpu},
     {"modules.loaded", FactKind::set, Stage::host},
 };
 
@@ -77,7 +82,9 @@ struct FactValue {
   bool known() const { return version || text || set; }
 };
 
-Version count(std::size_t n) { return Version({static_cast<unsigned long>(n)}); }
+Version count(std::size_t n) {
+  return Version({static_cast<unsigned long>(n)});
+}
 
 FactValue host_fact(const UserCheck& check, const RuleContext& c) {
   const Facts& f = c.facts;
@@ -85,10 +92,13 @@ FactValue host_fact(const UserCheck& check, const RuleContext& c) {
   const std::string& name = check.fact;
   if (name == "driver.version" || name == "driver.branch") {
     if (f.driver.version) {
-      v.version = name == "driver.version" ? *f.driver.version : Version({f.driver.version->major()});
-      v.shown = name == "driver.version" && !f.driver.version_text.empty() ? f.driver.version_text : v.version->str();
-      v.evidence = f.driver.version_line.empty() ? "driver version " + f.driver.version_text
-                                                 : "/proc/driver/nvidia/version: " + f.driver.version_line;
+      v.version =
+          name == "driver.version" ? *f.driver.version : Version({f.driver.version->major()});
+      v.shown = name == "driver.version" && !f.driver.version_text.empty() ? f.driver.version_text
+                                                                           : v.version->str();
+      v.evidence = f.driver.version_line.empty()
+                       ? "driver version " + f.driver.version_text
+                       : "/proc/driver/nvidia/version: " + f.driver.version_line;
     }
   } else if (name == "driver.flavour") {
     if (f.driver.flavour != DriverFlavour::unknown) {
@@ -121,8 +131,9 @@ FactValue host_fact(const UserCheck& check, const RuleContext& c) {
     v.evidence = fmt::format("GPUs listed by the driver: {}", f.gpus.size());
   } else if (name == "gpus.usable") {
     v.version = count(c.recommended.size());
-    v.evidence = fmt::format("usable and recommended GPUs: {}{}", c.recommended.size(),
-                             c.recommended.empty() ? "" : fmt::format(" ({})", fmt::join(c.recommended, ", ")));
+    v.evidence = fmt::format(
+        "usable and recommended GPUs: {}{}", c.recommended.size(),
+        c.recommended.empty() ? "" : fmt::format(" ({})", fmt::join(c.recommended, ", ")));
   } else if (name == "modules.loaded") {
     v.set = &f.modules.loaded;
     v.evidence = "/proc/modules";
@@ -156,7 +167,8 @@ std::string violation(const UserCheck& check, const FactValue& v) {
     if (check.max && *v.version > *check.max) {
       return fmt::format("{} is above {}", shown, check.max->str());
     }
-    if (check.equals && !(Version::parse(*check.equals) && *v.version == *Version::parse(*check.equals))) {
+    if (check.equals &&
+        !(Version::parse(*check.equals) && *v.version == *Version::parse(*check.equals))) {
       return fmt::format("{} is not {}", shown, *check.equals);
     }
   }
@@ -164,7 +176,8 @@ std::string violation(const UserCheck& check, const FactValue& v) {
     if (check.equals && *v.text != *check.equals) {
       return fmt::format("\"{}\" is not \"{}\"", *v.text, *check.equals);
     }
-    if (!check.one_of.empty() && std::find(check.one_of.begin(), check.one_of.end(), *v.text) == check.one_of.end()) {
+    if (!check.one_of.empty() &&
+        std::find(check.one_of.begin(), check.one_of.end(), *v.text) == check.one_of.end()) {
       return fmt::format("\"{}\" is not one of {}", *v.text, fmt::join(check.one_of, ", "));
     }
     if (check.matches && !std::regex_search(*v.text, *check.matches)) {
@@ -186,7 +199,9 @@ std::string violation(const UserCheck& check, const FactValue& v) {
   return {};
 }
 
-Severity at_most_warn(Severity s) { return s == Severity::fail ? Severity::warn : s; }
+Severity at_most_warn(Severity s) {
+  return s == Severity::fail ? Severity::warn : s;
+}
 
 CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Severity severity) {
   return [check, id, severity](const RuleContext& c) -> std::vector<Hit> {
@@ -197,35 +212,45 @@ CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Sever
         if (gpu.model) {
           v.text = *gpu.model;
         }
-        v.evidence = fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", gpu.bus_id, gpu.model.value_or("(none)"));
+        v.evidence = fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", gpu.bus_id,
+                                 gpu.model.value_or("(none)"));
         if (!v.known() && !check->present) {
-          Hit h{fmt::format("Site rule {}: GPU {} has no model name, so {} could not be confirmed", id, gpu.bus_id, check->description),
-                {v.evidence}, gpu.bus_id};
+          Hit h{fmt::format("Site rule {}: GPU {} has no model name, so {} could not be confirmed",
+                            id, gpu.bus_id, check->description),
+                {v.evidence},
+                gpu.bus_id};
           h.severity = at_most_warn(severity);
           hits.push_back(std::move(h));
           continue;
         }
         if (auto why = violation(*check, v); !why.empty()) {
-          hits.push_back({fmt::format("Site rule {}: GPU {} fails {}: {}", id, gpu.bus_id, check->description, why), {v.evidence},
-                          gpu.bus_id, severity == Severity::fail ? Effect::gpu_unusable : Effect::none});
+          hits.push_back({fmt::format("Site rule {}: GPU {} fails {}: {}", id, gpu.bus_id,
+                                      check->description, why),
+                          {v.evidence},
+                          gpu.bus_id,
+                          severity == Severity::fail ? Effect::gpu_unusable : Effect::none});
         }
       }
       return hits;
     }
     const FactValue v = host_fact(*check, c);
     if (!v.known() && !check->present) {
-      Hit h{fmt::format("Site rule {}: {} is unknown, so {} could not be confirmed", id, check->fact, check->description),
+      Hit h{fmt::format("Site rule {}: {} is unknown, so {} could not be confirmed", id,
+                        check->fact, check->description),
             {v.evidence.empty() ? check->fact + ": unknown" : v.evidence}};
       h.severity = at_most_warn(severity);
       hits.push_back(std::move(h));
     } else if (auto why = violation(*check, v); !why.empty()) {
-      hits.push_back({fmt::format("Site rule {}: {} fails {}: {}", id, check->fact, check->description, why), {v.evidence}});
+      hits.push_back(
+          {fmt::format("Site rule {}: {} fails {}: {}", id, check->fact, check->description, why),
+           {v.evidence}});
     }
     return hits;
   };
 }
 
-// ---- reading the file ----------------------------------------------------------------------------
+// ---- reading the file
+// ----------------------------------------------------------------------------
 
 Error at(const std::string& file, const std::string& pointer, const std::string& what) {
   return Error{to_valid_utf8(fmt::format("{}: {}: {}", file, pointer, what))};
@@ -236,7 +261,9 @@ bool valid_id(std::string_view id) {
   return id.size() <= 128 && std::regex_match(id.begin(), id.end(), k_id);
 }
 
-std::string short_json(const Json& j) { return quote_evidence(j.dump(-1, ' ', false, Json::error_handler_t::replace), 60); }
+std::string short_json(const Json& j) {
+  return quote_evidence(j.dump(-1, ' ', false, Json::error_handler_t::replace), 60);
+}
 
 struct Reader {
   const std::string& file;
@@ -255,7 +282,8 @@ struct Reader {
     if (auto s = parse_severity(*t)) {
       return *s;
     }
-    return at(file, ptr, fmt::format("\"{}\" is not one of info, warn, fail", quote_evidence(*t, 40)));
+    return at(file, ptr,
+              fmt::format("\"{}\" is not one of info, warn, fail", quote_evidence(*t, 40)));
   }
   Result<std::vector<std::string>> texts(const Json& v, const std::string& ptr) const {
     std::vector<std::string> out;
@@ -283,8 +311,8 @@ struct Reader {
       t = v.get<std::string>();
     }
     const auto parsed = Version::parse(t);
-    if (!parsed || t.find_first_not_of("0123456789.") != std::string::npos || t.front() == '.' || t.back() == '.' ||
-        t.find("..") != std::string::npos) {
+    if (!parsed || t.find_first_not_of("0123456789.") != std::string::npos || t.front() == '.' ||
+        t.back() == '.' || t.find("..") != std::string::npos) {
       return at(file, ptr, fmt::format("{} is not a version or a number", short_json(v)));
     }
     return *parsed;
@@ -292,7 +320,8 @@ struct Reader {
 
   Result<std::shared_ptr<const UserCheck>> check(const Json& v, const std::string& ptr) const {
     if (!v.is_object()) {
-      return at(file, ptr, "must be an object such as {\"fact\": \"driver.version\", \"min\": \"535\"}");
+      return at(file, ptr,
+                "must be an object such as {\"fact\": \"driver.version\", \"min\": \"535\"}");
     }
     auto c = std::make_shared<UserCheck>();
     auto fact = v.find("fact");
@@ -305,7 +334,9 @@ struct Reader {
     }
     const auto spec = fact_spec(*name);
     if (!spec) {
-      return at(file, ptr + "/fact", fmt::format("unknown fact \"{}\" (see docs/user-rules.md)", quote_evidence(*name, 60)));
+      return at(
+          file, ptr + "/fact",
+          fmt::format("unknown fact \"{}\" (see docs/user-rules.md)", quote_evidence(*name, 60)));
     }
     c->fact = *name;
     c->kind = spec->kind;
@@ -371,18 +402,23 @@ struct Reader {
         (key == "contains" ? c->contains : c->excludes) = *list;
         parts.push_back(fmt::format("{} {}", key, fmt::join(*list, ", ")));
       } else {
-        return at(file, p, fmt::format("\"{}\" cannot be used with fact {} (see docs/user-rules.md)", key, c->fact));
+        return at(file, p,
+                  fmt::format("\"{}\" cannot be used with fact {} (see docs/user-rules.md)", key,
+                              c->fact));
       }
     }
     if (parts.empty()) {
-      return at(file, ptr, "needs a condition (min, max, equals, one_of, matches, contains, excludes or present)");
+      return at(
+          file, ptr,
+          "needs a condition (min, max, equals, one_of, matches, contains, excludes or present)");
     }
     c->description = fmt::format("{} {}", c->fact, fmt::join(parts, " and "));
     return std::shared_ptr<const UserCheck>(std::move(c));
   }
 };
 
-// line:column (1-based, as editors count) of the byte-th byte (1-based, nlohmann's parse_error::byte).
+// line:column (1-based, as editors count) of the byte-th byte (1-based, nlohmann's
+// parse_error::byte).
 std::string line_column(std::string_view text, std::size_t byte) {
   const auto upto = text.substr(0, std::min(byte, text.size()));
   const auto line = 1 + std::count(upto.begin(), upto.end(), '\n');
@@ -426,18 +462,22 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           what = what.substr(colon + 2);
         }
       }
-      return Error{to_valid_utf8(fmt::format("{}:{}: {}", file, line_column(*rules_text, e.byte), what))};
+      return Error{
+          to_valid_utf8(fmt::format("{}:{}: {}", file, line_column(*rules_text, e.byte), what))};
     }
     if (!doc.is_object()) {
       return at(file, "/", "the rules file must be a JSON object with a \"rules\" array");
     }
     const Reader reader{file};
     for (const auto& [key, value] : doc.items()) {
-      if (key != "schema" && key != "description" && key != "rules" && key != "disable" && key != "severity") {
-        return at(file, "/" + key, "unknown member (expected schema, description, rules, disable, severity)");
+      if (key != "schema" && key != "description" && key != "rules" && key != "disable" &&
+          key != "severity") {
+        return at(file, "/" + key,
+                  "unknown member (expected schema, description, rules, disable, severity)");
       }
     }
-    if (auto schema = doc.find("schema"); schema != doc.end() && (!schema->is_number_unsigned() || schema->get<unsigned>() != 1)) {
+    if (auto schema = doc.find("schema");
+        schema != doc.end() && (!schema->is_number_unsigned() || schema->get<unsigned>() != 1)) {
       return at(file, "/schema", "must be 1");
     }
     if (auto rows = doc.find("rules"); rows != doc.end()) {
@@ -452,9 +492,12 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           return at(file, ptr, "must be an object");
         }
         for (const auto& [key, value] : row.items()) {
-          static const std::set<std::string> k_allowed{"id", "severity", "title", "remedy", "source", "explanation", "check"};
+          static const std::set<std::string> k_allowed{"id",     "severity",    "title", "remedy",
+                                                       "source", "explanation", "check"};
           if (k_allowed.count(key) == 0) {
-            return at(file, ptr + "/" + key, "unknown field (expected id, severity, title, remedy, source, explanation, check)");
+            return at(
+                file, ptr + "/" + key,
+                "unknown field (expected id, severity, title, remedy, source, explanation, check)");
           }
         }
         auto id_it = row.find("id");
@@ -468,15 +511,21 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
         if (!seen.insert(*id).second) {
           return at(file, ptr + "/id", fmt::format("\"{}\" appears twice in this file", *id));
         }
-        auto existing = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&](const Rule& r) { return r.id == *id; });
+        auto existing = std::find_if(set.m_rules.begin(), set.m_rules.end(),
+                                     [&](const Rule& r) { return r.id == *id; });
         const bool is_new = existing == set.m_rules.end();
         if (is_new && !valid_id(*id)) {
-          return at(file, ptr + "/id",
-                    fmt::format("\"{}\" is not a rule id (dotted lowercase words, e.g. \"site.driver-min\")", quote_evidence(*id, 60)));
+          return at(
+              file, ptr + "/id",
+              fmt::format(
+                  "\"{}\" is not a rule id (dotted lowercase words, e.g. \"site.driver-min\")",
+                  quote_evidence(*id, 60)));
         }
         for (const char* required : {"severity", "remedy", "check"}) {
           if (is_new && row.find(required) == row.end()) {
-            return at(file, ptr, fmt::format("a new rule needs \"{}\" (\"{}\" is not a built-in rule id)", required, *id));
+            return at(file, ptr,
+                      fmt::format("a new rule needs \"{}\" (\"{}\" is not a built-in rule id)",
+                                  required, *id));
           }
         }
         Rule rule = is_new ? Rule{} : *existing;
@@ -492,8 +541,9 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           }
           rule.severity = *level;
         }
-        for (auto [key, field] : {std::pair{"title", &rule.title}, std::pair{"remedy", &rule.remedy},
-                                  std::pair{"source", &rule.source}, std::pair{"explanation", &rule.explanation}}) {
+        for (auto [key, field] :
+             {std::pair{"title", &rule.title}, std::pair{"remedy", &rule.remedy},
+              std::pair{"source", &rule.source}, std::pair{"explanation", &rule.explanation}}) {
           if (auto f = row.find(key); f != row.end()) {
             auto t = reader.text(*f, ptr + "/" + key);
             if (!t) {
@@ -510,14 +560,16 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           rule.stage = fact_spec((*check)->fact)->stage;
           rule.check = make_check(*check, *id, rule.severity);
           if (rule.severity == Severity::fail) {
-            rule.severity_from = "warn when the fact is unknown, so the policy could not be confirmed";
+            rule.severity_from =
+                "warn when the fact is unknown, so the policy could not be confirmed";
           }
           rule.evidence = set.keep((*check)->fact);
           if (row.find("title") == row.end()) {
             rule.title = set.keep("Site policy: " + (*check)->description);
           }
           if (row.find("explanation") == row.end()) {
-            rule.explanation = set.keep(fmt::format("Site policy from {}: {}.", file, (*check)->description));
+            rule.explanation =
+                set.keep(fmt::format("Site policy from {}: {}.", file, (*check)->description));
           }
         } else if (!is_new && rule.severity != existing->severity) {
           severities.emplace_back(*id, rule.severity, ptr + "/severity");
@@ -535,12 +587,14 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
         return ids.error();
       }
       for (std::size_t i = 0; i < ids->size(); ++i) {
-        disables.emplace_back((*ids)[i], list->is_array() ? fmt::format("{}: /disable/{}", file, i) : file + ": /disable");
+        disables.emplace_back((*ids)[i], list->is_array() ? fmt::format("{}: /disable/{}", file, i)
+                                                          : file + ": /disable");
       }
     }
     if (auto map = doc.find("severity"); map != doc.end()) {
       if (!map->is_object()) {
-        return at(file, "/severity", "must be an object such as {\"driver.end-of-life\": \"warn\"}");
+        return at(file, "/severity",
+                  "must be an object such as {\"driver.end-of-life\": \"warn\"}");
       }
       for (const auto& [key, value] : map->items()) {
         auto level = reader.severity(value, "/severity/" + key);
@@ -565,9 +619,11 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
 
   for (const auto& entry : severities) {
     const auto& [id, level, where] = entry;
-    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&entry](const Rule& r) { return r.id == std::get<0>(entry); });
+    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(),
+                           [&entry](const Rule& r) { return r.id == std::get<0>(entry); });
     if (it == set.m_rules.end()) {
-      return Error{to_valid_utf8(fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id))};
+      return Error{to_valid_utf8(
+          fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id))};
     }
     it->severity = level;
     it->check = [inner = it->check, level = level](const RuleContext& c) {
@@ -580,9 +636,11 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
   }
   for (const auto& entry : disables) {
     const auto& [id, where] = entry;
-    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(), [&entry](const Rule& r) { return r.id == entry.first; });
+    auto it = std::find_if(set.m_rules.begin(), set.m_rules.end(),
+                           [&entry](const Rule& r) { return r.id == entry.first; });
     if (it == set.m_rules.end()) {
-      return Error{to_valid_utf8(fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id))};
+      return Error{to_valid_utf8(
+          fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id))};
     }
     set.m_rules.erase(it);
   }

@@ -11,7 +11,8 @@
 namespace gpf {
 
 int Assessment::usable_count() const {
-  return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [](const GpuAssessment& g) { return g.usable; }));
+  return static_cast<int>(
+      std::count_if(gpus.begin(), gpus.end(), [](const GpuAssessment& g) { return g.usable; }));
 }
 
 namespace {
@@ -20,7 +21,9 @@ Finding make_finding(const Rule& rule, Hit&& hit) {
   Finding f;
   f.id = std::string(rule.id);
   // A row declares whether its findings can be lower (severity_from); never higher than the row.
-  f.severity = rule.severity_from.empty() ? rule.severity : std::min(hit.severity.value_or(rule.severity), rule.severity);
+  f.severity = rule.severity_from.empty()
+                   ? rule.severity
+                   : std::min(hit.severity.value_or(rule.severity), rule.severity);
   f.message = std::move(hit.message);
   f.evidence = std::move(hit.evidence);
   f.remedy = hit.remedy.empty() ? std::string(rule.remedy) : std::move(hit.remedy);
@@ -119,12 +122,14 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   }
   // Driver GPUs outside CUDA's list: judged and shown, but without an index, never recommended.
   for (const auto& gpu : facts.gpus) {
-    if (std::none_of(space.begin(), space.end(), [&](const GpuRef& r) { return r.bus_id == gpu.bus_id; })) {
+    if (std::none_of(space.begin(), space.end(),
+                     [&](const GpuRef& r) { return r.bus_id == gpu.bus_id; })) {
       add_gpu({gpu.bus_id, gpu.uuid}, std::nullopt);
     }
   }
-  const bool single = std::any_of(a.findings.begin(), a.findings.end(),
-                                  [](const Finding& f) { return f.effect == Effect::single_gpu_only; });
+  const bool single = std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) {
+    return f.effect == Effect::single_gpu_only;
+  });
   if (single && recommended.size() > 1) {
     recommended.resize(1);
   }
@@ -140,8 +145,10 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   }
   // --cvd-form uuid: UUIDs need no CUDA_DEVICE_ORDER; indices stay when a UUID is unknown.
   const bool by_uuid = options.cvd_form == CvdForm::uuid &&
-                       std::all_of(uuids.begin(), uuids.end(), [](const std::string& u) { return starts_with(u, "GPU-"); });
-  a.recommendation.cuda_visible_devices = fmt::format("{}", fmt::join(by_uuid ? uuids : indices, ","));
+                       std::all_of(uuids.begin(), uuids.end(),
+                                   [](const std::string& u) { return starts_with(u, "GPU-"); });
+  a.recommendation.cuda_visible_devices =
+      fmt::format("{}", fmt::join(by_uuid ? uuids : indices, ","));
   a.recommendation.single_gpu_only = single;
   if (!indices.empty() && !by_uuid && job.pci_order) {
     a.recommendation.cuda_device_order = "PCI_BUS_ID";
@@ -150,13 +157,18 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   std::stable_sort(a.findings.begin(), a.findings.end(),
                    [](const Finding& x, const Finding& y) { return x.severity > y.severity; });
   const auto is_host_fail = [](const Finding& f) { return f.severity == Severity::fail && !f.gpu; };
-  const auto counts_for_warn = [](const Finding& f) { return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu); };
+  const auto counts_for_warn = [](const Finding& f) {
+    return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu);
+  };
   const bool host_fail = std::any_of(a.findings.begin(), a.findings.end(), is_host_fail);
   const bool any_warn = std::any_of(a.findings.begin(), a.findings.end(), counts_for_warn);
-  a.verdict = host_fail ? Verdict::fail : (any_warn || a.usable_count() < static_cast<int>(a.gpus.size())) ? Verdict::warn : Verdict::pass;
+  a.verdict = host_fail                                                          ? Verdict::fail
+              : (any_warn || a.usable_count() < static_cast<int>(a.gpus.size())) ? Verdict::warn
+                                                                                 : Verdict::pass;
   if (a.verdict != Verdict::pass) {
     for (std::size_t i = 0; i < a.findings.size(); ++i) {
-      if (a.verdict == Verdict::fail ? is_host_fail(a.findings[i]) : counts_for_warn(a.findings[i])) {
+      if (a.verdict == Verdict::fail ? is_host_fail(a.findings[i])
+                                     : counts_for_warn(a.findings[i])) {
         a.causes.push_back(i);
       }
     }

@@ -7,7 +7,9 @@
 namespace gpf {
 
 std::string_view trim(std::string_view s) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };
+  const auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+  };
   while (!s.empty() && is_space(s.front())) {
     s.remove_prefix(1);
   }
@@ -17,9 +19,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
-bool contains(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
@@ -157,8 +163,9 @@ std::optional<std::string> normalize_bus_id(std::string_view s) {
   const std::string_view bus = fields[fields.size() - 2];
   const std::string_view device = fields.back();
   const auto all_hex = [](std::string_view f, std::size_t max_len) {
-    return !f.empty() && f.size() <= max_len &&
-           std::all_of(f.begin(), f.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+    return !f.empty() && f.size() <= max_len && std::all_of(f.begin(), f.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c));
+    });
   };
   if (!all_hex(domain, 8) || !all_hex(bus, 2) || !all_hex(device, 2) || !all_hex(function, 1)) {
     return std::nullopt;

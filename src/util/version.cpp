@@ -7,7 +7,9 @@ namespace {
 constexpr std::size_t k_max_parts = 4;
 constexpr std::size_t k_max_digits = 9; // keeps every component inside unsigned long
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Parses "N(.N)*" starting at text[pos]; stops at the first character that does not continue it.
 std::optional<Version> parse_at(std::string_view text, std::size_t pos) {
@@ -36,7 +38,9 @@ std::optional<Version> parse_at(std::string_view text, std::size_t pos) {
 }
 } // namespace
 
-std::optional<Version> Version::parse(std::string_view text) { return parse_at(text, 0); }
+std::optional<Version> Version::parse(std::string_view text) {
+  return parse_at(text, 0);
+}
 
 std::optional<Version> Version::find_in(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {

@@ -15,7 +15,9 @@ using gpf_test::TempFile;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPF_FIXTURES_DIR) + "/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(GPF_FIXTURES_DIR) + "/" + name;
+}
 
 std::string read_source(const std::string& rel) {
   std::ifstream in(std::string(GPF_SOURCE_DIR) + "/" + rel);
@@ -27,7 +29,8 @@ std::string read_source(const std::string& rel) {
 
 } // namespace
 
-TEST_CASE("e2e: `rules --format json` lists every rule with id, severity, what it checks and source") {
+TEST_CASE(
+    "e2e: `rules --format json` lists every rule with id, severity, what it checks and source") {
   const auto r = run_binary({"rules", "--format", "json"});
   REQUIRE(r.code == 0);
   const auto doc = nlohmann::json::parse(r.out);
@@ -37,10 +40,12 @@ TEST_CASE("e2e: `rules --format json` lists every rule with id, severity, what i
     CHECK_FALSE(rule.at("checks").get<std::string>().empty());
     CHECK_FALSE(rule.at("source").get<std::string>().empty());
     CHECK_FALSE(rule.at("remedy").get<std::string>().empty());
-    CHECK(std::set<std::string>{"info", "warn", "fail"}.count(rule.at("severity").get<std::string>()) == 1);
+    CHECK(std::set<std::string>{"info", "warn", "fail"}.count(
+              rule.at("severity").get<std::string>()) == 1);
   }
-  for (const char* id : {"cuda.driver-too-old", "cuda.minor-version-compat", "gpu.cuda-arch-unsupported",
-                         "driver.library-version-mismatch", "driver.libcuda-stub-first", "kernel.below-5.5-multi-gpu"}) {
+  for (const char* id : {"cuda.driver-too-old", "cuda.minor-version-compat",
+                         "gpu.cuda-arch-unsupported", "driver.library-version-mismatch",
+                         "driver.libcuda-stub-first", "kernel.below-5.5-multi-gpu"}) {
     CHECK(ids.count(id) == 1);
   }
 }
@@ -49,8 +54,10 @@ TEST_CASE("e2e: `rules` as text, and with a site rules file applied") {
   auto r = run_binary({"rules"});
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cuda.driver-too-old") != std::string::npos);
-  CHECK(r.out.find("source: https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html") != std::string::npos);
-  const TempFile site(R"({"rules": [{"id": "site.driver-min", "severity": "fail", "check": {"fact": "driver.version", "min": "535"},
+  CHECK(r.out.find("source: https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html") !=
+        std::string::npos);
+  const TempFile site(
+      R"({"rules": [{"id": "site.driver-min", "severity": "fail", "check": {"fact": "driver.version", "min": "535"},
       "remedy": "Install R535", "source": "KB-1"}], "disable": ["driver.end-of-life"]})");
   r = run_binary({"--rules", site.path.string(), "rules"});
   REQUIRE(r.code == 0);
@@ -59,11 +66,12 @@ TEST_CASE("e2e: `rules` as text, and with a site rules file applied") {
   CHECK(run_binary({"rules", "--format", "yaml"}).code == 2);
 }
 
-TEST_CASE("e2e: `explain ID` prints meaning, evidence, remedy and sources - an unknown id exits 2") {
+TEST_CASE(
+    "e2e: `explain ID` prints meaning, evidence, remedy and sources - an unknown id exits 2") {
   auto r = run_binary({"explain", "kernel.below-5.5-multi-gpu"});
   REQUIRE(r.code == 0);
-  for (const char* part : {"Meaning:", "Evidence:", "Remedy:", "Sources:", "PR #2077", "#1929", "backports",
-                           "NCCL_P2P_DISABLE=1", "ACS"}) {
+  for (const char* part : {"Meaning:", "Evidence:", "Remedy:", "Sources:", "PR #2077", "#1929",
+                           "backports", "NCCL_P2P_DISABLE=1", "ACS"}) {
     CHECK(r.out.find(part) != std::string::npos);
   }
   r = run_binary({"explain", "cuda.minor-version-compat"});
@@ -98,24 +106,31 @@ TEST_CASE("e2e: a good site rules file changes the verdict - --disable and --sev
   r = run_binary({"--root", root, "--disable", "cuda.minor-version-compat", "--format", "json"});
   CHECK(r.code == 0);
   CHECK(nlohmann::json::parse(r.out).at("verdict") == "pass");
-  r = run_binary({"--root", root, "--severity", "cuda.minor-version-compat=fail", "--format", "json"});
+  r = run_binary(
+      {"--root", root, "--severity", "cuda.minor-version-compat=fail", "--format", "json"});
   CHECK(r.code == 1);
   r = run_binary({"--root", root, "--expect-cuda", "12.2", "--format", "json"});
   CHECK(r.code == 0);
-  CHECK(nlohmann::json::parse(r.out).at("facts").at("compat").at("expected_cuda").at("source") == "--expect-cuda");
+  CHECK(nlohmann::json::parse(r.out).at("facts").at("compat").at("expected_cuda").at("source") ==
+        "--expect-cuda");
 }
 
-TEST_CASE("e2e: bad rules files and bad options exit 2 with the file, the position and the problem") {
+TEST_CASE(
+    "e2e: bad rules files and bad options exit 2 with the file, the position and the problem") {
   const TempFile syntax("{\n  \"rules\": [\n    {\"id\": \"site.x\",}\n  ]\n}");
-  auto r = run_binary({"--root", fixture("compat-cuda124-driver535"), "--rules", syntax.path.string()});
+  auto r =
+      run_binary({"--root", fixture("compat-cuda124-driver535"), "--rules", syntax.path.string()});
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find(syntax.path.string() + ":3:21: syntax error") != std::string::npos);
 
-  const TempFile content(R"({"rules": [{"id": "site.a", "severity": "fatal", "check": {"fact": "gpus.total", "min": 1}, "remedy": "x"}]})");
+  const TempFile content(
+      R"({"rules": [{"id": "site.a", "severity": "fatal", "check": {"fact": "gpus.total", "min": 1}, "remedy": "x"}]})");
   r = run_binary({"--rules", content.path.string(), "rules"});
   CHECK(r.code == 2);
-  CHECK(r.err.find(content.path.string() + ": /rules/0/severity: \"fatal\" is not one of info, warn, fail") != std::string::npos);
+  CHECK(r.err.find(content.path.string() +
+                   ": /rules/0/severity: \"fatal\" is not one of info, warn, fail") !=
+        std::string::npos);
 
   CHECK(run_binary({"--rules", "/nonexistent/site.json"}).code == 2);
   r = run_binary({"--disable", "no.such-rule", "rules"});
@@ -127,7 +142,8 @@ TEST_CASE("e2e: bad rules files and bad options exit 2 with the file, the positi
   CHECK(r.err.find("expected a CUDA version") != std::string::npos);
 }
 
-TEST_CASE("docs/rules.md is generated from the rule table and up to date (run `make docs` when this fails)") {
+TEST_CASE(
+    "docs/rules.md is generated from the rule table and up to date (run `make docs` when this fails)") {
   const auto r = run_binary({"rules", "--format", "markdown"});
   REQUIRE(r.code == 0);
   const std::string expected = read_source("docs/rules-intro.md") + r.out;

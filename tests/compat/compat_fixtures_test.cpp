@@ -23,7 +23,8 @@ Run run_fixture(const std::string& name, std::optional<std::string> expect_cuda 
   auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/" + name);
   REQUIRE(host);
   ProbeOptions options;
-  options.no_cuda = true; // these snapshots carry no cuda.json: judged from the driver's files alone
+  options.no_cuda =
+      true; // these snapshots carry no cuda.json: judged from the driver's files alone
   options.expect_cuda = std::move(expect_cuda);
   Run r{collect_facts(*host, options), {}};
   r.assessment = assess(r.facts, builtin_rules(), CheckOptions{});
@@ -39,13 +40,15 @@ std::multiset<std::string> ids(const Assessment& a) {
 }
 
 const Finding& finding(const Assessment& a, const std::string& id) {
-  auto it = std::find_if(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
+  auto it = std::find_if(a.findings.begin(), a.findings.end(),
+                         [&](const Finding& f) { return f.id == id; });
   REQUIRE(it != a.findings.end());
   return *it;
 }
 
 bool has_evidence(const Finding& f, const std::string& needle) {
-  return std::any_of(f.evidence.begin(), f.evidence.end(), [&](const std::string& e) { return e.find(needle) != std::string::npos; });
+  return std::any_of(f.evidence.begin(), f.evidence.end(),
+                     [&](const std::string& e) { return e.find(needle) != std::string::npos; });
 }
 
 } // namespace
@@ -53,7 +56,8 @@ bool has_evidence(const Finding& f, const std::string& needle) {
 TEST_CASE("fixture: CUDA 12.4 job on a 535 driver warns (minor-version compatibility)") {
   const auto r = run_fixture("compat-cuda124-driver535");
   CHECK(r.assessment.verdict == Verdict::warn);
-  CHECK(ids(r.assessment) == std::multiset<std::string>{"cuda.minor-version-compat", "driver.end-of-life"});
+  CHECK(ids(r.assessment) ==
+        std::multiset<std::string>{"cuda.minor-version-compat", "driver.end-of-life"});
   const auto& f = finding(r.assessment, "cuda.minor-version-compat");
   CHECK(f.severity == Severity::warn);
   CHECK(f.message.find("CUDA 12.4 Update 1 needs driver 550.54.15") != std::string::npos);
@@ -73,21 +77,24 @@ TEST_CASE("fixture: CUDA 12.4 job on a 535 driver warns (minor-version compatibi
 TEST_CASE("fixture: --expect-cuda overrides the installed toolkit") {
   const auto r = run_fixture("compat-cuda124-driver535", "12.2");
   CHECK(r.facts.compat.expected_cuda->source == "--expect-cuda");
-  CHECK(ids(r.assessment) == std::multiset<std::string>{"driver.end-of-life"}); // 12.2 GA needs 535.54.03
+  CHECK(ids(r.assessment) ==
+        std::multiset<std::string>{"driver.end-of-life"}); // 12.2 GA needs 535.54.03
   CHECK(r.assessment.verdict == Verdict::pass);
 }
 
 TEST_CASE("fixture: CUDA 12.1 job on a 470 driver fails") {
   const auto r = run_fixture("compat-cuda121-driver470");
   CHECK(r.assessment.verdict == Verdict::fail);
-  CHECK(ids(r.assessment) == std::multiset<std::string>{"cuda.driver-too-old", "driver.end-of-life"});
+  CHECK(ids(r.assessment) ==
+        std::multiset<std::string>{"cuda.driver-too-old", "driver.end-of-life"});
   const auto& f = finding(r.assessment, "cuda.driver-too-old");
   CHECK(f.severity == Severity::fail);
   CHECK(f.message.find("525.60.13") != std::string::npos);
   CHECK(f.message.find("cudaErrorInsufficientDriver") != std::string::npos);
   CHECK(has_evidence(f, "NVIDIA UNIX x86_64 Kernel Module  470.82.01"));
   CHECK(r.facts.driver.flavour == DriverFlavour::proprietary);
-  CHECK(finding(r.assessment, "driver.end-of-life").message.find("no longer maintained") != std::string::npos);
+  CHECK(finding(r.assessment, "driver.end-of-life").message.find("no longer maintained") !=
+        std::string::npos);
 }
 
 TEST_CASE("fixture: CUDA 13.0 job with a V100 makes that GPU unusable") {
@@ -98,7 +105,8 @@ TEST_CASE("fixture: CUDA 13.0 job with a V100 makes that GPU unusable") {
   CHECK(f.gpu == "0000:3b:00.0");
   CHECK(f.message.find("no kernel image is available") != std::string::npos);
   CHECK(has_evidence(f, "Model: Tesla V100-SXM2-16GB"));
-  CHECK(has_evidence(f, "CUDA_HOME=/opt/cuda-13.0: /opt/cuda-13.0/version.json")); // from the job's CUDA_HOME
+  CHECK(has_evidence(
+      f, "CUDA_HOME=/opt/cuda-13.0: /opt/cuda-13.0/version.json")); // from the job's CUDA_HOME
   REQUIRE(r.assessment.gpus.size() == 2);
   CHECK_FALSE(r.assessment.gpus[0].usable);
   CHECK(r.assessment.gpus[1].usable); // the T4 (Turing) is still targeted by 13.0
@@ -108,23 +116,28 @@ TEST_CASE("fixture: CUDA 13.0 job with a V100 makes that GPU unusable") {
 TEST_CASE("fixture: the open module with a pre-Turing GPU makes that GPU unusable") {
   const auto r = run_fixture("compat-open-pre-turing");
   CHECK(r.assessment.verdict == Verdict::warn);
-  CHECK(ids(r.assessment) == std::multiset<std::string>{"gpu.open-module-unsupported", "cuda.no-expected-version"});
+  CHECK(ids(r.assessment) ==
+        std::multiset<std::string>{"gpu.open-module-unsupported", "cuda.no-expected-version"});
   const auto& f = finding(r.assessment, "gpu.open-module-unsupported");
   CHECK(f.gpu == "0000:17:00.0");
   CHECK(has_evidence(f, "Open Kernel Module for x86_64  550.54.14"));
   CHECK(has_evidence(f, "Model: Tesla P100-PCIE-16GB"));
   CHECK(r.assessment.recommendation.cuda_visible_devices == "1");
-  CHECK(finding(r.assessment, "cuda.no-expected-version").message.find("up to CUDA 12.4 GA") != std::string::npos);
+  CHECK(finding(r.assessment, "cuda.no-expected-version").message.find("up to CUDA 12.4 GA") !=
+        std::string::npos);
 }
 
 TEST_CASE("fixture: user-space libraries newer than the kernel module fail") {
   const auto r = run_fixture("compat-lib-mismatch");
   CHECK(r.assessment.verdict == Verdict::fail);
-  CHECK(ids(r.assessment) == std::multiset<std::string>{"driver.library-version-mismatch", "driver.library-version-mismatch"});
+  CHECK(ids(r.assessment) == std::multiset<std::string>{"driver.library-version-mismatch",
+                                                        "driver.library-version-mismatch"});
   const auto& f = finding(r.assessment, "driver.library-version-mismatch");
   CHECK(f.message.find("550.90.07") != std::string::npos);
-  CHECK(has_evidence(f, "libcuda.so.1: /usr/lib/x86_64-linux-gnu/libcuda.so.1 -> /usr/lib/x86_64-linux-gnu/libcuda.so.550.90.07 "
-                        "(via /etc/ld.so.cache)"));
+  CHECK(has_evidence(
+      f,
+      "libcuda.so.1: /usr/lib/x86_64-linux-gnu/libcuda.so.1 -> /usr/lib/x86_64-linux-gnu/libcuda.so.550.90.07 "
+      "(via /etc/ld.so.cache)"));
   CHECK(r.facts.compat.ld_cache == "new format, 2 entries");
 }
 
@@ -133,7 +146,9 @@ TEST_CASE("fixture: the toolkit's stub libcuda first on LD_LIBRARY_PATH fails") 
   CHECK(r.assessment.verdict == Verdict::fail);
   CHECK(ids(r.assessment) == std::multiset<std::string>{"driver.libcuda-stub-first"});
   const auto& f = finding(r.assessment, "driver.libcuda-stub-first");
-  CHECK(has_evidence(f, "/usr/local/cuda/lib64/stubs/libcuda.so.1 -> /usr/local/cuda/lib64/stubs/libcuda.so (via LD_LIBRARY_PATH)"));
+  CHECK(has_evidence(
+      f,
+      "/usr/local/cuda/lib64/stubs/libcuda.so.1 -> /usr/local/cuda/lib64/stubs/libcuda.so (via LD_LIBRARY_PATH)"));
   CHECK(has_evidence(f, "LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:/usr/local/cuda/lib64"));
   // The driver's own library was never reached, and libnvidia-ml is not shadowed.
   CHECK(r.facts.compat.libnvidia_ml.version_text == "550.54.14");
@@ -143,7 +158,8 @@ TEST_CASE("fixture: forward compatibility is recognised, not called a mismatch")
   const auto r = run_fixture("compat-forward-compat");
   CHECK(r.assessment.verdict == Verdict::pass);
   CHECK(ids(r.assessment) == std::multiset<std::string>{"cuda.forward-compat"});
-  CHECK(has_evidence(finding(r.assessment, "cuda.forward-compat"), "/usr/local/cuda/compat/libcuda.so.550.54.15"));
+  CHECK(has_evidence(finding(r.assessment, "cuda.forward-compat"),
+                     "/usr/local/cuda/compat/libcuda.so.550.54.15"));
   // Without the compat library the same job would only warn: the judgement used the compat libcuda.
   CHECK(r.facts.compat.libcuda.in_compat);
 }
@@ -151,8 +167,10 @@ TEST_CASE("fixture: forward compatibility is recognised, not called a mismatch")
 TEST_CASE("fixture: gVisor's 4.4.0 is explained, and absent libraries are not a mismatch") {
   const auto r = run_fixture("compat-gvisor-no-libs");
   CHECK(r.assessment.verdict == Verdict::pass);
-  CHECK(ids(r.assessment) ==
-        std::multiset<std::string>{"kernel.release-not-judged", "driver.libraries-not-checked", "cuda.no-expected-version"});
+  CHECK(ids(r.assessment) == std::multiset<std::string>{"kernel.release-not-judged",
+                                                        "driver.libraries-not-checked",
+                                                        "cuda.no-expected-version"});
   CHECK(r.facts.kernel.flavour == KernelFlavour::gvisor);
-  CHECK(r.assessment.recommendation.cuda_visible_devices == "0,1"); // no kernel-5.5 single-GPU fallback
+  CHECK(r.assessment.recommendation.cuda_visible_devices ==
+        "0,1"); // no kernel-5.5 single-GPU fallback
 }

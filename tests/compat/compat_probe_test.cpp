@@ -19,7 +19,8 @@ class Tree {
 public:
   Tree() {
     static int counter = 0;
-    m_root = fs::temp_directory_path() / ("gpf-compat-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+    m_root = fs::temp_directory_path() /
+             ("gpf-compat-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
     fs::create_directories(m_root);
   }
   ~Tree() { fs::remove_all(m_root); }
@@ -58,7 +59,8 @@ const LibrarySearchStep* step_in(const DriverLibrary& lib, const std::string& di
 
 } // namespace
 
-TEST_CASE("probe: an absolute link inside a snapshot resolves inside the snapshot, through a merged /lib") {
+TEST_CASE(
+    "probe: an absolute link inside a snapshot resolves inside the snapshot, through a merged /lib") {
   Tree t;
   t.link("lib", "usr/lib"); // merged /usr, relative
   t.file("usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14");
@@ -67,14 +69,16 @@ TEST_CASE("probe: an absolute link inside a snapshot resolves inside the snapsho
   const auto& lib = f.compat.libcuda;
   REQUIRE(lib.path);
 #if defined(__x86_64__)
-  CHECK(*lib.path == "/lib/x86_64-linux-gnu/libcuda.so.1"); // the first default directory, through the link
+  CHECK(*lib.path ==
+        "/lib/x86_64-linux-gnu/libcuda.so.1"); // the first default directory, through the link
   CHECK(*lib.resolved == "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14");
 #endif
   CHECK(lib.version_text == "550.54.14");
   CHECK(lib.via == "default directory");
 }
 
-TEST_CASE("probe: dangling, looping and escaping links are reported, never followed out of the root") {
+TEST_CASE(
+    "probe: dangling, looping and escaping links are reported, never followed out of the root") {
   Tree t;
   t.link("usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "libnvidia-ml.so.999.99");
   t.link("usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so.1");
@@ -88,7 +92,8 @@ TEST_CASE("probe: dangling, looping and escaping links are reported, never follo
   CHECK(loop->result == "too many levels of symbolic links");
   const auto* escape = step_in(f.compat.libcuda, "/usr/lib64");
   REQUIRE(escape);
-  CHECK(escape->result == "dangling link to /etc/hostname"); // the snapshot's /etc/hostname, which it lacks
+  CHECK(escape->result ==
+        "dangling link to /etc/hostname"); // the snapshot's /etc/hostname, which it lacks
   const auto* dangling = step_in(f.compat.libnvidia_ml, "/usr/lib/x86_64-linux-gnu");
   REQUIRE(dangling);
   CHECK(dangling->result == "dangling link to /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.999.99");
@@ -98,7 +103,8 @@ TEST_CASE("probe: dangling, looping and escaping links are reported, never follo
 #endif
 }
 
-TEST_CASE("probe: LD_LIBRARY_PATH comes first; relative and empty entries are skipped, not guessed") {
+TEST_CASE(
+    "probe: LD_LIBRARY_PATH comes first; relative and empty entries are skipped, not guessed") {
   Tree t;
   t.file("environ", "LD_LIBRARY_PATH=:lib:$ORIGIN/x:/opt/drv\n");
   t.file("opt/drv/libcuda.so.535.104.05");
@@ -146,13 +152,15 @@ TEST_CASE("probe: the expected CUDA version and where it came from") {
     const auto f = t.probe();
     CHECK_FALSE(f.compat.expected_cuda);
     REQUIRE(f.compat.expected_cuda_notes.size() == 1);
-    CHECK(f.compat.expected_cuda_notes[0] == "/usr/local/cuda/version.json: no CUDA version in \"{\"cuda\": garbage\"");
+    CHECK(f.compat.expected_cuda_notes[0] ==
+          "/usr/local/cuda/version.json: no CUDA version in \"{\"cuda\": garbage\"");
   }
 }
 
 TEST_CASE("probe: kernel module versions, including unreadable ones") {
   Tree t;
-  t.file("proc/modules", "nvidia_uvm 1 0 - Live\nnvidia 1 1 nvidia_uvm, Live\nnvidia_modeset 1 0 - Live\n");
+  t.file("proc/modules",
+         "nvidia_uvm 1 0 - Live\nnvidia 1 1 nvidia_uvm, Live\nnvidia_modeset 1 0 - Live\n");
   t.file("sys/module/nvidia/version", "550.54.14\n");
   t.file("sys/module/nvidia_uvm/version", "\xff garbage\n");
   const auto f = t.probe();
@@ -163,8 +171,10 @@ TEST_CASE("probe: kernel module versions, including unreadable ones") {
   CHECK_FALSE(f.compat.modules[1].version);
   CHECK(f.compat.modules[1].error.find("not a version") != std::string::npos);
   CHECK(f.compat.modules[2].name == "nvidia_modeset");
-  CHECK(f.compat.modules[2].error == "/sys/module/nvidia_modeset/version: No such file or directory");
+  CHECK(f.compat.modules[2].error ==
+        "/sys/module/nvidia_modeset/version: No such file or directory");
   const auto* status = f.probe("compat");
   REQUIRE(status);
-  CHECK(status->state == ProbeState::ok); // a snapshot that did not record a file is not a probe failure
+  CHECK(status->state ==
+        ProbeState::ok); // a snapshot that did not record a file is not a probe failure
 }

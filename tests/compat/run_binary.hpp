@@ -29,8 +29,9 @@ inline std::string sh_quote(const std::string& s) {
 
 inline Output run_binary(const std::vector<std::string>& args) {
   static int counter = 0;
-  const auto err_path = std::filesystem::temp_directory_path() /
-                        ("gpf-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".err");
+  const auto err_path =
+      std::filesystem::temp_directory_path() /
+      ("gpf-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".err");
   std::string cmd = sh_quote(GPF_BINARY);
   for (const auto& a : args) {
     cmd += " " + sh_quote(a);

@@ -18,7 +18,8 @@ Facts sample_host() {
   f.driver.loaded = true;
   f.driver.version = Version::parse("470.82.01");
   f.driver.version_text = "470.82.01";
-  f.driver.version_line = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.82.01  Wed Oct 27 04:09:04 UTC 2021";
+  f.driver.version_line =
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.82.01  Wed Oct 27 04:09:04 UTC 2021";
   f.driver.flavour = DriverFlavour::proprietary;
   for (const char* bus : {"0000:07:00.0", "0000:0f:00.0"}) {
     GpuFacts g;
@@ -53,10 +54,12 @@ std::string build_error(const std::string& text, RuleOverrides o = {}) {
   return set.error().message;
 }
 
-std::vector<Finding> findings(const RuleSet& set, const Facts& f, const std::string& id, CheckOptions options = {}) {
+std::vector<Finding> findings(const RuleSet& set, const Facts& f, const std::string& id,
+                              CheckOptions options = {}) {
   const auto a = assess(f, set.rules(), options);
   std::vector<Finding> out;
-  std::copy_if(a.findings.begin(), a.findings.end(), std::back_inserter(out), [&](const Finding& x) { return x.id == id; });
+  std::copy_if(a.findings.begin(), a.findings.end(), std::back_inserter(out),
+               [&](const Finding& x) { return x.id == id; });
   return out;
 }
 
@@ -71,7 +74,9 @@ TEST_CASE("a site rule on the driver version, with a two-part minimum") {
   auto hits = findings(set, f, "site.driver-min");
   REQUIRE(hits.size() == 1);
   CHECK(hits[0].severity == Severity::fail);
-  CHECK(hits[0].message == "Site rule site.driver-min: driver.version fails driver.version >= 535: 470.82.01 is below 535");
+  CHECK(
+      hits[0].message ==
+      "Site rule site.driver-min: driver.version fails driver.version >= 535: 470.82.01 is below 535");
   CHECK(hits[0].evidence[0].find("470.82.01") != std::string::npos);
   CHECK(hits[0].remedy == "Install R535 or newer");
   f.driver.version = Version::parse("535.0");
@@ -115,14 +120,17 @@ TEST_CASE("module, environment and flavour checks") {
       {"id": "site.open", "severity": "info", "check": {"fact": "driver.flavour", "one_of": ["open"]}, "remedy": "use open"},
       {"id": "site.uvm", "severity": "fail", "check": {"fact": "modules.loaded", "contains": ["nvidia_uvm"], "excludes": "nouveau"}, "remedy": "x"}]})");
   const auto f = sample_host();
-  CHECK(findings(set, f, "site.peermem")[0].message.find("nvidia_peermem is not loaded") != std::string::npos);
+  CHECK(findings(set, f, "site.peermem")[0].message.find("nvidia_peermem is not loaded") !=
+        std::string::npos);
   CHECK(findings(set, f, "site.no-p2p-disable")[0].evidence[0] == "NCCL_P2P_DISABLE=1");
-  CHECK(findings(set, f, "site.open")[0].message.find("\"proprietary\" is not one of open") != std::string::npos);
+  CHECK(findings(set, f, "site.open")[0].message.find("\"proprietary\" is not one of open") !=
+        std::string::npos);
   CHECK(findings(set, f, "site.uvm").empty());
 }
 
 TEST_CASE("a row with a built-in id overrides it - disable and severity apply") {
-  auto set = build(R"({"rules": [{"id": "cuda.driver-too-old", "severity": "warn", "remedy": "Site: open a ticket"}],
+  auto set = build(
+      R"({"rules": [{"id": "cuda.driver-too-old", "severity": "warn", "remedy": "Site: open a ticket"}],
       "disable": ["driver.end-of-life"], "severity": {"cuda.minor-version-compat": "fail"}})");
   CHECK(set.rules().size() == builtin_rules().size() - 1);
   CHECK_FALSE(set.find("driver.end-of-life"));
@@ -182,9 +190,12 @@ TEST_CASE("bad rules files name the file, the position and the problem") {
       {R"({"rules": [{"id": "site.a", "severity": "info", "check": {"fact": "gpus.total", "min": 1}, "remedy": "x"},
                       {"id": "site.a", "severity": "info", "check": {"fact": "gpus.total", "min": 1}, "remedy": "x"}]})",
        "site.json: /rules/1/id: \"site.a\" appears twice"},
-      {R"({"disable": ["kernel.below-5.5"]})", "site.json: /disable/0: no rule \"kernel.below-5.5\""},
-      {R"({"severity": {"driver.end-of-life": "loud"}})", "site.json: /severity/driver.end-of-life: \"loud\" is not one of"},
-      {"{\"rules\": [{\"id\": \"site.\xff\"}]}", "site.json:1:"}, // invalid UTF-8 is a syntax error, not a crash
+      {R"({"disable": ["kernel.below-5.5"]})",
+       "site.json: /disable/0: no rule \"kernel.below-5.5\""},
+      {R"({"severity": {"driver.end-of-life": "loud"}})",
+       "site.json: /severity/driver.end-of-life: \"loud\" is not one of"},
+      {"{\"rules\": [{\"id\": \"site.\xff\"}]}",
+       "site.json:1:"}, // invalid UTF-8 is a syntax error, not a crash
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -194,7 +205,8 @@ TEST_CASE("bad rules files name the file, the position and the problem") {
   cli.severity = {"driver.end-of-life"};
   CHECK_THAT(build_error("{}", cli), Catch::Contains("expected ID=info|warn|fail"));
   cli.severity = {"nope.rule=warn"};
-  CHECK_THAT(build_error("{}", cli), Catch::Contains("--severity nope.rule=warn: no rule \"nope.rule\""));
+  CHECK_THAT(build_error("{}", cli),
+             Catch::Contains("--severity nope.rule=warn: no rule \"nope.rule\""));
 }
 
 TEST_CASE("a rules file that cannot be read is an error naming it") {

@@ -32,8 +32,13 @@ const json& schema() {
 
 TEST_CASE("exit code 2 with a one-line reason when the checker cannot do its job") {
   const std::vector<std::vector<std::string>> bad{
-      {"--bogus"}, {"--format", "xml"}, {"--min-gpus", "-3"}, {"--color", "sometimes"},
-      {"--root", "/nonexistent/gpf"}, {"--root", GPF_BINARY}, {"check", "extra-positional"},
+      {"--bogus"},
+      {"--format", "xml"},
+      {"--min-gpus", "-3"},
+      {"--color", "sometimes"},
+      {"--root", "/nonexistent/gpf"},
+      {"--root", GPF_BINARY},
+      {"check", "extra-positional"},
   };
   for (const auto& args : bad) {
     INFO(args[0] << " " << (args.size() > 1 ? args[1] : ""));
@@ -60,7 +65,8 @@ TEST_CASE("exit codes follow the verdict; strict makes warn not ready") {
   CHECK(run_preflight({"check", "--root", fixture("missing-uvm")}).exit_code == 1);
   CHECK(run_preflight({"check", "--root", fixture("excluded-gpu")}).exit_code == 0);
   CHECK(run_preflight({"check", "--root", fixture("excluded-gpu"), "--strict"}).exit_code == 1);
-  CHECK(run_preflight({"check", "--root", fixture("excluded-gpu"), "--min-gpus", "4"}).exit_code == 1);
+  CHECK(run_preflight({"check", "--root", fixture("excluded-gpu"), "--min-gpus", "4"}).exit_code ==
+        1);
 }
 
 TEST_CASE("every fixture: JSON valid, matches the schema and its golden file") {
@@ -123,16 +129,21 @@ TEST_CASE("env format is safe to eval and carries the recommendation") {
   CHECK(bad.out.find("# fail: devnode.nvidia-uvm-missing\n") != std::string::npos);
 
   // eval it in a real shell and read the variables back
-  const auto sh = run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\"; echo \"[$CUDA_VISIBLE_DEVICES]\"",
-                               GPF_BINARY, fixture("excluded-gpu")});
+  const auto sh = run_program(
+      {"sh", "-c",
+       "eval \"$(\"$0\" --root \"$1\" --format env)\"; echo \"[$CUDA_VISIBLE_DEVICES]\"",
+       GPF_BINARY, fixture("excluded-gpu")});
   CHECK(sh.out == "[0,1,3]\n");
 
   // on a node that is not ready, `eval "$(...)" && CMD` does not run CMD
-  const auto refused = run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\" && echo started; echo \"status $?\"",
-                                    GPF_BINARY, fixture("missing-uvm")});
+  const auto refused = run_program(
+      {"sh", "-c",
+       "eval \"$(\"$0\" --root \"$1\" --format env)\" && echo started; echo \"status $?\"",
+       GPF_BINARY, fixture("missing-uvm")});
   CHECK(refused.out == "status 1\n");
-  const auto started = run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\" && echo started",
-                                    GPF_BINARY, fixture("excluded-gpu")});
+  const auto started =
+      run_program({"sh", "-c", "eval \"$(\"$0\" --root \"$1\" --format env)\" && echo started",
+                   GPF_BINARY, fixture("excluded-gpu")});
   CHECK(started.out == "started\n");
 }
 
@@ -147,5 +158,6 @@ TEST_CASE("text format: verdict first, evidence and remedy, colour only when ask
   const auto coloured = run_preflight({"--root", fixture("missing-gpu-node"), "--color", "always"});
   CHECK(coloured.out.find('\x1b') != std::string::npos);
   // auto: stdout is a pipe here, so no colour
-  CHECK(run_preflight({"--root", fixture("missing-gpu-node")}).out.find('\x1b') == std::string::npos);
+  CHECK(run_preflight({"--root", fixture("missing-gpu-node")}).out.find('\x1b') ==
+        std::string::npos);
 }

@@ -22,7 +22,6 @@ namespace {
 
 const std::string k_contrib = std::string(GPF_SOURCE_DIR) + "/contrib/kubernetes/";
 
-
 // NPD durations as the shipped files write them ("45s", "5m"), in seconds; -1 for anything else.
 int seconds(const std::string& d) {
   if (d.size() < 2 || d.find_first_not_of("0123456789") != d.size() - 1) {
@@ -34,7 +33,11 @@ int seconds(const std::string& d) {
 
 // The arguments the host configuration gives gpu-preflight.
 std::vector<std::string> plugin_args() {
-  return load_json_file(k_contrib + "npd-gpu-preflight.json").at("rules").at(0).at("args").get<std::vector<std::string>>();
+  return load_json_file(k_contrib + "npd-gpu-preflight.json")
+      .at("rules")
+      .at(0)
+      .at("args")
+      .get<std::vector<std::string>>();
 }
 
 std::string slurp(const fs::path& p) {
@@ -53,7 +56,8 @@ json without_durations(json j) {
 
 } // namespace
 
-TEST_CASE("npd configs: a custom plugin whose permanent rule has a default condition and fits NPD's timeouts") {
+TEST_CASE(
+    "npd configs: a custom plugin whose permanent rule has a default condition and fits NPD's timeouts") {
   for (const auto* name : {"npd-gpu-preflight.json", "npd-gpu-preflight-pod.json"}) {
     INFO(name);
     const json c = load_json_file(k_contrib + name);
@@ -101,7 +105,8 @@ TEST_CASE("npd configs: a custom plugin whose permanent rule has a default condi
   CHECK(host_rest == pod_rest);
 }
 
-TEST_CASE("npd plugin contract: exit 0 or 1 and one line within 80 bytes on every fixture, 2 on checker errors") {
+TEST_CASE(
+    "npd plugin contract: exit 0 or 1 and one line within 80 bytes on every fixture, 2 on checker errors") {
   int ok = 0;
   int non_ok = 0;
   for (const auto& name : fixture_names()) {
@@ -128,7 +133,8 @@ TEST_CASE("npd plugin contract: exit 0 or 1 and one line within 80 bytes on ever
   CHECK(non_ok >= 2);
 
   // Unknown (2), never a CLI11 code in the 100s, and nothing on stdout to misread as a message.
-  for (const auto& extra : std::vector<std::vector<std::string>>{{"--root", "/nonexistent/gpf"}, {"--no-such-option"}}) {
+  for (const auto& extra : std::vector<std::vector<std::string>>{{"--root", "/nonexistent/gpf"},
+                                                                 {"--no-such-option"}}) {
     auto args = plugin_args();
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = run_preflight(args);
@@ -140,28 +146,36 @@ TEST_CASE("npd plugin contract: exit 0 or 1 and one line within 80 bytes on ever
 TEST_CASE("json-out: writes the same report as --format json, whole, whatever the printed format") {
   TempDir t;
   const auto file = t.path / "report.json";
-  const auto line = run_preflight({"check", "--root", fixture("missing-uvm"), "--format", "line", "--json-out", file.string()});
+  const auto line = run_preflight(
+      {"check", "--root", fixture("missing-uvm"), "--format", "line", "--json-out", file.string()});
   CHECK(line.exit_code == 1);
   CHECK(line.out == "FAIL devnode.nvidia-uvm-missing\n");
-  const auto printed = run_preflight({"check", "--root", fixture("missing-uvm"), "--format", "json"});
+  const auto printed =
+      run_preflight({"check", "--root", fixture("missing-uvm"), "--format", "json"});
   CHECK(without_durations(json::parse(slurp(file))) == without_durations(json::parse(printed.out)));
   CHECK((fs::status(file).permissions() & fs::perms::others_read) != fs::perms::none);
 
   // Replaced, not appended to; no temporary file left beside it.
-  CHECK(run_preflight({"--root", fixture("healthy-4gpu"), "--json-out", file.string()}).exit_code == 0);
+  CHECK(run_preflight({"--root", fixture("healthy-4gpu"), "--json-out", file.string()}).exit_code ==
+        0);
   CHECK(json::parse(slurp(file)).at("verdict") == "pass");
   CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);
 
   // exec writes it before refusing or starting the command.
   const auto exec_file = t.path / "exec.json";
-  const auto refused = run_preflight({"exec", "--root", fixture("missing-uvm"), "--json-out", exec_file.string(), "--", "true"});
+  const auto refused = run_preflight(
+      {"exec", "--root", fixture("missing-uvm"), "--json-out", exec_file.string(), "--", "true"});
   CHECK(refused.exit_code == 1);
   CHECK(json::parse(slurp(exec_file)).at("verdict") == "fail");
 }
 
-TEST_CASE("json-out: a file that cannot be written is a checker error with the reason, and stdout stays empty") {
-  const auto r = run_preflight({"--root", fixture("healthy-4gpu"), "--format", "line", "--json-out", "/nonexistent/gpf/report.json"});
+TEST_CASE(
+    "json-out: a file that cannot be written is a checker error with the reason, and stdout stays empty") {
+  const auto r = run_preflight({"--root", fixture("healthy-4gpu"), "--format", "line", "--json-out",
+                                "/nonexistent/gpf/report.json"});
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
-  CHECK(r.err == "gpu-preflight: error: cannot write /nonexistent/gpf/report.json: No such file or directory\n");
+  CHECK(
+      r.err ==
+      "gpu-preflight: error: cannot write /nonexistent/gpf/report.json: No such file or directory\n");
 }

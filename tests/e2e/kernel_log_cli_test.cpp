@@ -8,7 +8,9 @@ using namespace gpf::test;
 using nlohmann::json;
 
 namespace {
-std::string fixture_log(const std::string& name) { return fixture(name) + "/dmesg.txt"; }
+std::string fixture_log(const std::string& name) {
+  return fixture(name) + "/dmesg.txt";
+}
 
 bool has_finding(const json& doc, const std::string& id, const std::string& gpu = {}) {
   for (const auto& f : doc.at("findings")) {
@@ -21,8 +23,8 @@ bool has_finding(const json& doc, const std::string& id, const std::string& gpu 
 } // namespace
 
 TEST_CASE("option --dmesg FILE judges a saved log instead of the snapshot's") {
-  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", fixture_log("log-xid79-one-of-8"),
-                                "--format", "json"});
+  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg",
+                                fixture_log("log-xid79-one-of-8"), "--format", "json"});
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc.at("verdict") == "warn");
@@ -33,10 +35,12 @@ TEST_CASE("option --dmesg FILE judges a saved log instead of the snapshot's") {
 }
 
 TEST_CASE("option --dmesg - reads the log from stdin") {
-  const std::string log = "Nov 30 02:00:00 node kernel: NVRM: API mismatch: the client has the version 550.67, but\n"
-                          "Nov 30 02:00:00 node kernel: NVRM: this kernel module has the version 550.54.14.  Please\n";
-  const auto r = run_program({GPF_BINARY, "check", "--root", fixture("healthy-4gpu"), "--dmesg", "-", "--format", "json"},
-                             {}, log);
+  const std::string log =
+      "Nov 30 02:00:00 node kernel: NVRM: API mismatch: the client has the version 550.67, but\n"
+      "Nov 30 02:00:00 node kernel: NVRM: this kernel module has the version 550.54.14.  Please\n";
+  const auto r = run_program(
+      {GPF_BINARY, "check", "--root", fixture("healthy-4gpu"), "--dmesg", "-", "--format", "json"},
+      {}, log);
   REQUIRE(r.exit_code == 1);
   const json doc = json::parse(r.out);
   CHECK(has_finding(doc, "driver.api-mismatch"));
@@ -44,13 +48,14 @@ TEST_CASE("option --dmesg - reads the log from stdin") {
 }
 
 TEST_CASE("option --dmesg naming a file that cannot be read warns, never passes") {
-  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", "/nonexistent/kern.log", "--format",
-                                "json"});
+  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg",
+                                "/nonexistent/kern.log", "--format", "json"});
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc.at("verdict") == "warn");
   CHECK(has_finding(doc, "log.not-readable"));
-  CHECK(run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", "/nonexistent/kern.log", "--strict"})
+  CHECK(run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg",
+                       "/nonexistent/kern.log", "--strict"})
             .exit_code == 1);
 }
 
@@ -59,6 +64,8 @@ TEST_CASE("text output quotes the log lines and the decoded meaning") {
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("[FAIL] rminit.adapter-failed") != std::string::npos);
   CHECK(r.out.find("RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26)") != std::string::npos);
-  CHECK(r.out.find("evidence: [   31.402113] NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)") !=
-        std::string::npos);
+  CHECK(
+      r.out.find(
+          "evidence: [   31.402113] NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)") !=
+      std::string::npos);
 }

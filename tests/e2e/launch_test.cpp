@@ -16,7 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-
 // The parts of a report a replay must reproduce: everything but durations.
 json comparable(const std::string& out) {
   json j = json::parse(out);
@@ -28,10 +27,12 @@ json comparable(const std::string& out) {
 
 } // namespace
 
-TEST_CASE("exec launches on the recommended GPUs with arguments verbatim and returns the command's status") {
-  const auto r = run_preflight({"exec", "--root", fixture("environ-restricted"), "--", "sh", "-c",
-                                "printf '%s|%s|%s|%s' \"$CUDA_VISIBLE_DEVICES\" \"$CUDA_DEVICE_ORDER\" \"$1\" \"$2\"; exit 7", "sh",
-                                "two words", "it's \"quoted\" $HOME"});
+TEST_CASE(
+    "exec launches on the recommended GPUs with arguments verbatim and returns the command's status") {
+  const auto r = run_preflight(
+      {"exec", "--root", fixture("environ-restricted"), "--", "sh", "-c",
+       "printf '%s|%s|%s|%s' \"$CUDA_VISIBLE_DEVICES\" \"$CUDA_DEVICE_ORDER\" \"$1\" \"$2\"; exit 7",
+       "sh", "two words", "it's \"quoted\" $HOME"});
   CHECK(r.exit_code == 7);
   CHECK(r.out == "1,3|PCI_BUS_ID|two words|it's \"quoted\" $HOME");
   CHECK(r.err == "gpu-preflight: PASS 4/4 GPUs CUDA_VISIBLE_DEVICES=1,3\n");
@@ -46,28 +47,34 @@ TEST_CASE("exec refuses to start on a failing node and does not run the command"
   CHECK(r.err.find("devnode.nvidia-uvm-missing") != std::string::npos);
   CHECK(r.out.empty());
 
-  const auto strict = run_preflight({"exec", "--strict", "--root", fixture("excluded-gpu"), "--", "touch", marker});
+  const auto strict =
+      run_preflight({"exec", "--strict", "--root", fixture("excluded-gpu"), "--", "touch", marker});
   CHECK(strict.exit_code == 1);
   CHECK_FALSE(fs::exists(marker));
-  CHECK(run_preflight({"exec", "--root", fixture("excluded-gpu"), "--", "touch", marker}).exit_code == 0);
+  CHECK(
+      run_preflight({"exec", "--root", fixture("excluded-gpu"), "--", "touch", marker}).exit_code ==
+      0);
   CHECK(fs::exists(marker));
 }
 
 TEST_CASE("exec: 127 for a missing command, quiet and keep-env") {
-  const auto missing = run_preflight({"exec", "--root", fixture("healthy-4gpu"), "--", "gpf-no-such-command-xyz"});
+  const auto missing =
+      run_preflight({"exec", "--root", fixture("healthy-4gpu"), "--", "gpf-no-such-command-xyz"});
   CHECK(missing.exit_code == 127);
   CHECK(missing.err.find("gpf-no-such-command-xyz: command not found") != std::string::npos);
 
-  const auto kept = run_preflight({"exec", "--quiet", "--keep-env", "--root", fixture("excluded-gpu"), "--", "sh", "-c",
-                                   "printf '%s' \"${CUDA_VISIBLE_DEVICES-unset}\""},
-                                  {{"CUDA_VISIBLE_DEVICES", "\x01unset"}});
+  const auto kept =
+      run_preflight({"exec", "--quiet", "--keep-env", "--root", fixture("excluded-gpu"), "--", "sh",
+                     "-c", "printf '%s' \"${CUDA_VISIBLE_DEVICES-unset}\""},
+                    {{"CUDA_VISIBLE_DEVICES", "\x01unset"}});
   CHECK(kept.exit_code == 0);
   CHECK(kept.out == "unset");
   CHECK(kept.err.empty());
 }
 
 TEST_CASE("line format: one line of at most 80 bytes for every fixture") {
-  const std::regex form(R"((PASS \d+/\d+ GPUs|WARN \d+/\d+ GPUs(: [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)?|FAIL [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)\n)");
+  const std::regex form(
+      R"((PASS \d+/\d+ GPUs|WARN \d+/\d+ GPUs(: [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)?|FAIL [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)\n)");
   for (const auto& name : fixture_names()) {
     INFO(name);
     const auto r = run_preflight({"--root", fixture(name), "--format", "line"});
@@ -75,9 +82,12 @@ TEST_CASE("line format: one line of at most 80 bytes for every fixture") {
     CHECK(r.out.size() <= 81);
     CHECK(std::regex_match(r.out, form));
   }
-  CHECK(run_preflight({"--root", fixture("excluded-gpu"), "--format", "line"}).out == "WARN 3/4 GPUs: gpu.excluded 0000:3a:00.0\n");
-  CHECK(run_preflight({"--root", fixture("healthy-4gpu"), "--format", "line"}).out == "PASS 4/4 GPUs\n");
-  CHECK(run_preflight({"--root", fixture("nouveau"), "--format", "line"}).out == "FAIL driver.not-loaded +1 more\n");
+  CHECK(run_preflight({"--root", fixture("excluded-gpu"), "--format", "line"}).out ==
+        "WARN 3/4 GPUs: gpu.excluded 0000:3a:00.0\n");
+  CHECK(run_preflight({"--root", fixture("healthy-4gpu"), "--format", "line"}).out ==
+        "PASS 4/4 GPUs\n");
+  CHECK(run_preflight({"--root", fixture("nouveau"), "--format", "line"}).out ==
+        "FAIL driver.not-loaded +1 more\n");
 }
 
 TEST_CASE("snapshot then replay reproduces the verdict, findings and facts of every fixture") {
@@ -106,37 +116,46 @@ TEST_CASE("snapshot of this machine replays to the same verdict and findings") {
   CHECK(replay.at("facts").at("kernel") == live.at("facts").at("kernel"));
   // the kernel log travels with the snapshot: its text, or the reason it could not be read
   CHECK((fs::exists(fs::path(dir) / "dmesg.txt") || fs::exists(fs::path(dir) / "dmesg.error")));
-  CHECK(replay.at("facts").at("log").at("gpu_events") == live.at("facts").at("log").at("gpu_events"));
-  CHECK(replay.at("facts").at("log").at("host_events") == live.at("facts").at("log").at("host_events"));
+  CHECK(replay.at("facts").at("log").at("gpu_events") ==
+        live.at("facts").at("log").at("gpu_events"));
+  CHECK(replay.at("facts").at("log").at("host_events") ==
+        live.at("facts").at("log").at("host_events"));
 }
 
-TEST_CASE("snapshot keeps the kernel log given with --dmesg as dmesg.txt, and the replay finds the same events") {
+TEST_CASE(
+    "snapshot keeps the kernel log given with --dmesg as dmesg.txt, and the replay finds the same events") {
   const auto log = fixture("log-xid79-one-of-8") + "/dmesg.txt";
   TempDir t;
   const auto dir = (t.path / "snap").string();
-  REQUIRE(run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "--dmesg", log, "-o", dir}).exit_code == 0);
+  REQUIRE(run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "--dmesg", log, "-o", dir})
+              .exit_code == 0);
   std::ifstream kept(fs::path(dir) / "dmesg.txt", std::ios::binary);
   std::ifstream original(log, std::ios::binary);
-  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == std::string(std::istreambuf_iterator<char>(original), {}));
-  const auto direct = run_preflight({"--root", fixture("healthy-4gpu"), "--dmesg", log, "--format", "json"});
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) ==
+        std::string(std::istreambuf_iterator<char>(original), {}));
+  const auto direct =
+      run_preflight({"--root", fixture("healthy-4gpu"), "--dmesg", log, "--format", "json"});
   const auto replay = run_preflight({"--root", dir, "--format", "json"});
   CHECK(replay.exit_code == direct.exit_code);
   CHECK(comparable(replay.out).at("findings") == comparable(direct.out).at("findings"));
 
   // a log from standard input cannot be read twice: said, not silently dropped
   TempDir u;
-  const auto from_stdin = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "--dmesg", "-", "-o",
-                                         (u.path / "snap").string()});
+  const auto from_stdin = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "--dmesg",
+                                         "-", "-o", (u.path / "snap").string()});
   CHECK(from_stdin.out.find("standard input") != std::string::npos);
 }
 
-TEST_CASE("snapshot refuses a non-empty directory; --force replaces only a previous snapshot, and says what it captured") {
+TEST_CASE(
+    "snapshot refuses a non-empty directory; --force replaces only a previous snapshot, and says what it captured") {
   TempDir t;
   std::ofstream(t.path / "existing") << "x";
-  const auto refused = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
+  const auto refused =
+      run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("is not empty") != std::string::npos);
-  const auto not_snapshot = run_preflight({"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
+  const auto not_snapshot = run_preflight(
+      {"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", t.path.string()});
   CHECK(not_snapshot.exit_code == 2);
   CHECK(not_snapshot.err.find("not a previous snapshot") != std::string::npos);
   CHECK(fs::exists(t.path / "existing"));
@@ -144,7 +163,8 @@ TEST_CASE("snapshot refuses a non-empty directory; --force replaces only a previ
   const auto dir = (t.path / "snap").string();
   REQUIRE(run_preflight({"snapshot", "--root", fixture("missing-uvm"), "-o", dir}).exit_code == 0);
   CHECK(run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir}).exit_code == 2);
-  const auto forced = run_preflight({"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", dir});
+  const auto forced =
+      run_preflight({"snapshot", "--force", "--root", fixture("healthy-4gpu"), "-o", dir});
   CHECK(forced.exit_code == 0);
   CHECK(forced.out.find("captured ") == 0);
   const json record = json::parse(std::ifstream(fs::path(dir) / "capture.json"));
@@ -159,7 +179,8 @@ TEST_CASE("snapshot never follows a link out of the tree it copies") {
   TempDir out;
   const auto dir = (out.path / "snap").string();
   REQUIRE(run_preflight({"snapshot", "--root", src.path.string(), "-o", dir}).exit_code == 0);
-  CHECK_FALSE(fs::exists(fs::path(dir) / "proc/driver/nvidia/version")); // the link led nowhere inside the root
+  CHECK_FALSE(fs::exists(fs::path(dir) /
+                         "proc/driver/nvidia/version")); // the link led nowhere inside the root
 }
 
 TEST_CASE("unreadable inputs are recorded and replay as the same error") {
@@ -179,10 +200,12 @@ TEST_CASE("unreadable inputs are recorded and replay as the same error") {
 
 TEST_CASE("redaction replaces hostnames and serial numbers consistently") {
   gpf::Redactor r({"node17.example"});
-  const auto out = r.apply("Nov 30 02:00:00 node17 kernel: NVRM: GPU Board Serial Number: 1650123456789\n"
-                           "Nov 30 02:00:01 node17 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is 1650123456789.\n"
-                           "Nov 30 02:00:02 other kernel: seen from node17.example\n");
-  CHECK(out == "Nov 30 02:00:00 host-1 kernel: NVRM: GPU Board Serial Number: serial-1\n"
-               "Nov 30 02:00:01 host-1 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is serial-1.\n"
-               "Nov 30 02:00:02 host-2 kernel: seen from host-3\n");
+  const auto out = r.apply(
+      "Nov 30 02:00:00 node17 kernel: NVRM: GPU Board Serial Number: 1650123456789\n"
+      "Nov 30 02:00:01 node17 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is 1650123456789.\n"
+      "Nov 30 02:00:02 other kernel: seen from node17.example\n");
+  CHECK(out ==
+        "Nov 30 02:00:00 host-1 kernel: NVRM: GPU Board Serial Number: serial-1\n"
+        "Nov 30 02:00:01 host-1 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is serial-1.\n"
+        "Nov 30 02:00:02 host-2 kernel: seen from host-3\n");
 }

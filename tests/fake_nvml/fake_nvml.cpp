@@ -4,8 +4,8 @@
 // "GPU i" is the i-th bus id of FAKE_NVML_BUS_IDS. Per-GPU variables are lists "i:value,j:value".
 //   FAKE_NVML_INIT_RC=n           nvmlInit* returns n
 //   FAKE_NVML_INIT_HANG=1         nvmlInit* never returns and ignores SIGTERM
-//   FAKE_NVML_HANG=i:step         GPU i never returns from that step ("handle", "remapped_rows", ...)
-//   FAKE_NVML_LOST=i,...          GPU i's handle call answers NVML_ERROR_GPU_IS_LOST
+//   FAKE_NVML_HANG=i:step         GPU i never returns from that step ("handle", "remapped_rows",
+//   ...) FAKE_NVML_LOST=i,...          GPU i's handle call answers NVML_ERROR_GPU_IS_LOST
 //   FAKE_NVML_ARCH=i:a            architecture (default 9, Hopper); < 7 has page retirement,
 //                                 no row remapping and no MIG; < 9 no fabric (NOT_SUPPORTED)
 //   FAKE_NVML_REMAP_PENDING, _REMAP_FAILURE, _RETIRED_PENDING, _ECC_VOL, _ECC_AGG, _RECOVERY
@@ -138,7 +138,8 @@ nvmlReturn_t init_common() {
   if (env("FAKE_NVML_INIT_HANG")) {
     hang_forever();
   }
-  const long rc = std::strtol(env("FAKE_NVML_INIT_RC") ? env("FAKE_NVML_INIT_RC") : "0", nullptr, 0);
+  const long rc =
+      std::strtol(env("FAKE_NVML_INIT_RC") ? env("FAKE_NVML_INIT_RC") : "0", nullptr, 0);
   if (rc != 0) {
     return static_cast<nvmlReturn_t>(rc);
   }
@@ -159,14 +160,14 @@ void copy(char* out, unsigned len, const std::string& s) {
 }
 
 // Common prologue of a device query: initialised, valid handle, maybe hang in this step.
-#define DEVICE_PROLOGUE(step)                                                                                          \
-  if (!g_init) {                                                                                                       \
-    return k_uninit;                                                                                                   \
-  }                                                                                                                    \
-  const int gpu = gpu_of(device);                                                                                      \
-  if (gpu < 0) {                                                                                                       \
-    return k_invalid;                                                                                                  \
-  }                                                                                                                    \
+#define DEVICE_PROLOGUE(step)                                                                      \
+  if (!g_init) {                                                                                   \
+    return k_uninit;                                                                               \
+  }                                                                                                \
+  const int gpu = gpu_of(device);                                                                  \
+  if (gpu < 0) {                                                                                   \
+    return k_invalid;                                                                              \
+  }                                                                                                \
   maybe_hang(gpu, step)
 
 } // namespace
@@ -236,7 +237,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlD
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevice_t* device) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id,
+                                                          nvmlDevice_t* device) {
   if (!g_init) {
     return k_uninit;
   }
@@ -275,7 +277,10 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInf
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   DEVICE_PROLOGUE("name");
-  copy(name, length, arch(gpu) >= 9 ? "NVIDIA H100 80GB HBM3" : arch(gpu) >= 7 ? "NVIDIA A100-SXM4-80GB" : "Tesla V100-SXM2-32GB");
+  copy(name, length,
+       arch(gpu) >= 9   ? "NVIDIA H100 80GB HBM3"
+       : arch(gpu) >= 7 ? "NVIDIA A100-SXM4-80GB"
+                        : "Tesla V100-SXM2-32GB");
   return k_ok;
 }
 
@@ -293,26 +298,31 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned 
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* a) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
+                                                   nvmlDeviceArchitecture_t* a) {
   DEVICE_PROLOGUE("architecture");
   *a = static_cast<unsigned>(arch(gpu));
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current, nvmlEnableState_t* pending) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current,
+                                              nvmlEnableState_t* pending) {
   DEVICE_PROLOGUE("ecc_mode");
   *current = 1;
   *pending = 1;
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int, int counter, unsigned long long* count) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int, int counter,
+                                                     unsigned long long* count) {
   DEVICE_PROLOGUE(counter == 0 ? "ecc_volatile_uncorrected" : "ecc_aggregate_uncorrected");
-  *count = static_cast<unsigned long long>(per_gpu(counter == 0 ? "FAKE_NVML_ECC_VOL" : "FAKE_NVML_ECC_AGG", gpu, 0));
+  *count = static_cast<unsigned long long>(
+      per_gpu(counter == 0 ? "FAKE_NVML_ECC_VOL" : "FAKE_NVML_ECC_AGG", gpu, 0));
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, int cause, unsigned int* count,
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, int cause,
+                                                   unsigned int* count,
                                                    unsigned long long* addresses) {
   DEVICE_PROLOGUE("retired_pages");
   if (arch(gpu) >= 7) {
@@ -330,7 +340,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, int caus
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t* pending) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
+                                                                nvmlEnableState_t* pending) {
   DEVICE_PROLOGUE("retired_pages_pending");
   if (arch(gpu) >= 7) {
     return k_not_supported;
@@ -339,8 +350,9 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t dev
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corr, unsigned int* unc,
-                                                   unsigned int* pending, unsigned int* failure) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corr,
+                                                   unsigned int* unc, unsigned int* pending,
+                                                   unsigned int* failure) {
   DEVICE_PROLOGUE("remapped_rows");
   if (arch(gpu) < 7) {
     return k_not_supported;
@@ -352,7 +364,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
+                                                  nvmlFieldValue_t* values) {
   DEVICE_PROLOGUE("recovery_action");
   for (int i = 0; i < count; ++i) {
     auto& v = values[i];
@@ -368,13 +381,15 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                                unsigned long long* reasons) {
   DEVICE_PROLOGUE("clock_event_reasons");
   *reasons = static_cast<unsigned long long>(per_gpu("FAKE_NVML_CLOCKS", gpu, 1)); // idle
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
+                                                                   unsigned long long* reasons) {
   return nvmlDeviceGetCurrentClocksEventReasons(device, reasons);
 }
 
@@ -384,13 +399,15 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int, unsi
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, int, unsigned int* temp) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, int,
+                                                           unsigned int* temp) {
   DEVICE_PROLOGUE("slowdown_temperature");
   *temp = 87;
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
+                                                      nvmlEnableState_t* mode) {
   DEVICE_PROLOGUE("persistence_mode");
   *mode = per_gpu("FAKE_NVML_PERSISTENCE", gpu, 1) != 0 ? 1 : 0;
   return k_ok;
@@ -402,7 +419,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlCompu
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current,
+                                              unsigned int* pending) {
   DEVICE_PROLOGUE("mig_mode");
   if (arch(gpu) < 7) {
     return k_not_supported;
@@ -412,13 +430,15 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int*
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device,
+                                                             unsigned int* gen) {
   DEVICE_PROLOGUE("pcie_gen");
   *gen = static_cast<unsigned>(per_gpu("FAKE_NVML_PCIE_GEN", gpu, 5));
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device,
+                                                            unsigned int* gen) {
   DEVICE_PROLOGUE("pcie_gen_max");
   *gen = 5;
   return k_ok;
@@ -436,7 +456,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsi
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t* active) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+                                                  nvmlEnableState_t* active) {
   DEVICE_PROLOGUE("nvlink");
   const long links = per_gpu("FAKE_NVML_NVLINKS", gpu, 0);
   if (links == 0) {
@@ -449,7 +470,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned 
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t* info) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device,
+                                                    nvmlGpuFabricInfo_t* info) {
   DEVICE_PROLOGUE("fabric");
   const long state = per_gpu("FAKE_NVML_FABRIC", gpu, -1);
   if (arch(gpu) < 9 || state < 0) {
@@ -461,7 +483,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpu
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
+                                                                 unsigned int* count,
                                                                  nvmlProcessInfo_v2_t* infos) {
   DEVICE_PROLOGUE("processes");
   const long pid = per_gpu("FAKE_NVML_PROCS", gpu, 0);

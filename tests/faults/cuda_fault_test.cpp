@@ -29,9 +29,12 @@ void check_no_child_left(const Outcome& r) {
 
 } // namespace
 
-TEST_CASE("faults cuda: cuInit hangs ignoring SIGTERM and SIGINT -> cuda.init-hung at the deadline") {
+TEST_CASE(
+    "faults cuda: cuInit hangs ignoring SIGTERM and SIGINT -> cuda.init-hung at the deadline") {
   RunOptions options;
-  options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_HANG", "1"}, {"FAKE_CUDA_IGNORE_SIGTERM", "1"},
+  options.env = {{"FAKE_CUDA_GPUS", "4"},
+                 {"FAKE_CUDA_INIT_HANG", "1"},
+                 {"FAKE_CUDA_IGNORE_SIGTERM", "1"},
                  {"FAKE_CUDA_IGNORE_SIGINT", "1"}};
   const auto r = run_binary(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "2"}), options);
   INFO("stderr: " << r.err);
@@ -65,11 +68,14 @@ TEST_CASE("faults cuda: a GPU child crashing with SIGSEGV drops that GPU, names 
   check_no_child_left(r);
 }
 
-TEST_CASE("faults cuda: SIGINT or SIGTERM to gpu-preflight mid-stage: prompt exit, clear message, children gone") {
+TEST_CASE(
+    "faults cuda: SIGINT or SIGTERM to gpu-preflight mid-stage: prompt exit, clear message, children gone") {
   for (const int sig : {SIGINT, SIGTERM}) {
     INFO("signal " << sig);
     RunOptions options;
-    options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_HANG", "1"}, {"FAKE_CUDA_IGNORE_SIGTERM", "1"},
+    options.env = {{"FAKE_CUDA_GPUS", "4"},
+                   {"FAKE_CUDA_INIT_HANG", "1"},
+                   {"FAKE_CUDA_IGNORE_SIGTERM", "1"},
                    {"FAKE_CUDA_IGNORE_SIGINT", "1"}};
     options.limit_s = 40;
     std::optional<double> sent_at;
@@ -93,8 +99,9 @@ TEST_CASE("faults cuda: SIGINT or SIGTERM to gpu-preflight mid-stage: prompt exi
     REQUIRE(r.signal.has_value()); // dies of the signal, as a shell expects (exit status 128+N)
     CHECK(*r.signal == sig);
     CHECK(r.seconds - *sent_at < 3.0); // not the 30 s deadline
-    CHECK_THAT(r.err, Catch::Contains(sig == SIGINT ? "interrupted (SIGINT) during the CUDA probe"
-                                                    : "terminated (SIGTERM) during the CUDA probe"));
+    CHECK_THAT(r.err,
+               Catch::Contains(sig == SIGINT ? "interrupted (SIGINT) during the CUDA probe"
+                                             : "terminated (SIGTERM) during the CUDA probe"));
     CHECK_THAT(r.err, Catch::Contains("child processes were stopped and reaped"));
     CHECK(r.out.empty()); // no half report
     CHECK_FALSE(r.children_seen.empty());
@@ -110,7 +117,8 @@ TEST_CASE("faults: a reader that goes away after 10 bytes (| head -c 10): no han
       options.out = Stdout::close_after_10_bytes;
       options.ignore_sigpipe = ignore_sigpipe;
       options.env = {{"FAKE_CUDA_GPUS", "4"}};
-      const auto r = run_binary({"--root", fixture("log-xid79-one-of-8"), "--format", format}, options);
+      const auto r =
+          run_binary({"--root", fixture("log-xid79-one-of-8"), "--format", format}, options);
       INFO("stderr: " << r.err);
       REQUIRE_FALSE(r.timed_out);
       CHECK(r.out.size() <= 10);

@@ -22,15 +22,19 @@ namespace fs = std::filesystem;
 using gpf::test::c_strings;
 using gpf::test::child_environment;
 
-std::string fixture(const std::string& name) { return std::string(GPF_FIXTURES_DIR) + "/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(GPF_FIXTURES_DIR) + "/" + name;
+}
 
 TempDir::TempDir(const std::string& fixture_name) {
   std::random_device rd;
-  m_dir = fs::temp_directory_path() / ("gpf-fault-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  m_dir = fs::temp_directory_path() /
+          ("gpf-fault-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
   if (fixture_name.empty()) {
     fs::create_directories(m_dir);
   } else {
-    fs::copy(fixture(fixture_name), m_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    fs::copy(fixture(fixture_name), m_dir,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   }
   fs::permissions(m_dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                              fs::perms::others_read | fs::perms::others_exec);
@@ -150,7 +154,8 @@ Outcome run_binary(const std::vector<std::string>& args, const RunOptions& optio
     throw std::runtime_error("pipe failed");
   }
   if (options.out == Stdout::close_after_10_bytes) {
-    ::fcntl(out[0], F_SETPIPE_SZ, 4096); // the smallest pipe: the report cannot fit before the reader leaves
+    ::fcntl(out[0], F_SETPIPE_SZ,
+            4096); // the smallest pipe: the report cannot fit before the reader leaves
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -202,7 +207,8 @@ Outcome run_binary(const std::vector<std::string>& args, const RunOptions& optio
   int status = 0;
   bool exited = false;
   for (;;) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (const auto& [child, begun] : children_of(pid)) {
       result.children_seen.emplace(child, begun);
     }

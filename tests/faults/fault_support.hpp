@@ -44,23 +44,23 @@ using ProcSet = std::map<pid_t, unsigned long long>;
 enum class Stdout { capture, close_after_10_bytes };
 
 struct RunOptions {
-  std::map<std::string, std::string> env;        // on top of this process's (FAKE_CUDA_* removed)
-  double limit_s = 60;                            // SIGKILL after this long
+  std::map<std::string, std::string> env; // on top of this process's (FAKE_CUDA_* removed)
+  double limit_s = 60;                    // SIGKILL after this long
   Stdout out = Stdout::capture;
-  bool ignore_sigpipe = false;                    // start it with SIGPIPE ignored
-  std::vector<std::string> wrapper;               // e.g. {"setpriv", "--reuid=65534", ...}
+  bool ignore_sigpipe = false;      // start it with SIGPIPE ignored
+  std::vector<std::string> wrapper; // e.g. {"setpriv", "--reuid=65534", ...}
   // Called about every 20 ms while it runs, with its pid and the seconds since the start.
   std::function<void(pid_t, double)> on_tick;
 };
 
 struct Outcome {
-  int exit_code = -1;             // when it exited
-  std::optional<int> signal;      // when a signal killed it
+  int exit_code = -1;        // when it exited
+  std::optional<int> signal; // when a signal killed it
   bool timed_out = false;
   double seconds = 0;
   std::string out;
   std::string err;
-  ProcSet children_seen;          // every child /proc showed while it ran
+  ProcSet children_seen; // every child /proc showed while it ran
   nlohmann::json json() const { return nlohmann::json::parse(out); }
 };
 

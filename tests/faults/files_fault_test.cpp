@@ -46,7 +46,8 @@ TEST_CASE("faults: unreadable files (a non-root user via setpriv) are probe fail
   fs::permissions(root.path() / "proc/driver/nvidia/version", fs::perms::none);
   fs::permissions(root.path() / "proc/modules", fs::perms::none);
   if (::geteuid() != 0 || !has_program("setpriv")) {
-    WARN("skipped: needs root and setpriv to read as uid 65534 (the injected-error case below still runs)");
+    WARN(
+        "skipped: needs root and setpriv to read as uid 65534 (the injected-error case below still runs)");
     return;
   }
   RunOptions as_nobody;
@@ -58,8 +59,9 @@ TEST_CASE("faults: unreadable files (a non-root user via setpriv) are probe fail
   }
   const json j = verdict_json(r);
   CHECK(j.at("verdict") != "pass");
-  CHECK_THAT(all_evidence(j, "probe.failed"), Catch::Contains("proc/driver/nvidia/version: Permission denied") &&
-                                                 Catch::Contains("proc/modules: Permission denied"));
+  CHECK_THAT(all_evidence(j, "probe.failed"),
+             Catch::Contains("proc/driver/nvidia/version: Permission denied") &&
+                 Catch::Contains("proc/modules: Permission denied"));
 }
 
 TEST_CASE("faults: injected read errors (unreadable.json) are reported with the OS reason") {
@@ -68,7 +70,8 @@ TEST_CASE("faults: injected read errors (unreadable.json) are reported with the 
                                     "proc/driver/nvidia/gpus/0000:18:00.0/information": "Permission denied"})");
   const json j = verdict_json(check_json(root.str()));
   CHECK(j.at("verdict") != "pass");
-  CHECK_THAT(all_evidence(j, "probe.failed"), Catch::Contains("proc/driver/nvidia/version: Input/output error"));
+  CHECK_THAT(all_evidence(j, "probe.failed"),
+             Catch::Contains("proc/driver/nvidia/version: Input/output error"));
   const json* gpu = finding(j, "gpu.information-unreadable");
   REQUIRE(gpu);
   CHECK_THAT(evidence(*gpu), Catch::Contains("Permission denied"));
@@ -80,7 +83,8 @@ TEST_CASE("faults: a directory where a file is expected is a probe failure namin
   fs::create_directory(root.path() / "proc/driver/nvidia/version");
   const json j = verdict_json(check_json(root.str()));
   CHECK(j.at("verdict") != "pass");
-  CHECK_THAT(all_evidence(j, "probe.failed"), Catch::Contains("proc/driver/nvidia/version: Is a directory"));
+  CHECK_THAT(all_evidence(j, "probe.failed"),
+             Catch::Contains("proc/driver/nvidia/version: Is a directory"));
 }
 
 TEST_CASE("faults: symlink loops inside the root are errors, not hangs") {
@@ -98,13 +102,16 @@ TEST_CASE("faults: symlink loops inside the root are errors, not hangs") {
   const json j = verdict_json(r);
   CHECK(r.seconds < 30);
   CHECK(j.at("verdict") != "pass");
-  CHECK_THAT(all_evidence(j, "probe.failed"), Catch::Contains("proc/modules: Too many levels of symbolic links"));
+  CHECK_THAT(all_evidence(j, "probe.failed"),
+             Catch::Contains("proc/modules: Too many levels of symbolic links"));
   const json* info = finding(j, "gpu.information-unreadable");
   REQUIRE(info);
-  CHECK_THAT(evidence(*info), Catch::Contains("0000:18:00.0/information: Too many levels of symbolic links"));
+  CHECK_THAT(evidence(*info),
+             Catch::Contains("0000:18:00.0/information: Too many levels of symbolic links"));
 }
 
-TEST_CASE("faults: a 100 MiB single-line dmesg.txt is cut, flagged, and the Xid after it still found") {
+TEST_CASE(
+    "faults: a 100 MiB single-line dmesg.txt is cut, flagged, and the Xid after it still found") {
   TempDir root("log-xid79-one-of-8");
   const std::string log = root.read("dmesg.txt");
   root.write("dmesg.txt", std::string(100u << 20, 'A') + "\n" + log);
@@ -165,7 +172,8 @@ TEST_CASE("faults: a root on a read-only bind mount judges the same as a writabl
     std::string path;
     ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
   } unmount{mount_point.str()};
-  if (::mount(nullptr, mount_point.str().c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0) {
+  if (::mount(nullptr, mount_point.str().c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY,
+              nullptr) != 0) {
     WARN("skipped: cannot remount the bind read-only: " << std::strerror(errno));
     return;
   }

@@ -20,7 +20,8 @@ struct Trace {
   Outcome outcome;
 };
 
-Trace traced(const TempDir& scratch, const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+Trace traced(const TempDir& scratch, const std::vector<std::string>& args,
+             const std::map<std::string, std::string>& env = {}) {
   Trace t;
   if (!has_program("strace")) {
     t.why_not = "strace is not installed (scripts/install-deps.sh installs it)";
@@ -48,16 +49,19 @@ Trace traced(const TempDir& scratch, const std::vector<std::string>& args, const
 // Every line of the trace that changes the file system or runs a program, outside `allowed`
 // (paths the user asked to be written; a temporary sibling "<path>.*" counts as the same output).
 std::vector<std::string> violations(const Trace& t, const std::vector<std::string>& allowed) {
-  static const std::regex writes(R"re((^|\s|>)(open|openat|openat2|creat)\(.*(O_WRONLY|O_RDWR|O_CREAT|O_TRUNC))re");
+  static const std::regex writes(
+      R"re((^|\s|>)(open|openat|openat2|creat)\(.*(O_WRONLY|O_RDWR|O_CREAT|O_TRUNC))re");
   static const std::regex changes(
       R"re((^|\s|>)(creat|unlink|unlinkat|rename|renameat|renameat2|rmdir|mkdir|mkdirat|mknod|mknodat|chmod|fchmodat|chown|lchown|fchownat|link|linkat|symlink|symlinkat|truncate|utimensat|setxattr|lsetxattr|removexattr)\()re");
   static const std::regex exec(R"re((^|\s)(execve|execveat)\("([^"]*)")re");
   std::vector<std::string> bad;
   bool first_exec = true;
   for (const auto& line : t.lines) {
-    const bool is_allowed = std::any_of(allowed.begin(), allowed.end(), [&](const std::string& path) {
-      return line.find("\"" + path + "\"") != std::string::npos || line.find("\"" + path + ".") != std::string::npos;
-    });
+    const bool is_allowed =
+        std::any_of(allowed.begin(), allowed.end(), [&](const std::string& path) {
+          return line.find("\"" + path + "\"") != std::string::npos ||
+                 line.find("\"" + path + ".") != std::string::npos;
+        });
     std::smatch m;
     if (std::regex_search(line, m, exec)) {
       // The wrapper's exec of the binary itself, then only the binary again (its own children).
@@ -101,15 +105,17 @@ TEST_CASE("read-only: a live check with the CUDA stage changes nothing and runs 
     return l.find("clone") != std::string::npos || l.find("fork") != std::string::npos;
   });
   CHECK(forked);
-  const bool loaded = std::any_of(t.lines.begin(), t.lines.end(),
-                                  [](const std::string& l) { return l.find(k_fake_libcuda) != std::string::npos; });
+  const bool loaded = std::any_of(t.lines.begin(), t.lines.end(), [](const std::string& l) {
+    return l.find(k_fake_libcuda) != std::string::npos;
+  });
   CHECK(loaded);
   check_clean(t);
 }
 
 TEST_CASE("read-only: snapshot replays, with and without the fake driver, change nothing") {
   TempDir scratch;
-  for (const char* name : {"healthy-4gpu", "log-xid79-one-of-8", "cuda-replay-gpu-hung", "garbage-files"}) {
+  for (const char* name :
+       {"healthy-4gpu", "log-xid79-one-of-8", "cuda-replay-gpu-hung", "garbage-files"}) {
     INFO("fixture " << name);
     const auto t = traced(scratch, {"--root", fixture(name), "--format", "json"});
     if (!t.ran) {
@@ -119,15 +125,17 @@ TEST_CASE("read-only: snapshot replays, with and without the fake driver, change
     CHECK_NOTHROW(nlohmann::json::parse(t.outcome.out));
     check_clean(t);
   }
-  const auto live_cuda = traced(scratch, {"--root", fixture("cuda-4gpu"), "--libcuda", k_fake_libcuda, "--format", "text"},
-                                {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_CRASH", "1"}});
+  const auto live_cuda = traced(
+      scratch, {"--root", fixture("cuda-4gpu"), "--libcuda", k_fake_libcuda, "--format", "text"},
+      {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_CRASH", "1"}});
   if (live_cuda.ran) {
     CHECK(live_cuda.outcome.exit_code == 0);
     check_clean(live_cuda);
   }
 }
 
-TEST_CASE("read-only: --json-out writes that file and nothing else, and the check sees that write") {
+TEST_CASE(
+    "read-only: --json-out writes that file and nothing else, and the check sees that write") {
   TempDir scratch;
   const std::string out = (scratch.path() / "report.json").string();
   const auto t = traced(scratch, {"--root", fixture("healthy-4gpu"), "--json-out", out});

@@ -11,11 +11,13 @@ namespace gpf::test {
 
 // Variables a test must not inherit from whoever runs the suite.
 inline bool inherited_noise(const std::string& name) {
-  return name.rfind("FAKE_CUDA_", 0) == 0 || name.rfind("FAKE_NVML_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_DEVICE_ORDER";
+  return name.rfind("FAKE_CUDA_", 0) == 0 || name.rfind("FAKE_NVML_", 0) == 0 ||
+         name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_DEVICE_ORDER";
 }
 
 // "NAME=value" entries: this process's environment without inherited noise, then overrides.
-inline std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides) {
+inline std::vector<std::string>
+child_environment(const std::map<std::string, std::string>& overrides) {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) {
     std::string entry(*e);

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <poll.h>
 #include <spawn.h>
 #include <stdexcept>
@@ -15,10 +15,12 @@ extern char** environ;
 
 namespace gpf::test {
 
-RunResult run_program(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env_overrides,
+RunResult run_program(const std::vector<std::string>& argv,
+                      const std::map<std::string, std::string>& env_overrides,
                       const std::string& stdin_text) {
   int out_pipe[2], err_pipe[2], in_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 || pipe2(in_pipe, O_CLOEXEC) != 0) {
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      pipe2(in_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe failed");
   }
   posix_spawn_file_actions_t actions;
@@ -96,13 +98,16 @@ RunResult run_program(const std::vector<std::string>& argv, const std::map<std::
   return result;
 }
 
-RunResult run_preflight(const std::vector<std::string>& args, const std::map<std::string, std::string>& env_overrides) {
+RunResult run_preflight(const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& env_overrides) {
   std::vector<std::string> argv{GPF_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, env_overrides);
 }
 
-std::string fixture(const std::string& name) { return std::string(GPF_FIXTURES_DIR) + "/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(GPF_FIXTURES_DIR) + "/" + name;
+}
 
 std::vector<std::string> fixture_names() {
   std::vector<std::string> names;

@@ -11,9 +11,11 @@ struct RunResult {
   std::string out;
   std::string err;
 };
-RunResult run_program(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env_overrides = {},
+RunResult run_program(const std::vector<std::string>& argv,
+                      const std::map<std::string, std::string>& env_overrides = {},
                       const std::string& stdin_text = {});
-RunResult run_preflight(const std::vector<std::string>& args, const std::map<std::string, std::string>& env_overrides = {});
+RunResult run_preflight(const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& env_overrides = {});
 std::string fixture(const std::string& name);
 // Names of every fixture snapshot directory, sorted.
 std::vector<std::string> fixture_names();

@@ -32,7 +32,8 @@ bool has_type(const json& v, const std::string& t) {
   throw std::runtime_error("schema uses unsupported type " + t);
 }
 
-void check(const json& root, const json& schema, const json& v, const std::string& at, std::vector<std::string>& out) {
+void check(const json& root, const json& schema, const json& v, const std::string& at,
+           std::vector<std::string>& out) {
   if (schema.is_boolean()) {
     if (!schema.get<bool>()) {
       out.push_back(at + ": not allowed");
@@ -61,16 +62,19 @@ void check(const json& root, const json& schema, const json& v, const std::strin
       return;
     }
   }
-  if (auto e = schema.find("enum"); e != schema.end() && std::find(e->begin(), e->end(), v) == e->end()) {
+  if (auto e = schema.find("enum");
+      e != schema.end() && std::find(e->begin(), e->end(), v) == e->end()) {
     out.push_back(at + ": " + v.dump() + " not in " + e->dump());
   }
   if (auto c = schema.find("const"); c != schema.end() && *c != v) {
     out.push_back(at + ": expected " + c->dump());
   }
-  if (auto m = schema.find("minimum"); m != schema.end() && v.is_number() && v.get<double>() < m->get<double>()) {
+  if (auto m = schema.find("minimum");
+      m != schema.end() && v.is_number() && v.get<double>() < m->get<double>()) {
     out.push_back(at + ": below minimum " + m->dump());
   }
-  if (auto m = schema.find("minLength"); m != schema.end() && v.is_string() && v.get<std::string>().size() < m->get<std::size_t>()) {
+  if (auto m = schema.find("minLength");
+      m != schema.end() && v.is_string() && v.get<std::string>().size() < m->get<std::size_t>()) {
     out.push_back(at + ": shorter than " + m->dump());
   }
   if (v.is_object()) {

@@ -14,7 +14,8 @@ using namespace gpf;
 namespace {
 
 std::string read_sample(const std::string& name) {
-  std::ifstream in(std::string(GPF_SOURCE_DIR) + "/tests/data/ld.so.cache/" + name, std::ios::binary);
+  std::ifstream in(std::string(GPF_SOURCE_DIR) + "/tests/data/ld.so.cache/" + name,
+                   std::ios::binary);
   REQUIRE(in);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -29,7 +30,8 @@ template <class T> void put(std::string& out, std::size_t at, T value) {
 }
 
 // A new-format cache holding the given (name, path, flags) entries.
-std::string make_new_cache(const std::vector<std::tuple<std::string, std::string, std::int32_t>>& entries) {
+std::string
+make_new_cache(const std::vector<std::tuple<std::string, std::string, std::int32_t>>& entries) {
   std::string out = "glibc-ld.so.cache1.1";
   const std::size_t header = 48;
   const std::size_t strings = header + entries.size() * 24;
@@ -59,7 +61,8 @@ TEST_CASE("ld.so.cache written by glibc: new, old and old+new formats") {
     const char* file;
     const char* format;
   };
-  for (const Case c : {Case{"new.bin", "new"}, Case{"old.bin", "old"}, Case{"compat.bin", "old+new"}}) {
+  for (const Case c :
+       {Case{"new.bin", "new"}, Case{"old.bin", "old"}, Case{"compat.bin", "old+new"}}) {
     INFO(c.file);
     auto cache = parse_ld_so_cache(read_sample(c.file));
     REQUIRE(cache);
@@ -67,7 +70,8 @@ TEST_CASE("ld.so.cache written by glibc: new, old and old+new formats") {
     REQUIRE(cache->entries.size() == 3); // as `ldconfig -p` printed: expected.txt
     const auto* cuda = find_in_ld_cache(*cache, "libcuda.so.1", 0x0303);
     REQUIRE(cuda);
-    CHECK(cuda->path == "/usr/local/cuda/compat/libcuda.so.1"); // the first of the two, as ld.so takes it
+    CHECK(cuda->path ==
+          "/usr/local/cuda/compat/libcuda.so.1"); // the first of the two, as ld.so takes it
     const auto* nvml = find_in_ld_cache(*cache, "libnvidia-ml.so.1", 0x0303);
     REQUIRE(nvml);
     CHECK(nvml->path == "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
@@ -77,12 +81,15 @@ TEST_CASE("ld.so.cache written by glibc: new, old and old+new formats") {
 }
 
 TEST_CASE("ld.so.cache entries of another architecture are not the native library") {
-  const auto data = make_new_cache({{"libcuda.so.1", "/usr/lib/i386-linux-gnu/libcuda.so.1", 0x0003},
-                                    {"libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 0x0303}});
+  const auto data =
+      make_new_cache({{"libcuda.so.1", "/usr/lib/i386-linux-gnu/libcuda.so.1", 0x0003},
+                      {"libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 0x0303}});
   auto cache = parse_ld_so_cache(data);
   REQUIRE(cache);
-  CHECK(find_in_ld_cache(*cache, "libcuda.so.1", 0x0303)->path == "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
-  CHECK(find_in_ld_cache(*cache, "libcuda.so.1", 0x0003)->path == "/usr/lib/i386-linux-gnu/libcuda.so.1");
+  CHECK(find_in_ld_cache(*cache, "libcuda.so.1", 0x0303)->path ==
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+  CHECK(find_in_ld_cache(*cache, "libcuda.so.1", 0x0003)->path ==
+        "/usr/lib/i386-linux-gnu/libcuda.so.1");
 #if defined(__x86_64__)
   CHECK(native_ld_cache_flags() == 0x0303);
 #endif
@@ -143,7 +150,10 @@ TEST_CASE("LD_LIBRARY_PATH splits like the loader's") {
 }
 
 TEST_CASE("the CUDA toolkit version from version.json and version.txt") {
-  CHECK(parse_cuda_version_json(R"({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"version": "12.4.127"}})") == "12.4.1");
+  CHECK(
+      parse_cuda_version_json(
+          R"({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"version": "12.4.127"}})") ==
+      "12.4.1");
   CHECK(parse_cuda_version_json(R"({"cuda": {"version": "13.0"}})") == "13.0");
   CHECK_FALSE(parse_cuda_version_json(R"({"cuda": {"version": 12}})"));
   CHECK_FALSE(parse_cuda_version_json(R"({"cuda": {"version": "twelve"}})"));

@@ -59,7 +59,10 @@ TEST_CASE("fixture verdicts, findings and recommendations") {
       {"gsp-disabled-open", Verdict::fail, {"driver.gsp-disabled-open-module"}, ""},
       {"gsp-disabled-proprietary", Verdict::pass, {}, "0,1"},
       {"registry-keys", Verdict::pass, {}, "0,1"},
-      {"node-not-accessible", Verdict::fail, {"devnode.not-accessible", "gpu.devnode-unusable"}, ""},
+      {"node-not-accessible",
+       Verdict::fail,
+       {"devnode.not-accessible", "gpu.devnode-unusable"},
+       ""},
       {"garbage-files", Verdict::warn, {"gpu.information-unreadable", "probe.failed"}, "0"},
       {"empty-root", Verdict::fail, {"driver.not-loaded", "probe.failed"}, ""},
   };
@@ -92,7 +95,8 @@ TEST_CASE("healthy host: driver facts parsed from the snapshot") {
     INFO(p.name << ": " << p.message);
     // the snapshot has no dmesg.txt: the kernel-log probe is skipped, not failed; check_fixture
     // passes --no-cuda: the cuda probe is skipped
-    CHECK((p.state == ProbeState::ok || (p.name == "kernel-log" && p.state == ProbeState::skipped) ||
+    CHECK((p.state == ProbeState::ok ||
+           (p.name == "kernel-log" && p.state == ProbeState::skipped) ||
            (p.name == "cuda" && p.state == ProbeState::skipped)));
   }
 }

@@ -11,7 +11,8 @@
 #include <sstream>
 #include <string>
 
-#define GPF_DECLARE_FUZZ_TARGET(name) int gpf_fuzz_##name(const std::uint8_t* data, std::size_t size);
+#define GPF_DECLARE_FUZZ_TARGET(name)                                                              \
+  int gpf_fuzz_##name(const std::uint8_t* data, std::size_t size);
 GPF_DECLARE_FUZZ_TARGET(kernel_release)
 GPF_DECLARE_FUZZ_TARGET(devices_manifest)
 GPF_DECLARE_FUZZ_TARGET(driver_version)
@@ -39,13 +40,15 @@ const std::map<std::string, std::pair<Target, std::string>>& targets() {
       {"driver_version", {gpf_fuzz_driver_version, "healthy-4gpu/proc/driver/nvidia/version"}},
       {"params", {gpf_fuzz_params, "gsp-disabled-open/proc/driver/nvidia/params"}},
       {"registry", {gpf_fuzz_registry, "registry-keys/proc/driver/nvidia/registry"}},
-      {"gpu_information", {gpf_fuzz_gpu_information, "healthy-4gpu/proc/driver/nvidia/gpus/0000:18:00.0/information"}},
+      {"gpu_information",
+       {gpf_fuzz_gpu_information, "healthy-4gpu/proc/driver/nvidia/gpus/0000:18:00.0/information"}},
       {"modules", {gpf_fuzz_modules, "nouveau/proc/modules"}},
       {"environ", {gpf_fuzz_environ, "environ-unknown-entry/environ"}},
       {"log_line", {gpf_fuzz_log_line, "log-app-xids/dmesg.txt"}},
       {"log_scanner", {gpf_fuzz_log_scanner, "log-earlier-boot-xid48/dmesg.txt"}},
       {"cuda_json", {gpf_fuzz_cuda_json, "cuda-replay-gpu-hung/cuda.json"}},
-      {"user_rules", {gpf_fuzz_user_rules, "garbage-files/devices.json"}}, // not a rules file: refused
+      {"user_rules",
+       {gpf_fuzz_user_rules, "garbage-files/devices.json"}}, // not a rules file: refused
       {"ld_cache", {gpf_fuzz_ld_cache, "compat-lib-mismatch/etc/ld.so.cache"}},
       {"render", {gpf_fuzz_render, "garbage-files/proc/driver/nvidia/version"}},
   };
@@ -86,7 +89,8 @@ TEST_CASE("fuzz regressions: every saved crash input runs clean through its targ
   SUCCEED();
 }
 
-TEST_CASE("fuzz regressions: each target's harness runs on a fixture file, an empty and a junk input") {
+TEST_CASE(
+    "fuzz regressions: each target's harness runs on a fixture file, an empty and a junk input") {
   for (const auto& [name, entry] : targets()) {
     INFO("target " << name);
     const auto& [target, file] = entry;

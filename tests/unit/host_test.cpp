@@ -40,7 +40,7 @@ TEST_CASE("snapshot reads are rooted, capped and report the OS reason") {
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message == "No such file or directory");
   CHECK(host.read_file("adir").error().message == "Is a directory");
-  CHECK_FALSE(host.read_file("/etc/passwd").ok());    // absolute paths are refused
+  CHECK_FALSE(host.read_file("/etc/passwd").ok());      // absolute paths are refused
   CHECK_FALSE(host.read_file("../../etc/passwd").ok()); // so is climbing out
 
   CHECK(host.environment().get("CUDA_VISIBLE_DEVICES") == "0,1");
@@ -61,7 +61,9 @@ TEST_CASE("device nodes: stand-in files and the devices.json manifest") {
   TempDir t;
   t.write("dev/nvidiactl", "");
   t.write("dev/nvidia0", "");
-  t.write("devices.json", R"({"dev/nvidia0": {"type": "char", "major": 195, "minor": 0, "mode": "0660", "rw_access": false},
+  t.write(
+      "devices.json",
+      R"({"dev/nvidia0": {"type": "char", "major": 195, "minor": 0, "mode": "0660", "rw_access": false},
                               "dev/nvidia-uvm": {"type": "missing"}})");
   const auto host = Host::snapshot(t.path).value();
   const auto ctl = host.stat_node("dev/nvidiactl");
@@ -98,7 +100,8 @@ TEST_CASE("the live host answers the kernel release and lists directories sorted
   t.write("a", "");
   const auto snap = Host::snapshot(t.path).value();
   CHECK(snap.list_dir("").ok() == false); // "" is not a valid relative path
-  const auto names = Host::snapshot(t.path.parent_path()).value().list_dir(t.path.filename().string());
+  const auto names =
+      Host::snapshot(t.path.parent_path()).value().list_dir(t.path.filename().string());
   REQUIRE(names.ok());
   CHECK(*names == std::vector<std::string>{"a", "b"});
 }
@@ -107,8 +110,9 @@ TEST_CASE("snapshot symlinks resolve inside the root, never on the real host") {
   TempDir t;
   t.write("etc/release", "snapshot's own\n");
   fs::create_directories(t.path / "proc/driver/nvidia");
-  fs::create_symlink("/etc/release", t.path / "proc/driver/nvidia/version");     // absolute
-  fs::create_symlink("../../../../../../etc/passwd", t.path / "proc/driver/nvidia/params"); // climbs
+  fs::create_symlink("/etc/release", t.path / "proc/driver/nvidia/version"); // absolute
+  fs::create_symlink("../../../../../../etc/passwd",
+                     t.path / "proc/driver/nvidia/params"); // climbs
   fs::create_symlink("loop", t.path / "proc/driver/nvidia/loop");
   fs::create_symlink("/dev/null", t.path / "proc/driver/nvidia/registry");
   const auto host = Host::snapshot(t.path).value();

@@ -24,33 +24,46 @@ TEST_CASE("every line format: format, timestamp and kernel message") {
       {"[  123.456789] " + msg, LogFormat::dmesg, "123.456789", 123.456789, msg},
       {"[    0.000000] " + msg, LogFormat::dmesg, "0.000000", 0.0, msg},
       {"[1234567.000001] " + msg, LogFormat::dmesg, "1234567.000001", 1234567.000001, msg},
-      {"<6>[  123.456789] " + msg, LogFormat::dmesg, "123.456789", 123.456789, msg},           // klogctl / dmesg -r
-      {"kern  :info  : [  123.456789] " + msg, LogFormat::dmesg, "123.456789", 123.456789, msg}, // dmesg -x
-      {"[  123.456789] gpu-node-7 kernel: " + msg, LogFormat::dmesg, "123.456789", 123.456789, msg}, // short-monotonic
-      {"[Mon Nov 30 02:00:00 2026] " + msg, LogFormat::dmesg_ctime, "Mon Nov 30 02:00:00 2026", std::nullopt, msg},
-      {"[Tue Dec  1 09:08:07 2026] " + msg, LogFormat::dmesg_ctime, "Tue Dec  1 09:08:07 2026", std::nullopt, msg},
-      {"2026-11-30T02:00:00,123456+00:00 " + msg, LogFormat::dmesg_iso, "2026-11-30T02:00:00,123456+00:00", std::nullopt, msg},
+      {"<6>[  123.456789] " + msg, LogFormat::dmesg, "123.456789", 123.456789,
+       msg}, // klogctl / dmesg -r
+      {"kern  :info  : [  123.456789] " + msg, LogFormat::dmesg, "123.456789", 123.456789,
+       msg}, // dmesg -x
+      {"[  123.456789] gpu-node-7 kernel: " + msg, LogFormat::dmesg, "123.456789", 123.456789,
+       msg}, // short-monotonic
+      {"[Mon Nov 30 02:00:00 2026] " + msg, LogFormat::dmesg_ctime, "Mon Nov 30 02:00:00 2026",
+       std::nullopt, msg},
+      {"[Tue Dec  1 09:08:07 2026] " + msg, LogFormat::dmesg_ctime, "Tue Dec  1 09:08:07 2026",
+       std::nullopt, msg},
+      {"2026-11-30T02:00:00,123456+00:00 " + msg, LogFormat::dmesg_iso,
+       "2026-11-30T02:00:00,123456+00:00", std::nullopt, msg},
       {"6,1234,5678901,-;" + msg, LogFormat::kmsg, "5678901", 5.678901, msg},
       {"4,99,12000000,c,caller=T812;" + msg, LogFormat::kmsg, "12000000", 12.0, msg},
-      {"Nov 30 02:00:00 gpu-node-7 kernel: " + msg, LogFormat::syslog, "Nov 30 02:00:00", std::nullopt, msg},
-      {"Nov  3 02:00:00 gpu-node-7 kernel: [  123.456789] " + msg, LogFormat::syslog, "Nov  3 02:00:00", 123.456789, msg},
-      {"Nov 30 02:00:00.123456 gpu-node-7 kernel: " + msg, LogFormat::syslog, "Nov 30 02:00:00.123456", std::nullopt, msg},
-      {"<4>Nov 30 02:00:00 gpu-node-7 kernel: " + msg, LogFormat::syslog, "Nov 30 02:00:00", std::nullopt, msg},
-      {"2026-11-30T02:00:00+0000 gpu-node-7 kernel: " + msg, LogFormat::syslog_iso, "2026-11-30T02:00:00+0000", std::nullopt, msg},
-      {"2026-11-30T02:00:00.123456+00:00 gpu-node-7 kernel: [ 5.000001] " + msg, LogFormat::syslog_iso,
-       "2026-11-30T02:00:00.123456+00:00", 5.000001, msg},
-      {"2026-11-30T02:00:00Z gpu-node-7 kernel: " + msg, LogFormat::syslog_iso, "2026-11-30T02:00:00Z", std::nullopt, msg},
-      {"<4>1 2026-11-30T02:00:00.000Z gpu-node-7 kernel - - - " + msg, LogFormat::rfc5424, "2026-11-30T02:00:00.000Z",
+      {"Nov 30 02:00:00 gpu-node-7 kernel: " + msg, LogFormat::syslog, "Nov 30 02:00:00",
        std::nullopt, msg},
-      {"<4>1 2026-11-30T02:00:00Z gpu-node-7 kernel - - [meta sequenceId=\"1\" x=\"a]b\"] " + msg, LogFormat::rfc5424,
+      {"Nov  3 02:00:00 gpu-node-7 kernel: [  123.456789] " + msg, LogFormat::syslog,
+       "Nov  3 02:00:00", 123.456789, msg},
+      {"Nov 30 02:00:00.123456 gpu-node-7 kernel: " + msg, LogFormat::syslog,
+       "Nov 30 02:00:00.123456", std::nullopt, msg},
+      {"<4>Nov 30 02:00:00 gpu-node-7 kernel: " + msg, LogFormat::syslog, "Nov 30 02:00:00",
+       std::nullopt, msg},
+      {"2026-11-30T02:00:00+0000 gpu-node-7 kernel: " + msg, LogFormat::syslog_iso,
+       "2026-11-30T02:00:00+0000", std::nullopt, msg},
+      {"2026-11-30T02:00:00.123456+00:00 gpu-node-7 kernel: [ 5.000001] " + msg,
+       LogFormat::syslog_iso, "2026-11-30T02:00:00.123456+00:00", 5.000001, msg},
+      {"2026-11-30T02:00:00Z gpu-node-7 kernel: " + msg, LogFormat::syslog_iso,
        "2026-11-30T02:00:00Z", std::nullopt, msg},
-      {"Nov 30 02:00:00 gpu-node-7 dockerd[812]: " + msg, LogFormat::syslog, "Nov 30 02:00:00", std::nullopt, msg, false},
-      {"<30>1 2026-11-30T02:00:00Z gpu-node-7 monitor 77 - - " + msg, LogFormat::rfc5424, "2026-11-30T02:00:00Z",
+      {"<4>1 2026-11-30T02:00:00.000Z gpu-node-7 kernel - - - " + msg, LogFormat::rfc5424,
+       "2026-11-30T02:00:00.000Z", std::nullopt, msg},
+      {"<4>1 2026-11-30T02:00:00Z gpu-node-7 kernel - - [meta sequenceId=\"1\" x=\"a]b\"] " + msg,
+       LogFormat::rfc5424, "2026-11-30T02:00:00Z", std::nullopt, msg},
+      {"Nov 30 02:00:00 gpu-node-7 dockerd[812]: " + msg, LogFormat::syslog, "Nov 30 02:00:00",
        std::nullopt, msg, false},
+      {"<30>1 2026-11-30T02:00:00Z gpu-node-7 monitor 77 - - " + msg, LogFormat::rfc5424,
+       "2026-11-30T02:00:00Z", std::nullopt, msg, false},
       {msg, LogFormat::bare, "", std::nullopt, msg},
       {"kernel: " + msg, LogFormat::bare, "", std::nullopt, msg},
       {"[  123.456789] " + msg + "\r", LogFormat::dmesg, "123.456789", 123.456789, msg}, // CRLF
-      {"[ 12", LogFormat::bare, "", std::nullopt, "[ 12"},                              // unterminated stamp
+      {"[ 12", LogFormat::bare, "", std::nullopt, "[ 12"}, // unterminated stamp
       {"[abc] text", LogFormat::bare, "", std::nullopt, "[abc] text"},
       {"12,34;no usec", LogFormat::bare, "", std::nullopt, "12,34;no usec"},
   };
@@ -74,7 +87,8 @@ TEST_CASE("journal markers and continuation lines") {
   const std::pair<std::string, LineMarker> markers[] = {
       {"-- Boot 3b0e8f2c9a1d4e5f8a7b6c5d4e3f2a1b --", LineMarker::journal_boot},
       {"-- Reboot --", LineMarker::journal_reboot},
-      {"-- Logs begin at Mon 2026-11-23 00:00:01 UTC, end at Mon 2026-11-30 02:00:00 UTC. --", LineMarker::journal_other},
+      {"-- Logs begin at Mon 2026-11-23 00:00:01 UTC, end at Mon 2026-11-30 02:00:00 UTC. --",
+       LineMarker::journal_other},
       {"-- No entries --", LineMarker::journal_other},
   };
   for (const auto& [line, marker] : markers) {
@@ -83,8 +97,9 @@ TEST_CASE("journal markers and continuation lines") {
     CHECK(l.format == LogFormat::journal);
     CHECK(l.marker == marker);
   }
-  for (const std::string line : {"               NVRM: this kernel module has the version 535.104.05.  Please",
-                                 " SUBSYSTEM=pci", "\tNVRM: continued"}) {
+  for (const std::string line :
+       {"               NVRM: this kernel module has the version 535.104.05.  Please",
+        " SUBSYSTEM=pci", "\tNVRM: continued"}) {
     INFO(line);
     const LogLine l = parse_log_line(line);
     CHECK(l.continuation);
@@ -96,9 +111,21 @@ TEST_CASE("journal markers and continuation lines") {
 }
 
 TEST_CASE("garbage lines never crash and stay bare") {
-  const std::string garbage[] = {std::string("\xff\xfe[\x00\x01", 5), std::string(1, '\0'), "<", "<999999>", "<1>",
-                                 "[", "]", "-- ", "6,", "6,1,2,", "Nov 30", "2026-11-30T02:00:00", "2026-11-30T02:00:00+",
-                                 "<4>1 ", "<4>1 2026-11-30T02:00:00Z host kernel - - [unterminated"};
+  const std::string garbage[] = {std::string("\xff\xfe[\x00\x01", 5),
+                                 std::string(1, '\0'),
+                                 "<",
+                                 "<999999>",
+                                 "<1>",
+                                 "[",
+                                 "]",
+                                 "-- ",
+                                 "6,",
+                                 "6,1,2,",
+                                 "Nov 30",
+                                 "2026-11-30T02:00:00",
+                                 "2026-11-30T02:00:00+",
+                                 "<4>1 ",
+                                 "<4>1 2026-11-30T02:00:00Z host kernel - - [unterminated"};
   for (const auto& g : garbage) {
     INFO(g);
     const LogLine l = parse_log_line(g);
@@ -118,8 +145,9 @@ TEST_CASE("monotonic seconds parse only the dmesg stamp form") {
 }
 
 TEST_CASE("every format has a name") {
-  for (auto f : {LogFormat::dmesg, LogFormat::dmesg_ctime, LogFormat::dmesg_iso, LogFormat::kmsg, LogFormat::syslog,
-                 LogFormat::syslog_iso, LogFormat::rfc5424, LogFormat::journal, LogFormat::bare}) {
+  for (auto f : {LogFormat::dmesg, LogFormat::dmesg_ctime, LogFormat::dmesg_iso, LogFormat::kmsg,
+                 LogFormat::syslog, LogFormat::syslog_iso, LogFormat::rfc5424, LogFormat::journal,
+                 LogFormat::bare}) {
     CHECK_FALSE(log_format_name(f).empty());
   }
   CHECK(log_format_name(LogFormat::dmesg_ctime) == "dmesg-ctime");

@@ -38,7 +38,8 @@ TEST_CASE("snapshot: dmesg.txt is streamed, its absence is no log") {
   REQUIRE(none.ok());
   CHECK(*none == nullptr);
 
-  const std::string text = "[    1.000000] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n";
+  const std::string text =
+      "[    1.000000] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n";
   t.write("dmesg.txt", text);
   const auto host = Host::snapshot(t.path).value();
   auto stream = host.open_kernel_log();
@@ -55,7 +56,8 @@ TEST_CASE("snapshot: dmesg.error stands for a log that cannot be read") {
   t.write("dmesg.error", "Operation not permitted\n");
   const auto r = Host::snapshot(t.path).value().open_kernel_log();
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message == "dmesg.txt: Operation not permitted (recorded in the snapshot's dmesg.error)");
+  CHECK(r.error().message ==
+        "dmesg.txt: Operation not permitted (recorded in the snapshot's dmesg.error)");
 }
 
 TEST_CASE("snapshot: an unreadable or odd dmesg.txt is an error with the OS reason") {

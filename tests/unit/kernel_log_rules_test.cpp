@@ -1,10 +1,10 @@
 // The log rules: the real pipeline (collect_facts + assess) on the log-* fixture snapshots, and
 // each rule row on facts built from inline logs.
-#include "support/rule_subset.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
 #include "support/checked.hpp"
+#include "support/rule_subset.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -34,17 +34,22 @@ const Finding* find(const Assessment& a, std::string_view id) {
 }
 
 bool has_warn_or_fail(const Assessment& a) {
-  return std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) { return f.severity != Severity::info; });
+  return std::any_of(a.findings.begin(), a.findings.end(),
+                     [](const Finding& f) { return f.severity != Severity::info; });
 }
 
-bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, std::string_view part) {
+  return s.find(part) != std::string::npos;
+}
 
 bool any_evidence(const Finding& f, std::string_view part) {
-  return std::any_of(f.evidence.begin(), f.evidence.end(), [&](const std::string& e) { return contains(e, part); });
+  return std::any_of(f.evidence.begin(), f.evidence.end(),
+                     [&](const std::string& e) { return contains(e, part); });
 }
 
 const GpuAssessment& gpu(const Assessment& a, std::string_view bus) {
-  const auto it = std::find_if(a.gpus.begin(), a.gpus.end(), [&](const GpuAssessment& g) { return g.bus_id == bus; });
+  const auto it = std::find_if(a.gpus.begin(), a.gpus.end(),
+                               [&](const GpuAssessment& g) { return g.bus_id == bus; });
   REQUIRE(it != a.gpus.end());
   return *it;
 }
@@ -80,7 +85,8 @@ std::string dmesg(std::initializer_list<std::string> messages) {
   return out;
 }
 
-const std::string k_loading = "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (b@h)  2024";
+const std::string k_loading =
+    "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (b@h)  2024";
 
 } // namespace
 
@@ -93,11 +99,14 @@ TEST_CASE("fixture: Xid 79 on one of 8 GPUs drops that GPU only (warn)") {
   CHECK(f->severity == Severity::fail);
   CHECK(contains(f->message, "GPU 3 (0000:5d:00.0, GPU-00000003-1111-2222-3333-444455550003)"));
   CHECK(contains(f->message, "Xid 79"));
-  CHECK(any_evidence(*f, "NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."));
+  CHECK(any_evidence(
+      *f,
+      "NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."));
   CHECK(any_evidence(*f, "NVRM: GPU 0000:5d:00.0: GPU has fallen off the bus."));
   CHECK(contains(f->remedy, "reboot"));
   CHECK_FALSE(gpu(r.assessment, "0000:5d:00.0").usable);
-  CHECK(gpu(r.assessment, "0000:5d:00.0").reasons == std::vector<std::string>{"gpu.fallen-off-bus"});
+  CHECK(gpu(r.assessment, "0000:5d:00.0").reasons ==
+        std::vector<std::string>{"gpu.fallen-off-bus"});
   CHECK(r.assessment.usable_count() == 7);
   CHECK(r.assessment.recommendation.cuda_visible_devices == "0,1,2,4,5,6,7");
   CHECK(find_all(r.assessment, "xid.reset-required").empty()); // the Xid 79 is not reported twice
@@ -122,8 +131,10 @@ TEST_CASE("fixture: RmInitAdapter 0x26 (the seed case) is decoded and pinned to 
   const auto* f = find(r.assessment, "rminit.adapter-failed");
   REQUIRE(f);
   CHECK(f->gpu == "0000:18:00.0");
-  CHECK(contains(f->message, "GPU 0 (0000:18:00.0, GPU-00000000-1111-2222-3333-444455550000): failed to initialise: "
-                             "RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26), NV_ERR_GENERIC (0xffff)"));
+  CHECK(contains(
+      f->message,
+      "GPU 0 (0000:18:00.0, GPU-00000000-1111-2222-3333-444455550000): failed to initialise: "
+      "RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26), NV_ERR_GENERIC (0xffff)"));
   CHECK(contains(f->message, "3 times, first at [31.402113], last at [187.993001]"));
   CHECK(any_evidence(*f, "NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"));
   CHECK(any_evidence(*f, "rm_init_adapter failed, device minor number 0"));
@@ -216,7 +227,9 @@ TEST_CASE("fixtures without a dmesg.txt skip the kernel-log probe") {
 TEST_CASE("Xid 154's recovery action decides for its GPU") {
   const std::string x48 = "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE";
   const auto x154 = [](std::string_view action) {
-    return fmt::format("NVRM: Xid (PCI:0000:2a:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 ({})", action);
+    return fmt::format(
+        "NVRM: Xid (PCI:0000:2a:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 ({})",
+        action);
   };
   {
     const auto r = judge_log(dmesg({x48, x154("GPU Reset Required")}));
@@ -246,14 +259,17 @@ TEST_CASE("Xid 154's recovery action decides for its GPU") {
 }
 
 TEST_CASE("a driver reload after a reset-class Xid clears it; fallen off the bus stays") {
-  const auto cleared = judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading}));
+  const auto cleared = judge_log(
+      dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading}));
   CHECK(find(cleared.assessment, "xid.reset-required")->severity == Severity::info);
   CHECK(gpu(cleared.assessment, "0000:2a:00.0").usable);
-  const auto again = judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading,
-                                      "NVRM: Xid (PCI:0000:2a:00): 48, pid=2, name=b, DBE"}));
+  const auto again =
+      judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading,
+                       "NVRM: Xid (PCI:0000:2a:00): 48, pid=2, name=b, DBE"}));
   CHECK(find_all(again.assessment, "xid.reset-required").size() == 2);
   CHECK_FALSE(gpu(again.assessment, "0000:2a:00.0").usable);
-  const auto off = judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 79, GPU has fallen off the bus.", k_loading}));
+  const auto off = judge_log(
+      dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 79, GPU has fallen off the bus.", k_loading}));
   CHECK(find(off.assessment, "gpu.fallen-off-bus")->severity == Severity::fail);
   CHECK_FALSE(gpu(off.assessment, "0000:2a:00.0").usable);
 }
@@ -266,58 +282,80 @@ TEST_CASE("every log rule row fires on its input") {
     std::optional<std::string> dropped; // the GPU made unusable
   };
   const std::vector<RowCase> cases{
-      {"xid.reset-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 119, Timeout after 6s of waiting for RPC response"}),
+      {"xid.reset-required",
+       dmesg({"NVRM: Xid (PCI:0000:18:00): 119, Timeout after 6s of waiting for RPC response"}),
        Severity::fail, "0000:18:00.0"},
-      {"xid.reboot-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 110, pid=1, name=a, SEC fault"}), Severity::fail,
-       "0000:18:00.0"},
-      {"xid.update-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 78, vGPU start failed"}), Severity::fail, "0000:18:00.0"},
-      {"xid.warning", dmesg({"NVRM: Xid (PCI:0000:18:00): 63, pid=1, Row Remapper: New row marked for remapping"}),
+      {"xid.reboot-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 110, pid=1, name=a, SEC fault"}),
+       Severity::fail, "0000:18:00.0"},
+      {"xid.update-required", dmesg({"NVRM: Xid (PCI:0000:18:00): 78, vGPU start failed"}),
+       Severity::fail, "0000:18:00.0"},
+      {"xid.warning",
+       dmesg({"NVRM: Xid (PCI:0000:18:00): 63, pid=1, Row Remapper: New row marked for remapping"}),
        Severity::warn, std::nullopt},
-      {"xid.application", dmesg({"NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=a, x"}), Severity::info, std::nullopt},
-      {"xid.informational", dmesg({"NVRM: Xid (PCI:0000:18:00): 93, x"}), Severity::info, std::nullopt},
-      {"xid.unknown", dmesg({"NVRM: Xid (PCI:0000:18:00): 250, something new"}), Severity::warn, std::nullopt},
+      {"xid.application", dmesg({"NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=a, x"}),
+       Severity::info, std::nullopt},
+      {"xid.informational", dmesg({"NVRM: Xid (PCI:0000:18:00): 93, x"}), Severity::info,
+       std::nullopt},
+      {"xid.unknown", dmesg({"NVRM: Xid (PCI:0000:18:00): 250, something new"}), Severity::warn,
+       std::nullopt},
       {"xid.recovery-action",
-       dmesg({"NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"}),
+       dmesg(
+           {"NVRM: Xid (PCI:0000:18:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"}),
        Severity::fail, "0000:18:00.0"},
-      {"rminit.adapter-failed", dmesg({"NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x62:0x65:2097)"}), Severity::fail,
+      {"rminit.adapter-failed",
+       dmesg({"NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x62:0x65:2097)"}), Severity::fail,
        "0000:18:00.0"},
-      {"rminit.adapter-failed", dmesg({"NVRM: rm_init_adapter failed for device bearing minor number 1"}), Severity::fail,
+      {"rminit.adapter-failed",
+       dmesg({"NVRM: rm_init_adapter failed for device bearing minor number 1"}), Severity::fail,
        "0000:2a:00.0"},
-      {"gpu.fallen-off-bus", dmesg({"NVRM: GPU at PCI:0000:18:00: GPU has fallen off the bus."}), Severity::fail,
-       "0000:18:00.0"},
+      {"gpu.fallen-off-bus", dmesg({"NVRM: GPU at PCI:0000:18:00: GPU has fallen off the bus."}),
+       Severity::fail, "0000:18:00.0"},
       {"gpu.bar-invalid",
-       dmesg({"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:", "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:18:00.0)"}),
+       dmesg({"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:",
+              "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:18:00.0)"}),
        Severity::fail, "0000:18:00.0"},
       {"gpu.not-supported",
-       dmesg({"NVRM: The NVIDIA GPU 0000:18:00.0 (PCI ID: 10de:2330)", "NVRM: installed in this system is not supported by the",
+       dmesg({"NVRM: The NVIDIA GPU 0000:18:00.0 (PCI ID: 10de:2330)",
+              "NVRM: installed in this system is not supported by the",
               "NVRM: NVIDIA 535.54.03 driver release."}),
        Severity::fail, "0000:18:00.0"},
       {"gpu.not-supported-open-module",
-       dmesg({"NVRM: The NVIDIA GPU 0000:18:00.0 (PCI ID: 10de:1db6)", "NVRM: installed in this system is not supported by open",
-              "NVRM: nvidia.ko because it does not include the required GPU", "NVRM: System Processor (GSP)."}),
+       dmesg({"NVRM: The NVIDIA GPU 0000:18:00.0 (PCI ID: 10de:1db6)",
+              "NVRM: installed in this system is not supported by open",
+              "NVRM: nvidia.ko because it does not include the required GPU",
+              "NVRM: System Processor (GSP)."}),
        Severity::fail, "0000:18:00.0"},
-      {"gpu.power-cables", dmesg({"NVRM: GPU 0000:18:00.0: GPU does not have the necessary power cables connected."}),
+      {"gpu.power-cables",
+       dmesg({"NVRM: GPU 0000:18:00.0: GPU does not have the necessary power cables connected."}),
        Severity::fail, "0000:18:00.0"},
-      {"gpu.power-cables", dmesg({"NVRM: Xid (PCI:0000:18:00): 54, pid=1, name=a, aux power"}), Severity::fail, "0000:18:00.0"},
+      {"gpu.power-cables", dmesg({"NVRM: Xid (PCI:0000:18:00): 54, pid=1, name=a, aux power"}),
+       Severity::fail, "0000:18:00.0"},
       {"gsp.firmware-load-failed",
-       dmesg({"nvidia 0000:18:00.0: Direct firmware load for nvidia/550.54.14/gsp_ga10x.bin failed with error -2"}),
+       dmesg(
+           {"nvidia 0000:18:00.0: Direct firmware load for nvidia/550.54.14/gsp_ga10x.bin failed with error -2"}),
        Severity::fail, "0000:18:00.0"},
-      {"gsp.firmware-load-failed", dmesg({"NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"}), Severity::warn,
+      {"gsp.firmware-load-failed",
+       dmesg({"NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"}), Severity::warn,
        std::nullopt},
       {"driver.api-mismatch",
        dmesg({"NVRM: API mismatch: the client has the version 535.86.05, but",
               "NVRM: this kernel module has the version 535.54.03.  Please"}),
        Severity::info, std::nullopt}, // the loaded module is 550.54.14 now: reloaded since
-      {"driver.probe-not-called", dmesg({"NVRM: The NVIDIA probe routine was not called for 1 device(s)."}), Severity::warn,
+      {"driver.probe-not-called",
+       dmesg({"NVRM: The NVIDIA probe routine was not called for 1 device(s)."}), Severity::warn,
        std::nullopt},
-      {"driver.probe-failed", dmesg({"NVRM: The NVIDIA probe routine failed for 1 device(s)."}), Severity::warn, std::nullopt},
-      {"driver.no-gpu-initialized", dmesg({"NVRM: None of the NVIDIA devices were initialized."}), Severity::warn,
+      {"driver.probe-failed", dmesg({"NVRM: The NVIDIA probe routine failed for 1 device(s)."}),
+       Severity::warn, std::nullopt},
+      {"driver.no-gpu-initialized", dmesg({"NVRM: None of the NVIDIA devices were initialized."}),
+       Severity::warn, std::nullopt},
+      {"gpu.crash-dump",
+       dmesg({"NVRM: A GPU crash dump has been created. If possible, please run"}), Severity::warn,
        std::nullopt},
-      {"gpu.crash-dump", dmesg({"NVRM: A GPU crash dump has been created. If possible, please run"}), Severity::warn,
-       std::nullopt},
-      {"log.gpu-missing-from-driver", dmesg({"nouveau 0000:9a:00.0: DRM: VRAM: 8192 MiB"}), Severity::warn, std::nullopt},
+      {"log.gpu-missing-from-driver", dmesg({"nouveau 0000:9a:00.0: DRM: VRAM: 8192 MiB"}),
+       Severity::warn, std::nullopt},
       {"log.earlier-boot",
-       dmesg({"NVRM: Xid (PCI:0000:18:00): 48, x", "Linux version 5.15.0 (b@h) #1 SMP"}), Severity::info, std::nullopt},
+       dmesg({"NVRM: Xid (PCI:0000:18:00): 48, x", "Linux version 5.15.0 (b@h) #1 SMP"}),
+       Severity::info, std::nullopt},
       {"log.damaged-input", std::string("[    1.000000] a\0b\n", 19), Severity::info, std::nullopt},
   };
   std::set<std::string> seen;
@@ -346,10 +384,11 @@ TEST_CASE("every log rule row fires on its input") {
 }
 
 TEST_CASE("earlier-boot events never warn, fail or drop a GPU, whatever they are") {
-  const auto r = judge_log(dmesg({"NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.",
-                                  "NVRM: GPU 0000:2a:00.0: RmInitAdapter failed! (0x26:0xffff:1481)",
-                                  "NVRM: API mismatch: the client has the version 550.67, but",
-                                  "Linux version 5.15.0 (b@h) #1 SMP"}));
+  const auto r =
+      judge_log(dmesg({"NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.",
+                       "NVRM: GPU 0000:2a:00.0: RmInitAdapter failed! (0x26:0xffff:1481)",
+                       "NVRM: API mismatch: the client has the version 550.67, but",
+                       "Linux version 5.15.0 (b@h) #1 SMP"}));
   CHECK_FALSE(has_warn_or_fail(r.assessment));
   CHECK(r.assessment.usable_count() == 2);
   CHECK(find(r.assessment, "log.earlier-boot"));

@@ -12,7 +12,8 @@ using namespace gpf;
 
 namespace {
 
-const std::string k_banner = "Linux version 5.15.0-91-generic (buildd@lcy02) (gcc 12.3.0) #101-Ubuntu SMP";
+const std::string k_banner =
+    "Linux version 5.15.0-91-generic (buildd@lcy02) (gcc 12.3.0) #101-Ubuntu SMP";
 
 std::string dmesg(std::initializer_list<std::pair<double, std::string>> lines) {
   std::string out;
@@ -45,8 +46,11 @@ const std::vector<LogEvent>& gpu(const LogFacts& f, const std::string& bus) {
 } // namespace
 
 TEST_CASE("boot boundary: the last Linux version line starts the current boot") {
-  const auto f = scan_kernel_log(dmesg({{0, k_banner}, {500.1, xid("0000:3b:00", 48)}, {900.0, "reboot: Restarting system"},
-                                        {0, k_banner}, {20.0, xid("0000:3b:00", 13)}}));
+  const auto f = scan_kernel_log(dmesg({{0, k_banner},
+                                        {500.1, xid("0000:3b:00", 48)},
+                                        {900.0, "reboot: Restarting system"},
+                                        {0, k_banner},
+                                        {20.0, xid("0000:3b:00", 13)}}));
   REQUIRE(f.boundary);
   CHECK(f.boundary->kind == BootBoundaryKind::linux_version);
   CHECK(f.boundary->line.find("Linux version") != std::string::npos);
@@ -58,13 +62,20 @@ TEST_CASE("boot boundary: the last Linux version line starts the current boot") 
 TEST_CASE("boot boundary: journal -- Boot and -- Reboot markers") {
   for (const std::string marker : {"-- Boot 3b0e8f2c9a1d4e5f8a7b6c5d4e3f2a1b --", "-- Reboot --"}) {
     INFO(marker);
-    const std::string log = "-- Logs begin at Mon 2026-11-23 00:00:01 UTC, end at Mon 2026-11-30 02:00:00 UTC. --\n"
-                            "Nov 23 00:00:01 node kernel: " + k_banner + "\n"
-                            "Nov 29 10:00:00 node kernel: " + xid("0000:3b:00", 79) + "\n" + marker + "\n"
-                            "Nov 30 01:00:00 node kernel: " + xid("0000:3b:00", 31) + "\n";
+    const std::string log =
+        "-- Logs begin at Mon 2026-11-23 00:00:01 UTC, end at Mon 2026-11-30 02:00:00 UTC. --\n"
+        "Nov 23 00:00:01 node kernel: " +
+        k_banner +
+        "\n"
+        "Nov 29 10:00:00 node kernel: " +
+        xid("0000:3b:00", 79) + "\n" + marker +
+        "\n"
+        "Nov 30 01:00:00 node kernel: " +
+        xid("0000:3b:00", 31) + "\n";
     const auto f = scan_kernel_log(log);
     REQUIRE(f.boundary);
-    CHECK(f.boundary->kind == (marker[3] == 'B' ? BootBoundaryKind::journal_boot : BootBoundaryKind::journal_reboot));
+    CHECK(f.boundary->kind ==
+          (marker[3] == 'B' ? BootBoundaryKind::journal_boot : BootBoundaryKind::journal_reboot));
     CHECK(f.boundary->line == marker);
     CHECK(f.boots_seen == 2);
     CHECK(xids_of(gpu(f, "0000:3b:00.0")) == std::vector<unsigned>{31});
@@ -72,15 +83,18 @@ TEST_CASE("boot boundary: journal -- Boot and -- Reboot markers") {
     CHECK(f.formats == std::vector<LogFormat>{LogFormat::journal, LogFormat::syslog});
   }
   // a marker followed by the kernel banner: one boot, the banner is where it starts
-  const auto g = scan_kernel_log("-- Boot abc --\n" + dmesg({{0, k_banner}, {9, xid("0000:3b:00", 13)}}));
+  const auto g =
+      scan_kernel_log("-- Boot abc --\n" + dmesg({{0, k_banner}, {9, xid("0000:3b:00", 13)}}));
   CHECK(g.boots_seen == 1);
   CHECK(g.boundary->kind == BootBoundaryKind::linux_version);
   CHECK(g.earlier_boot_events.empty());
 }
 
-TEST_CASE("boot boundary: the monotonic timestamp going back is a new boot, placed at its first line") {
+TEST_CASE(
+    "boot boundary: the monotonic timestamp going back is a new boot, placed at its first line") {
   std::string log = dmesg({{7000.5, "chatter"}, {7001.0, xid("0000:3b:00", 48)}});
-  for (int i = 0; i < 2000; ++i) { // enough lines that the reset is between prefilter hits and samples
+  for (int i = 0; i < 2000;
+       ++i) { // enough lines that the reset is between prefilter hits and samples
     log += fmt::format("[{:12.6f}] eth0: link up {}\n", 7001.5 + i * 0.001, i);
   }
   log += dmesg({{0.5, "first line kept of the new boot"}, {1.5, "more"}});
@@ -97,15 +111,17 @@ TEST_CASE("boot boundary: the monotonic timestamp going back is a new boot, plac
   CHECK(xids_of(f.earlier_boot_events) == std::vector<unsigned>{48});
 
   // kmsg records reset the same way
-  const auto k = scan_kernel_log("6,1,9000000000,-;" + xid("0000:3b:00", 48) + "\n6,1,1000,-;hello\n6,2,3000000,-;" +
-                                 xid("0000:3b:00", 13) + "\n");
+  const auto k =
+      scan_kernel_log("6,1,9000000000,-;" + xid("0000:3b:00", 48) +
+                      "\n6,1,1000,-;hello\n6,2,3000000,-;" + xid("0000:3b:00", 13) + "\n");
   REQUIRE(k.boundary);
   CHECK(k.boundary->kind == BootBoundaryKind::timestamp_reset);
   CHECK(k.boundary->line == "6,1,1000,-;hello");
   CHECK(xids_of(k.earlier_boot_events) == std::vector<unsigned>{48});
 
   // jitter of less than a second between CPUs is not a reboot
-  const auto j = scan_kernel_log(dmesg({{100.9, xid("0000:3b:00", 48)}, {100.2, xid("0000:3b:00", 13)}}));
+  const auto j =
+      scan_kernel_log(dmesg({{100.9, xid("0000:3b:00", 48)}, {100.2, xid("0000:3b:00", 13)}}));
   CHECK_FALSE(j.boundary);
   CHECK(j.earlier_boot_events.empty());
 }
@@ -120,13 +136,15 @@ TEST_CASE("multi-line messages are joined however the tool split them") {
                    "               NVRM: this kernel module has the version 550.54.14.  Please\n"
                    "               NVRM: make sure that this kernel module and all NVIDIA driver\n"
                    "               NVRM: components have the same version.\n"},
-      {"rsyslog", "Nov 30 02:00:00 node kernel: NVRM: API mismatch: the client has the version 550.67, but#012NVRM: this "
-                  "kernel module has the version 550.54.14.  Please#012NVRM: make sure that this kernel module and all "
-                  "NVIDIA driver#012NVRM: components have the same version.\n"},
-      {"kmsg", "4,100,5000000,-;NVRM: API mismatch: the client has the version 550.67, but\n SUBSYSTEM=pci\n"
-               "4,101,5000001,c;NVRM: this kernel module has the version 550.54.14.  Please\n"
-               "4,102,5000002,c;NVRM: make sure that this kernel module and all NVIDIA driver\\x0aNVRM: components have "
-               "the same version.\n"},
+      {"rsyslog",
+       "Nov 30 02:00:00 node kernel: NVRM: API mismatch: the client has the version 550.67, but#012NVRM: this "
+       "kernel module has the version 550.54.14.  Please#012NVRM: make sure that this kernel module and all "
+       "NVIDIA driver#012NVRM: components have the same version.\n"},
+      {"kmsg",
+       "4,100,5000000,-;NVRM: API mismatch: the client has the version 550.67, but\n SUBSYSTEM=pci\n"
+       "4,101,5000001,c;NVRM: this kernel module has the version 550.54.14.  Please\n"
+       "4,102,5000002,c;NVRM: make sure that this kernel module and all NVIDIA driver\\x0aNVRM: components have "
+       "the same version.\n"},
       {"crlf", "[    5.000000] NVRM: API mismatch: the client has the version 550.67, but\r\n"
                "[    5.000000] NVRM: this kernel module has the version 550.54.14.  Please\r\n"},
   };
@@ -141,18 +159,20 @@ TEST_CASE("multi-line messages are joined however the tool split them") {
     CHECK(e.lines.front().find("API mismatch") != std::string::npos);
   }
   // a line in between breaks the message: the second half is not taken for it
-  const auto broken = scan_kernel_log(dmesg({{5, "NVRM: API mismatch: the client has the version 550.67, but"},
-                                             {5, "usb 1-1: new device"},
-                                             {5, "NVRM: this kernel module has the version 550.54.14.  Please"}}));
+  const auto broken =
+      scan_kernel_log(dmesg({{5, "NVRM: API mismatch: the client has the version 550.67, but"},
+                             {5, "usb 1-1: new device"},
+                             {5, "NVRM: this kernel module has the version 550.54.14.  Please"}}));
   REQUIRE(broken.host_events.size() == 1);
   CHECK(broken.host_events.front().kernel_version.empty());
 }
 
 TEST_CASE("repeated lines are one event with a count and first/last timestamps") {
-  const auto f = scan_kernel_log(dmesg({{10.5, xid("0000:3b:00", 13)},
-                                        {20.25, "NVRM: Xid (PCI:0000:3b:00): 13, pid=999, name=other, different text"},
-                                        {30.125, xid("0000:3b:00", 13)},
-                                        {31.0, xid("0000:3b:00", 31)}}));
+  const auto f = scan_kernel_log(
+      dmesg({{10.5, xid("0000:3b:00", 13)},
+             {20.25, "NVRM: Xid (PCI:0000:3b:00): 13, pid=999, name=other, different text"},
+             {30.125, xid("0000:3b:00", 13)},
+             {31.0, xid("0000:3b:00", 31)}}));
   const auto& events = gpu(f, "0000:3b:00.0");
   REQUIRE(events.size() == 2);
   CHECK(events[0].xid == 13u);
@@ -166,10 +186,14 @@ TEST_CASE("repeated lines are one event with a count and first/last timestamps")
 }
 
 TEST_CASE("a driver reload separates events before it from the same events after it") {
-  const std::string loading = "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "
-                              "(dvs-builder@U16)  Thu Feb 22 01:25:25 UTC 2024";
-  const auto f = scan_kernel_log(dmesg({{6, loading}, {100, xid("0000:3b:00", 48)}, {200, loading},
-                                        {300, xid("0000:3b:00", 48)}, {301, "NVRM: GPU at PCI:0000:3b:00: GPU-abc"}}));
+  const std::string loading =
+      "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "
+      "(dvs-builder@U16)  Thu Feb 22 01:25:25 UTC 2024";
+  const auto f = scan_kernel_log(dmesg({{6, loading},
+                                        {100, xid("0000:3b:00", 48)},
+                                        {200, loading},
+                                        {300, xid("0000:3b:00", 48)},
+                                        {301, "NVRM: GPU at PCI:0000:3b:00: GPU-abc"}}));
   const auto& events = gpu(f, "0000:3b:00.0");
   REQUIRE(events.size() == 2);
   CHECK(events[0].before_driver_load);
@@ -184,8 +208,10 @@ TEST_CASE("a driver reload separates events before it from the same events after
 
 TEST_CASE("huge lines are cut at 64 KiB, counted, and never stop the scan") {
   const std::string head = "[    1.000000] NVRM: GPU 0000:01:00.0: GPU has fallen off the bus. ";
-  std::string log = head + std::string(200 * 1024, 'x') + " NVRM: Xid (PCI:0000:02:00): 48, hidden past the cap\n";
-  log += std::string(3 * 1024 * 1024, 'y') + "NVRM: Xid (PCI:0000:03:00): 48, beyond the read buffer\n"; // skipping mode
+  std::string log = head + std::string(200 * 1024, 'x') +
+                    " NVRM: Xid (PCI:0000:02:00): 48, hidden past the cap\n";
+  log += std::string(3 * 1024 * 1024, 'y') +
+         "NVRM: Xid (PCI:0000:03:00): 48, beyond the read buffer\n"; // skipping mode
   log += dmesg({{2, xid("0000:04:00", 79)}});
   const auto f = scan_kernel_log(log);
   CHECK(f.lines_cut == 2);
@@ -203,7 +229,9 @@ TEST_CASE("garbage bytes, NULs and invalid UTF-8 never crash and stay valid text
   for (auto& c : junk) {
     c = static_cast<char>(rng() & 0xFF);
   }
-  const std::string log = junk + "\n[    3.000000] NVRM: Xid (PCI:0000:3b:00): 79, \xff\xfe bad \xc3\x28 bytes\n" + junk;
+  const std::string log =
+      junk + "\n[    3.000000] NVRM: Xid (PCI:0000:3b:00): 79, \xff\xfe bad \xc3\x28 bytes\n" +
+      junk;
   const auto f = scan_kernel_log(log);
   CHECK(f.nul_bytes);
   const auto& events = gpu(f, "0000:3b:00.0");
@@ -220,17 +248,22 @@ TEST_CASE("garbage bytes, NULs and invalid UTF-8 never crash and stay valid text
 }
 
 TEST_CASE("any chunking gives the same facts as one piece") {
-  std::string log = dmesg({{0, k_banner}, {6, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Sat Feb 17 2024"},
-                           {50, xid("0000:3b:00", 48)}, {60, "NVRM: API mismatch: the client has the version 550.67, but"},
-                           {60, "NVRM: this kernel module has the version 535.161.07.  Please"}});
-  log += "-- Reboot --\n" + dmesg({{1, "hello"}, {2, xid("0000:3b:00", 13)}, {3, xid("0000:3b:00", 13)}});
+  std::string log =
+      dmesg({{0, k_banner},
+             {6, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Sat Feb 17 2024"},
+             {50, xid("0000:3b:00", 48)},
+             {60, "NVRM: API mismatch: the client has the version 550.67, but"},
+             {60, "NVRM: this kernel module has the version 535.161.07.  Please"}});
+  log += "-- Reboot --\n" +
+         dmesg({{1, "hello"}, {2, xid("0000:3b:00", 13)}, {3, xid("0000:3b:00", 13)}});
   const auto whole = scan_kernel_log(log);
   std::mt19937 rng(7);
   for (int round = 0; round < 20; ++round) {
     KernelLogScanner scanner;
     std::size_t pos = 0;
     while (pos < log.size()) {
-      const std::size_t n = std::min<std::size_t>(log.size() - pos, 1 + rng() % (round < 10 ? 3 : 200));
+      const std::size_t n =
+          std::min<std::size_t>(log.size() - pos, 1 + rng() % (round < 10 ? 3 : 200));
       scanner.feed(std::string_view(log).substr(pos, n));
       pos += n;
     }
@@ -248,7 +281,8 @@ TEST_CASE("any chunking gives the same facts as one piece") {
 TEST_CASE("distinct events are capped; the rest are counted, not kept") {
   std::string log;
   for (unsigned i = 0; i < k_log_max_events + 88; ++i) {
-    log += fmt::format("[{:12.6f}] NVRM: Xid (PCI:0000:{:02x}:{:02x}): 13, x\n", 1.0 + i, i / 32, i % 32);
+    log += fmt::format("[{:12.6f}] NVRM: Xid (PCI:0000:{:02x}:{:02x}): 13, x\n", 1.0 + i, i / 32,
+                       i % 32);
   }
   const auto f = scan_kernel_log(log);
   std::size_t kept = 0;
@@ -265,7 +299,8 @@ TEST_CASE("an empty log and a log without anything of interest") {
   CHECK(empty.boots_seen == 0);
   CHECK(empty.bytes == 0);
   CHECK_FALSE(empty.boundary);
-  const auto quiet = scan_kernel_log(dmesg({{1, "usb 1-1: new device"}, {2, "environment variable nvme invalid"}}));
+  const auto quiet = scan_kernel_log(
+      dmesg({{1, "usb 1-1: new device"}, {2, "environment variable nvme invalid"}}));
   CHECK(quiet.boots_seen == 1);
   CHECK(quiet.gpu_events.empty());
   CHECK(quiet.host_events.empty());
@@ -279,26 +314,33 @@ TEST_CASE("formats of a mixed file are all reported, in the order seen") {
                                  "Nov 30 02:00:00 node kernel: NVRM: Xid (PCI:0000:3b:00): 13, b\n"
                                  "NVRM: Xid (PCI:0000:3b:00): 13, c\n"
                                  "[Mon Nov 30 02:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 13, d\n");
-  CHECK(f.formats == std::vector<LogFormat>{LogFormat::kmsg, LogFormat::syslog, LogFormat::bare, LogFormat::dmesg_ctime});
+  CHECK(f.formats == std::vector<LogFormat>{LogFormat::kmsg, LogFormat::syslog, LogFormat::bare,
+                                            LogFormat::dmesg_ctime});
   CHECK(gpu(f, "0000:3b:00.0").front().count == 4);
 }
 
 TEST_CASE("syslog lines of other programs are not the kernel's") {
-  const auto f = scan_kernel_log("Nov 30 02:00:00 node gpud[77]: NVRM: Xid (PCI:0000:3b:00): 79, replayed by a monitor\n");
+  const auto f = scan_kernel_log(
+      "Nov 30 02:00:00 node gpud[77]: NVRM: Xid (PCI:0000:3b:00): 79, replayed by a monitor\n");
   CHECK(f.gpu_events.empty());
 }
 
 TEST_CASE("an Xid storm is counted exactly; Xid 154 keeps its last recovery action") {
   std::string log;
   for (int i = 0; i < 10000; ++i) {
-    log += fmt::format("[{:12.6f}] NVRM: Xid (PCI:0000:{}:00): 13, pid={}, name=python3, Graphics Exception\n", 10.0 + i * 0.01,
-                       i % 2 ? "3b" : "5d", 1000 + i);
+    log += fmt::format(
+        "[{:12.6f}] NVRM: Xid (PCI:0000:{}:00): 13, pid={}, name=python3, Graphics Exception\n",
+        10.0 + i * 0.01, i % 2 ? "3b" : "5d", 1000 + i);
     if (i == 5000) {
-      log += "[   60.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Sat Feb 17 2024\n";
+      log +=
+          "[   60.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Sat Feb 17 2024\n";
     }
   }
-  log += dmesg({{200, "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"},
-                {201, "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"}});
+  log += dmesg(
+      {{200,
+        "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"},
+       {201,
+        "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"}});
   const auto f = scan_kernel_log(log);
   const auto& b3 = gpu(f, "0000:3b:00.0");
   REQUIRE(b3.size() == 3); // Xid 13 before the reload, after it, and the Xid 154
@@ -315,14 +357,45 @@ TEST_CASE("an Xid storm is counted exactly; Xid 154 keeps its last recovery acti
 
 TEST_CASE("random splices of real log fragments never crash and keep the facts valid") {
   const std::vector<std::string> pieces{
-      "[  12.345678] ", "<4>", "6,12,3456,-;", "Nov 30 02:00:00 node kernel: ", "-- Boot x --", "-- Reboot --", "\n", "\r\n",
-      "NVRM: ", "Xid (PCI:0000:3b:00", " GPU-I:05", "): ", "79", "154", ", pid='<unknown>'", ", name=a, ",
-      "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)", "RmInitAdapter failed! (0x26:0xffff:",
-      "GPU 0000:0a:00.0: ", "API mismatch: the client has the version ", "550.67", ", but", "this kernel module has the version ",
-      "The NVIDIA GPU ", "(PCI ID: 10de:", "installed in this system is not supported by ", "BAR1 is 0M @ 0x0 (PCI:",
-      "nvidia 0000:3b:00.0: Direct firmware load for nvidia/", "gsp_ga10x.bin failed with error -2", "nouveau ",
-      "Linux version ", "#012", "\\x0a", " KEY=value", std::string("\0\xff\xc3", 3), "               ", "[Mon Nov 30 02:00:00 2026] ",
-      "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build", "GPU at PCI:0000:3b:00: GPU-"};
+      "[  12.345678] ",
+      "<4>",
+      "6,12,3456,-;",
+      "Nov 30 02:00:00 node kernel: ",
+      "-- Boot x --",
+      "-- Reboot --",
+      "\n",
+      "\r\n",
+      "NVRM: ",
+      "Xid (PCI:0000:3b:00",
+      " GPU-I:05",
+      "): ",
+      "79",
+      "154",
+      ", pid='<unknown>'",
+      ", name=a, ",
+      "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)",
+      "RmInitAdapter failed! (0x26:0xffff:",
+      "GPU 0000:0a:00.0: ",
+      "API mismatch: the client has the version ",
+      "550.67",
+      ", but",
+      "this kernel module has the version ",
+      "The NVIDIA GPU ",
+      "(PCI ID: 10de:",
+      "installed in this system is not supported by ",
+      "BAR1 is 0M @ 0x0 (PCI:",
+      "nvidia 0000:3b:00.0: Direct firmware load for nvidia/",
+      "gsp_ga10x.bin failed with error -2",
+      "nouveau ",
+      "Linux version ",
+      "#012",
+      "\\x0a",
+      " KEY=value",
+      std::string("\0\xff\xc3", 3),
+      "               ",
+      "[Mon Nov 30 02:00:00 2026] ",
+      "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build",
+      "GPU at PCI:0000:3b:00: GPU-"};
   std::mt19937 rng(2026);
   for (int round = 0; round < 40; ++round) {
     std::string log;

@@ -28,53 +28,112 @@ struct EventCase {
 
 TEST_CASE("every signature: kind, attribution and lines used") {
   const std::vector<EventCase> cases{
-      {{"NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."}, LogEventKind::xid,
+      {{"NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."},
+       LogEventKind::xid,
        "0000:3b:00.0"},
-      {{"NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"}, LogEventKind::rm_init_failed, "0000:0a:00.0"},
-      {{"NVRM: RmInitAdapter failed! (0x30:0xffffffff:858)"}, LogEventKind::rm_init_failed, std::nullopt},
-      {{"NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 0"}, LogEventKind::rm_init_minor, "0000:0a:00.0"},
-      {{"NVRM: rm_init_adapter failed for device bearing minor number 0"}, LogEventKind::rm_init_minor, std::nullopt},
-      {{"NVRM: API mismatch: the client has the version 550.67, but", "NVRM: this kernel module has the version 550.54.14.  Please",
-        "NVRM: make sure that this kernel module and all NVIDIA driver", "NVRM: components have the same version.",
+      {{"NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"},
+       LogEventKind::rm_init_failed,
+       "0000:0a:00.0"},
+      {{"NVRM: RmInitAdapter failed! (0x30:0xffffffff:858)"},
+       LogEventKind::rm_init_failed,
+       std::nullopt},
+      {{"NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 0"},
+       LogEventKind::rm_init_minor,
+       "0000:0a:00.0"},
+      {{"NVRM: rm_init_adapter failed for device bearing minor number 0"},
+       LogEventKind::rm_init_minor,
+       std::nullopt},
+      {{"NVRM: API mismatch: the client has the version 550.67, but",
+        "NVRM: this kernel module has the version 550.54.14.  Please",
+        "NVRM: make sure that this kernel module and all NVIDIA driver",
+        "NVRM: components have the same version.",
         "NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, x"},
-       LogEventKind::api_mismatch, std::nullopt, 4},
-      {{"NVRM: API mismatch: the client 'nvidia-smi' (pid 4711)", "NVRM: has the version 580.65.06, but this kernel module has",
-        "NVRM: the version 575.57.08.  Please make sure that this", "NVRM: kernel module and all NVIDIA driver components",
-        "NVRM: have the same version."},
-       LogEventKind::api_mismatch, std::nullopt, 5},
-      {{"NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1b80)", "NVRM: installed in this system is not supported by the",
-        "NVRM: NVIDIA 550.54.14 driver release.", "NVRM: Please see 'Appendix A - Supported NVIDIA GPU Products'"},
-       LogEventKind::not_supported, "0000:01:00.0", 3},
-      {{"NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1db6)", "NVRM: installed in this system is not supported by open",
-        "NVRM: nvidia.ko because it does not include the required GPU", "NVRM: System Processor (GSP)."},
-       LogEventKind::not_supported_open, "0000:01:00.0", 4},
-      {{"NVRM: The NVIDIA GPU 0000:41:00.0", "NVRM: (PCI ID: 10de:2330) installed in this system has",
+       LogEventKind::api_mismatch,
+       std::nullopt,
+       4},
+      {{"NVRM: API mismatch: the client 'nvidia-smi' (pid 4711)",
+        "NVRM: has the version 580.65.06, but this kernel module has",
+        "NVRM: the version 575.57.08.  Please make sure that this",
+        "NVRM: kernel module and all NVIDIA driver components", "NVRM: have the same version."},
+       LogEventKind::api_mismatch,
+       std::nullopt,
+       5},
+      {{"NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1b80)",
+        "NVRM: installed in this system is not supported by the",
+        "NVRM: NVIDIA 550.54.14 driver release.",
+        "NVRM: Please see 'Appendix A - Supported NVIDIA GPU Products'"},
+       LogEventKind::not_supported,
+       "0000:01:00.0",
+       3},
+      {{"NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1db6)",
+        "NVRM: installed in this system is not supported by open",
+        "NVRM: nvidia.ko because it does not include the required GPU",
+        "NVRM: System Processor (GSP)."},
+       LogEventKind::not_supported_open,
+       "0000:01:00.0",
+       4},
+      {{"NVRM: The NVIDIA GPU 0000:41:00.0",
+        "NVRM: (PCI ID: 10de:2330) installed in this system has",
         "NVRM: fallen off the bus and is not responding to commands."},
-       LogEventKind::fallen_off_bus, "0000:41:00.0", 3},
-      {{"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:", "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)"},
-       LogEventKind::bar_invalid, "0000:01:00.0", 2},
+       LogEventKind::fallen_off_bus,
+       "0000:41:00.0",
+       3},
+      {{"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:",
+        "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)"},
+       LogEventKind::bar_invalid,
+       "0000:01:00.0",
+       2},
       {{"NVRM: BAR0 is 0M @ 0x0 (PCI:0000:02:00.0)"}, LogEventKind::bar_invalid, "0000:02:00.0"},
-      {{"NVRM: The NVIDIA probe routine was not called for 1 device(s)."}, LogEventKind::probe_not_called, std::nullopt},
-      {{"NVRM: The NVIDIA probe routine failed for 2 device(s)."}, LogEventKind::probe_failed, std::nullopt},
-      {{"nvidia: probe of 0000:01:00.0 failed with error -1"}, LogEventKind::probe_failed, "0000:01:00.0"},
-      {{"NVRM: None of the NVIDIA devices were initialized."}, LogEventKind::no_gpu_initialized, std::nullopt},
-      {{"NVRM: None of the NVIDIA graphics adapters were initialized!"}, LogEventKind::no_gpu_initialized, std::nullopt},
+      {{"NVRM: The NVIDIA probe routine was not called for 1 device(s)."},
+       LogEventKind::probe_not_called,
+       std::nullopt},
+      {{"NVRM: The NVIDIA probe routine failed for 2 device(s)."},
+       LogEventKind::probe_failed,
+       std::nullopt},
+      {{"nvidia: probe of 0000:01:00.0 failed with error -1"},
+       LogEventKind::probe_failed,
+       "0000:01:00.0"},
+      {{"NVRM: None of the NVIDIA devices were initialized."},
+       LogEventKind::no_gpu_initialized,
+       std::nullopt},
+      {{"NVRM: None of the NVIDIA graphics adapters were initialized!"},
+       LogEventKind::no_gpu_initialized,
+       std::nullopt},
       {{"NVRM: No NVIDIA GPU found."}, LogEventKind::no_gpu_initialized, std::nullopt},
-      {{"NVRM: GPU 0000:65:00.0: GPU does not have the necessary power cables connected."}, LogEventKind::power_cables,
+      {{"NVRM: GPU 0000:65:00.0: GPU does not have the necessary power cables connected."},
+       LogEventKind::power_cables,
        "0000:65:00.0"},
-      {{"NVRM: GPU 0000:01:00.0: GPU has fallen off the bus."}, LogEventKind::fallen_off_bus, "0000:01:00.0"},
-      {{"NVRM: GPU at 0000:01:00.0 has fallen off the bus."}, LogEventKind::fallen_off_bus, "0000:01:00.0"},
-      {{"NVRM: GPU at PCI:0000:01:00: GPU has fallen off the bus."}, LogEventKind::fallen_off_bus, "0000:01:00.0"},
-      {{"NVRM: GPU0 RmInitAdapter: Cannot initialize GSP firmware RM"}, LogEventKind::gsp_firmware, std::nullopt},
-      {{"NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"}, LogEventKind::gsp_firmware, std::nullopt},
-      {{"NVRM: GPU 0000:3b:00.0: GSP-RM proxy boot command failed."}, LogEventKind::gsp_firmware, "0000:3b:00.0"},
-      {{"NVRM: RmFetchGspRmImages: No firmware image found"}, LogEventKind::gsp_firmware, std::nullopt},
+      {{"NVRM: GPU 0000:01:00.0: GPU has fallen off the bus."},
+       LogEventKind::fallen_off_bus,
+       "0000:01:00.0"},
+      {{"NVRM: GPU at 0000:01:00.0 has fallen off the bus."},
+       LogEventKind::fallen_off_bus,
+       "0000:01:00.0"},
+      {{"NVRM: GPU at PCI:0000:01:00: GPU has fallen off the bus."},
+       LogEventKind::fallen_off_bus,
+       "0000:01:00.0"},
+      {{"NVRM: GPU0 RmInitAdapter: Cannot initialize GSP firmware RM"},
+       LogEventKind::gsp_firmware,
+       std::nullopt},
+      {{"NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"},
+       LogEventKind::gsp_firmware,
+       std::nullopt},
+      {{"NVRM: GPU 0000:3b:00.0: GSP-RM proxy boot command failed."},
+       LogEventKind::gsp_firmware,
+       "0000:3b:00.0"},
+      {{"NVRM: RmFetchGspRmImages: No firmware image found"},
+       LogEventKind::gsp_firmware,
+       std::nullopt},
       {{"nvidia 0000:3b:00.0: Direct firmware load for nvidia/550.54.14/gsp_ga10x.bin failed with error -2"},
-       LogEventKind::gsp_firmware, "0000:3b:00.0"},
+       LogEventKind::gsp_firmware,
+       "0000:3b:00.0"},
       {{"nvidia 0000:3b:00.0: firmware: loading /lib/firmware/nvidia/550.54.14/gsp_tu10x.bin failed with error -13"},
-       LogEventKind::gsp_firmware, "0000:3b:00.0"},
-      {{"NVRM: A GPU crash dump has been created. If possible, please run", "NVRM: nvidia-bug-report.sh as root"},
-       LogEventKind::crash_dump, std::nullopt},
+       LogEventKind::gsp_firmware,
+       "0000:3b:00.0"},
+      {{"NVRM: A GPU crash dump has been created. If possible, please run",
+        "NVRM: nvidia-bug-report.sh as root"},
+       LogEventKind::crash_dump,
+       std::nullopt},
       {{"nouveau 0000:01:00.0: DRM: VRAM: 8192 MiB"}, LogEventKind::nouveau, "0000:01:00.0"},
   };
   for (const auto& c : cases) {
@@ -91,12 +150,30 @@ TEST_CASE("every signature: kind, attribution and lines used") {
 
 TEST_CASE("every signature row is exercised by a case above or below") {
   // The table's names, so a new row without a test is noticed.
-  const std::set<std::string_view> covered{"xid", "rm-init-adapter", "rm-init-minor", "api-mismatch", "the-nvidia-gpu",
-                                           "bar-invalid", "bar-zero", "probe-not-called", "probe-failed",
-                                           "none-initialized", "none-initialized-old", "no-gpu-found", "power-cables",
-                                           "fallen-off-bus", "gsp-cannot-init", "gsp-proxy-boot", "gsp-no-image",
-                                           "crash-dump", "gpu-uuid", "loading", "firmware-load", "firmware-path",
-                                           "probe-of", "nouveau"};
+  const std::set<std::string_view> covered{"xid",
+                                           "rm-init-adapter",
+                                           "rm-init-minor",
+                                           "api-mismatch",
+                                           "the-nvidia-gpu",
+                                           "bar-invalid",
+                                           "bar-zero",
+                                           "probe-not-called",
+                                           "probe-failed",
+                                           "none-initialized",
+                                           "none-initialized-old",
+                                           "no-gpu-found",
+                                           "power-cables",
+                                           "fallen-off-bus",
+                                           "gsp-cannot-init",
+                                           "gsp-proxy-boot",
+                                           "gsp-no-image",
+                                           "crash-dump",
+                                           "gpu-uuid",
+                                           "loading",
+                                           "firmware-load",
+                                           "firmware-path",
+                                           "probe-of",
+                                           "nouveau"};
   for (const auto& row : signature_table()) {
     INFO(row.name);
     CHECK(covered.count(row.name) == 1);
@@ -109,13 +186,14 @@ TEST_CASE("every signature row is exercised by a case above or below") {
 }
 
 TEST_CASE("lines that look alike but are not signatures") {
-  for (std::string_view m : {"NVRM: Persistence mode is deprecated and will be removed in a future release.",
-                             "nvidia 0000:3b:00.0: Direct firmware load for nvidia/550.54.14/gsp_log_ga10x.bin failed "
-                             "with error -2",
-                             "nouveau: detected PR support, will not use DSM", "NVRM: Xid (PCI:0000:3b:00): garbage",
-                             "NVRM: RmInitAdapter failed! (zz)", "NVRM: GPU at PCI:0000:3b:00: no uuid here",
-                             "nvidia: probe of 0000:01:00.0 returned 0", "nvme nvme0: I/O 12 QID 4 timeout",
-                             "NVRM: loading NVIDIA UNIX driver with no version", ""}) {
+  for (std::string_view m :
+       {"NVRM: Persistence mode is deprecated and will be removed in a future release.",
+        "nvidia 0000:3b:00.0: Direct firmware load for nvidia/550.54.14/gsp_log_ga10x.bin failed "
+        "with error -2",
+        "nouveau: detected PR support, will not use DSM", "NVRM: Xid (PCI:0000:3b:00): garbage",
+        "NVRM: RmInitAdapter failed! (zz)", "NVRM: GPU at PCI:0000:3b:00: no uuid here",
+        "nvidia: probe of 0000:01:00.0 returned 0", "nvme nvme0: I/O 12 QID 4 timeout",
+        "NVRM: loading NVIDIA UNIX driver with no version", ""}) {
     INFO(m);
     CHECK_FALSE(match({m}));
   }
@@ -130,20 +208,46 @@ TEST_CASE("Xid format variants of every driver generation") {
   };
   const XidCase cases[] = {
       // 515–565: pid and name always, '<unknown>' without a channel
-      {"NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 7)", 13, {}, {}, {},
+      {"NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 7)",
+       13,
+       {},
+       {},
+       {},
        "Graphics SM Warp Exception on (GPC 7)"},
       // 570+: without a process, no pid/name
-      {"NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.", 79, {}, {}, {}, "GPU has fallen off the bus."},
+      {"NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.",
+       79,
+       {},
+       {},
+       {},
+       "GPU has fallen off the bus."},
       // MIG attribution
-      {"NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=7194, Contained: CE User Channel (0x9). RST: No, D-RST: No", 94, 5u, {},
-       {}, "Contained: CE User Channel (0x9). RST: No, D-RST: No"},
-      {"NVRM: Xid (PCI:0000:01:00 GPU-I:05 GPU-CI:01): 31, pid=22, name=app, MMU Fault", 31, 5u, 1u, {}, "MMU Fault"},
+      {"NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=7194, Contained: CE User Channel (0x9). RST: No, D-RST: No",
+       94,
+       5u,
+       {},
+       {},
+       "Contained: CE User Channel (0x9). RST: No, D-RST: No"},
+      {"NVRM: Xid (PCI:0000:01:00 GPU-I:05 GPU-CI:01): 31, pid=22, name=app, MMU Fault",
+       31,
+       5u,
+       1u,
+       {},
+       "MMU Fault"},
       // 575+: the causing Xid
-      {"NVRM: Xid (PCI:0000:01:00): 45, pid=9, name=python3, Ch 00000008 caused by previous Xid 79", 45, {}, {}, 79u,
+      {"NVRM: Xid (PCI:0000:01:00): 45, pid=9, name=python3, Ch 00000008 caused by previous Xid 79",
+       45,
+       {},
+       {},
+       79u,
        "Ch 00000008 caused by previous Xid 79"},
       // R460/470: pid, no name
-      {"NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.", 63, {},
-       {}, {}, "Row Remapper: New row marked for remapping, reset gpu to activate."},
+      {"NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.",
+       63,
+       {},
+       {},
+       {},
+       "Row Remapper: New row marked for remapping, reset gpu to activate."},
       // very old: no "PCI:" prefix
       {"NVRM: Xid (0000:01:00): 3, Ch 00000001", 3, {}, {}, {}, "Ch 00000001"},
   };
@@ -158,12 +262,14 @@ TEST_CASE("Xid format variants of every driver generation") {
     CHECK(r->event.detail == c.detail);
   }
   CHECK(match({"NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, x"})->event.bus_id == "0000:10:1c.0");
-  CHECK(match({"NVRM: Xid (PCI:0000:01:00): 3, x"})->event.meaning.find("does not list") != std::string::npos);
+  CHECK(match({"NVRM: Xid (PCI:0000:01:00): 3, x"})->event.meaning.find("does not list") !=
+        std::string::npos);
 }
 
 TEST_CASE("Xid 154 carries the recovery action it changed to") {
-  const auto r = match({"NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset "
-                        "Required)"});
+  const auto r = match(
+      {"NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset "
+       "Required)"});
   REQUIRE(r);
   CHECK(r->event.recovery_action == "GPU Reset Required");
   CHECK(r->event.meaning.find("recovery action: GPU Reset Required") != std::string::npos);
@@ -172,8 +278,9 @@ TEST_CASE("Xid 154 carries the recovery action it changed to") {
 TEST_CASE("RmInitAdapter decodes both fields with the tables, whatever the line number") {
   for (const auto& row : rm_init_table()) {
     INFO(row.name);
-    const std::string line = fmt::format("NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x{:x}:0x56:{})", row.value,
-                                         row.value * 7 + 100);
+    const std::string line =
+        fmt::format("NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x{:x}:0x56:{})", row.value,
+                    row.value * 7 + 100);
     const auto r = match({line});
     REQUIRE(r);
     CHECK(r->event.init_status == row.value);
@@ -183,15 +290,18 @@ TEST_CASE("RmInitAdapter decodes both fields with the tables, whatever the line 
   }
   for (const auto& row : nv_status_table()) {
     INFO(row.name);
-    const auto r = match({fmt::format("NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x62:0x{:x}:1)", row.value)});
+    const auto r = match(
+        {fmt::format("NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x62:0x{:x}:1)", row.value)});
     REQUIRE(r);
     CHECK(r->event.rm_status == row.value);
-    CHECK(r->event.meaning.find(fmt::format("{} (0x{:x})", row.name, row.value)) != std::string::npos);
+    CHECK(r->event.meaning.find(fmt::format("{} (0x{:x})", row.name, row.value)) !=
+          std::string::npos);
   }
   const auto seed = match({"NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"});
-  CHECK(seed->event.meaning ==
-        "failed to initialise: RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26), NV_ERR_GENERIC (0xffff) — the driver could "
-        "not configure the GPU for DMA");
+  CHECK(
+      seed->event.meaning ==
+      "failed to initialise: RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26), NV_ERR_GENERIC (0xffff) — the driver could "
+      "not configure the GPU for DMA");
   const auto unknown = match({"NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x99:0x12345:1)"});
   CHECK(unknown->event.meaning.find("unknown RM_INIT stage 0x99") != std::string::npos);
   CHECK(unknown->event.meaning.find("unknown NV_STATUS 0x12345") != std::string::npos);
@@ -200,14 +310,16 @@ TEST_CASE("RmInitAdapter decodes both fields with the tables, whatever the line 
 TEST_CASE("API mismatch extracts both versions in both wordings") {
   const auto old = match({"NVRM: API mismatch: the client has the version 550.67, but",
                           "NVRM: this kernel module has the version 550.54.14.  Please",
-                          "NVRM: make sure that this kernel module and all NVIDIA driver", "NVRM: components have the same version."});
+                          "NVRM: make sure that this kernel module and all NVIDIA driver",
+                          "NVRM: components have the same version."});
   REQUIRE(old);
   CHECK(old->event.client_version == "550.67");
   CHECK(old->event.kernel_version == "550.54.14");
   const auto now = match({"NVRM: API mismatch: the client 'nvidia-smi' (pid 4711)",
                           "NVRM: has the version 580.65.06, but this kernel module has",
                           "NVRM: the version 575.57.08.  Please make sure that this",
-                          "NVRM: kernel module and all NVIDIA driver components", "NVRM: have the same version."});
+                          "NVRM: kernel module and all NVIDIA driver components",
+                          "NVRM: have the same version."});
   REQUIRE(now);
   CHECK(now->event.client_version == "580.65.06");
   CHECK(now->event.kernel_version == "575.57.08");
@@ -219,18 +331,21 @@ TEST_CASE("API mismatch extracts both versions in both wordings") {
 }
 
 TEST_CASE("companion lines: GPU UUID and the driver's loading line") {
-  const auto uuid = match({"NVRM: GPU at PCI:0000:3b:00: GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"});
+  const auto uuid =
+      match({"NVRM: GPU at PCI:0000:3b:00: GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"});
   REQUIRE(uuid);
   CHECK(uuid->what == Recognised::What::gpu_uuid);
   CHECK(uuid->event.bus_id == "0000:3b:00.0");
   CHECK(uuid->uuid == "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6");
-  const auto open = match({"NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "
-                           "(dvs-builder@U16-I3-B03-4-3)  Thu Feb 22 01:25:25 UTC 2024"});
+  const auto open =
+      match({"NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  "
+             "(dvs-builder@U16-I3-B03-4-3)  Thu Feb 22 01:25:25 UTC 2024"});
   REQUIRE(open);
   CHECK(open->what == Recognised::What::driver_load);
   CHECK(open->load.version == "550.54.14");
   CHECK(open->load.flavour == "open");
-  const auto prop = match({"NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Sat Feb 17 22:55:48 UTC 2024"});
+  const auto prop = match(
+      {"NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Sat Feb 17 22:55:48 UTC 2024"});
   REQUIRE(prop);
   CHECK(prop->load.version == "535.161.07");
   CHECK(prop->load.flavour == "proprietary");
@@ -238,15 +353,18 @@ TEST_CASE("companion lines: GPU UUID and the driver's loading line") {
 
 TEST_CASE("every PCI address form pins to dddd:bb:dd.f") {
   const std::pair<std::string_view, std::string_view> forms[] = {
-      {"PCI:0000:3b:00", "0000:3b:00.0"},   {"0000:3b:00.0", "0000:3b:00.0"}, {"0000:3B:00.0", "0000:3b:00.0"},
-      {"00000000:3b:00.0", "0000:3b:00.0"}, {"3b:00.0", "0000:3b:00.0"},      {"PCI:0001:af:1f.7", "0001:af:1f.7"},
+      {"PCI:0000:3b:00", "0000:3b:00.0"}, {"0000:3b:00.0", "0000:3b:00.0"},
+      {"0000:3B:00.0", "0000:3b:00.0"},   {"00000000:3b:00.0", "0000:3b:00.0"},
+      {"3b:00.0", "0000:3b:00.0"},        {"PCI:0001:af:1f.7", "0001:af:1f.7"},
   };
   for (const auto& [form, bus] : forms) {
     INFO(form);
     CHECK(pci_after(std::string(form) + ": GPU has fallen off the bus.", "") == std::string(bus));
     // the same form inside each signature that names a device
-    CHECK(match({fmt::format("NVRM: GPU {}: GPU has fallen off the bus.", form)})->event.bus_id == std::string(bus));
-    CHECK(match({fmt::format("nvidia: probe of {} failed with error -1", form)})->event.bus_id == std::string(bus));
+    CHECK(match({fmt::format("NVRM: GPU {}: GPU has fallen off the bus.", form)})->event.bus_id ==
+          std::string(bus));
+    CHECK(match({fmt::format("nvidia: probe of {} failed with error -1", form)})->event.bus_id ==
+          std::string(bus));
   }
   // Xid lines have no function: .0 is matched
   CHECK(match({"NVRM: Xid (PCI:0000:3B:00): 48, x"})->event.bus_id == "0000:3b:00.0");

@@ -19,7 +19,9 @@ Version v(const char* text) {
   return *parsed;
 }
 
-const Matrix& matrix() { return Matrix::get(); }
+const Matrix& matrix() {
+  return Matrix::get();
+}
 
 void require_sources(const std::vector<std::string>& keys, const std::string& where) {
   INFO(where);
@@ -118,7 +120,7 @@ TEST_CASE("CUDA on a driver: toolkit driver, minor-version floor, too old") {
       {"12.4", "550.54.13", CudaDriverStatus::minor_version_compat},
       {"12.4.1", "550.54.15", CudaDriverStatus::ok},
       {"12.4.1", "550.54.14", CudaDriverStatus::minor_version_compat},
-      {"12.8", "570.26", CudaDriverStatus::ok},          // two-part driver
+      {"12.8", "570.26", CudaDriverStatus::ok},                     // two-part driver
       {"12.8.1", "570.26", CudaDriverStatus::minor_version_compat}, // 570.26 < 570.124.06
       {"12.8.1", "570.124.06", CudaDriverStatus::ok},
       {"12.4", "535.104.05", CudaDriverStatus::minor_version_compat},
@@ -168,9 +170,11 @@ TEST_CASE("the newest toolkit a driver runs") {
     const char* release;
   };
   const Case cases[] = {
-      {"550.54.14", "12.4 GA"},         {"550.54.13", "12.3 Update 1"}, {"535.104.05", "12.2 Update 2"},
-      {"470.82.01", "11.4 Update 4"},   {"570.26", "12.8 GA"},          {"570.124.06", "12.8 Update 1"},
-      {"580.65.06", "13.0 GA"},         {"595.45.04", "13.2 GA"},       {"384.81", "9.0 (9.0.76)"},
+      {"550.54.14", "12.4 GA"},        {"550.54.13", "12.3 Update 1"},
+      {"535.104.05", "12.2 Update 2"}, {"470.82.01", "11.4 Update 4"},
+      {"570.26", "12.8 GA"},           {"570.124.06", "12.8 Update 1"},
+      {"580.65.06", "13.0 GA"},        {"595.45.04", "13.2 GA"},
+      {"384.81", "9.0 (9.0.76)"},
   };
   for (const auto& c : cases) {
     INFO(c.driver);
@@ -288,12 +292,24 @@ TEST_CASE("GPU model names map to architectures - every example matches its own 
     const char* cc;
   };
   const Case cases[] = {
-      {"Tesla V100-SXM2-32GB", "7.0"}, {"NVIDIA A100-SXM4-40GB", "8.0"}, {"NVIDIA A10", "8.6"},
-      {"NVIDIA H100 80GB HBM3", "9.0"}, {"NVIDIA GeForce RTX 4090", "8.9"}, {"Tesla T4", "7.5"},
-      {"tesla p100-pcie-16gb", "6.0"},  {"Tesla K80", "3.7"},             {"NVIDIA B200", "10.0"},
-      {"Quadro P4000", ""},             {"NVIDIA RTX A2000", "8.6"},      {"Some Future GPU", ""},
-      {"NVIDIA A2000", ""},             {"Tesla V1000", ""},              {"NVIDIA RTX 6000 Ada Generation", "8.9"},
-      {"Quadro RTX 6000", "7.5"},       {"Tesla K40m", "3.5"},            {"NVIDIA GeForce RTX 4070 Ti SUPER", "8.9"},
+      {"Tesla V100-SXM2-32GB", "7.0"},
+      {"NVIDIA A100-SXM4-40GB", "8.0"},
+      {"NVIDIA A10", "8.6"},
+      {"NVIDIA H100 80GB HBM3", "9.0"},
+      {"NVIDIA GeForce RTX 4090", "8.9"},
+      {"Tesla T4", "7.5"},
+      {"tesla p100-pcie-16gb", "6.0"},
+      {"Tesla K80", "3.7"},
+      {"NVIDIA B200", "10.0"},
+      {"Quadro P4000", ""},
+      {"NVIDIA RTX A2000", "8.6"},
+      {"Some Future GPU", ""},
+      {"NVIDIA A2000", ""},
+      {"Tesla V1000", ""},
+      {"NVIDIA RTX 6000 Ada Generation", "8.9"},
+      {"Quadro RTX 6000", "7.5"},
+      {"Tesla K40m", "3.5"},
+      {"NVIDIA GeForce RTX 4070 Ti SUPER", "8.9"},
   };
   for (const auto& c : cases) {
     INFO(c.model);
@@ -319,7 +335,8 @@ TEST_CASE("cuDriverGetVersion numbers") {
 
 TEST_CASE("malformed data is rejected with the file, row and field") {
   auto load_with = [](std::string_view name, std::string_view text) {
-    std::vector<gpf::EmbeddedFile> files(gpf::embedded_data_files().begin(), gpf::embedded_data_files().end());
+    std::vector<gpf::EmbeddedFile> files(gpf::embedded_data_files().begin(),
+                                         gpf::embedded_data_files().end());
     for (auto& f : files) {
       if (f.name == name) {
         f.text = text;
@@ -327,21 +344,29 @@ TEST_CASE("malformed data is rejected with the file, row and field") {
     }
     return Matrix::load(files);
   };
-  const std::string src = R"("sources": {"s": {"url": "https://x", "table": "t", "facts": "f", "status": "VERIFIED-DOC"}})";
-  CHECK_THROWS_WITH(load_with("driver_branches.json", "{"), Catch::Contains("driver_branches.json"));
-  CHECK_THROWS_WITH(load_with("driver_branches.json", "{" + src + R"(, "rows": [{"branch": 535, "designation": "LTSB",
+  const std::string src =
+      R"("sources": {"s": {"url": "https://x", "table": "t", "facts": "f", "status": "VERIFIED-DOC"}})";
+  CHECK_THROWS_WITH(load_with("driver_branches.json", "{"),
+                    Catch::Contains("driver_branches.json"));
+  CHECK_THROWS_WITH(load_with("driver_branches.json",
+                              "{" + src + R"(, "rows": [{"branch": 535, "designation": "LTSB",
       "end_of_life": "2026-13", "maintained": true, "max_cuda_major": 12, "source": "s"}]})"),
                     Catch::Contains("rows[0].end_of_life"));
-  CHECK_THROWS_WITH(load_with("cuda_minor_compat.json", "{" + src + R"(, "rows": [{"cuda_major": 12, "branch_min": 525,
+  CHECK_THROWS_WITH(load_with("cuda_minor_compat.json",
+                              "{" + src + R"(, "rows": [{"cuda_major": 12, "branch_min": 525,
       "branch_max_exclusive": 580, "floor": "525.60.13"}]})"),
                     Catch::Contains("missing field \"source\""));
-  CHECK_THROWS_WITH(load_with("cuda_minor_compat.json", "{" + src + R"(, "rows": [{"cuda_major": 12, "branch_min": 525,
+  CHECK_THROWS_WITH(load_with("cuda_minor_compat.json",
+                              "{" + src + R"(, "rows": [{"cuda_major": 12, "branch_min": 525,
       "branch_max_exclusive": 580, "floor": "525.60.13", "source": "nope"}]})"),
                     Catch::Contains("\"nope\" is not in this file's sources"));
-  CHECK_THROWS_WITH(load_with("cuda_toolkit_driver.json", "{" + src + R"(, "rows": [{"release": "x", "cuda": "12..4",
+  CHECK_THROWS_WITH(load_with("cuda_toolkit_driver.json",
+                              "{" + src + R"(, "rows": [{"release": "x", "cuda": "12..4",
       "kind": "ga", "driver": "550", "source": "s"}]})"),
                     Catch::Contains("rows[0].cuda"));
-  CHECK_THROWS_WITH(load_with("gpu_models.json", "{" + src + R"(, "rows": [{"names": ["--"], "examples": ["x"], "arch": "a",
+  CHECK_THROWS_WITH(
+      load_with("gpu_models.json",
+                "{" + src + R"(, "rows": [{"names": ["--"], "examples": ["x"], "arch": "a",
       "cc": "7.0", "segment": "datacenter", "needs_open_module": false, "min_branch": null, "source": "s"}]})"),
-                    Catch::Contains("rows[0].names"));
+      Catch::Contains("rows[0].names"));
 }

@@ -9,7 +9,8 @@
 using namespace gpf::nvml;
 
 static_assert(sizeof(nvmlDevice_t) == 8);
-static_assert(sizeof(nvmlReturn_t) == 4 && sizeof(nvmlEnableState_t) == 4 && sizeof(nvmlComputeMode_t) == 4);
+static_assert(sizeof(nvmlReturn_t) == 4 && sizeof(nvmlEnableState_t) == 4 &&
+              sizeof(nvmlComputeMode_t) == 4);
 
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, busIdLegacy) == 0);

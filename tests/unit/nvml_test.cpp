@@ -16,9 +16,11 @@ namespace {
 const std::string k_fake_nvml = GPF_FAKE_LIBNVML;
 const std::string k_buses = "0000:18:00.0,0000:2a:00.0,0000:3a:00.0,0000:5d:00.0";
 
-RunResult nvml_run(Env env, std::vector<std::string> extra = {}, const std::string& root = "healthy-4gpu") {
+RunResult nvml_run(Env env, std::vector<std::string> extra = {},
+                   const std::string& root = "healthy-4gpu") {
   env.emplace("FAKE_NVML_BUS_IDS", k_buses);
-  std::vector<std::string> args{"--root", fixture(root), "--no-cuda", "--libnvml", k_fake_nvml, "--format", "json"};
+  std::vector<std::string> args{"--root",    fixture(root), "--no-cuda", "--libnvml",
+                                k_fake_nvml, "--format",    "json"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_gpf(args, env);
 }
@@ -74,47 +76,152 @@ TEST_CASE("e2e nvml: each condition gives its finding, usability and recommendat
     const char* remedy_has;
   };
   const std::vector<Case> cases{
-      {"row remap pending keeps the GPU", {{"FAKE_NVML_REMAP_PENDING", "1:1"}}, "nvml.row-remap-pending", "warn",
-       "0000:2a:00.0", "0,1,2,3", "nvidia-smi -r -i 0000:2a:00.0"},
-      {"row remap failure drops it", {{"FAKE_NVML_REMAP_FAILURE", "1:1"}}, "nvml.row-remap-failure", "fail",
-       "0000:2a:00.0", "0,2,3", "RMA"},
-      {"retired pages pending (Volta) drops it", {{"FAKE_NVML_ARCH", "2:5"}, {"FAKE_NVML_RETIRED_PENDING", "2:1"}},
-       "nvml.retired-pages-pending", "fail", "0000:3a:00.0", "0,1,3", "nvidia-smi -r -i 0000:3a:00.0"},
-      {"recovery action reset drops it", {{"FAKE_NVML_RECOVERY", "0:1"}}, "nvml.recovery-action", "fail",
-       "0000:18:00.0", "1,2,3", "nvidia-smi -r -i 0000:18:00.0"},
-      {"unknown recovery action drops it", {{"FAKE_NVML_RECOVERY", "0:42"}}, "nvml.recovery-action", "fail",
-       "0000:18:00.0", "1,2,3", "42"},
-      {"volatile DBE before Ampere drops it", {{"FAKE_NVML_ARCH", "3:6"}, {"FAKE_NVML_ECC_VOL", "3:2"}},
-       "nvml.ecc-volatile-uncorrectable", "fail", "0000:5d:00.0", "0,1,2", "nvidia-smi -r -i 0000:5d:00.0"},
-      {"volatile uncorrectable on Ampere+ is a warning", {{"FAKE_NVML_ARCH", "3:8"}, {"FAKE_NVML_ECC_VOL", "3:2"}},
-       "nvml.ecc-volatile-uncorrectable", "warn", "0000:5d:00.0", "0,1,2,3", "nvidia-smi -r -i 0000:5d:00.0"},
-      {"aggregate count alone is information", {{"FAKE_NVML_ECC_AGG", "3:5"}}, "nvml.ecc-aggregate-uncorrectable",
-       "info", "0000:5d:00.0", "0,1,2,3", ""},
-      {"hardware thermal slowdown warns", {{"FAKE_NVML_CLOCKS", "2:0x41"}}, "nvml.hw-slowdown", "warn",
-       "0000:3a:00.0", "0,1,2,3", "cooling"},
-      {"power brake warns", {{"FAKE_NVML_CLOCKS", "2:0x80"}}, "nvml.hw-slowdown", "warn", "0000:3a:00.0", "0,1,2,3",
+      {"row remap pending keeps the GPU",
+       {{"FAKE_NVML_REMAP_PENDING", "1:1"}},
+       "nvml.row-remap-pending",
+       "warn",
+       "0000:2a:00.0",
+       "0,1,2,3",
+       "nvidia-smi -r -i 0000:2a:00.0"},
+      {"row remap failure drops it",
+       {{"FAKE_NVML_REMAP_FAILURE", "1:1"}},
+       "nvml.row-remap-failure",
+       "fail",
+       "0000:2a:00.0",
+       "0,2,3",
+       "RMA"},
+      {"retired pages pending (Volta) drops it",
+       {{"FAKE_NVML_ARCH", "2:5"}, {"FAKE_NVML_RETIRED_PENDING", "2:1"}},
+       "nvml.retired-pages-pending",
+       "fail",
+       "0000:3a:00.0",
+       "0,1,3",
+       "nvidia-smi -r -i 0000:3a:00.0"},
+      {"recovery action reset drops it",
+       {{"FAKE_NVML_RECOVERY", "0:1"}},
+       "nvml.recovery-action",
+       "fail",
+       "0000:18:00.0",
+       "1,2,3",
+       "nvidia-smi -r -i 0000:18:00.0"},
+      {"unknown recovery action drops it",
+       {{"FAKE_NVML_RECOVERY", "0:42"}},
+       "nvml.recovery-action",
+       "fail",
+       "0000:18:00.0",
+       "1,2,3",
+       "42"},
+      {"volatile DBE before Ampere drops it",
+       {{"FAKE_NVML_ARCH", "3:6"}, {"FAKE_NVML_ECC_VOL", "3:2"}},
+       "nvml.ecc-volatile-uncorrectable",
+       "fail",
+       "0000:5d:00.0",
+       "0,1,2",
+       "nvidia-smi -r -i 0000:5d:00.0"},
+      {"volatile uncorrectable on Ampere+ is a warning",
+       {{"FAKE_NVML_ARCH", "3:8"}, {"FAKE_NVML_ECC_VOL", "3:2"}},
+       "nvml.ecc-volatile-uncorrectable",
+       "warn",
+       "0000:5d:00.0",
+       "0,1,2,3",
+       "nvidia-smi -r -i 0000:5d:00.0"},
+      {"aggregate count alone is information",
+       {{"FAKE_NVML_ECC_AGG", "3:5"}},
+       "nvml.ecc-aggregate-uncorrectable",
+       "info",
+       "0000:5d:00.0",
+       "0,1,2,3",
        ""},
-      {"PCIe x8 of x16 warns", {{"FAKE_NVML_PCIE_WIDTH", "0:8"}}, "nvml.pcie-width-degraded", "warn", "0000:18:00.0",
-       "0,1,2,3", ""},
-      {"PCIe generation below max is information", {{"FAKE_NVML_PCIE_GEN", "0:1"}}, "nvml.pcie-gen-below-max", "info",
-       "0000:18:00.0", "0,1,2,3", ""},
-      {"one NVLink down warns", {{"FAKE_NVML_NVLINKS", "1:18"}, {"FAKE_NVML_NVLINK_DOWN", "1:4"}}, "nvml.nvlink-down",
-       "warn", "0000:2a:00.0", "0,1,2,3", ""},
-      {"fabric not started drops it", {{"FAKE_NVML_FABRIC", "1:1"}}, "nvml.fabric-incomplete", "fail",
-       "0000:2a:00.0", "0,2,3", "fabricmanager"},
-      {"fabric completed with an error drops it", {{"FAKE_NVML_FABRIC", "1:3"}, {"FAKE_NVML_FABRIC_STATUS", "1:999"}},
-       "nvml.fabric-incomplete", "fail", "0000:2a:00.0", "0,2,3", ""},
-      {"compute mode prohibited drops it", {{"FAKE_NVML_COMPUTE_MODE", "3:2"}}, "nvml.compute-prohibited", "fail",
-       "0000:5d:00.0", "0,1,2", "-c DEFAULT"},
-      {"exclusive process with a process drops it", {{"FAKE_NVML_COMPUTE_MODE", "0:3"}, {"FAKE_NVML_PROCS", "0:4242"}},
-       "nvml.exclusive-process-busy", "fail", "0000:18:00.0", "1,2,3", ""},
-      {"another process warns and keeps it", {{"FAKE_NVML_PROCS", "2:4242"}}, "nvml.processes-present", "warn",
-       "0000:3a:00.0", "0,1,2,3", ""},
-      {"MIG change pending warns", {{"FAKE_NVML_MIG_PENDING", "1:1"}}, "nvml.mig-pending", "warn", "0000:2a:00.0",
-       "0,1,2,3", "nvidia-smi -r -i 0000:2a:00.0"},
-      {"persistence off is information", {{"FAKE_NVML_PERSISTENCE", "0:0"}}, "nvml.persistence-off", "info",
-       "0000:18:00.0", "0,1,2,3", "nvidia-persistenced"},
-      {"a lost GPU drops it", {{"FAKE_NVML_LOST", "1"}}, "nvml.gpu-unreachable", "fail", "0000:2a:00.0", "0,2,3",
+      {"hardware thermal slowdown warns",
+       {{"FAKE_NVML_CLOCKS", "2:0x41"}},
+       "nvml.hw-slowdown",
+       "warn",
+       "0000:3a:00.0",
+       "0,1,2,3",
+       "cooling"},
+      {"power brake warns",
+       {{"FAKE_NVML_CLOCKS", "2:0x80"}},
+       "nvml.hw-slowdown",
+       "warn",
+       "0000:3a:00.0",
+       "0,1,2,3",
+       ""},
+      {"PCIe x8 of x16 warns",
+       {{"FAKE_NVML_PCIE_WIDTH", "0:8"}},
+       "nvml.pcie-width-degraded",
+       "warn",
+       "0000:18:00.0",
+       "0,1,2,3",
+       ""},
+      {"PCIe generation below max is information",
+       {{"FAKE_NVML_PCIE_GEN", "0:1"}},
+       "nvml.pcie-gen-below-max",
+       "info",
+       "0000:18:00.0",
+       "0,1,2,3",
+       ""},
+      {"one NVLink down warns",
+       {{"FAKE_NVML_NVLINKS", "1:18"}, {"FAKE_NVML_NVLINK_DOWN", "1:4"}},
+       "nvml.nvlink-down",
+       "warn",
+       "0000:2a:00.0",
+       "0,1,2,3",
+       ""},
+      {"fabric not started drops it",
+       {{"FAKE_NVML_FABRIC", "1:1"}},
+       "nvml.fabric-incomplete",
+       "fail",
+       "0000:2a:00.0",
+       "0,2,3",
+       "fabricmanager"},
+      {"fabric completed with an error drops it",
+       {{"FAKE_NVML_FABRIC", "1:3"}, {"FAKE_NVML_FABRIC_STATUS", "1:999"}},
+       "nvml.fabric-incomplete",
+       "fail",
+       "0000:2a:00.0",
+       "0,2,3",
+       ""},
+      {"compute mode prohibited drops it",
+       {{"FAKE_NVML_COMPUTE_MODE", "3:2"}},
+       "nvml.compute-prohibited",
+       "fail",
+       "0000:5d:00.0",
+       "0,1,2",
+       "-c DEFAULT"},
+      {"exclusive process with a process drops it",
+       {{"FAKE_NVML_COMPUTE_MODE", "0:3"}, {"FAKE_NVML_PROCS", "0:4242"}},
+       "nvml.exclusive-process-busy",
+       "fail",
+       "0000:18:00.0",
+       "1,2,3",
+       ""},
+      {"another process warns and keeps it",
+       {{"FAKE_NVML_PROCS", "2:4242"}},
+       "nvml.processes-present",
+       "warn",
+       "0000:3a:00.0",
+       "0,1,2,3",
+       ""},
+      {"MIG change pending warns",
+       {{"FAKE_NVML_MIG_PENDING", "1:1"}},
+       "nvml.mig-pending",
+       "warn",
+       "0000:2a:00.0",
+       "0,1,2,3",
+       "nvidia-smi -r -i 0000:2a:00.0"},
+      {"persistence off is information",
+       {{"FAKE_NVML_PERSISTENCE", "0:0"}},
+       "nvml.persistence-off",
+       "info",
+       "0000:18:00.0",
+       "0,1,2,3",
+       "nvidia-persistenced"},
+      {"a lost GPU drops it",
+       {{"FAKE_NVML_LOST", "1"}},
+       "nvml.gpu-unreachable",
+       "fail",
+       "0000:2a:00.0",
+       "0,2,3",
        "reboot"},
   };
   for (const auto& c : cases) {
@@ -167,15 +274,17 @@ TEST_CASE("e2e nvml: init errors are one clear finding each") {
   const json mismatch = nvml_run({{"FAKE_NVML_INIT_RC", "18"}}).json();
   REQUIRE(finding(mismatch, "nvml.init-failed"));
   CHECK(severity(mismatch, "nvml.init-failed") == "fail");
-  CHECK_THAT(evidence_text(*finding(mismatch, "nvml.init-failed")), Catch::Contains("Driver/library version mismatch"));
-  CHECK_THAT(finding(mismatch, "nvml.init-failed")->at("remedy").get<std::string>(), Catch::Contains("reboot"));
+  CHECK_THAT(evidence_text(*finding(mismatch, "nvml.init-failed")),
+             Catch::Contains("Driver/library version mismatch"));
+  CHECK_THAT(finding(mismatch, "nvml.init-failed")->at("remedy").get<std::string>(),
+             Catch::Contains("reboot"));
   const json perm = nvml_run({{"FAKE_NVML_INIT_RC", "4"}}).json();
   CHECK(severity(perm, "nvml.init-failed") == "warn");
 }
 
 TEST_CASE("e2e nvml: no NVML library on a host without a driver is not a second failure") {
-  const json j = run_gpf({"--root", fixture("no-driver"), "--no-cuda", "--libnvml", "/nonexistent/libnvidia-ml.so.1",
-                          "--format", "json"})
+  const json j = run_gpf({"--root", fixture("no-driver"), "--no-cuda", "--libnvml",
+                          "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
                      .json();
   CHECK(severity(j, "nvml.library-missing") == "absent");
   CHECK(severity(j, "nvml.init-failed") == "absent");
@@ -189,8 +298,9 @@ TEST_CASE("e2e nvml: `snapshot` records nvml.json and the replay agrees; absent 
   const Env env{{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}};
   TempSnapshot scratch("no-driver");
   const std::string dir = scratch.path() + "/capture";
-  const auto captured =
-      run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml", k_fake_nvml, "snapshot", "-o", dir}, env);
+  const auto captured = run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
+                                 k_fake_nvml, "snapshot", "-o", dir},
+                                env);
   REQUIRE(captured.exit_code == 0);
   REQUIRE(std::filesystem::exists(std::filesystem::path(dir) / "nvml.json"));
   const json live = nvml_run({{"FAKE_NVML_REMAP_FAILURE", "1:1"}}).json();
@@ -199,7 +309,8 @@ TEST_CASE("e2e nvml: `snapshot` records nvml.json and the replay agrees; absent 
   CHECK(replay.at("cuda_visible_devices") == "0,2,3");
   CHECK(replay.at("facts").at("nvml").at("gpus") == live.at("facts").at("nvml").at("gpus"));
   REQUIRE(finding(replay, "nvml.row-remap-failure"));
-  const json none = run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--format", "json"}).json();
+  const json none =
+      run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--format", "json"}).json();
   bool skipped = false;
   for (const auto& p : none.at("probes")) {
     skipped = skipped || (p.at("name") == "nvml" && p.at("status") == "skipped");

@@ -31,8 +31,12 @@ struct Config {
     return c;
   }
   // extended header: id, version 1, next offset
-  Config& ext(std::size_t at, unsigned id, unsigned next) { return u32(at, id | (1u << 16) | (next << 20)); }
-  Config& acs(std::size_t at, unsigned control, unsigned next = 0) { return ext(at, 0x000D, next).u16(at + 4, 0x005F).u16(at + 6, control); }
+  Config& ext(std::size_t at, unsigned id, unsigned next) {
+    return u32(at, id | (1u << 16) | (next << 20));
+  }
+  Config& acs(std::size_t at, unsigned control, unsigned next = 0) {
+    return ext(at, 0x000D, next).u16(at + 4, 0x005F).u16(at + 6, control);
+  }
 };
 
 } // namespace
@@ -99,7 +103,8 @@ TEST_CASE("a short config file is unknown, never 'no ACS'") {
   CHECK(header.note.find("64-byte header") != std::string::npos);
   CHECK(header.vendor == 0x1000);
 
-  const auto conventional = parse_pci_config(full.bytes.substr(0, 256)); // no extended space (no ECAM)
+  const auto conventional =
+      parse_pci_config(full.bytes.substr(0, 256)); // no extended space (no ECAM)
   CHECK(conventional.acs_state == AcsState::unknown);
   CHECK(conventional.port_type == 6);
   CHECK(conventional.note.find("256 bytes") != std::string::npos);

@@ -82,7 +82,8 @@ TEST_CASE("rule sources: what counts as openable", "[sources]") {
   CHECK_FALSE(why_not_openable("https://example.com/a and more").empty());
 }
 
-TEST_CASE("every built-in rule's source is a public URL or a file in this repository", "[sources]") {
+TEST_CASE("every built-in rule's source is a public URL or a file in this repository",
+          "[sources]") {
   REQUIRE_FALSE(gpf::builtin_rules().empty());
   int unopenable = 0;
   for (const auto& rule : gpf::builtin_rules()) {

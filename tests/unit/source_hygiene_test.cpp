@@ -79,7 +79,8 @@ std::string included_layer(const std::string& target, const std::string& own) {
 // "issue 10", "#14": a number in this project's tracker. Issues of other projects are cited as
 // owner/repo#N or by URL and four-digit numbers are not ours; rsyslog's "#012" escape has a
 // leading zero.
-const std::string k_issue_number = R"re(\b[Ii]ssues?\s+[0-9]+\b|(^|[^[:alnum:]_&/#])#[1-9][0-9]{0,2}\b)re";
+const std::string k_issue_number =
+    R"re(\b[Ii]ssues?\s+[0-9]+\b|(^|[^[:alnum:]_&/#])#[1-9][0-9]{0,2}\b)re";
 
 // Each line of the file that contains the pattern, as "path:line: text".
 std::vector<std::string> matching_lines(const fs::path& file, const std::regex& pattern) {
@@ -90,7 +91,8 @@ std::vector<std::string> matching_lines(const fs::path& file, const std::regex& 
   while (std::getline(in, line)) {
     ++number;
     if (std::regex_search(line, pattern)) {
-      hits.push_back(file.lexically_relative(k_root).string() + ":" + std::to_string(number) + ": " + line);
+      hits.push_back(file.lexically_relative(k_root).string() + ":" + std::to_string(number) +
+                     ": " + line);
     }
   }
   return hits;
@@ -99,7 +101,8 @@ std::vector<std::string> matching_lines(const fs::path& file, const std::regex& 
 } // namespace
 
 TEST_CASE("probe sources never bypass the host") {
-  const std::regex forbidden(R"re("/(proc|sys|dev|etc|usr|lib|lib64|var|run|tmp|opt|home|root)(/|")|\bgetenv\s*\(|\buname\s*\(|\bfopen\s*\(|\bifstream\b|::open\s*\(|\bopendir\s*\()re");
+  const std::regex forbidden(
+      R"re("/(proc|sys|dev|etc|usr|lib|lib64|var|run|tmp|opt|home|root)(/|")|\bgetenv\s*\(|\buname\s*\(|\bfopen\s*\(|\bifstream\b|::open\s*\(|\bopendir\s*\()re");
   int files = 0;
   for (const auto& file : files_under(k_root / "src" / "probes")) {
     std::ifstream in(file);
@@ -142,8 +145,9 @@ TEST_CASE("includes follow the pipeline: no layer includes a later one") {
         }
         const std::string target = included_layer(m[1].str(), layer);
         if (forbidden_includes().at(layer).count(target) != 0) {
-          violations.push_back(file.lexically_relative(k_root).string() + ":" + std::to_string(number) + ": " +
-                               layer + " includes " + target + ": " + line);
+          violations.push_back(file.lexically_relative(k_root).string() + ":" +
+                               std::to_string(number) + ": " + layer + " includes " + target +
+                               ": " + line);
         }
       }
     }
@@ -165,18 +169,22 @@ TEST_CASE("include direction: how an #include names its layer") {
   CHECK(included_layer("streams.hpp", "host") == "host");
   CHECK(included_layer("gpf/version_info.hpp", "cli").empty());
   CHECK(included_layer("catch2/catch.hpp", "cli") == "cli");
-  CHECK(forbidden_includes().at("probes").count(included_layer("gpf/rules/visible_devices.hpp", "probes")) == 1);
+  CHECK(forbidden_includes().at("probes").count(
+            included_layer("gpf/rules/visible_devices.hpp", "probes")) == 1);
 }
 
 // Product text (code, comments, docs) names public sources: a reader has no access to this
 // project's research notes or tracker.
 TEST_CASE("product text cites no notes outside the repository and no issue numbers") {
-  const std::regex pattern(R"re(nvidia-facts|style\.md|shared/|\b[Mm]ilestone|)re" + k_issue_number);
+  const std::regex pattern(R"re(nvidia-facts|style\.md|shared/|\b[Mm]ilestone|)re" +
+                           k_issue_number);
   std::vector<std::string> hits;
   int files = 0;
-  for (const fs::path& dir : {k_root / "src" / "util", k_root / "src" / "host", k_root / "src" / "probes",
-                             k_root / "src" / "facts", k_root / "src" / "rules", k_root / "src" / "report", k_root / "src" / "capture",
-                             k_root / "src" / "cli", k_root / "include", k_root / "docs", k_root / "data"}) {
+  for (const fs::path& dir :
+       {k_root / "src" / "util", k_root / "src" / "host", k_root / "src" / "probes",
+        k_root / "src" / "facts", k_root / "src" / "rules", k_root / "src" / "report",
+        k_root / "src" / "capture", k_root / "src" / "cli", k_root / "include", k_root / "docs",
+        k_root / "data"}) {
     for (const auto& file : files_under(dir)) {
       ++files;
       for (auto& hit : matching_lines(file, pattern)) {

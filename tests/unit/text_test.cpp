@@ -6,8 +6,9 @@ using namespace gpf;
 
 TEST_CASE("every PCI address form normalises to dddd:bb:dd.f") {
   const std::pair<const char*, const char*> cases[] = {
-      {"PCI:0000:3b:00", "0000:3b:00.0"},   {"0000:3b:00.0", "0000:3b:00.0"}, {"0000:3B:00.0", "0000:3b:00.0"},
-      {"00000000:3b:00.0", "0000:3b:00.0"}, {"3b:00.0", "0000:3b:00.0"},      {"0000:3b:00", "0000:3b:00.0"},
+      {"PCI:0000:3b:00", "0000:3b:00.0"}, {"0000:3b:00.0", "0000:3b:00.0"},
+      {"0000:3B:00.0", "0000:3b:00.0"},   {"00000000:3b:00.0", "0000:3b:00.0"},
+      {"3b:00.0", "0000:3b:00.0"},        {"0000:3b:00", "0000:3b:00.0"},
       {"0001:af:1f.7", "0001:af:1f.7"},
   };
   for (const auto& [in, out] : cases) {
@@ -18,7 +19,8 @@ TEST_CASE("every PCI address form normalises to dddd:bb:dd.f") {
 }
 
 TEST_CASE("garbage PCI addresses are rejected") {
-  for (const char* bad : {"", "zz:00.0", "0000:3b:00.9", "0000:3b:20.0", "1:2:3:4", "0000:3bb:00.0", "PCI:"}) {
+  for (const char* bad :
+       {"", "zz:00.0", "0000:3b:00.9", "0000:3b:20.0", "1:2:3:4", "0000:3bb:00.0", "PCI:"}) {
     INFO(bad);
     CHECK_FALSE(normalize_bus_id(bad));
   }
@@ -27,9 +29,12 @@ TEST_CASE("garbage PCI addresses are rejected") {
 TEST_CASE("to_valid_utf8 replaces invalid bytes and NUL, keeps valid text") {
   CHECK(to_valid_utf8("plain") == "plain");
   CHECK(to_valid_utf8("caf\xC3\xA9") == "caf\xC3\xA9");
-  CHECK(to_valid_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
-  CHECK(to_valid_utf8(std::string("a\0b", 3)) == "a\xEF\xBF\xBD" "b");
-  CHECK(to_valid_utf8("\xC3") == "\xEF\xBF\xBD");           // truncated sequence
+  CHECK(to_valid_utf8("a\xFF"
+                      "b") == "a\xEF\xBF\xBD"
+                              "b");
+  CHECK(to_valid_utf8(std::string("a\0b", 3)) == "a\xEF\xBF\xBD"
+                                                 "b");
+  CHECK(to_valid_utf8("\xC3") == "\xEF\xBF\xBD"); // truncated sequence
   CHECK(to_valid_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"); // surrogate
   CHECK(to_valid_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");                 // overlong
 }

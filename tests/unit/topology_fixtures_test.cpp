@@ -1,5 +1,6 @@
-// The topology checks end to end on the topo-* fixture snapshots (tests/fixtures/generate_topology.py):
-// the real probes and rule table, each check's positive case and the negatives beside it.
+// The topology checks end to end on the topo-* fixture snapshots
+// (tests/fixtures/generate_topology.py): the real probes and rule table, each check's positive case
+// and the negatives beside it.
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
 #include "support/checked.hpp"
@@ -26,7 +27,8 @@ std::vector<std::string> ids(const Assessment& a, Severity at_least) {
 }
 
 bool has(const Assessment& a, std::string_view id) {
-  return std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
+  return std::any_of(a.findings.begin(), a.findings.end(),
+                     [&](const Finding& f) { return f.id == id; });
 }
 
 } // namespace
@@ -53,7 +55,8 @@ TEST_CASE("topology fixtures: verdicts, warn/fail findings and the info findings
       {"topo-gsp-missing", Verdict::fail, {"gsp.firmware-files-missing"}, {}},
       {"topo-env-hazards",
        Verdict::warn,
-       {"env.cuda-injection", "env.cuda-visible-devices-duplicate", "env.device-order-ambiguous", "env.launch-blocking"},
+       {"env.cuda-injection", "env.cuda-visible-devices-duplicate", "env.device-order-ambiguous",
+        "env.launch-blocking"},
        {"env.nccl-p2p-disabled", "env.nccl-shm-disabled"}},
       {"topo-mig-unknown", Verdict::warn, {"env.cuda-visible-devices-mig-unknown"}, {}},
   };
@@ -110,13 +113,16 @@ TEST_CASE("the healthy fixture's topology: paths, bridges with ACS off, groups i
 
 TEST_CASE("the NVSwitch fixture finds switches by device node and on the PCI bus") {
   const auto r = check_fixture("topo-nvswitch-no-fm");
-  CHECK(r.facts.topology.services.nvswitch_nodes == std::vector<std::string>{"dev/nvidia-nvswitch0", "dev/nvidia-nvswitch1"});
+  CHECK(r.facts.topology.services.nvswitch_nodes ==
+        std::vector<std::string>{"dev/nvidia-nvswitch0", "dev/nvidia-nvswitch1"});
   CHECK(r.facts.topology.pcie.nvswitches == std::vector<std::string>{"0000:00:05.0"});
-  CHECK(r.assessment.recommendation.cuda_visible_devices.empty()); // a host-level failure leaves no GPU usable
+  CHECK(r.assessment.recommendation.cuda_visible_devices
+            .empty()); // a host-level failure leaves no GPU usable
 }
 
 TEST_CASE("snapshots without the topology files skip those probes and report nothing about them") {
-  const auto r = check_fixture("old-kernel-4gpu"); // a foundation fixture without sys/, cmdline or statvfs.json
+  const auto r = check_fixture(
+      "old-kernel-4gpu"); // a foundation fixture without sys/, cmdline or statvfs.json
   for (const auto& name : {"pcie", "shm"}) {
     const auto* p = r.facts.probe(name);
     REQUIRE(p);
@@ -129,7 +135,8 @@ TEST_CASE("snapshots without the topology files skip those probes and report not
   }
 }
 
-TEST_CASE("topo-acs-p2p-hang: the replayed multi-GPU hang names the ACS bridges found on the same host") {
+TEST_CASE(
+    "topo-acs-p2p-hang: the replayed multi-GPU hang names the ACS bridges found on the same host") {
   const auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/topo-acs-p2p-hang");
   REQUIRE(host.ok());
   const Facts facts = collect_facts(*host, ProbeOptions{}); // cuda.json is replayed, nothing runs
@@ -137,8 +144,10 @@ TEST_CASE("topo-acs-p2p-hang: the replayed multi-GPU hang names the ACS bridges 
   const auto hung = std::find_if(a.findings.begin(), a.findings.end(),
                                  [](const Finding& f) { return f.id == "cuda.multi-gpu-hung"; });
   REQUIRE(hung != a.findings.end());
-  CHECK_THAT(hung->message, Catch::Contains("likely cause: ACS redirect is enabled on switch downstream port 0000:17:00.0 "
-                                            "between GPUs 0000:18:00.0 and 0000:2a:00.0"));
+  CHECK_THAT(hung->message,
+             Catch::Contains(
+                 "likely cause: ACS redirect is enabled on switch downstream port 0000:17:00.0 "
+                 "between GPUs 0000:18:00.0 and 0000:2a:00.0"));
   CHECK(a.recommendation.cuda_visible_devices == "0");
 
   // The same host without the CUDA replay: ACS is still reported, no hang is claimed.

@@ -32,10 +32,12 @@ TEST_CASE("read_link returns the stored target and resolves the directories insi
   t.link("escape", "/"); // an absolute link: inside a snapshot it names the snapshot's root
   t.link("sys/abs", "/sys/devices");
   const auto host = Host::snapshot(t.path).value();
-  CHECK(host.read_link("sys/bus/pci/devices/0000:00:01.0").value() == "../../../devices/pci0000:00/0000:00:01.0");
+  CHECK(host.read_link("sys/bus/pci/devices/0000:00:01.0").value() ==
+        "../../../devices/pci0000:00/0000:00:01.0");
   CHECK(host.read_link("sys/abs").value() == "/sys/devices");
   // a link reached through a directory link: resolved in the root, never on the real host
-  CHECK(host.read_link("escape/sys/bus/pci/devices/0000:00:01.0").value() == "../../../devices/pci0000:00/0000:00:01.0");
+  CHECK(host.read_link("escape/sys/bus/pci/devices/0000:00:01.0").value() ==
+        "../../../devices/pci0000:00/0000:00:01.0");
   CHECK(host.read_link("sys/devices").error().message == "Invalid argument"); // not a link
   CHECK(host.read_link("sys/nothing").error().message == "No such file or directory");
   CHECK_FALSE(host.read_link("../etc").ok());
@@ -44,7 +46,9 @@ TEST_CASE("read_link returns the stored target and resolves the directories insi
 
 TEST_CASE("filesystem_space: statvfs.json in a snapshot, statvfs live") {
   TempDir t;
-  t.write("statvfs.json", R"({"dev/shm": {"size_bytes": 67108864, "available_bytes": 1024}, "gone": {"exists": false},
+  t.write(
+      "statvfs.json",
+      R"({"dev/shm": {"size_bytes": 67108864, "available_bytes": 1024}, "gone": {"exists": false},
                               "bad": {"size_bytes": "many"}, "also-bad": 5})");
   const auto host = Host::snapshot(t.path).value();
   const auto shm = host.filesystem_space("dev/shm").value();
@@ -65,7 +69,8 @@ TEST_CASE("filesystem_space: statvfs.json in a snapshot, statvfs live") {
   CHECK_FALSE(live.filesystem_space("gpf-no-such-dir-xyz")->exists);
 }
 
-TEST_CASE("a capture recreates links, records statvfs and keeps binary config byte-exact when redacting") {
+TEST_CASE(
+    "a capture recreates links, records statvfs and keeps binary config byte-exact when redacting") {
   TempDir src;
   std::string config(4096, '\0');
   config[0] = '\xde';
@@ -77,10 +82,14 @@ TEST_CASE("a capture recreates links, records statvfs and keeps binary config by
   src.write("sys/kernel/iommu_groups/3/type", "DMA\n");
   src.link(gpu + "/iommu_group", "../../../../kernel/iommu_groups/3");
   src.link("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
-  src.link("sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+  src.link("sys/bus/pci/devices/0000:01:00.0",
+           "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0");
   src.write("statvfs.json", R"({"dev/shm": {"size_bytes": 1048576, "available_bytes": 1048576}})");
-  src.write("proc/driver/nvidia/gpus/0000:01:00.0/information", "Model: \t\t NVIDIA H100\nDevice Minor: \t 0\n");
-  src.write("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (u@h)  d\n");
+  src.write("proc/driver/nvidia/gpus/0000:01:00.0/information",
+            "Model: \t\t NVIDIA H100\nDevice Minor: \t 0\n");
+  src.write(
+      "proc/driver/nvidia/version",
+      "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (u@h)  d\n");
   src.write("proc/sys/kernel/osrelease", "5.15.0\n");
 
   auto host = Host::snapshot(src.path).value();
@@ -94,7 +103,8 @@ TEST_CASE("a capture recreates links, records statvfs and keeps binary config by
   REQUIRE(report.ok());
   const fs::path snap = options.out;
   CHECK(fs::is_symlink(snap / "sys/bus/pci/devices/0000:00:01.0"));
-  CHECK(fs::read_symlink(snap / "sys/bus/pci/devices/0000:00:01.0") == "../../../devices/pci0000:00/0000:00:01.0");
+  CHECK(fs::read_symlink(snap / "sys/bus/pci/devices/0000:00:01.0") ==
+        "../../../devices/pci0000:00/0000:00:01.0");
   CHECK(fs::is_symlink(snap / "sys/bus/pci/devices/0000:01:00.0"));
   CHECK(fs::is_symlink(snap / (gpu + "/iommu_group")));
   CHECK(slurp(snap / "sys/devices/pci0000:00/0000:00:01.0/config") == config);
@@ -114,7 +124,8 @@ TEST_CASE("a capture recreates links, records statvfs and keeps binary config by
   CHECK(b.topology.iommu.group_type == a.topology.iommu.group_type);
 }
 
-TEST_CASE("read_link and filesystem_space are recorded for a capture; 'not a link' is an answer, not an error") {
+TEST_CASE(
+    "read_link and filesystem_space are recorded for a capture; 'not a link' is an answer, not an error") {
   TempDir src;
   src.link("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
   src.write("sys/devices/pci0000:00/0000:00:01.0/vendor", "0x8086\n");

@@ -25,11 +25,13 @@ TEST_CASE("link targets are joined to the link's directory and stay inside the r
   const Case cases[] = {
       {"sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
        "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"},
-      {"sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/iommu_group", "../../../../kernel/iommu_groups/7",
-       "sys/kernel/iommu_groups/7"},
-      {"sys/class/iommu/dmar0", "./../../devices/virtual/iommu/dmar0", "sys/devices/virtual/iommu/dmar0"},
-      {"sys/bus/pci/devices/x", "/sys/devices/pci0000:00/x", "sys/devices/pci0000:00/x"}, // absolute: inside the root
-      {"sys/x", "../../../etc/passwd", std::nullopt},                                     // climbs above the root
+      {"sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/iommu_group",
+       "../../../../kernel/iommu_groups/7", "sys/kernel/iommu_groups/7"},
+      {"sys/class/iommu/dmar0", "./../../devices/virtual/iommu/dmar0",
+       "sys/devices/virtual/iommu/dmar0"},
+      {"sys/bus/pci/devices/x", "/sys/devices/pci0000:00/x",
+       "sys/devices/pci0000:00/x"},                   // absolute: inside the root
+      {"sys/x", "../../../etc/passwd", std::nullopt}, // climbs above the root
       {"x", "..", std::nullopt},
       {"a/b", "", std::nullopt},
   };
@@ -40,11 +42,14 @@ TEST_CASE("link targets are joined to the link's directory and stay inside the r
 }
 
 TEST_CASE("a sysfs device path splits into its host bridge and the devices below it") {
-  auto p = parse_sysfs_pci_path("sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0");
+  auto p = parse_sysfs_pci_path(
+      "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0");
   CHECK(p.root == "pci0000:15");
-  CHECK(p.devices == std::vector<std::string>{"0000:15:01.0", "0000:16:00.0", "0000:17:00.0", "0000:18:00.0"});
+  CHECK(p.devices ==
+        std::vector<std::string>{"0000:15:01.0", "0000:16:00.0", "0000:17:00.0", "0000:18:00.0"});
   // a virtual bus (Hyper-V) before the PCI domain; upper-case hex is normalised
-  p = parse_sysfs_pci_path("sys/devices/LNXSYSTM:00/VMBUS:01/47505500-0001/pci0001:00/0001:00:00.0/0001:01:00.0");
+  p = parse_sysfs_pci_path(
+      "sys/devices/LNXSYSTM:00/VMBUS:01/47505500-0001/pci0001:00/0001:00:00.0/0001:01:00.0");
   CHECK(p.root == "pci0001:00");
   CHECK(p.devices == std::vector<std::string>{"0001:00:00.0", "0001:01:00.0"});
   p = parse_sysfs_pci_path("sys/devices/pci0000:00/0000:00:1F.3");
@@ -95,10 +100,12 @@ TEST_CASE("IOMMU options on the kernel command line") {
 }
 
 TEST_CASE("the hypervisor flag of cpuinfo") {
-  CHECK(cpuinfo_hypervisor("processor\t: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n\nprocessor\t: 1\n") == true);
+  CHECK(cpuinfo_hypervisor(
+            "processor\t: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n\nprocessor\t: 1\n") == true);
   CHECK(cpuinfo_hypervisor("processor\t: 0\nflags\t\t: fpu vme lahf_lm\n") == false);
   CHECK(cpuinfo_hypervisor("flags\t\t: fpu hypervisorish\n") == false);
-  CHECK(cpuinfo_hypervisor("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\n") == false);
+  CHECK(cpuinfo_hypervisor("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\n") ==
+        false);
   CHECK_FALSE(cpuinfo_hypervisor("processor\t: 0\nBogoMIPS\t: 50.00\n"));
   CHECK_FALSE(cpuinfo_hypervisor(""));
 }
@@ -116,13 +123,15 @@ TEST_CASE("the /dev/shm line of proc/mounts: the last mount wins, escapes decode
 }
 
 TEST_CASE("the memlock line of proc/<pid>/limits") {
-  const auto n = parse_memlock_limit("Limit                     Soft Limit           Hard Limit           Units\n"
-                                     "Max locked memory         65536                131072               bytes\n");
+  const auto n = parse_memlock_limit(
+      "Limit                     Soft Limit           Hard Limit           Units\n"
+      "Max locked memory         65536                131072               bytes\n");
   REQUIRE(n);
   CHECK(n->soft == 65536u);
   CHECK_FALSE(n->unlimited);
   CHECK(n->line == "Max locked memory         65536                131072               bytes");
-  const auto u = parse_memlock_limit("Max locked memory         unlimited            unlimited            bytes\n");
+  const auto u = parse_memlock_limit(
+      "Max locked memory         unlimited            unlimited            bytes\n");
   REQUIRE(u);
   CHECK(u->unlimited);
   CHECK_FALSE(u->soft);
@@ -143,15 +152,17 @@ TEST_CASE("process names as the kernel keeps them (15 bytes)") {
 }
 
 TEST_CASE("the installed Fabric Manager from the dpkg status file") {
-  const std::string status = "Package: libc6\nStatus: install ok installed\nVersion: 2.35\n\n"
-                             "Package: nvidia-fabricmanager-dev-550\nStatus: install ok installed\nVersion: 550.54.14-1\n\n"
-                             "Package: nvidia-fabricmanager-535\nStatus: deinstall ok config-files\nVersion: 535.104.05-1\n\n"
-                             "Package: nvidia-fabricmanager-550\nStatus: install ok installed\nVersion: 1:550.54.15-1\n";
+  const std::string status =
+      "Package: libc6\nStatus: install ok installed\nVersion: 2.35\n\n"
+      "Package: nvidia-fabricmanager-dev-550\nStatus: install ok installed\nVersion: 550.54.14-1\n\n"
+      "Package: nvidia-fabricmanager-535\nStatus: deinstall ok config-files\nVersion: 535.104.05-1\n\n"
+      "Package: nvidia-fabricmanager-550\nStatus: install ok installed\nVersion: 1:550.54.15-1\n";
   const auto fm = dpkg_fabric_manager(status);
   REQUIRE(fm);
   CHECK(fm->version == "550.54.15");
   CHECK(fm->evidence == "Package: nvidia-fabricmanager-550, Version: 1:550.54.15-1");
-  CHECK_FALSE(dpkg_fabric_manager("Package: nvidia-fabricmanager-535\nStatus: deinstall ok config-files\nVersion: 535.1-1\n"));
+  CHECK_FALSE(dpkg_fabric_manager(
+      "Package: nvidia-fabricmanager-535\nStatus: deinstall ok config-files\nVersion: 535.1-1\n"));
   CHECK_FALSE(dpkg_fabric_manager(""));
   CHECK_FALSE(dpkg_fabric_manager(std::string(1000, '\xff')));
 }

@@ -15,9 +15,12 @@ namespace {
 const std::string k_a = "0000:18:00.0";
 const std::string k_b = "0000:2a:00.0";
 
-Environment env_of(std::map<std::string, std::string> vars) { return Environment(std::move(vars)); }
+Environment env_of(std::map<std::string, std::string> vars) {
+  return Environment(std::move(vars));
+}
 
-std::vector<Hit> run_rule(std::string_view id, const Facts& facts, std::set<std::string> usable = {}) {
+std::vector<Hit> run_rule(std::string_view id, const Facts& facts,
+                          std::set<std::string> usable = {}) {
   const Rule* rule = find_rule(id);
   REQUIRE(rule);
   if (usable.empty()) {
@@ -67,7 +70,8 @@ Facts two_gpus(std::optional<unsigned> acs_control, const std::string& group_typ
   t.pcie.bridges.emplace("0000:17:00.0", bridge("0000:17:00.0", 6, acs_control));
   t.pcie.bridges.emplace("0000:17:01.0", bridge("0000:17:01.0", 6, acs_control));
   int group = 30;
-  for (const auto& [bus, down] : {std::pair{k_a, std::string("0000:17:00.0")}, std::pair{k_b, std::string("0000:17:01.0")}}) {
+  for (const auto& [bus, down] :
+       {std::pair{k_a, std::string("0000:17:00.0")}, std::pair{k_b, std::string("0000:17:01.0")}}) {
     GpuPciPath p;
     p.bus_id = bus;
     p.path = "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/" + down + "/" + bus;
@@ -90,12 +94,15 @@ Facts two_gpus(std::optional<unsigned> acs_control, const std::string& group_typ
 TEST_CASE("ACS redirect: each downstream port between the GPUs, not the bridges above both") {
   const auto hits = run_rule("pcie.acs-redirect", two_gpus(0x001D));
   REQUIRE(hits.size() == 2);
-  CHECK(hits[0].message.find("switch downstream port 0000:17:00.0 above GPU(s) 0000:18:00.0") != std::string::npos);
-  CHECK(hits[0].evidence.at(0).find("ACS control 0x001d at 0x14e (SrcValid+ TransBlk- ReqRedir+ CmpltRedir+") !=
+  CHECK(hits[0].message.find("switch downstream port 0000:17:00.0 above GPU(s) 0000:18:00.0") !=
+        std::string::npos);
+  CHECK(hits[0].evidence.at(0).find(
+            "ACS control 0x001d at 0x14e (SrcValid+ TransBlk- ReqRedir+ CmpltRedir+") !=
         std::string::npos);
   CHECK(hits[0].remedy.find("setpci -s 0000:17:00.0 ECAP_ACS+0x6.w=0000") != std::string::npos);
   CHECK(hits[1].message.find("0000:17:01.0") != std::string::npos);
-  CHECK(run_rule("pcie.acs-redirect", two_gpus(0x0011)).empty()); // SrcValid+ UpstreamFwd+ only: no redirect
+  CHECK(run_rule("pcie.acs-redirect", two_gpus(0x0011))
+            .empty()); // SrcValid+ UpstreamFwd+ only: no redirect
   CHECK(run_rule("pcie.acs-redirect", two_gpus(std::nullopt)).empty());
 }
 
@@ -115,7 +122,8 @@ TEST_CASE("GPUs under different host bridges: every bridge on both paths is betw
   second.bridges = {"0000:26:01.0"};
   f.topology.pcie.bridges.emplace("0000:26:01.0", bridge("0000:26:01.0", 4, 0x0004));
   const auto between = bridges_between(f.topology, k_a, k_b);
-  CHECK(between == std::vector<std::string>{"0000:15:01.0", "0000:16:00.0", "0000:17:00.0", "0000:26:01.0"});
+  CHECK(between ==
+        std::vector<std::string>{"0000:15:01.0", "0000:16:00.0", "0000:17:00.0", "0000:26:01.0"});
   CHECK(shared_bridge(f.topology, k_a, k_b).empty());
   CHECK(run_rule("pcie.acs-redirect", f).size() == 3); // both root ports and the downstream port
   const auto pairs = run_rule("pcie.gpu-pairs-share-switch", f);
@@ -128,15 +136,18 @@ TEST_CASE("unreadable ACS is reported as not checked, only for bridges between t
   CHECK(run_rule("pcie.acs-not-checked", f).empty());
   f.topology.pcie.bridges.at("0000:17:00.0").config.acs_state = AcsState::unknown;
   f.topology.pcie.bridges.at("0000:17:00.0").config.note = "only the 64-byte header is readable";
-  f.topology.pcie.bridges.at("0000:15:01.0").config.acs_state = AcsState::unknown; // above both: irrelevant
+  f.topology.pcie.bridges.at("0000:15:01.0").config.acs_state =
+      AcsState::unknown; // above both: irrelevant
   const auto hits = run_rule("pcie.acs-not-checked", f);
   REQUIRE(hits.size() == 1);
   CHECK(hits[0].message.find("1 bridge(s)") != std::string::npos);
-  CHECK(hits[0].evidence == std::vector<std::string>{
-                                "/sys/devices/pci0000:15/0000:17:00.0/config: only the 64-byte header is readable"});
+  CHECK(hits[0].evidence ==
+        std::vector<std::string>{
+            "/sys/devices/pci0000:15/0000:17:00.0/config: only the 64-byte header is readable"});
 }
 
-TEST_CASE("the IOMMU: group type first, the command line when the type is unknown, a VM is explained") {
+TEST_CASE(
+    "the IOMMU: group type first, the command line when the type is unknown, a VM is explained") {
   CHECK(run_rule("iommu.not-passthrough", two_gpus(std::nullopt, "identity")).empty());
   auto dma = two_gpus(std::nullopt, "DMA-FQ");
   auto hits = run_rule("iommu.not-passthrough", dma);
@@ -168,8 +179,12 @@ TEST_CASE("the cause named for a peer-to-peer failure") {
   auto f = two_gpus(0x0004, "DMA");
   const auto causes = p2p_causes(f, k_a, k_b);
   REQUIRE(causes.size() == 3);
-  CHECK(causes[0] == "ACS redirect is enabled on switch downstream port 0000:17:00.0 between GPUs 0000:18:00.0 and 0000:2a:00.0");
-  CHECK(causes[2] == "the IOMMU translates the DMA of GPUs 0000:18:00.0 and 0000:2a:00.0 (not in passthrough mode)");
+  CHECK(
+      causes[0] ==
+      "ACS redirect is enabled on switch downstream port 0000:17:00.0 between GPUs 0000:18:00.0 and 0000:2a:00.0");
+  CHECK(
+      causes[2] ==
+      "the IOMMU translates the DMA of GPUs 0000:18:00.0 and 0000:2a:00.0 (not in passthrough mode)");
   f.topology.iommu.hypervisor = true;
   CHECK(p2p_causes(f, k_a, k_b).size() == 2);
   CHECK(p2p_causes(two_gpus(0x0000), k_a, k_b).empty());
@@ -185,8 +200,9 @@ TEST_CASE("/dev/shm: below 1 GiB with two GPUs, or missing") {
   auto hits = run_rule("shm.too-small", f);
   REQUIRE(hits.size() == 1);
   CHECK(hits[0].message.find("/dev/shm is 64 MiB and 2 GPUs") == 0);
-  CHECK(hits[0].evidence == std::vector<std::string>{"statvfs(/dev/shm): size 67108864 bytes, 62914560 bytes available",
-                                                     "/proc/mounts: shm /dev/shm tmpfs rw,size=65536k 0 0"});
+  CHECK(hits[0].evidence ==
+        std::vector<std::string>{"statvfs(/dev/shm): size 67108864 bytes, 62914560 bytes available",
+                                 "/proc/mounts: shm /dev/shm tmpfs rw,size=65536k 0 0"});
   CHECK(run_rule("shm.too-small", f, {k_a}).empty());
   f.topology.shm.size_bytes = 1ull << 30;
   CHECK(run_rule("shm.too-small", f).empty());
@@ -254,7 +270,8 @@ TEST_CASE("persistence: only with a slow CUDA start measured and no daemon on th
   CudaDevice d;
   d.index = 0;
   d.bus_id = k_a;
-  d.steps = {{"cuInit", true, false, 2100, std::nullopt, "", ""}, {"primary_context", true, false, 900, std::nullopt, "", ""}};
+  d.steps = {{"cuInit", true, false, 2100, std::nullopt, "", ""},
+             {"primary_context", true, false, 900, std::nullopt, "", ""}};
   f.cuda.devices.push_back(d);
   auto hits = run_rule("persistence.not-running", f);
   REQUIRE(hits.size() == 1);
@@ -278,7 +295,10 @@ TEST_CASE("GSP firmware: the file each GPU loads, judged with the open module or
   f.topology.firmware.found_in = "lib/firmware/nvidia/550.54.14";
   auto hits = run_rule("gsp.firmware-files-missing", f);
   REQUIRE(hits.size() == 1);
-  CHECK(hits[0].message.find("GSP firmware gsp_ga10x.bin for driver 550.54.14 is missing: GPU(s) 0000:18:00.0, 0000:2a:00.0") == 0);
+  CHECK(
+      hits[0].message.find(
+          "GSP firmware gsp_ga10x.bin for driver 550.54.14 is missing: GPU(s) 0000:18:00.0, 0000:2a:00.0") ==
+      0);
   CHECK(hits[0].remedy.find("/lib/firmware/nvidia/550.54.14/gsp_ga10x.bin") != std::string::npos);
 
   f.topology.firmware.files = {"gsp_ga10x.bin", "gsp_tu10x.bin"};
@@ -330,11 +350,13 @@ TEST_CASE("device order: mixed models without PCI_BUS_ID, when GPUs are named by
   auto f = two_gpus(std::nullopt);
   CHECK(run_rule("env.device-order-ambiguous", f).empty()); // one model
   f.gpus[1].model = "NVIDIA L40S";
-  CHECK(run_rule("env.device-order-ambiguous", f).empty()); // unset: every GPU is used, only the numbering differs
+  CHECK(run_rule("env.device-order-ambiguous", f)
+            .empty()); // unset: every GPU is used, only the numbering differs
   f.env = env_of({{"CUDA_VISIBLE_DEVICES", "1"}});
   const auto hits = run_rule("env.device-order-ambiguous", f);
   REQUIRE(hits.size() == 1);
-  CHECK(hits[0].evidence == std::vector<std::string>{"CUDA_DEVICE_ORDER is not set (FASTEST_FIRST)", "CUDA_VISIBLE_DEVICES=1"});
+  CHECK(hits[0].evidence == std::vector<std::string>{"CUDA_DEVICE_ORDER is not set (FASTEST_FIRST)",
+                                                     "CUDA_VISIBLE_DEVICES=1"});
   f.env = env_of({{"CUDA_VISIBLE_DEVICES", "GPU-0000:2a"}});
   CHECK(run_rule("env.device-order-ambiguous", f).empty());
   f.env = env_of({{"CUDA_VISIBLE_DEVICES", "1"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}});
@@ -384,7 +406,8 @@ TEST_CASE("compute modes from the CUDA probe: exclusive is info, prohibited warn
   const auto exclusive = run_rule("gpu.compute-mode-exclusive", f);
   REQUIRE(exclusive.size() == 1);
   CHECK(exclusive[0].gpu == "0000:03:00.0");
-  CHECK(exclusive[0].evidence.at(0) == "CUDA 1 (0000:03:00.0): CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 3 (EXCLUSIVE_PROCESS)");
+  CHECK(exclusive[0].evidence.at(0) ==
+        "CUDA 1 (0000:03:00.0): CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 3 (EXCLUSIVE_PROCESS)");
   const auto prohibited = run_rule("gpu.compute-mode-prohibited", f);
   REQUIRE(prohibited.size() == 1);
   CHECK(prohibited[0].gpu == "0000:02:00.0");
@@ -424,11 +447,16 @@ TEST_CASE("the CUDA probe's multi-GPU finding names the topology cause it found"
   add_hung_peer_copy(f);
   const auto hung = run_rule("cuda.multi-gpu-hung", f);
   REQUIRE(hung.size() == 1);
-  CHECK_THAT(hung[0].message, Catch::Contains("likely cause: ACS redirect is enabled on switch downstream port "
-                                              "0000:17:00.0 between GPUs 0000:18:00.0 and 0000:2a:00.0 (and 1 more)"));
-  CHECK(std::find(hung[0].evidence.begin(), hung[0].evidence.end(),
-                  "/sys/devices/pci0000:15/0000:17:01.0/config: ACS control 0x001d at 0x14e (SrcValid+ TransBlk- "
-                  "ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-)") != hung[0].evidence.end());
+  CHECK_THAT(
+      hung[0].message,
+      Catch::Contains("likely cause: ACS redirect is enabled on switch downstream port "
+                      "0000:17:00.0 between GPUs 0000:18:00.0 and 0000:2a:00.0 (and 1 more)"));
+  CHECK(
+      std::find(
+          hung[0].evidence.begin(), hung[0].evidence.end(),
+          "/sys/devices/pci0000:15/0000:17:01.0/config: ACS control 0x001d at 0x14e (SrcValid+ TransBlk- "
+          "ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-)") !=
+      hung[0].evidence.end());
 
   // The same hang with ACS off and the IOMMU in passthrough: no cause is claimed.
   auto clean = two_gpus(0x0000);
@@ -447,6 +475,8 @@ TEST_CASE("the CUDA probe's multi-GPU finding names the topology cause it found"
   early.cuda.multi_gpu_steps.push_back(ctx);
   const auto before_copy = run_rule("cuda.multi-gpu-hung", early);
   REQUIRE(before_copy.size() == 1);
-  CHECK_THAT(before_copy[0].message,
-             Catch::Contains("likely cause: the IOMMU translates the DMA of GPUs 0000:18:00.0 and 0000:2a:00.0"));
+  CHECK_THAT(
+      before_copy[0].message,
+      Catch::Contains(
+          "likely cause: the IOMMU translates the DMA of GPUs 0000:18:00.0 and 0000:2a:00.0"));
 }

@@ -24,12 +24,12 @@ TEST_CASE("CUDA_VISIBLE_DEVICES entries as CUDA reads them") {
   };
   const Case cases[] = {
       {"2,0", {"0000:3a:00.0", "0000:18:00.0"}, {}},
-      {"0,7,1", {"0000:18:00.0"}, {"7", "1"}},              // first invalid entry ends the list
-      {"GPU-aaaa1111", {"0000:18:00.0"}, {}},                // unique prefix
-      {"GPU-bbbb", {}, {"GPU-bbbb"}},                        // ambiguous prefix names nothing
-      {"MIG-GPU-bbbb3333-0000/1/0", {"0000:3a:00.0"}, {}},   // MIG names its parent GPU
-      {" 1 , 1 ", {"0000:2a:00.0"}, {}},                     // spaces, duplicates
-      {"", {}, {}},                                          // empty: no GPU
+      {"0,7,1", {"0000:18:00.0"}, {"7", "1"}},             // first invalid entry ends the list
+      {"GPU-aaaa1111", {"0000:18:00.0"}, {}},              // unique prefix
+      {"GPU-bbbb", {}, {"GPU-bbbb"}},                      // ambiguous prefix names nothing
+      {"MIG-GPU-bbbb3333-0000/1/0", {"0000:3a:00.0"}, {}}, // MIG names its parent GPU
+      {" 1 , 1 ", {"0000:2a:00.0"}, {}},                   // spaces, duplicates
+      {"", {}, {}},                                        // empty: no GPU
       {"-1", {}, {"-1"}},
   };
   for (const auto& c : cases) {

@@ -15,11 +15,11 @@ namespace gpf {
 
 struct CaptureOptions {
   std::filesystem::path out;
-  bool force = false;                    // replace a previous snapshot in DIR (it holds capture.json)
-  unsigned mode = 0600;                  // files' mode; directories add search where it grants read
-  bool redact = false;                   // replace hostnames and serial numbers consistently
-  std::size_t file_cap = 16u << 20;      // bytes copied per file at most
-  std::size_t log_cap = 256u << 20;      // bytes of kernel log kept as dmesg.txt at most
+  bool force = false;               // replace a previous snapshot in DIR (it holds capture.json)
+  unsigned mode = 0600;             // files' mode; directories add search where it grants read
+  bool redact = false;              // replace hostnames and serial numbers consistently
+  std::size_t file_cap = 16u << 20; // bytes copied per file at most
+  std::size_t log_cap = 256u << 20; // bytes of kernel log kept as dmesg.txt at most
 };
 
 struct CaptureReport {
@@ -32,7 +32,8 @@ struct CaptureReport {
 // opened through a link. Error when DIR is non-empty (without force: anything; with force: anything
 // but a previous snapshot), when a write fails (the partial capture is removed), or when something
 // was planted in the way.
-Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options, const CaptureOptions& options);
+Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options,
+                                       const CaptureOptions& options);
 
 // Replaces hostnames (each of names, and the host field of syslog/journal lines) and serial numbers
 // with stable tokens ("host-1", "serial-1"): the same input always maps to the same token.

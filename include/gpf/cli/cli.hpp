@@ -25,7 +25,8 @@ struct ExecOptions {
 
 // Replaces the process with argv[0] (PATH search, no shell) after setting the variables; returns
 // only on failure: 127 not found, 126 not executable; a message is printed on stderr.
-int exec_command(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& set_env);
+int exec_command(const std::vector<std::string>& argv,
+                 const std::vector<std::pair<std::string, std::string>>& set_env);
 
 // Writes content to path through a temporary file beside it and a rename, so a reader (a log
 // shipper, a dashboard) never sees half a report. The error is the OS reason.

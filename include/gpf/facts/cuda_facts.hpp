@@ -12,34 +12,36 @@ namespace gpf {
 struct CudaStep {
   std::string name;
   bool ok = false;
-  bool timed_out = false;          // the step began and never finished before the deadline
+  bool timed_out = false; // the step began and never finished before the deadline
   double duration_ms = 0;
-  std::optional<int> error_code;   // CUresult when the step failed
-  std::string error_name;          // "CUDA_ERROR_UNKNOWN"; "DATA_MISMATCH", "CHILD_DIED" for non-CUresult failures
-  std::string error_text;          // cuGetErrorString text, or what went wrong
+  std::optional<int> error_code; // CUresult when the step failed
+  std::string
+      error_name; // "CUDA_ERROR_UNKNOWN"; "DATA_MISMATCH", "CHILD_DIED" for non-CUresult failures
+  std::string error_text; // cuGetErrorString text, or what went wrong
 };
 
 struct CudaDevice {
-  int index = 0;                            // CUDA's enumeration index under the job's CUDA_DEVICE_ORDER
-  std::string bus_id;                       // normalised "dddd:bb:dd.f"
-  std::optional<std::string> uuid;          // "GPU-…"
+  int index = 0;                   // CUDA's enumeration index under the job's CUDA_DEVICE_ORDER
+  std::string bus_id;              // normalised "dddd:bb:dd.f"
+  std::optional<std::string> uuid; // "GPU-…"
   std::optional<std::string> name;
   std::optional<int> cc_major;
   std::optional<int> cc_minor;
   std::optional<unsigned long long> total_mem_bytes;
-  std::optional<int> compute_mode;          // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
-  std::vector<CudaStep> steps;              // the per-GPU child's steps
-  bool usable = false;                      // every step passed
+  std::optional<int> compute_mode; // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+  std::vector<CudaStep> steps;     // the per-GPU child's steps
+  bool usable = false;             // every step passed
   // Not usable only because another process holds it: context creation (or the test allocation)
   // was refused with CUDA_ERROR_DEVICE_UNAVAILABLE (exclusive-process mode, busy) or
   // CUDA_ERROR_OUT_OF_MEMORY. Working hardware, not a failure.
   bool in_use = false;
-  std::vector<std::string> holders;         // "PID (comm)" of processes with its device node open, when known
-  std::string visible_as;                   // the CUDA_VISIBLE_DEVICES value its child ran with
+  std::vector<std::string>
+      holders;            // "PID (comm)" of processes with its device node open, when known
+  std::string visible_as; // the CUDA_VISIBLE_DEVICES value its child ran with
 };
 
 struct CudaPeerResult {
-  int from = 0;                  // CUDA indices
+  int from = 0; // CUDA indices
   int to = 0;
   bool can_access = false;
   bool ok = false;
@@ -51,28 +53,28 @@ struct CudaPeerResult {
 };
 
 struct CudaFacts {
-  bool ran = false;                         // the probe ran live or was replayed
-  std::string source;                       // "live", "cuda.json", or "" when skipped
-  std::string library;                      // path or soname opened
-  std::string library_path;                 // the file the loader picked (symlinks resolved), when known
-  std::string load_error;                   // dlopen/dlsym text when the library could not be used
-  std::vector<std::string> missing_symbols; // required entry points not found
+  bool ran = false;         // the probe ran live or was replayed
+  std::string source;       // "live", "cuda.json", or "" when skipped
+  std::string library;      // path or soname opened
+  std::string library_path; // the file the loader picked (symlinks resolved), when known
+  std::string load_error;   // dlopen/dlsym text when the library could not be used
+  std::vector<std::string> missing_symbols;          // required entry points not found
   std::vector<std::string> missing_optional_symbols; // optional ones (a measurement is skipped)
-  std::optional<int> driver_version;        // cuDriverGetVersion, e.g. 12040
-  CudaStep init;                            // cuInit in the enumeration child
-  std::vector<CudaStep> enumeration_steps;  // every step of the enumeration child, cuInit included
-  std::string device_order;                 // CUDA_DEVICE_ORDER the enumeration ran with ("" = unset)
-  std::vector<CudaDevice> devices;          // in CUDA order
+  std::optional<int> driver_version;                 // cuDriverGetVersion, e.g. 12040
+  CudaStep init;                                     // cuInit in the enumeration child
+  std::vector<CudaStep> enumeration_steps; // every step of the enumeration child, cuInit included
+  std::string device_order;        // CUDA_DEVICE_ORDER the enumeration ran with ("" = unset)
+  std::vector<CudaDevice> devices; // in CUDA order
   bool multi_gpu_ran = false;
   std::optional<bool> multi_gpu_ok;
-  std::vector<int> multi_gpu_devices;       // CUDA indices the multi-GPU child covered
-  std::vector<CudaStep> multi_gpu_steps;    // its set-up steps (cuInit, contexts, buffers)
+  std::vector<int> multi_gpu_devices;    // CUDA indices the multi-GPU child covered
+  std::vector<CudaStep> multi_gpu_steps; // its set-up steps (cuInit, contexts, buffers)
   std::vector<CudaPeerResult> peers;
   bool deadline_hit = false;
-  double timeout_s = 0;                     // --cuda-timeout the stage ran under
+  double timeout_s = 0; // --cuda-timeout the stage ran under
   double wall_ms = 0;
-  std::string child_error;                  // the enumeration child died or spoke garbage
-  bool enumeration_complete = false;        // cuInit passed and the whole device list was learnt
+  std::string child_error;           // the enumeration child died or spoke garbage
+  bool enumeration_complete = false; // cuInit passed and the whole device list was learnt
 
   // CUDA's device list is known (possibly empty): GPUs are then judged in CUDA's order.
   bool enumerated() const { return ran && enumeration_complete; }

@@ -2,12 +2,12 @@
 // Typed facts the probes learn about the host. Whatever a probe may fail to learn is
 // std::optional; whether it ran at all is in ProbeStatus. Facts are plain data: rules read them,
 // the JSON report prints them.
-#include "gpf/host/host.hpp"
 #include "gpf/facts/compat_facts.hpp"
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/facts/log_facts.hpp"
 #include "gpf/facts/nvml_facts.hpp"
 #include "gpf/facts/topology_facts.hpp"
+#include "gpf/host/host.hpp"
 #include "gpf/util/version.hpp"
 
 #include <map>
@@ -51,11 +51,11 @@ struct RegistryFacts {
 };
 
 struct DriverFacts {
-  bool loaded = false;                  // proc/driver/nvidia exists
+  bool loaded = false; // proc/driver/nvidia exists
   std::optional<Version> version;
-  std::string version_text;             // the version as printed, e.g. "550.54.14"
-  std::string version_source;           // which file gave the version
-  std::string version_line;             // the NVRM version line, verbatim
+  std::string version_text;   // the version as printed, e.g. "550.54.14"
+  std::string version_source; // which file gave the version
+  std::string version_line;   // the NVRM version line, verbatim
   DriverFlavour flavour = DriverFlavour::unknown;
   std::map<std::string, std::string> params; // values unquoted
   std::optional<unsigned long> enable_gpu_firmware;
@@ -63,7 +63,7 @@ struct DriverFacts {
 };
 
 struct GpuFacts {
-  std::string bus_id;                  // "dddd:bb:dd.f", from the gpus/ directory name
+  std::string bus_id; // "dddd:bb:dd.f", from the gpus/ directory name
   std::optional<std::string> model;
   std::optional<std::string> uuid;
   std::optional<std::string> vbios;
@@ -71,7 +71,7 @@ struct GpuFacts {
   std::optional<std::string> bus_location;
   std::optional<unsigned> device_minor;
   std::optional<bool> excluded;
-  std::string error;                   // the information file could not be read / parsed
+  std::string error; // the information file could not be read / parsed
 };
 
 struct ModuleFacts {
@@ -86,10 +86,10 @@ struct Facts {
   std::vector<GpuFacts> gpus; // the driver's GPUs, sorted by bus id (PCI order)
   ModuleFacts modules;
   Environment env;
-  LogFacts log;       // kernel-log scanner
-  CudaFacts cuda;     // CUDA probe
-  NvmlFacts nvml;     // NVML probe (per-GPU health from the driver)
-  CompatFacts compat; // compatibility inputs (expected CUDA, driver libraries)
+  LogFacts log;           // kernel-log scanner
+  CudaFacts cuda;         // CUDA probe
+  NvmlFacts nvml;         // NVML probe (per-GPU health from the driver)
+  CompatFacts compat;     // compatibility inputs (expected CUDA, driver libraries)
   TopologyFacts topology; // PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware (multi-GPU start-up)
   std::vector<ProbeStatus> probes;
 

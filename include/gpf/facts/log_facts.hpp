@@ -53,43 +53,43 @@ enum class LogEventKind {
 struct LogEvent {
   LogEventKind kind = LogEventKind::xid;
   std::optional<std::string> bus_id; // normalised dddd:bb:dd.f; nullopt = names no device
-  std::string meaning;               // decoded, e.g. "Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS): ..."
-  std::vector<std::string> lines;    // the first occurrence's line(s), verbatim (capped)
-  std::string last_line;             // the last occurrence's first line when count > 1
-  std::string first_time;            // timestamps as printed ("" when the line had none)
+  std::string meaning; // decoded, e.g. "Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS): ..."
+  std::vector<std::string> lines; // the first occurrence's line(s), verbatim (capped)
+  std::string last_line;          // the last occurrence's first line when count > 1
+  std::string first_time;         // timestamps as printed ("" when the line had none)
   std::string last_time;
   std::uint64_t count = 1;
-  std::uint64_t first_seq = 0;       // order of occurrence in the log
+  std::uint64_t first_seq = 0; // order of occurrence in the log
   std::uint64_t last_seq = 0;
-  bool before_driver_load = false;   // before the last `NVRM: loading` of its boot
+  bool before_driver_load = false; // before the last `NVRM: loading` of its boot
   std::optional<unsigned> xid;
-  std::optional<unsigned> gpu_instance;     // MIG GPU-I
-  std::optional<unsigned> compute_instance; // MIG GPU-CI
-  std::optional<unsigned> caused_by_xid;    // "caused by previous Xid N" (575+)
+  std::optional<unsigned> gpu_instance;       // MIG GPU-I
+  std::optional<unsigned> compute_instance;   // MIG GPU-CI
+  std::optional<unsigned> caused_by_xid;      // "caused by previous Xid N" (575+)
   std::optional<std::string> recovery_action; // Xid 154: the action it changed to (last occurrence)
-  std::optional<unsigned> init_status;      // RmInitAdapter first field (RM_INIT_*)
-  std::optional<unsigned> rm_status;        // RmInitAdapter second field (NV_STATUS)
-  std::optional<unsigned> device_minor;     // rm_init_adapter ... minor number N
-  std::string client_version;               // API mismatch
-  std::string kernel_version;               // API mismatch
-  std::string detail;                       // firmware file, device count, ...
+  std::optional<unsigned> init_status;        // RmInitAdapter first field (RM_INIT_*)
+  std::optional<unsigned> rm_status;          // RmInitAdapter second field (NV_STATUS)
+  std::optional<unsigned> device_minor;       // rm_init_adapter ... minor number N
+  std::string client_version;                 // API mismatch
+  std::string kernel_version;                 // API mismatch
+  std::string detail;                         // firmware file, device count, ...
 };
 
 // The last `NVRM: loading ...` line of the current boot: the driver as the log saw it.
 struct LogDriverLoad {
-  std::string version;      // e.g. "550.54.14"
-  std::string flavour;      // "open", "proprietary" or ""
-  std::string line;         // verbatim
-  unsigned count = 0;       // loads in the current boot (more than one: reloaded)
+  std::string version; // e.g. "550.54.14"
+  std::string flavour; // "open", "proprietary" or ""
+  std::string line;    // verbatim
+  unsigned count = 0;  // loads in the current boot (more than one: reloaded)
 };
 
 struct LogFacts {
-  bool ran = false;                 // a log was read (possibly with nothing in it)
-  std::string source;               // "/dev/kmsg", "klogctl", "dmesg.txt", "--dmesg FILE", "stdin"
-  std::string read_error;           // non-empty: the log could not be read (the OS reason)
-  std::vector<LogFormat> formats;   // formats seen, in first-seen order
+  bool ran = false;               // a log was read (possibly with nothing in it)
+  std::string source;             // "/dev/kmsg", "klogctl", "dmesg.txt", "--dmesg FILE", "stdin"
+  std::string read_error;         // non-empty: the log could not be read (the OS reason)
+  std::vector<LogFormat> formats; // formats seen, in first-seen order
   std::optional<BootBoundary> boundary; // start of the current boot; nullopt: one boot, no marker
-  unsigned boots_seen = 0;          // boots in the log (0 for an empty log)
+  unsigned boots_seen = 0;              // boots in the log (0 for an empty log)
   std::uint64_t bytes = 0;
   std::uint64_t lines_cut = 0;      // lines longer than 64 KiB: the rest was not examined
   bool nul_bytes = false;           // NUL bytes were seen

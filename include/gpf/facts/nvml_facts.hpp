@@ -77,9 +77,9 @@ struct NvmlGpu {
   std::optional<unsigned> pcie_gen_max;
   std::optional<unsigned> pcie_width;
   std::optional<unsigned> pcie_width_max;
-  std::vector<bool> nvlink_active;        // per link, in link order; empty: no NVLink
-  std::optional<unsigned> fabric_state;   // NVML_GPU_FABRIC_STATE_*
-  std::optional<int> fabric_status;       // nvmlReturn_t, meaningful when the state is completed
+  std::vector<bool> nvlink_active;      // per link, in link order; empty: no NVLink
+  std::optional<unsigned> fabric_state; // NVML_GPU_FABRIC_STATE_*
+  std::optional<int> fabric_status;     // nvmlReturn_t, meaningful when the state is completed
   std::optional<std::vector<NvmlProcess>> processes; // nullopt: could not be listed
 
   std::vector<NvmlCall> calls; // queries that did not answer NVML_SUCCESS
@@ -102,25 +102,25 @@ struct NvmlGpu {
 };
 
 struct NvmlFacts {
-  bool ran = false;            // live or replayed
-  std::string source;          // "live", "nvml.json"
-  std::string library;         // the path or soname asked for
-  std::string library_path;    // the file the loader picked, when known
-  std::string load_error;      // dlopen's words when the library could not be loaded
-  std::vector<std::string> missing_symbols;          // required entry points absent
+  bool ran = false;                         // live or replayed
+  std::string source;                       // "live", "nvml.json"
+  std::string library;                      // the path or soname asked for
+  std::string library_path;                 // the file the loader picked, when known
+  std::string load_error;                   // dlopen's words when the library could not be loaded
+  std::vector<std::string> missing_symbols; // required entry points absent
   std::vector<std::string> missing_optional_symbols; // optional ones (a measurement is skipped)
-  std::string nvml_version;    // nvmlSystemGetNVMLVersion (works without init)
-  std::string driver_version;  // nvmlSystemGetDriverVersion
-  std::string init_call;       // "nvmlInitWithFlags" or "nvmlInit_v2"
-  std::optional<int> init_code; // nvmlReturn_t of init; nullopt when init never returned
-  std::string init_text;        // nvmlErrorString(init_code)
+  std::string nvml_version;          // nvmlSystemGetNVMLVersion (works without init)
+  std::string driver_version;        // nvmlSystemGetDriverVersion
+  std::string init_call;             // "nvmlInitWithFlags" or "nvmlInit_v2"
+  std::optional<int> init_code;      // nvmlReturn_t of init; nullopt when init never returned
+  std::string init_text;             // nvmlErrorString(init_code)
   std::optional<NvmlHang> init_hang; // init did not return before the deadline
   std::optional<unsigned> device_count;
-  std::vector<NvmlGpu> gpus;   // sorted by bus id
+  std::vector<NvmlGpu> gpus; // sorted by bus id
   bool deadline_hit = false;
   double timeout_s = 0;
   double wall_ms = 0;
-  std::string child_error;     // the system child died or spoke garbage
+  std::string child_error; // the system child died or spoke garbage
 
   bool init_ok() const { return init_code && *init_code == k_nvml_success; }
   const NvmlGpu* gpu_by_bus(const std::string& bus_id) const {

@@ -26,7 +26,9 @@ struct AcsControl {
   bool egress_control() const { return control & 0x20; }
   bool direct_translated() const { return control & 0x40; }
   // Peer-to-peer requests or completions are sent up to the root complex instead of across.
-  bool redirects_p2p() const { return request_redirect() || completion_redirect() || egress_control(); }
+  bool redirects_p2p() const {
+    return request_redirect() || completion_redirect() || egress_control();
+  }
 };
 
 enum class AcsState {
@@ -40,28 +42,31 @@ struct PciConfig {
   std::size_t size = 0;                // bytes available
   std::optional<std::uint16_t> vendor; // offset 0
   std::optional<std::uint8_t> header_type;
-  std::optional<std::uint8_t> port_type; // PCI Express capability: Device/Port Type (4 root port, 5/6 switch up/down)
+  std::optional<std::uint8_t>
+      port_type; // PCI Express capability: Device/Port Type (4 root port, 5/6 switch up/down)
   AcsState acs_state = AcsState::unknown;
   std::optional<AcsControl> acs;
-  std::string note; // why ACS is unknown, or what was wrong with the lists ("capability list loops at 0x48")
+  std::string note; // why ACS is unknown, or what was wrong with the lists ("capability list loops
+                    // at 0x48")
 };
 
 // A bridge or switch port above a GPU.
 struct PciBridge {
-  std::string bus_id;    // dddd:bb:dd.f
-  std::string path;      // root-relative sysfs directory ("sys/devices/pci0000:00/0000:00:01.0")
+  std::string bus_id; // dddd:bb:dd.f
+  std::string path;   // root-relative sysfs directory ("sys/devices/pci0000:00/0000:00:01.0")
   PciConfig config;
-  std::string error;     // `config` could not be read (OS reason)
+  std::string error; // `config` could not be read (OS reason)
 };
 
 struct GpuPciPath {
-  std::string bus_id;                // the driver's bus id
-  std::string path;                  // root-relative sysfs directory of the GPU ("" = not found)
-  std::vector<std::string> bridges;  // bus ids from the root port down to the GPU's parent
-  std::string root;                  // the host bridge component ("pci0000:00"); GPUs under different roots share no PCIe bridge
+  std::string bus_id;               // the driver's bus id
+  std::string path;                 // root-relative sysfs directory of the GPU ("" = not found)
+  std::vector<std::string> bridges; // bus ids from the root port down to the GPU's parent
+  std::string root; // the host bridge component ("pci0000:00"); GPUs under different roots share no
+                    // PCIe bridge
   std::optional<std::uint16_t> device_id; // PCI device id (sysfs `device`)
   std::optional<std::string> iommu_group; // the group's name under sys/kernel/iommu_groups
-  std::string error;                 // why the path is unknown
+  std::string error;                      // why the path is unknown
 };
 
 struct PcieFacts {
@@ -74,26 +79,29 @@ struct PcieFacts {
 
 struct IommuFacts {
   bool ran = false;
-  std::optional<std::size_t> groups;         // entries of sys/kernel/iommu_groups; nullopt = unreadable/absent
-  std::vector<std::string> units;            // sys/class/iommu entries (dmar0, ivhd0, ...)
-  std::map<std::string, std::string> group_type; // group name -> sys/kernel/iommu_groups/N/type ("identity", "DMA", "DMA-FQ")
-  std::optional<std::string> cmdline;        // proc/cmdline, trimmed
-  std::vector<std::string> cmdline_options;  // the IOMMU options found in it ("iommu=pt", "intel_iommu=on")
-  bool cmdline_passthrough = false;          // iommu=pt, iommu.passthrough=1
-  bool cmdline_off = false;                  // iommu=off, intel_iommu=off, amd_iommu=off
-  std::optional<bool> hypervisor;            // the "hypervisor" cpu flag; nullopt = no flags line
+  std::optional<std::size_t>
+      groups;                     // entries of sys/kernel/iommu_groups; nullopt = unreadable/absent
+  std::vector<std::string> units; // sys/class/iommu entries (dmar0, ivhd0, ...)
+  std::map<std::string, std::string>
+      group_type; // group name -> sys/kernel/iommu_groups/N/type ("identity", "DMA", "DMA-FQ")
+  std::optional<std::string> cmdline; // proc/cmdline, trimmed
+  std::vector<std::string>
+      cmdline_options;              // the IOMMU options found in it ("iommu=pt", "intel_iommu=on")
+  bool cmdline_passthrough = false; // iommu=pt, iommu.passthrough=1
+  bool cmdline_off = false;         // iommu=off, intel_iommu=off, amd_iommu=off
+  std::optional<bool> hypervisor;   // the "hypervisor" cpu flag; nullopt = no flags line
 };
 
 struct ShmFacts {
   bool ran = false;
-  bool exists = true;                        // dev/shm exists
-  std::optional<std::uint64_t> size_bytes;   // statvfs of dev/shm
+  bool exists = true;                      // dev/shm exists
+  std::optional<std::uint64_t> size_bytes; // statvfs of dev/shm
   std::optional<std::uint64_t> available_bytes;
   std::optional<std::string> mount_line;     // its proc/mounts line, verbatim
   std::optional<std::string> memlock_line;   // "Max locked memory ..." from proc/self/limits
   std::optional<std::uint64_t> memlock_soft; // bytes; nullopt with memlock_unlimited or unknown
   bool memlock_unlimited = false;
-  std::vector<std::string> rdma_devices;     // sys/class/infiniband entries
+  std::vector<std::string> rdma_devices; // sys/class/infiniband entries
 };
 
 struct ProcessSeen {
@@ -103,21 +111,25 @@ struct ProcessSeen {
 
 struct ServiceFacts {
   bool ran = false;
-  bool process_table = false;       // proc/ was listed
-  std::optional<std::string> init_comm; // proc/1/comm: "systemd"/"init" on a host; else likely a container's PID namespace
+  bool process_table = false; // proc/ was listed
+  std::optional<std::string>
+      init_comm; // proc/1/comm: "systemd"/"init" on a host; else likely a container's PID namespace
   std::vector<ProcessSeen> fabric_manager;
   std::vector<ProcessSeen> persistenced;
   std::optional<std::string> fabric_manager_version; // from the package database
-  std::string fabric_manager_version_source;         // "var/lib/dpkg/status: nvidia-fabricmanager-550 550.54.14-1"
-  std::vector<std::string> nvswitch_nodes;           // dev/nvidia-nvswitch* entries
-  bool host_process_table() const { return init_comm && (*init_comm == "systemd" || *init_comm == "init"); }
+  std::string
+      fabric_manager_version_source; // "var/lib/dpkg/status: nvidia-fabricmanager-550 550.54.14-1"
+  std::vector<std::string> nvswitch_nodes; // dev/nvidia-nvswitch* entries
+  bool host_process_table() const {
+    return init_comm && (*init_comm == "systemd" || *init_comm == "init");
+  }
 };
 
 struct FirmwareFacts {
   bool ran = false;
-  std::vector<std::string> dirs_checked;    // root-relative directories looked at
-  std::vector<std::string> files;           // gsp_*.bin names found (any checked directory)
-  std::string found_in;                     // the first directory holding gsp files
+  std::vector<std::string> dirs_checked; // root-relative directories looked at
+  std::vector<std::string> files;        // gsp_*.bin names found (any checked directory)
+  std::string found_in;                  // the first directory holding gsp files
 };
 
 // A MIG-<GPU-UUID>/<gi>/<ci> entry of CUDA_VISIBLE_DEVICES and whether the instance exists.

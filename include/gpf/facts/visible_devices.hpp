@@ -16,15 +16,16 @@ struct GpuRef {
 };
 
 struct VisibleDevices {
-  bool set = false;                     // the variable exists (even empty)
+  bool set = false; // the variable exists (even empty)
   std::string raw;
-  std::vector<std::string> bus_ids;     // the GPUs it admits, in the order listed, no duplicates
+  std::vector<std::string> bus_ids; // the GPUs it admits, in the order listed, no duplicates
   // Every entry CUDA honours, trimmed, with the GPU it names (duplicates kept), in order.
   std::vector<std::pair<std::string, std::string>> entries;
-  std::vector<std::string> ignored;     // the first entry naming no GPU and everything after it
+  std::vector<std::string> ignored; // the first entry naming no GPU and everything after it
 };
 
 // gpus: the host's GPUs in index order (the index space integer entries refer to).
-VisibleDevices parse_visible_devices(const std::optional<std::string>& value, const std::vector<GpuRef>& gpus);
+VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
+                                     const std::vector<GpuRef>& gpus);
 
 } // namespace gpf

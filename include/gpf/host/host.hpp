@@ -30,7 +30,8 @@ struct FileContent {
 
 enum class NodeType { missing, char_device, block_device, regular_file, directory, other };
 
-// "char", "block", "file", "dir", "missing", "other": the words of devices.json and the JSON report.
+// "char", "block", "file", "dir", "missing", "other": the words of devices.json and the JSON
+// report.
 std::string_view node_type_word(NodeType type);
 std::optional<NodeType> parse_node_type_word(std::string_view word);
 
@@ -41,9 +42,9 @@ struct NodeInfo {
   bool stand_in = false;
   std::optional<unsigned> major;
   std::optional<unsigned> minor;
-  std::optional<unsigned> mode;    // permission bits, e.g. 0666
-  std::optional<bool> rw_access;   // can the current user open it read-write; nullopt = unknown
-  std::string error;               // stat error other than "no such file"
+  std::optional<unsigned> mode;  // permission bits, e.g. 0666
+  std::optional<bool> rw_access; // can the current user open it read-write; nullopt = unknown
+  std::string error;             // stat error other than "no such file"
   bool exists() const { return type != NodeType::missing; }
 };
 
@@ -85,7 +86,14 @@ inline constexpr int k_stream_idle_timeout_s = 30;
 // What a probe asked the host for, recorded when a capture (`gpu-preflight snapshot`) wants to
 // copy exactly the inputs of a check.
 struct HostAccess {
-  enum class Kind { file, directory, node, link, presence, filesystem }; // presence: a file whose content is not needed
+  enum class Kind {
+    file,
+    directory,
+    node,
+    link,
+    presence,
+    filesystem
+  }; // presence: a file whose content is not needed
   Kind kind = Kind::file;
   std::string path;  // root-relative
   std::string error; // empty when the read succeeded (or the path simply does not exist: see found)
@@ -156,12 +164,13 @@ private:
   void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
   std::vector<HostAccess>* m_access_log = nullptr;
   std::filesystem::path m_root;
-  std::shared_ptr<const int> m_root_fd; // snapshot: an O_PATH descriptor of the root, shared by copies
+  std::shared_ptr<const int>
+      m_root_fd; // snapshot: an O_PATH descriptor of the root, shared by copies
   bool m_live = true;
   Environment m_env;
   std::map<std::string, NodeInfo> m_node_manifest; // snapshot devices.json
-  std::map<std::string, std::string> m_unreadable;  // snapshot unreadable.json: path -> OS error
-  std::map<std::string, FsSpace> m_fs_records;      // snapshot statvfs.json
+  std::map<std::string, std::string> m_unreadable; // snapshot unreadable.json: path -> OS error
+  std::map<std::string, FsSpace> m_fs_records;     // snapshot statvfs.json
   std::string m_manifest_error;
 };
 

@@ -12,8 +12,8 @@
 namespace gpf {
 
 struct LdCacheEntry {
-  std::string name;   // the soname key ("libcuda.so.1")
-  std::string path;   // absolute path the loader opens
+  std::string name; // the soname key ("libcuda.so.1")
+  std::string path; // absolute path the loader opens
   std::int32_t flags = 0;
   std::uint64_t hwcap = 0;
 };
@@ -34,7 +34,8 @@ Result<LdCache> parse_ld_so_cache(std::string_view data);
 std::int32_t native_ld_cache_flags();
 
 // The first cache entry for soname with the given flags (hwcaps-subdirectory entries last).
-const LdCacheEntry* find_in_ld_cache(const LdCache& cache, std::string_view soname, std::int32_t flags);
+const LdCacheEntry* find_in_ld_cache(const LdCache& cache, std::string_view soname,
+                                     std::int32_t flags);
 
 // LD_LIBRARY_PATH as the loader splits it (':' or ';'); empty entries (meaning the current
 // directory) are kept as "" so the caller can say it skipped them.
@@ -48,7 +49,8 @@ std::optional<std::string> parse_cuda_version_txt(std::string_view text);
 // The driver version in a driver library's file name: ("libcuda.so.550.54.15", "libcuda.so") ->
 // "550.54.15". nullopt for "libcuda.so.1", "libcuda.so.1.1" (WSL) and anything not a driver
 // version (at least two components, the first of three digits or more).
-std::optional<std::string> library_version_from_name(std::string_view file_name, std::string_view stem);
+std::optional<std::string> library_version_from_name(std::string_view file_name,
+                                                     std::string_view stem);
 
 // Lexically normalises an absolute path: collapses "//", "." and ".." (never above "/").
 std::string normalize_absolute_path(std::string_view path);

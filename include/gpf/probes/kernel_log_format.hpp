@@ -12,13 +12,13 @@ namespace gpf {
 enum class LineMarker { none, journal_boot, journal_reboot, journal_other };
 
 struct LogLine {
-  std::optional<LogFormat> format;  // nullopt: empty or continuation line
+  std::optional<LogFormat> format; // nullopt: empty or continuation line
   LineMarker marker = LineMarker::none;
-  bool continuation = false;        // indented continuation (dmesg) or a /dev/kmsg KEY=value line
-  bool kernel = true;               // false: a syslog/journal line written by another program
-  std::string_view time;            // the timestamp as printed; "" when the line has none
-  std::optional<double> monotonic;  // seconds since boot, when the line carries them
-  std::string_view message;         // the kernel's message, prefixes removed
+  bool continuation = false;       // indented continuation (dmesg) or a /dev/kmsg KEY=value line
+  bool kernel = true;              // false: a syslog/journal line written by another program
+  std::string_view time;           // the timestamp as printed; "" when the line has none
+  std::optional<double> monotonic; // seconds since boot, when the line carries them
+  std::string_view message;        // the kernel's message, prefixes removed
 };
 
 // Detects the format of one line (without its '\n'; a trailing '\r' is ignored).

@@ -30,8 +30,8 @@ struct Signature {
   std::string_view pattern; // exact text the first message must contain
   bool nvrm;                // the message must start with "NVRM:" (pattern looked for after it)
   std::size_t max_lines;    // 1, or how many consecutive NVRM lines the message may span
-  std::string_view end;     // multi-line: text on the message's last line ('|' between alternatives)
-  SignatureDecoder decode;  // fills the result from the (joined) text; false = not this signature
+  std::string_view end;    // multi-line: text on the message's last line ('|' between alternatives)
+  SignatureDecoder decode; // fills the result from the (joined) text; false = not this signature
   std::string_view source;
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 // Decode tables of the kernel-log scanner, as data with a source per row (Xid catalog and Xid 154
 // recovery actions: docs/sources.md#xid-errors; RM_INIT_* and NV_STATUS:
-// docs/sources.md#rminitadapter-failures). The scanner uses them for the decoded meaning; the log rules use
-// the Xid class and the RM_INIT remedy.
+// docs/sources.md#rminitadapter-failures). The scanner uses them for the decoded meaning; the log
+// rules use the Xid class and the RM_INIT remedy.
 #include <optional>
 #include <span>
 #include <string_view>
@@ -23,8 +23,8 @@ enum class XidClass {
 };
 
 struct XidInfo {
-  unsigned first;           // Xid number (first of a range)
-  unsigned last;            // last of the range (= first for one code)
+  unsigned first;            // Xid number (first of a range)
+  unsigned last;             // last of the range (= first for one code)
   std::string_view mnemonic; // nverror.h name
   XidClass cls;
   std::string_view meaning; // our words

@@ -1,5 +1,6 @@
 #pragma once
-// The "log" member of the JSON facts: the kernel-log scanner's findings as data (docs/kernel-log.md).
+// The "log" member of the JSON facts: the kernel-log scanner's findings as data
+// (docs/kernel-log.md).
 #include "gpf/facts/log_facts.hpp"
 
 #include <nlohmann/json.hpp>

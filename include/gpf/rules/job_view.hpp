@@ -4,9 +4,9 @@
 // the driver its CUDA runtime meets, each GPU's architecture, and the compatibility matrix. Rules
 // read these instead of re-parsing their inputs.
 #include "gpf/facts/facts.hpp"
+#include "gpf/facts/visible_devices.hpp"
 #include "gpf/rules/compat_view.hpp"
 #include "gpf/rules/matrix.hpp"
-#include "gpf/facts/visible_devices.hpp"
 
 #include <optional>
 #include <string>

@@ -27,10 +27,10 @@ struct DataSource {
 
 // CUDA toolkit release -> the driver it ships with ("Toolkit Driver Version").
 struct CudaDriverRow {
-  std::string release;  // "12.4 Update 1"
-  Version cuda;         // 12.4.1
-  std::string kind;     // "ga", "update", "rc"
-  Version driver;       // 550.54.15
+  std::string release; // "12.4 Update 1"
+  Version cuda;        // 12.4.1
+  std::string kind;    // "ga", "update", "rc"
+  Version driver;      // 550.54.15
   std::string driver_text;
   std::vector<std::string> sources;
 };
@@ -61,7 +61,7 @@ struct DriverArchRow {
   std::string arch;
   Version cc_min;
   Version cc_max;
-  bool open_module = true;       // the open kernel module can drive it
+  bool open_module = true;        // the open kernel module can drive it
   bool needs_open_module = false; // the proprietary module cannot
   std::optional<unsigned long> min_branch;
   std::optional<unsigned long> last_branch;

@@ -42,23 +42,24 @@ struct RuleContext {
   const Facts& facts;
   const JobView& job; // derived once, before any rule runs
   const CheckOptions& options;
-  const std::set<std::string>& usable_gpus;  // bus ids; filled from Stage::host on
+  const std::set<std::string>& usable_gpus;    // bus ids; filled from Stage::host on
   const std::vector<std::string>& recommended; // bus ids in index order; filled for Stage::summary
   bool host_failed = false;                    // a host-level fail finding exists (Stage::summary)
 };
 
 struct Hit {
   Hit() = default;
-  Hit(std::string message_, std::vector<std::string> evidence_, std::optional<std::string> gpu_ = std::nullopt,
-      Effect effect_ = Effect::none)
-      : message(std::move(message_)), evidence(std::move(evidence_)), gpu(std::move(gpu_)), effect(effect_) {}
+  Hit(std::string message_, std::vector<std::string> evidence_,
+      std::optional<std::string> gpu_ = std::nullopt, Effect effect_ = Effect::none)
+      : message(std::move(message_)), evidence(std::move(evidence_)), gpu(std::move(gpu_)),
+        effect(effect_) {}
 
   std::string message;
-  std::vector<std::string> evidence;   // verbatim input: the file value, the missing path
-  std::optional<std::string> gpu;      // bus id, when the finding is about one GPU
+  std::vector<std::string> evidence; // verbatim input: the file value, the missing path
+  std::optional<std::string> gpu;    // bus id, when the finding is about one GPU
   Effect effect = Effect::none;
-  std::string remedy;                  // empty = the rule's remedy; set when it names real values
-  std::optional<Severity> severity;    // lower than the row's; only for rows with severity_from
+  std::string remedy;               // empty = the rule's remedy; set when it names real values
+  std::optional<Severity> severity; // lower than the row's; only for rows with severity_from
 };
 
 // A plain function for built-in rows; user rules (--rules FILE) carry their parameters inside.

@@ -19,7 +19,8 @@ const GpuPciPath* find_gpu_path(const TopologyFacts& t, const std::string& bus_i
 // The bridges peer-to-peer traffic between GPUs a and b passes: those below the deepest bridge
 // both share (all of them when the GPUs sit under different host bridges). Empty when either
 // path is unknown.
-std::vector<std::string> bridges_between(const TopologyFacts& t, const std::string& a, const std::string& b);
+std::vector<std::string> bridges_between(const TopologyFacts& t, const std::string& a,
+                                         const std::string& b);
 
 // The deepest bridge both GPUs sit under, or "" when they share none (or a path is unknown).
 std::string shared_bridge(const TopologyFacts& t, const std::string& a, const std::string& b);
@@ -32,7 +33,8 @@ std::string port_kind(const PciBridge& bridge);
 std::string acs_evidence(const PciBridge& bridge);
 
 // Bridges between a and b whose ACS control redirects peer-to-peer requests or completions.
-std::vector<const PciBridge*> acs_redirects_between(const TopologyFacts& t, const std::string& a, const std::string& b);
+std::vector<const PciBridge*> acs_redirects_between(const TopologyFacts& t, const std::string& a,
+                                                    const std::string& b);
 
 // Whether the IOMMU translates the DMA of GPU bus_id: its group's type is "DMA"/"DMA-FQ"; without
 // it, another GPU group's type (the default domain type is system-wide); without any, an IOMMU with

@@ -15,9 +15,9 @@
 namespace gpf {
 
 struct RuleOverrides {
-  std::optional<std::string> rules_file;  // --rules FILE
-  std::vector<std::string> disable;       // --disable ID (repeatable)
-  std::vector<std::string> severity;      // --severity ID=info|warn|fail (repeatable)
+  std::optional<std::string> rules_file; // --rules FILE
+  std::vector<std::string> disable;      // --disable ID (repeatable)
+  std::vector<std::string> severity;     // --severity ID=info|warn|fail (repeatable)
 };
 
 // The rule table of one run. Rules hold string_views into this object's storage, so it is

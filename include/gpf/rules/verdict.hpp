@@ -1,7 +1,7 @@
 #pragma once
 // Turns facts and rules into a verdict, findings and a CUDA_VISIBLE_DEVICES recommendation.
-#include "gpf/rules/rule.hpp"
 #include "gpf/facts/visible_devices.hpp"
+#include "gpf/rules/rule.hpp"
 
 #include <optional>
 #include <string>
@@ -12,7 +12,7 @@ namespace gpf {
 enum class Verdict { pass, warn, fail };
 
 struct GpuAssessment {
-  std::optional<int> index;       // in the recommendation's index space (PCI order or CUDA's)
+  std::optional<int> index; // in the recommendation's index space (PCI order or CUDA's)
   std::string bus_id;
   std::optional<std::string> uuid;
   std::optional<std::string> model;
@@ -21,7 +21,7 @@ struct GpuAssessment {
 };
 
 struct Recommendation {
-  std::string cuda_visible_devices;            // "" when no GPU is usable
+  std::string cuda_visible_devices;             // "" when no GPU is usable
   std::optional<std::string> cuda_device_order; // "PCI_BUS_ID" when the indices rely on it
   bool single_gpu_only = false;
 };
@@ -44,4 +44,3 @@ int exit_code_for(Verdict verdict, bool strict);
 std::string_view verdict_name(Verdict v);
 
 } // namespace gpf
-

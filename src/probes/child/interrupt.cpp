@@ -14,8 +14,8 @@
 namespace gpf::child {
 namespace {
 
-constexpr std::size_t k_slots = 256;    // more children than GPUs ever run at once
-constexpr int k_reap_rounds = 100;      // x 10 ms: how long the handler waits for the kills
+constexpr std::size_t k_slots = 256; // more children than GPUs ever run at once
+constexpr int k_reap_rounds = 100;   // x 10 ms: how long the handler waits for the kills
 std::array<std::atomic<pid_t>, k_slots> g_children{};
 
 void write_stderr(const char* text) {
@@ -64,11 +64,14 @@ extern "C" void on_interrupt(int sig) {
     ::nanosleep(&pause, nullptr);
     all_reaped = reap_tracked();
   }
-  write_stderr(sig == SIGINT ? "gpu-preflight: interrupted (SIGINT) during the CUDA probe; no verdict"
-                             : "gpu-preflight: terminated (SIGTERM) during the CUDA probe; no verdict");
+  write_stderr(sig == SIGINT
+                   ? "gpu-preflight: interrupted (SIGINT) during the CUDA probe; no verdict"
+                   : "gpu-preflight: terminated (SIGTERM) during the CUDA probe; no verdict");
   if (any) {
-    write_stderr(all_reaped ? "; its child processes were stopped and reaped\n"
-                            : "; its child processes were killed, some stuck in the driver were abandoned\n");
+    write_stderr(
+        all_reaped
+            ? "; its child processes were stopped and reaped\n"
+            : "; its child processes were killed, some stuck in the driver were abandoned\n");
   } else {
     write_stderr("\n");
   }
@@ -79,7 +82,8 @@ extern "C" void on_interrupt(int sig) {
 }
 
 bool install_over_default(int sig, struct sigaction& old) {
-  if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO) != 0) {
+  if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL ||
+      (old.sa_flags & SA_SIGINFO) != 0) {
     return false;
   }
   struct sigaction action {};

@@ -1,6 +1,6 @@
 #pragma once
-// SIGINT / SIGTERM to gpu-preflight while the CUDA or NVML children run: the children are SIGKILLed and
-// reaped (or abandoned after a short bound, when stuck in the driver), one clear line goes to
+// SIGINT / SIGTERM to gpu-preflight while the CUDA or NVML children run: the children are SIGKILLed
+// and reaped (or abandoned after a short bound, when stuck in the driver), one clear line goes to
 // stderr, and the process then dies of the same signal (exit status 128+N in a shell). Without
 // this the children would only die through PR_SET_PDEATHSIG, silently, possibly as zombies.
 #include <sys/types.h>

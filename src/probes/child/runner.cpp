@@ -154,7 +154,7 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
     ::_exit(0);
   }
   ::close(fds[1]);
-  ::setpgid(pid, pid); // also from this side, so a kill right after fork reaches the group
+  ::setpgid(pid, pid);  // also from this side, so a kill right after fork reaches the group
   interrupt_track(pid); // a SIGINT/SIGTERM to this process now stops it too
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
   Child child;

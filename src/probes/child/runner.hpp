@@ -64,7 +64,8 @@ struct ChildSpec {
 class ChildGroup {
 public:
   // is_done: whether a line is the protocol's "finished everything" event.
-  explicit ChildGroup(std::function<bool(std::string_view)> is_done) : m_is_done(std::move(is_done)) {}
+  explicit ChildGroup(std::function<bool(std::string_view)> is_done)
+      : m_is_done(std::move(is_done)) {}
   ChildGroup(const ChildGroup&) = delete;
   ChildGroup& operator=(const ChildGroup&) = delete;
   // Kills and reaps whatever is left (see settle).

@@ -1,11 +1,11 @@
 #pragma once
-// What the three kinds of CUDA children do. Each runs in its own forked process (probes/child/runner.hpp),
-// loads the library itself and reports every step as it begins and ends (protocol.hpp); none of
-// these functions may run in the parent.
+// What the three kinds of CUDA children do. Each runs in its own forked process
+// (probes/child/runner.hpp), loads the library itself and reports every step as it begins and ends
+// (protocol.hpp); none of these functions may run in the parent.
 #include "probes/cuda/protocol.hpp"
 
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpf::cuda {

@@ -28,7 +28,6 @@ template <auto Member> void bind_entry(DriverApi& api, void* address) {
 constexpr bool k_required = true;
 constexpr bool k_optional = false;
 
-
 } // namespace
 
 const std::vector<EntryPoint>& entry_points() {

@@ -7,8 +7,8 @@
 
 #include "gpf/util/checker_failure.hpp"
 #include "gpf/util/text.hpp"
-#include "probes/cuda/child_work.hpp"
 #include "probes/child/interrupt.hpp"
+#include "probes/cuda/child_work.hpp"
 #include "probes/cuda/protocol.hpp"
 
 #include <fmt/format.h>
@@ -130,7 +130,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                                     std::chrono::duration<double>(in.timeout_s));
   const std::string library = in.library;
 
-  const child::InterruptGuard interrupt_guard; // declared first: restored after the group has settled
+  const child::InterruptGuard
+      interrupt_guard; // declared first: restored after the group has settled
   ChildGroup group = make_child_group();
   // Enumeration sees every GPU (no CUDA_VISIBLE_DEVICES) in the job's CUDA_DEVICE_ORDER: its
   // indices are the ones a recommendation without CUDA_VISIBLE_DEVICES refers to.

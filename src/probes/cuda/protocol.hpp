@@ -77,7 +77,8 @@ using child::LineWriter;
 void emit_event(LineWriter& out, const Event& event);
 // A group whose children speak this protocol.
 inline ChildGroup make_child_group() {
-  return ChildGroup([](std::string_view line) { return decode_event(line).kind == EventKind::done; });
+  return ChildGroup(
+      [](std::string_view line) { return decode_event(line).kind == EventKind::done; });
 }
 // Everything one child said so far, folded.
 inline Transcript transcript(const ChildGroup& group, std::size_t id) {

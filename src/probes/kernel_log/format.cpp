@@ -10,8 +10,12 @@
 namespace gpf {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_lower(char c) {
+  return c >= 'a' && c <= 'z';
+}
 
 std::string_view skip_spaces(std::string_view s) {
   while (!s.empty() && s.front() == ' ') {
@@ -30,8 +34,8 @@ std::size_t digits(std::string_view s) {
 }
 
 bool is_month(std::string_view s) {
-  static constexpr std::array<std::string_view, 12> k_months{"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  static constexpr std::array<std::string_view, 12> k_months{
+      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   for (auto m : k_months) {
     if (s.substr(0, 3) == m) {
       return true;
@@ -41,7 +45,8 @@ bool is_month(std::string_view s) {
 }
 
 bool is_weekday(std::string_view s) {
-  static constexpr std::array<std::string_view, 7> k_days{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  static constexpr std::array<std::string_view, 7> k_days{"Mon", "Tue", "Wed", "Thu",
+                                                          "Fri", "Sat", "Sun"};
   for (auto d : k_days) {
     if (s.substr(0, 3) == d) {
       return true;
@@ -52,16 +57,18 @@ bool is_weekday(std::string_view s) {
 
 // "HH:MM:SS" at the start of s.
 bool is_clock(std::string_view s) {
-  return s.size() >= 8 && is_digit(s[0]) && is_digit(s[1]) && s[2] == ':' && is_digit(s[3]) && is_digit(s[4]) &&
-         s[5] == ':' && is_digit(s[6]) && is_digit(s[7]);
+  return s.size() >= 8 && is_digit(s[0]) && is_digit(s[1]) && s[2] == ':' && is_digit(s[3]) &&
+         is_digit(s[4]) && s[5] == ':' && is_digit(s[6]) && is_digit(s[7]);
 }
 
-// Length of an ISO 8601 timestamp at the start of s ("2026-11-30T02:00:00[.,frac][Z|±HH:MM|±HHMM]"),
-// 0 when there is none. frac_sep receives '.' or ',' (0 without a fraction).
+// Length of an ISO 8601 timestamp at the start of s
+// ("2026-11-30T02:00:00[.,frac][Z|±HH:MM|±HHMM]"), 0 when there is none. frac_sep receives '.' or
+// ',' (0 without a fraction).
 std::size_t iso_length(std::string_view s, char& frac_sep) {
   frac_sep = 0;
-  if (s.size() < 19 || digits(s) != 4 || s[4] != '-' || !is_digit(s[5]) || !is_digit(s[6]) || s[7] != '-' ||
-      !is_digit(s[8]) || !is_digit(s[9]) || (s[10] != 'T' && s[10] != ' ') || !is_clock(s.substr(11))) {
+  if (s.size() < 19 || digits(s) != 4 || s[4] != '-' || !is_digit(s[5]) || !is_digit(s[6]) ||
+      s[7] != '-' || !is_digit(s[8]) || !is_digit(s[9]) || (s[10] != 'T' && s[10] != ' ') ||
+      !is_clock(s.substr(11))) {
     return 0;
   }
   std::size_t n = 19;
@@ -123,7 +130,8 @@ bool split_host_tag(std::string_view rest, bool& kernel, std::string_view& messa
   std::string_view after = rest.substr(host_end + 1);
   const auto colon = after.find(": ");
   const auto space = after.find(' ');
-  if (after.empty() || colon == std::string_view::npos || (space != std::string_view::npos && space < colon)) {
+  if (after.empty() || colon == std::string_view::npos ||
+      (space != std::string_view::npos && space < colon)) {
     // A tag without its message ("host kernel:") still counts.
     if (!after.empty() && after.back() == ':' && after.find(' ') == std::string_view::npos) {
       kernel = after == "kernel:" || starts_with(after, "kernel[");
@@ -332,7 +340,7 @@ LogLine parse_log_line(std::string_view line) {
   }
   if (starts_with(line, "-- ")) {
     out.format = LogFormat::journal;
-    out.marker = starts_with(line, "-- Boot ") ? LineMarker::journal_boot
+    out.marker = starts_with(line, "-- Boot ")       ? LineMarker::journal_boot
                  : starts_with(line, "-- Reboot --") ? LineMarker::journal_reboot
                                                      : LineMarker::journal_other;
     out.message = line;

@@ -8,11 +8,13 @@ namespace gpf {
 
 ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts) {
   ProbeStatus status{"kernel-log", ProbeState::ok, {}, 0};
-  auto opened = options.dmesg_file ? host.open_user_file(*options.dmesg_file) : host.open_kernel_log();
+  auto opened =
+      options.dmesg_file ? host.open_user_file(*options.dmesg_file) : host.open_kernel_log();
   if (!opened) {
-    facts.log.source = options.dmesg_file ? (*options.dmesg_file == "-" ? "stdin" : *options.dmesg_file)
-                       : host.is_live()   ? "live kernel log"
-                                          : "dmesg.txt";
+    facts.log.source = options.dmesg_file
+                           ? (*options.dmesg_file == "-" ? "stdin" : *options.dmesg_file)
+                       : host.is_live() ? "live kernel log"
+                                        : "dmesg.txt";
     facts.log.read_error = opened.error().message;
     status.state = ProbeState::error;
     status.message = "kernel log not readable: " + facts.log.read_error;
@@ -21,7 +23,8 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   const std::unique_ptr<ByteStream> stream = std::move(opened).value();
   if (!stream) {
     status.state = ProbeState::skipped;
-    status.message = "the snapshot has no dmesg.txt (pass --dmesg FILE to check a saved kernel log)";
+    status.message =
+        "the snapshot has no dmesg.txt (pass --dmesg FILE to check a saved kernel log)";
     return status;
   }
   KernelLogScanner scanner;

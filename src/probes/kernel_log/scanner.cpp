@@ -26,12 +26,12 @@
 namespace gpf {
 namespace {
 
-constexpr std::size_t k_chunk = 1 << 20;          // bytes read per round
-constexpr std::size_t k_slack = 64;               // spare bytes past the data: the SIMD loads may overrun
-constexpr std::size_t k_sample_step = 64 * 1024;  // a timestamp is sampled at least this often
-constexpr std::size_t k_evidence_cap = 1024;      // bytes of a line kept as evidence
-constexpr std::size_t k_dict_gap_max = 1024;      // /dev/kmsg KEY=value lines allowed between NVRM lines
-constexpr double k_reset_drop_s = 1.0;            // a monotonic timestamp falling further is a new boot
+constexpr std::size_t k_chunk = 1 << 20; // bytes read per round
+constexpr std::size_t k_slack = 64;      // spare bytes past the data: the SIMD loads may overrun
+constexpr std::size_t k_sample_step = 64 * 1024; // a timestamp is sampled at least this often
+constexpr std::size_t k_evidence_cap = 1024;     // bytes of a line kept as evidence
+constexpr std::size_t k_dict_gap_max = 1024; // /dev/kmsg KEY=value lines allowed between NVRM lines
+constexpr double k_reset_drop_s = 1.0;       // a monotonic timestamp falling further is a new boot
 
 // The prefilter. Anchors (byte pairs) and the needles they stand for:
 //   "nv" in any case → NVRM, nvidia      "uv" → nouveau      "ux" → Linux version
@@ -49,10 +49,13 @@ const char* next_candidate(const char* p, const char* end) {
   for (; p < end; p += 16) {
     const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
-    const __m128i nv = _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(b0, fold), n), _mm_cmpeq_epi8(_mm_or_si128(b1, fold), v));
-    const __m128i ux = _mm_and_si128(_mm_cmpeq_epi8(b0, u), _mm_or_si128(_mm_cmpeq_epi8(b1, v), _mm_cmpeq_epi8(b1, x)));
+    const __m128i nv = _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(b0, fold), n),
+                                     _mm_cmpeq_epi8(_mm_or_si128(b1, fold), v));
+    const __m128i ux = _mm_and_si128(_mm_cmpeq_epi8(b0, u),
+                                     _mm_or_si128(_mm_cmpeq_epi8(b1, v), _mm_cmpeq_epi8(b1, x)));
     const __m128i marker = _mm_and_si128(_mm_cmpeq_epi8(b0, nl), _mm_cmpeq_epi8(b1, dash));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(nv, ux), marker)));
+    const unsigned mask =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(nv, ux), marker)));
     if (mask != 0) {
       const char* hit = p + __builtin_ctz(mask);
       return hit < end ? hit : end;
@@ -95,21 +98,25 @@ bool is_needle(const char* begin, const char* end, const char* h) {
 }
 
 const char* find_char(const char* p, const char* end, char c) {
-  return p >= end ? nullptr : static_cast<const char*>(std::memchr(p, c, static_cast<std::size_t>(end - p)));
+  return p >= end ? nullptr
+                  : static_cast<const char*>(std::memchr(p, c, static_cast<std::size_t>(end - p)));
 }
 
 const char* find_char_back(const char* begin, const char* p, char c) {
-  return p <= begin ? nullptr : static_cast<const char*>(::memrchr(begin, c, static_cast<std::size_t>(p - begin)));
+  return p <= begin
+             ? nullptr
+             : static_cast<const char*>(::memrchr(begin, c, static_cast<std::size_t>(p - begin)));
 }
 
 std::string event_key(const LogEvent& e, unsigned epoch) {
   // Repeats of one event share a key; the driver's free text (pids, addresses) is not part of it.
   const bool keep_detail = e.kind != LogEventKind::xid && e.kind != LogEventKind::api_mismatch;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", epoch, static_cast<int>(e.kind), e.bus_id.value_or(""),
-                     e.xid ? static_cast<long>(*e.xid) : -1L, e.init_status ? static_cast<long>(*e.init_status) : -1L,
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", epoch, static_cast<int>(e.kind),
+                     e.bus_id.value_or(""), e.xid ? static_cast<long>(*e.xid) : -1L,
+                     e.init_status ? static_cast<long>(*e.init_status) : -1L,
                      e.rm_status ? static_cast<long>(*e.rm_status) : -1L,
-                     e.device_minor ? static_cast<long>(*e.device_minor) : -1L, e.client_version, e.kernel_version,
-                     keep_detail ? e.detail : std::string());
+                     e.device_minor ? static_cast<long>(*e.device_minor) : -1L, e.client_version,
+                     e.kernel_version, keep_detail ? e.detail : std::string());
 }
 
 // Distinct events with counts; at most k_log_max_events, later distinct ones only counted.
@@ -121,7 +128,9 @@ public:
       into.count += e.count;
       into.last_time = e.last_time;
       into.last_seq = e.last_seq;
-      into.last_line = !e.last_line.empty() ? e.last_line : e.lines.empty() ? std::string() : e.lines.front();
+      into.last_line = !e.last_line.empty() ? e.last_line
+                       : e.lines.empty()    ? std::string()
+                                            : e.lines.front();
       if (e.recovery_action) {
         into.recovery_action = e.recovery_action;
       }
@@ -135,7 +144,8 @@ public:
     m_events.push_back(std::move(e));
   }
   // One more occurrence of the event under key; false when there is none (never kept).
-  bool count_again(const std::string& key, std::string_view line, const std::string& time, std::uint64_t seq) {
+  bool count_again(const std::string& key, std::string_view line, const std::string& time,
+                   std::uint64_t seq) {
     const auto it = m_index.find(key);
     if (it == m_index.end()) {
       return false;
@@ -164,9 +174,9 @@ private:
 
 // One physical (or #012-split) line waiting in the multi-line window.
 struct PendingLine {
-  std::string message;        // the kernel message
-  std::string line;           // the physical line, verbatim (capped; made valid UTF-8 in finish())
-  std::string time;           // its timestamp as printed
+  std::string message; // the kernel message
+  std::string line;    // the physical line, verbatim (capped; made valid UTF-8 in finish())
+  std::string time;    // its timestamp as printed
   std::uint64_t line_start = 0; // log offset of the physical line
 };
 
@@ -277,7 +287,9 @@ public:
 private:
   char* data() { return m_buf.data(); }
   std::size_t capacity() const { return m_buf.size() - k_slack; }
-  std::uint64_t offset_of(const char* p) const { return m_base + static_cast<std::uint64_t>(p - m_buf.data()); }
+  std::uint64_t offset_of(const char* p) const {
+    return m_base + static_cast<std::uint64_t>(p - m_buf.data());
+  }
 
   void discard(std::size_t n) {
     std::memmove(data(), data() + n, m_len - n);
@@ -295,7 +307,8 @@ private:
     const char* p = rb;
     for (;;) {
       const char* h = next_candidate(p, re);
-      for (const auto h_offset = static_cast<std::size_t>(h - rb); next_sample < h_offset; next_sample += k_sample_step) {
+      for (const auto h_offset = static_cast<std::size_t>(h - rb); next_sample < h_offset;
+           next_sample += k_sample_step) {
         sample(rb, rb + next_sample, re);
       }
       if (h == re) {
@@ -330,8 +343,10 @@ private:
     if (point >= re) {
       return;
     }
-    const char* lo = point - rb > static_cast<std::ptrdiff_t>(k_log_max_line) ? point - k_log_max_line - 1 : rb;
-    const char* prev_nl = point > rb && point[-1] == '\n' ? point - 1 : find_char_back(lo, point, '\n');
+    const char* lo =
+        point - rb > static_cast<std::ptrdiff_t>(k_log_max_line) ? point - k_log_max_line - 1 : rb;
+    const char* prev_nl =
+        point > rb && point[-1] == '\n' ? point - 1 : find_char_back(lo, point, '\n');
     if (prev_nl == nullptr && lo != rb) {
       // Inside a line longer than the cap: count it once, by where it ends.
       const char* nl = find_char(point, re, '\n');
@@ -358,9 +373,9 @@ private:
     }
   }
 
-  // One line [ls, le): boot boundaries and timestamps always; signatures when it is a prefilter hit.
-  // A line may be seen twice (as a sample, then as a prefilter hit): its boot markers and timestamp
-  // count once, its signatures only on the hit.
+  // One line [ls, le): boot boundaries and timestamps always; signatures when it is a prefilter
+  // hit. A line may be seen twice (as a sample, then as a prefilter hit): its boot markers and
+  // timestamp count once, its signatures only on the hit.
   void observe(const char* ls, const char* le, bool hit) {
     const std::uint64_t start = offset_of(ls);
     const std::uint64_t end = offset_of(le);
@@ -385,9 +400,11 @@ private:
       return;
     }
     std::string time = line.continuation ? m_last_time
-                       : line.format == LogFormat::kmsg && line.monotonic ? fmt::format("{:.6f}", *line.monotonic)
-                                                                          : std::string(line.time);
-    const bool banner = line.kernel && !line.continuation && starts_with(line.message, "Linux version ");
+                       : line.format == LogFormat::kmsg && line.monotonic
+                           ? fmt::format("{:.6f}", *line.monotonic)
+                           : std::string(line.time);
+    const bool banner =
+        line.kernel && !line.continuation && starts_with(line.message, "Linux version ");
     if (!seen) {
       if (line.format) {
         note_format(*line.format);
@@ -464,7 +481,8 @@ private:
     m_repeats.emplace(std::string(head), std::move(key));
   }
 
-  void note_marker(const LogLine& line, std::string_view raw, std::uint64_t start, std::uint64_t end) {
+  void note_marker(const LogLine& line, std::string_view raw, std::uint64_t start,
+                   std::uint64_t end) {
     note_format(LogFormat::journal);
     if (line.marker == LineMarker::journal_other) {
       if (start <= m_marker_end) {
@@ -472,14 +490,16 @@ private:
       }
       return;
     }
-    start_boot(line.marker == LineMarker::journal_boot ? BootBoundaryKind::journal_boot : BootBoundaryKind::journal_reboot,
+    start_boot(line.marker == LineMarker::journal_boot ? BootBoundaryKind::journal_boot
+                                                       : BootBoundaryKind::journal_reboot,
                raw, start, end);
     m_last_mono.reset();
   }
 
   // A monotonic timestamp falling by more than a second starts a new boot; the exact first line
   // of that boot is looked for between the previous timestamp seen and this line [ls, raw).
-  void check_reset(double mono, std::string_view raw, const char* ls, std::uint64_t start, std::uint64_t end) {
+  void check_reset(double mono, std::string_view raw, const char* ls, std::uint64_t start,
+                   std::uint64_t end) {
     if (m_last_mono && mono + k_reset_drop_s < *m_last_mono) {
       std::string_view first = raw;
       std::uint64_t first_start = start;
@@ -509,7 +529,8 @@ private:
     m_last_mono_next = end + 1;
   }
 
-  void start_boot(BootBoundaryKind kind, std::string_view raw, std::uint64_t start, std::uint64_t end) {
+  void start_boot(BootBoundaryKind kind, std::string_view raw, std::uint64_t start,
+                  std::uint64_t end) {
     if (m_boundary && m_boundary->offset == start) {
       return; // the same line seen again (sample, then prefilter hit)
     }
@@ -532,7 +553,8 @@ private:
   void add_pending(PendingLine&& line, std::uint64_t line_end) {
     if (!m_pending.empty()) {
       const bool same_line = m_pending.back().line_start == line.line_start;
-      const bool next_line = line.line_start == m_pending_next || only_dict_lines(m_pending_next, line.line_start);
+      const bool next_line =
+          line.line_start == m_pending_next || only_dict_lines(m_pending_next, line.line_start);
       if (!same_line && !next_line) {
         flush_pending();
       }
@@ -623,9 +645,9 @@ private:
   }
 
   std::vector<char> m_buf;
-  std::size_t m_len = 0;         // bytes in m_buf
-  std::uint64_t m_base = 0;      // log offset of m_buf[0]
-  bool m_skipping = false;       // inside a cut line: discard up to its '\n'
+  std::size_t m_len = 0;    // bytes in m_buf
+  std::uint64_t m_base = 0; // log offset of m_buf[0]
+  bool m_skipping = false;  // inside a cut line: discard up to its '\n'
   std::uint64_t m_bytes = 0;
   std::uint64_t m_lines_cut = 0;
   std::uint64_t m_last_cut_end = ~std::uint64_t{0};
@@ -636,16 +658,16 @@ private:
   std::vector<LogFormat> m_formats;
   std::string m_last_time;
 
-  std::optional<double> m_last_mono;   // the last monotonic timestamp seen
-  std::uint64_t m_last_mono_next = 0;  // offset of the line after it
+  std::optional<double> m_last_mono;  // the last monotonic timestamp seen
+  std::uint64_t m_last_mono_next = 0; // offset of the line after it
   std::optional<BootBoundary> m_boundary;
-  std::uint64_t m_marker_end = 0;      // offset after the last boot marker (content after it = a boot)
-  unsigned m_boots = 0;                // boots closed by a later boundary
+  std::uint64_t m_marker_end = 0; // offset after the last boot marker (content after it = a boot)
+  unsigned m_boots = 0;           // boots closed by a later boundary
 
   std::deque<PendingLine> m_pending;
-  std::uint64_t m_pending_next = 0;    // offset where the next consecutive line would start
+  std::uint64_t m_pending_next = 0; // offset where the next consecutive line would start
   std::uint64_t m_seq = 0;
-  unsigned m_epoch = 0;                // driver loads in the current boot
+  unsigned m_epoch = 0; // driver loads in the current boot
   EventList m_current;
   EventList m_earlier;
   std::map<std::string, std::string> m_uuids;
@@ -657,8 +679,12 @@ private:
 KernelLogScanner::KernelLogScanner() : m_impl(std::make_unique<Impl>()) {}
 KernelLogScanner::~KernelLogScanner() = default;
 
-std::span<char> KernelLogScanner::room() { return m_impl->room(); }
-void KernelLogScanner::commit(std::size_t n) { m_impl->commit(n); }
+std::span<char> KernelLogScanner::room() {
+  return m_impl->room();
+}
+void KernelLogScanner::commit(std::size_t n) {
+  m_impl->commit(n);
+}
 
 void KernelLogScanner::feed(std::string_view bytes) {
   while (!bytes.empty()) {
@@ -670,7 +696,9 @@ void KernelLogScanner::feed(std::string_view bytes) {
   }
 }
 
-LogFacts KernelLogScanner::finish() { return m_impl->finish(); }
+LogFacts KernelLogScanner::finish() {
+  return m_impl->finish();
+}
 
 LogFacts scan_kernel_log(std::string_view text) {
   KernelLogScanner scanner;

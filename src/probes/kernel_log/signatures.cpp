@@ -20,7 +20,8 @@ constexpr std::string_view k_nvrm = "NVRM:";
 constexpr std::size_t k_detail_cap = 240;
 
 bool is_pci_char(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
+         c == '.';
 }
 
 std::string_view after(std::string_view text, std::string_view marker) {
@@ -85,17 +86,21 @@ std::optional<std::string> leading_gpu_bus(std::string_view text) {
 
 // "<driver> dddd:bb:dd.f: ..." (the kernel's dev_printk prefix) at the start of a message.
 std::optional<std::string> device_prefix_bus(std::string_view message, std::string_view driver) {
-  if (!starts_with(message, driver) || message.size() <= driver.size() || message[driver.size()] != ' ') {
+  if (!starts_with(message, driver) || message.size() <= driver.size() ||
+      message[driver.size()] != ' ') {
     return std::nullopt;
   }
   return pci_after(message.substr(driver.size() + 1), "");
 }
 
 // Raw bytes, a little past the cap so the scanner can mark the cut when it makes them valid UTF-8.
-std::string capped(std::string_view s) { return std::string(trim(s).substr(0, k_detail_cap + 4)); }
+std::string capped(std::string_view s) {
+  return std::string(trim(s).substr(0, k_detail_cap + 4));
+}
 
 std::string code_text(const CodeInfo* info, unsigned value, std::string_view what) {
-  return info ? fmt::format("{} (0x{:x})", info->name, value) : fmt::format("unknown {} 0x{:x}", what, value);
+  return info ? fmt::format("{} (0x{:x})", info->name, value)
+              : fmt::format("unknown {} 0x{:x}", what, value);
 }
 
 // --- decoders -------------------------------------------------------------------------------
@@ -204,7 +209,8 @@ bool decode_rm_init_minor(std::string_view text, Recognised& out) {
   if (auto minor = after(text, "minor number "); !minor.empty()) {
     e.device_minor = leading_uint(minor);
   }
-  e.meaning = e.device_minor ? fmt::format("the GPU with device minor {} failed to initialise", *e.device_minor)
+  e.meaning = e.device_minor ? fmt::format("the GPU with device minor {} failed to initialise",
+                                           *e.device_minor)
                              : std::string("a GPU failed to initialise");
   return true;
 }
@@ -219,12 +225,15 @@ bool decode_api_mismatch(std::string_view text, Recognised& out) {
   e.kernel_version = version_token(after(text, "kernel module has the version "));
   if (auto client = after(text, "the client '"); !client.empty()) {
     const auto pid_end = client.find(')');
-    e.detail = capped("client '" + std::string(client.substr(0, pid_end == std::string_view::npos ? 0 : pid_end + 1)));
+    e.detail =
+        capped("client '" +
+               std::string(client.substr(0, pid_end == std::string_view::npos ? 0 : pid_end + 1)));
   }
-  e.meaning = fmt::format("the NVIDIA user-space driver components have version {} but the loaded kernel module has "
-                          "version {}",
-                          e.client_version.empty() ? "?" : e.client_version,
-                          e.kernel_version.empty() ? "?" : e.kernel_version);
+  e.meaning = fmt::format(
+      "the NVIDIA user-space driver components have version {} but the loaded kernel module has "
+      "version {}",
+      e.client_version.empty() ? "?" : e.client_version,
+      e.kernel_version.empty() ? "?" : e.kernel_version);
   return true;
 }
 
@@ -246,15 +255,16 @@ bool decode_the_nvidia_gpu(std::string_view text, Recognised& out) {
                             release.empty() ? "" : " " + release);
   } else if (contains(text, "fallen off the bus")) {
     e.kind = LogEventKind::fallen_off_bus;
-    e.meaning = "the GPU has fallen off the bus and does not respond (seen when the driver probed it)";
+    e.meaning =
+        "the GPU has fallen off the bus and does not respond (seen when the driver probed it)";
   } else {
     return false;
   }
   return true;
 }
 
-// "This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)"
-// or a lone "BARn is 0M @ 0x... (PCI:...)" line (nv-pci.c).
+// "This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0
+// (PCI:0000:01:00.0)" or a lone "BARn is 0M @ 0x... (PCI:...)" line (nv-pci.c).
 bool decode_bar(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::bar_invalid;
@@ -263,8 +273,10 @@ bool decode_bar(std::string_view text, Recognised& out) {
     const std::string_view from = text.substr(bar);
     e.detail = capped(from.substr(0, from.find(" (PCI:")));
   }
-  e.meaning = e.detail.empty() ? "a PCI I/O region (BAR) assigned to the GPU is invalid"
-                               : fmt::format("a PCI I/O region (BAR) assigned to the GPU is invalid: {}", e.detail);
+  e.meaning =
+      e.detail.empty()
+          ? "a PCI I/O region (BAR) assigned to the GPU is invalid"
+          : fmt::format("a PCI I/O region (BAR) assigned to the GPU is invalid: {}", e.detail);
   return true;
 }
 
@@ -277,7 +289,9 @@ bool decode_probe_not_called(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::probe_not_called;
   e.detail = device_count(text, "not called for ");
-  e.meaning = fmt::format("the NVIDIA probe routine was not called for {} device(s): another driver owns them", e.detail);
+  e.meaning = fmt::format(
+      "the NVIDIA probe routine was not called for {} device(s): another driver owns them",
+      e.detail);
   return true;
 }
 
@@ -298,8 +312,9 @@ bool decode_probe_of(std::string_view text, Recognised& out) {
   e.kind = LogEventKind::probe_failed;
   e.bus_id = pci_after(text, "probe of ");
   e.detail = capped(after(text, "failed with "));
-  e.meaning = e.detail.empty() ? "the NVIDIA driver failed to probe the GPU"
-                               : fmt::format("the NVIDIA driver failed to probe the GPU ({})", e.detail);
+  e.meaning = e.detail.empty()
+                  ? "the NVIDIA driver failed to probe the GPU"
+                  : fmt::format("the NVIDIA driver failed to probe the GPU ({})", e.detail);
   return true;
 }
 
@@ -307,8 +322,9 @@ bool decode_no_gpu(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::no_gpu_initialized;
   e.detail = capped(text);
-  e.meaning = contains(text, "No NVIDIA GPU found") ? "the driver loaded but found no NVIDIA GPU"
-                                                    : "the driver initialised none of the NVIDIA GPUs";
+  e.meaning = contains(text, "No NVIDIA GPU found")
+                  ? "the driver loaded but found no NVIDIA GPU"
+                  : "the driver initialised none of the NVIDIA GPUs";
   return true;
 }
 
@@ -349,8 +365,8 @@ bool decode_gsp_nvrm(std::string_view text, Recognised& out) {
   return true;
 }
 
-// "nvidia 0000:3b:00.0: Direct firmware load for nvidia/550.54.14/gsp_ga10x.bin failed with error -2"
-// and "... loading /lib/firmware/nvidia/<ver>/gsp_*.bin failed with error -N" (kernel loader).
+// "nvidia 0000:3b:00.0: Direct firmware load for nvidia/550.54.14/gsp_ga10x.bin failed with error
+// -2" and "... loading /lib/firmware/nvidia/<ver>/gsp_*.bin failed with error -N" (kernel loader).
 bool decode_gsp_file(std::string_view text, Recognised& out) {
   if (!contains(text, "failed")) {
     return false;
@@ -371,14 +387,16 @@ bool decode_gsp_file(std::string_view text, Recognised& out) {
   e.kind = LogEventKind::gsp_firmware;
   e.bus_id = device_prefix_bus(text, "nvidia");
   e.detail = capped(file);
-  e.meaning = fmt::format("the GSP firmware file {} could not be loaded ({})", e.detail, capped(after(text, "failed with ")));
+  e.meaning = fmt::format("the GSP firmware file {} could not be loaded ({})", e.detail,
+                          capped(after(text, "failed with ")));
   return true;
 }
 
 bool decode_crash_dump(std::string_view, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::crash_dump;
-  e.meaning = "a GPU crash dump was created: a fatal GPU event happened since the driver was loaded";
+  e.meaning =
+      "a GPU crash dump was created: a fatal GPU event happened since the driver was loaded";
   return true;
 }
 
@@ -408,8 +426,8 @@ bool decode_uuid(std::string_view text, Recognised& out) {
   return true;
 }
 
-// "loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build ..." (nv.c; module id
-// as in /proc/driver/nvidia/version, facts §6a).
+// "loading NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build ..." (nv.c; module
+// id as in /proc/driver/nvidia/version, facts §6a).
 bool decode_loading(std::string_view text, Recognised& out) {
   DriverFacts parsed;
   if (!parse_driver_version_file("NVRM version: " + std::string(after(text, "loading ")), parsed)) {
@@ -423,7 +441,8 @@ bool decode_loading(std::string_view text, Recognised& out) {
   return true;
 }
 
-constexpr std::string_view k_src_xid = "facts §3a (kernel_rc.c, per driver tag; pre-515 forms observed)";
+constexpr std::string_view k_src_xid =
+    "facts §3a (kernel_rc.c, per driver tag; pre-515 forms observed)";
 constexpr std::string_view k_src_osinit = "facts §4a (osinit.c, nv.c)";
 constexpr std::string_view k_src_osapi = "facts §5 (osapi.c)";
 constexpr std::string_view k_src_nv = "facts §5 (nv.c)";
@@ -436,28 +455,38 @@ constexpr Signature k_signatures[] = {
     {"rm-init-adapter", "RmInitAdapter failed! (", true, 1, "", decode_rm_init, k_src_osinit},
     {"rm-init-minor", "rm_init_adapter", true, 1, "", decode_rm_init_minor, k_src_osinit},
     {"api-mismatch", "API mismatch", true, 5, "same version.", decode_api_mismatch, k_src_osapi},
-    {"the-nvidia-gpu", "The NVIDIA GPU ", true, 4, "driver release.|(GSP).|responding to commands.", decode_the_nvidia_gpu,
-     k_src_osapi},
-    {"bar-invalid", "This PCI I/O region assigned to your NVIDIA device is invalid", true, 2, "(PCI:", decode_bar,
-     "facts §5 (nv-pci.c)"},
+    {"the-nvidia-gpu", "The NVIDIA GPU ", true, 4, "driver release.|(GSP).|responding to commands.",
+     decode_the_nvidia_gpu, k_src_osapi},
+    {"bar-invalid", "This PCI I/O region assigned to your NVIDIA device is invalid", true, 2,
+     "(PCI:", decode_bar, "facts §5 (nv-pci.c)"},
     {"bar-zero", " is 0M @ ", true, 1, "", decode_bar, "facts §5 (nv-pci.c)"},
-    {"probe-not-called", "The NVIDIA probe routine was not called", true, 1, "", decode_probe_not_called, k_src_nv},
+    {"probe-not-called", "The NVIDIA probe routine was not called", true, 1, "",
+     decode_probe_not_called, k_src_nv},
     {"probe-failed", "The NVIDIA probe routine failed", true, 1, "", decode_probe_failed, k_src_nv},
-    {"none-initialized", "None of the NVIDIA devices were initialized", true, 1, "", decode_no_gpu, k_src_nv},
-    {"none-initialized-old", "None of the NVIDIA graphics adapters were initialized", true, 1, "", decode_no_gpu, k_src_nv},
+    {"none-initialized", "None of the NVIDIA devices were initialized", true, 1, "", decode_no_gpu,
+     k_src_nv},
+    {"none-initialized-old", "None of the NVIDIA graphics adapters were initialized", true, 1, "",
+     decode_no_gpu, k_src_nv},
     {"no-gpu-found", "No NVIDIA GPU found", true, 1, "", decode_no_gpu, k_src_nv},
-    {"power-cables", "does not have the necessary power cables connected", true, 1, "", decode_power,
+    {"power-cables", "does not have the necessary power cables connected", true, 1, "",
+     decode_power, "facts §5 (osinit.c)"},
+    {"fallen-off-bus", "has fallen off the bus", true, 1, "", decode_fallen,
+     "facts §5 (osinit.c; older forms observed)"},
+    {"gsp-cannot-init", "Cannot initialize GSP firmware RM", true, 1, "", decode_gsp_nvrm,
+     "facts §4a, §5 (osinit.c)"},
+    {"gsp-proxy-boot", "GSP-RM proxy boot command failed", true, 1, "", decode_gsp_nvrm,
      "facts §5 (osinit.c)"},
-    {"fallen-off-bus", "has fallen off the bus", true, 1, "", decode_fallen, "facts §5 (osinit.c; older forms observed)"},
-    {"gsp-cannot-init", "Cannot initialize GSP firmware RM", true, 1, "", decode_gsp_nvrm, "facts §4a, §5 (osinit.c)"},
-    {"gsp-proxy-boot", "GSP-RM proxy boot command failed", true, 1, "", decode_gsp_nvrm, "facts §5 (osinit.c)"},
-    {"gsp-no-image", "No firmware image found", true, 1, "", decode_gsp_nvrm, "facts §5 (osinit.c)"},
-    {"crash-dump", "A GPU crash dump has been created", true, 1, "", decode_crash_dump, k_src_osapi},
+    {"gsp-no-image", "No firmware image found", true, 1, "", decode_gsp_nvrm,
+     "facts §5 (osinit.c)"},
+    {"crash-dump", "A GPU crash dump has been created", true, 1, "", decode_crash_dump,
+     k_src_osapi},
     {"gpu-uuid", "GPU at PCI:", true, 1, "", decode_uuid, "facts §3a (kernel_rc.c companion line)"},
-    {"loading", "loading NVIDIA UNIX", true, 1, "", decode_loading, "facts §5, §6a (nv.c, utils.mk)"},
+    {"loading", "loading NVIDIA UNIX", true, 1, "", decode_loading,
+     "facts §5, §6a (nv.c, utils.mk)"},
     {"firmware-load", "Direct firmware load for nvidia/", false, 1, "", decode_gsp_file,
      "facts §5, §11 (kernel firmware loader; file names from nv-firmware.h)"},
-    {"firmware-path", "lib/firmware/nvidia/", false, 1, "", decode_gsp_file, "facts §5 (kernel firmware loader)"},
+    {"firmware-path", "lib/firmware/nvidia/", false, 1, "", decode_gsp_file,
+     "facts §5 (kernel firmware loader)"},
     {"probe-of", "nvidia: probe of ", false, 1, "", decode_probe_of, k_src_observed},
     {"nouveau", "nouveau ", false, 1, "", decode_nouveau, k_src_observed},
 };
@@ -486,7 +515,9 @@ std::string_view nvrm_payload(std::string_view message) {
 
 } // namespace
 
-std::span<const Signature> signature_table() { return k_signatures; }
+std::span<const Signature> signature_table() {
+  return k_signatures;
+}
 
 std::optional<std::string> pci_after(std::string_view text, std::string_view marker) {
   if (!marker.empty()) {

@@ -93,7 +93,8 @@ public:
   // Runs one query if its entry point exists; records a non-success answer. True on success.
   template <class Fn, class Call> bool ask(std::string_view step, Fn* fn, Call&& call) {
     if (fn == nullptr) {
-      m_gpu.calls.push_back({std::string(step), k_nvml_symbol_missing, "not exported by the library"});
+      m_gpu.calls.push_back(
+          {std::string(step), k_nvml_symbol_missing, "not exported by the library"});
       return false;
     }
     begin(m_out, step);
@@ -162,7 +163,8 @@ public:
             g.calls.push_back({"retired_pages", rc, error_text(a, rc)});
           }
         } else if (!g.call("retired_pages")) {
-          g.calls.push_back({"retired_pages", k_nvml_symbol_missing, "not exported by the library"});
+          g.calls.push_back(
+              {"retired_pages", k_nvml_symbol_missing, "not exported by the library"});
         }
       }
       if (ask("retired_pages_pending", a.nvmlDeviceGetRetiredPagesPendingStatus,
@@ -186,7 +188,8 @@ public:
     {
       nvmlFieldValue_t v{};
       v.fieldId = k_field_recovery_action;
-      if (ask("recovery_action", a.nvmlDeviceGetFieldValues, [&](auto fn) { return fn(d, 1, &v); })) {
+      if (ask("recovery_action", a.nvmlDeviceGetFieldValues,
+              [&](auto fn) { return fn(d, 1, &v); })) {
         if (v.nvmlReturn == 0) {
           switch (v.valueType) {
           case k_value_type_ull:
@@ -221,7 +224,8 @@ public:
             [&](auto fn) { return fn(d, k_threshold_slowdown, &u); })) {
       g.slowdown_temperature_c = u;
     }
-    if (ask("persistence_mode", a.nvmlDeviceGetPersistenceMode, [&](auto fn) { return fn(d, &cur); })) {
+    if (ask("persistence_mode", a.nvmlDeviceGetPersistenceMode,
+            [&](auto fn) { return fn(d, &cur); })) {
       g.persistence_mode = cur != 0;
     }
     if (ask("compute_mode", a.nvmlDeviceGetComputeMode, [&](auto fn) { return fn(d, &cur); })) {
@@ -233,16 +237,19 @@ public:
       g.mig_current = mc;
       g.mig_pending = mp;
     }
-    if (ask("pcie_gen", a.nvmlDeviceGetCurrPcieLinkGeneration, [&](auto fn) { return fn(d, &u); })) {
+    if (ask("pcie_gen", a.nvmlDeviceGetCurrPcieLinkGeneration,
+            [&](auto fn) { return fn(d, &u); })) {
       g.pcie_gen = u;
     }
-    if (ask("pcie_gen_max", a.nvmlDeviceGetMaxPcieLinkGeneration, [&](auto fn) { return fn(d, &u); })) {
+    if (ask("pcie_gen_max", a.nvmlDeviceGetMaxPcieLinkGeneration,
+            [&](auto fn) { return fn(d, &u); })) {
       g.pcie_gen_max = u;
     }
     if (ask("pcie_width", a.nvmlDeviceGetCurrPcieLinkWidth, [&](auto fn) { return fn(d, &u); })) {
       g.pcie_width = u;
     }
-    if (ask("pcie_width_max", a.nvmlDeviceGetMaxPcieLinkWidth, [&](auto fn) { return fn(d, &u); })) {
+    if (ask("pcie_width_max", a.nvmlDeviceGetMaxPcieLinkWidth,
+            [&](auto fn) { return fn(d, &u); })) {
       g.pcie_width_max = u;
     }
     if (a.nvmlDeviceGetNvLinkState) {

@@ -79,7 +79,8 @@ inline constexpr int k_value_type_ulong = 2;
 inline constexpr int k_value_type_ull = 3;
 inline constexpr int k_value_type_sll = 4;
 inline constexpr int k_value_type_sint = 5;
-inline constexpr unsigned k_max_links_probed = 36; // newest NVML_NVLINK_MAX_LINKS; stop earlier on 2
+inline constexpr unsigned k_max_links_probed =
+    36; // newest NVML_NVLINK_MAX_LINKS; stop earlier on 2
 inline constexpr int k_insufficient_size = 7;
 inline constexpr int k_invalid_argument = 2;
 
@@ -92,12 +93,14 @@ struct NvmlApi {
   nvmlReturn_t (*nvmlSystemGetDriverVersion)(char* version, unsigned int length) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetCount_v2)(unsigned int* count) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetHandleByIndex_v2)(unsigned int index, nvmlDevice_t* device) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetHandleByPciBusId_v2)(const char* bus_id, nvmlDevice_t* device) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetHandleByPciBusId_v2)(const char* bus_id,
+                                                   nvmlDevice_t* device) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetPciInfo_v3)(nvmlDevice_t device, nvmlPciInfo_t* pci) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetName)(nvmlDevice_t device, char* name, unsigned int length) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetUUID)(nvmlDevice_t device, char* uuid, unsigned int length) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetMinorNumber)(nvmlDevice_t device, unsigned int* minor) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetArchitecture)(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetArchitecture)(nvmlDevice_t device,
+                                            nvmlDeviceArchitecture_t* arch) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetEccMode)(nvmlDevice_t device, nvmlEnableState_t* current,
                                        nvmlEnableState_t* pending) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetTotalEccErrors)(nvmlDevice_t device, int error_type, int counter_type,
@@ -106,27 +109,35 @@ struct NvmlApi {
                                             unsigned long long* addresses) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetRetiredPagesPendingStatus)(nvmlDevice_t device,
                                                          nvmlEnableState_t* pending) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetRemappedRows)(nvmlDevice_t device, unsigned int* corr, unsigned int* unc,
-                                            unsigned int* pending, unsigned int* failure) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetFieldValues)(nvmlDevice_t device, int count, nvmlFieldValue_t* values) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetRemappedRows)(nvmlDevice_t device, unsigned int* corr,
+                                            unsigned int* unc, unsigned int* pending,
+                                            unsigned int* failure) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetFieldValues)(nvmlDevice_t device, int count,
+                                           nvmlFieldValue_t* values) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons)(nvmlDevice_t device,
                                                          unsigned long long* reasons) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetCurrentClocksThrottleReasons)(nvmlDevice_t device,
                                                             unsigned long long* reasons) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t device, int sensor, unsigned int* temp) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t device, int sensor,
+                                           unsigned int* temp) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetTemperatureThreshold)(nvmlDevice_t device, int threshold,
                                                     unsigned int* temp) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetPersistenceMode)(nvmlDevice_t device, nvmlEnableState_t* mode) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetPersistenceMode)(nvmlDevice_t device,
+                                               nvmlEnableState_t* mode) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetComputeMode)(nvmlDevice_t device, nvmlComputeMode_t* mode) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetMigMode)(nvmlDevice_t device, unsigned int* current,
                                        unsigned int* pending) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetCurrPcieLinkGeneration)(nvmlDevice_t device, unsigned int* gen) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetMaxPcieLinkGeneration)(nvmlDevice_t device, unsigned int* gen) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetCurrPcieLinkWidth)(nvmlDevice_t device, unsigned int* width) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetCurrPcieLinkGeneration)(nvmlDevice_t device,
+                                                      unsigned int* gen) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetMaxPcieLinkGeneration)(nvmlDevice_t device,
+                                                     unsigned int* gen) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetCurrPcieLinkWidth)(nvmlDevice_t device,
+                                                 unsigned int* width) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetMaxPcieLinkWidth)(nvmlDevice_t device, unsigned int* width) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetNvLinkState)(nvmlDevice_t device, unsigned int link,
                                            nvmlEnableState_t* active) = nullptr;
-  nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo)(nvmlDevice_t device, nvmlGpuFabricInfo_t* info) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo)(nvmlDevice_t device,
+                                             nvmlGpuFabricInfo_t* info) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_v2)(nvmlDevice_t device, unsigned int* count,
                                                           nvmlProcessInfo_v2_t* infos) = nullptr;
 };

@@ -287,7 +287,8 @@ Result<NvmlFacts> parse_nvml_json(std::string_view text) {
           if (!s.is_string()) {
             throw BadMember{fmt::format("{}: expected strings", key)};
           }
-          (std::string_view(key) == "missing_symbols" ? n.missing_symbols : n.missing_optional_symbols)
+          (std::string_view(key) == "missing_symbols" ? n.missing_symbols
+                                                      : n.missing_optional_symbols)
               .push_back(to_valid_utf8(s.get<std::string>()));
         }
       }
@@ -311,7 +312,8 @@ Result<NvmlFacts> parse_nvml_json(std::string_view text) {
     std::optional<bool> hit;
     read_opt(j, "deadline_hit", hit);
     n.deadline_hit = hit.value_or(false);
-    for (auto [key, out] : {std::pair{"timeout_s", &n.timeout_s}, std::pair{"wall_ms", &n.wall_ms}}) {
+    for (auto [key, out] :
+         {std::pair{"timeout_s", &n.timeout_s}, std::pair{"wall_ms", &n.wall_ms}}) {
       const auto it = j.find(key);
       if (it != j.end() && it->is_number()) {
         *out = it->get<double>();

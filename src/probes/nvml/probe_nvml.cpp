@@ -61,8 +61,9 @@ std::unique_ptr<Live> start(const ProbeOptions& options, const Facts& facts) {
   live->deadline = live->start + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(options.cuda_timeout_s));
   const bool every = facts.gpus.empty();
-  auto sys = live->group.spawn(
-      {"nvml system", {}, [library, every](child::LineWriter& out) { nvml::system_child(library, every, out); }});
+  auto sys = live->group.spawn({"nvml system", {}, [library, every](child::LineWriter& out) {
+                                  nvml::system_child(library, every, out);
+                                }});
   if (!sys) {
     // this process's own limits (RLIMIT_NPROC, memory), not the driver's: exit 2
     throw CheckerFailure("cannot start the NVML child: " + sys.error().message);
@@ -70,10 +71,12 @@ std::unique_ptr<Live> start(const ProbeOptions& options, const Facts& facts) {
   live->system_id = *sys;
   for (const auto& gpu : facts.gpus) {
     const std::string bus = gpu.bus_id;
-    auto id = live->group.spawn(
-        {"nvml gpu " + bus, {}, [library, bus](child::LineWriter& out) { nvml::gpu_child(library, bus, out); }});
+    auto id = live->group.spawn({"nvml gpu " + bus, {}, [library, bus](child::LineWriter& out) {
+                                   nvml::gpu_child(library, bus, out);
+                                 }});
     if (!id) {
-      throw CheckerFailure("cannot start the NVML child for GPU " + bus + ": " + id.error().message);
+      throw CheckerFailure("cannot start the NVML child for GPU " + bus + ": " +
+                           id.error().message);
     }
     live->gpu_children.emplace_back(*id, bus);
   }

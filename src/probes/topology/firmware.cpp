@@ -2,7 +2,9 @@
 // (lib/firmware/nvidia/<version>/gsp_*.bin, also under lib/firmware/updates and the kernel's
 // firmware_class.path). A directory is listed, never the files read. Without lib/firmware (inside
 // most containers the host's firmware is not visible) the probe is skipped: absence there proves
-// nothing. Facts: https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/common/inc/nv-firmware.h (NV_FIRMWARE_FOR_NAME = "nvidia/" NV_VERSION_STRING "/" name
+// nothing. Facts:
+// https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/common/inc/nv-firmware.h
+// (NV_FIRMWARE_FOR_NAME = "nvidia/" NV_VERSION_STRING "/" name
 // ".bin"); the driver logs RmInitAdapter failed (0x61:0x56) when the image is missing.
 #include "gpf/probes/probes.hpp"
 #include "gpf/util/text.hpp"
@@ -22,7 +24,8 @@ ProbeStatus probe_firmware(const Host& host, const ProbeOptions&, Facts& facts) 
   }
   if (!host.is_directory("lib/firmware")) {
     status.state = ProbeState::skipped;
-    status.message = "lib/firmware does not exist (inside a container the host's firmware is not visible)";
+    status.message =
+        "lib/firmware does not exist (inside a container the host's firmware is not visible)";
     return status;
   }
   firmware.ran = true;
@@ -30,7 +33,8 @@ ProbeStatus probe_firmware(const Host& host, const ProbeOptions&, Facts& facts) 
   // updates/<release>, updates, <release>, the top directory
   std::vector<std::string> bases;
   const std::string& release = facts.kernel.release;
-  const bool plain_release = !release.empty() && release.find('/') == std::string::npos && release != "..";
+  const bool plain_release =
+      !release.empty() && release.find('/') == std::string::npos && release != "..";
   if (plain_release) {
     bases.push_back("lib/firmware/updates/" + release);
   }
@@ -56,7 +60,8 @@ ProbeStatus probe_firmware(const Host& host, const ProbeOptions&, Facts& facts) 
       continue;
     }
     for (const auto& name : *names) {
-      if (starts_with(name, "gsp_") && name.size() > 8 && name.compare(name.size() - 4, 4, ".bin") == 0 &&
+      if (starts_with(name, "gsp_") && name.size() > 8 &&
+          name.compare(name.size() - 4, 4, ".bin") == 0 &&
           std::find(firmware.files.begin(), firmware.files.end(), name) == firmware.files.end()) {
         firmware.files.push_back(name);
         if (firmware.found_in.empty()) {

@@ -55,7 +55,9 @@ ProbeStatus probe_iommu(const Host& host, const ProbeOptions&, Facts& facts) {
     const bool judged = !iommu.group_type.empty() || iommu.cmdline;
     // an IOMMU that cannot be judged is an error; no IOMMU and no cmdline (an old or hand-made
     // snapshot) is a skip that says why
-    status.state = present && !judged ? ProbeState::error : present ? ProbeState::ok : ProbeState::skipped;
+    status.state = present && !judged ? ProbeState::error
+                   : present          ? ProbeState::ok
+                                      : ProbeState::skipped;
     status.message = problems.front();
     for (std::size_t i = 1; i < problems.size(); ++i) {
       status.message += "; " + problems[i];

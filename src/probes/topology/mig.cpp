@@ -1,8 +1,10 @@
 // Probe "mig": for each MIG-<GPU-UUID>/<gi>/<ci> entry of the job's CUDA_VISIBLE_DEVICES, whether
 // that MIG instance exists: the driver creates proc/driver/nvidia/capabilities/gpu<minor>/mig/
 // gi<gi>/ci<ci>/access for every compute instance (<minor> = the GPU's Device Minor). Nothing is
-// read when the variable holds no such entry. Facts: https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html
-// and https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-caps.c (capabilities).
+// read when the variable holds no such entry. Facts:
+// https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html and
+// https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-caps.c
+// (capabilities).
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
@@ -23,10 +25,11 @@ ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
       MigEntry mig;
       mig.entry = to_valid_utf8(trim(entry));
       for (const auto& gpu : facts.gpus) {
-        if (gpu.uuid && starts_with(to_lower(*gpu.uuid), to_lower(ref->gpu_uuid)) && gpu.device_minor) {
+        if (gpu.uuid && starts_with(to_lower(*gpu.uuid), to_lower(ref->gpu_uuid)) &&
+            gpu.device_minor) {
           mig.bus_id = gpu.bus_id;
-          mig.path = fmt::format("proc/driver/nvidia/capabilities/gpu{}/mig/gi{}/ci{}/access", *gpu.device_minor,
-                                 ref->gpu_instance, ref->compute_instance);
+          mig.path = fmt::format("proc/driver/nvidia/capabilities/gpu{}/mig/gi{}/ci{}/access",
+                                 *gpu.device_minor, ref->gpu_instance, ref->compute_instance);
           break;
         }
       }

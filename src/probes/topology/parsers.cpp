@@ -19,11 +19,13 @@ constexpr std::uint16_t k_acs_id = 0x000D;
 constexpr std::uint8_t k_pcie_cap_id = 0x10;
 
 std::uint16_t le16(std::string_view b, std::size_t at) {
-  return static_cast<std::uint16_t>(static_cast<unsigned char>(b[at]) | (static_cast<unsigned char>(b[at + 1]) << 8));
+  return static_cast<std::uint16_t>(static_cast<unsigned char>(b[at]) |
+                                    (static_cast<unsigned char>(b[at + 1]) << 8));
 }
 
 std::uint32_t le32(std::string_view b, std::size_t at) {
-  return static_cast<std::uint32_t>(le16(b, at)) | (static_cast<std::uint32_t>(le16(b, at + 2)) << 16);
+  return static_cast<std::uint32_t>(le16(b, at)) |
+         (static_cast<std::uint32_t>(le16(b, at + 2)) << 16);
 }
 
 // Walks the conventional list; fills port_type. Returns whether the device is PCI Express, or
@@ -43,7 +45,8 @@ std::optional<bool> walk_capabilities(std::string_view b, PciConfig& out) {
       return std::nullopt;
     }
     if (ptr + 2 > limit) {
-      out.note = fmt::format("capability list continues at 0x{:02x}, beyond the {} bytes read", ptr, b.size());
+      out.note = fmt::format("capability list continues at 0x{:02x}, beyond the {} bytes read", ptr,
+                             b.size());
       return std::nullopt;
     }
     if (!seen.insert(ptr).second) {
@@ -67,7 +70,9 @@ void walk_extended(std::string_view b, PciConfig& out) {
   std::size_t off = k_conventional_size;
   for (;;) {
     if (off + 4 > b.size()) {
-      out.note = fmt::format("extended capability list continues at 0x{:03x}, beyond the {} bytes read", off, b.size());
+      out.note =
+          fmt::format("extended capability list continues at 0x{:03x}, beyond the {} bytes read",
+                      off, b.size());
       return;
     }
     if (!seen.insert(off).second) {
@@ -102,7 +107,9 @@ void walk_extended(std::string_view b, PciConfig& out) {
       return;
     }
     if (next < k_conventional_size) {
-      out.note = fmt::format("extended capability at 0x{:03x} points back into the standard space (0x{:03x})", off, next);
+      out.note = fmt::format(
+          "extended capability at 0x{:03x} points back into the standard space (0x{:03x})", off,
+          next);
       return;
     }
     off = next;
@@ -127,7 +134,8 @@ std::string decode_mount_field(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\\' && i + 3 < s.size()) {
       const auto code = parse_uint(s.substr(i + 1, 3), 8);
-      if (code && *code < 256 && s.substr(i + 1, 3).find_first_not_of("01234567") == std::string_view::npos) {
+      if (code && *code < 256 &&
+          s.substr(i + 1, 3).find_first_not_of("01234567") == std::string_view::npos) {
         out += static_cast<char>(*code);
         i += 3;
         continue;
@@ -162,7 +170,8 @@ PciConfig parse_pci_config(std::string_view bytes) {
   PciConfig out;
   out.size = bytes.size();
   if (bytes.size() < k_header_size) {
-    out.note = fmt::format("config space is {} bytes, shorter than the 64-byte header", bytes.size());
+    out.note =
+        fmt::format("config space is {} bytes, shorter than the 64-byte header", bytes.size());
     if (bytes.size() >= 2) {
       out.vendor = le16(bytes, 0);
     }
@@ -184,7 +193,8 @@ PciConfig parse_pci_config(std::string_view bytes) {
       out.acs_state = AcsState::absent; // conventional PCI: ACS is a PCI Express capability
       out.note = "not a PCI Express device";
     } else if (out.note.empty()) {
-      out.note = fmt::format("only {} bytes of config space are readable (no extended space)", bytes.size());
+      out.note = fmt::format("only {} bytes of config space are readable (no extended space)",
+                             bytes.size());
     }
     return out;
   }
@@ -203,8 +213,9 @@ PciConfig parse_pci_config(std::string_view bytes) {
 }
 
 bool is_pci_address(std::string_view s) {
-  return s.size() == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.' && is_hex_digits(s.substr(0, 4), 4) &&
-         is_hex_digits(s.substr(5, 2), 2) && is_hex_digits(s.substr(8, 2), 2) && s[11] >= '0' && s[11] <= '7';
+  return s.size() == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.' &&
+         is_hex_digits(s.substr(0, 4), 4) && is_hex_digits(s.substr(5, 2), 2) &&
+         is_hex_digits(s.substr(8, 2), 2) && s[11] >= '0' && s[11] <= '7';
 }
 
 std::optional<std::string> join_link_target(std::string_view link_path, std::string_view target) {
@@ -283,7 +294,8 @@ IommuCmdline parse_iommu_cmdline(std::string_view cmdline) {
     const auto eq = word.find('=');
     const std::string key = to_lower(word.substr(0, eq));
     const std::string value = eq == std::string_view::npos ? "" : to_lower(word.substr(eq + 1));
-    if (key != "iommu" && key != "intel_iommu" && key != "amd_iommu" && key != "iommu.passthrough") {
+    if (key != "iommu" && key != "intel_iommu" && key != "amd_iommu" &&
+        key != "iommu.passthrough") {
       continue;
     }
     out.options.emplace_back(word);
@@ -423,7 +435,8 @@ std::optional<MigReference> parse_mig_reference(std::string_view entry) {
   if (!gi || !ci || parts[0].size() <= 4) {
     return std::nullopt;
   }
-  return MigReference{std::string(parts[0]), static_cast<unsigned>(*gi), static_cast<unsigned>(*ci)};
+  return MigReference{std::string(parts[0]), static_cast<unsigned>(*gi),
+                      static_cast<unsigned>(*ci)};
 }
 
 } // namespace gpf

@@ -20,7 +20,8 @@ constexpr std::string_view k_pci_devices = "sys/bus/pci/devices";
 constexpr std::size_t k_attr_cap = 64;
 constexpr std::size_t k_config_cap = 4096;
 constexpr std::uint32_t k_vendor_nvidia = 0x10DE;
-constexpr std::uint32_t k_class_bridge_other = 0x0680; // NVSwitch: "Bridge: NVIDIA Corporation Device ..."
+constexpr std::uint32_t k_class_bridge_other =
+    0x0680; // NVSwitch: "Bridge: NVIDIA Corporation Device ..."
 
 std::optional<std::uint32_t> read_hex(const Host& host, const std::string& path) {
   auto content = host.read_file(path, k_attr_cap);
@@ -44,7 +45,8 @@ std::string prefix_through(const std::string& path, const std::string& bus_id) {
   return at == std::string::npos ? std::string() : path.substr(0, at + 1 + bus_id.size());
 }
 
-void read_bridge(const Host& host, const std::string& dir, const std::string& bus_id, PcieFacts& pcie) {
+void read_bridge(const Host& host, const std::string& dir, const std::string& bus_id,
+                 PcieFacts& pcie) {
   if (pcie.bridges.count(bus_id) != 0) {
     return;
   }

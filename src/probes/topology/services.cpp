@@ -2,8 +2,9 @@
 // systems, nvidia-persistenced for fast CUDA start-up) from the process table (proc/<pid>/comm),
 // the NVSwitch device nodes (dev/nvidia-nvswitch<N>), and the installed Fabric Manager version
 // from the Debian package database (var/lib/dpkg/status; RPM databases are not read). Runs after
-// "pcie" (NVSwitches on the PCI bus). Facts: https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/
-// (NVSwitch systems need nvidia-fabricmanager).
+// "pcie" (NVSwitches on the PCI bus). Facts:
+// https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/ (NVSwitch systems need
+// nvidia-fabricmanager).
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
@@ -80,7 +81,8 @@ ProbeStatus probe_services(const Host& host, const ProbeOptions&, Facts& facts) 
     if (auto status_file = host.read_file(k_dpkg_status, k_dpkg_cap)) {
       if (auto fm = dpkg_fabric_manager(status_file->data)) {
         services.fabric_manager_version = fm->version;
-        services.fabric_manager_version_source = std::string("/") + std::string(k_dpkg_status) + ": " + fm->evidence;
+        services.fabric_manager_version_source =
+            std::string("/") + std::string(k_dpkg_status) + ": " + fm->evidence;
       }
     }
   }
