@@ -5,11 +5,13 @@
 # fragment, /etc/default/gpu-preflight (or the file named by GPU_PREFLIGHT_CONFIG); a variable
 # set there wins over the same variable in the environment.
 #   GPU_PREFLIGHT               the binary (default: gpu-preflight on PATH)
-#   GPU_PREFLIGHT_ARGS          extra check options, split on spaces, e.g. "--min-gpus 8 --strict"
+#   GPU_PREFLIGHT_ARGS          extra check options, split on blanks (never glob-expanded), e.g.
+#                               "--min-gpus 8 --strict"
 #   GPU_PREFLIGHT_LOG_DIR       where the JSON reports go (default /var/log/gpu-preflight)
 #   GPU_PREFLIGHT_CUDA_TIMEOUT  deadline of the CUDA probe in seconds (default 20)
-#   GPU_PREFLIGHT_TIMEOUT       hard limit on the whole check in seconds (default 40; Slurm kills a
-#                               HealthCheckProgram after 60)
+#   GPU_PREFLIGHT_TIMEOUT       hard limit on the whole check in seconds (default 35; Slurm kills a
+#                               HealthCheckProgram after 60, and the script's worst case is this
+#                               plus 18 s: --help 3+1, SIGKILL 2, two scontrol calls 5+1 each)
 #   GPU_PREFLIGHT_ROOT          judge this snapshot directory instead of the host (--root; tests)
 #   GPU_PREFLIGHT_ERROR_BLOCKS  1: a checker error (exit 2, timeout) counts as not ready; default
 #                               0, so a broken checker never drains a fleet
@@ -50,20 +52,22 @@ gpf_run() {
   # Older builds lack the CUDA probe's deadline option and --skip-busy; asking --help costs a few
   # milliseconds. --skip-busy: no CUDA context is made on a node where a job holds a GPU.
   local help
-  help=$(timeout 5 "$gpf_bin" --help 2>/dev/null)
+  help=$(timeout -k 1 3 "$gpf_bin" --help 2>/dev/null)
   if grep -q -- '--cuda-timeout' <<<"$help"; then
     args+=(--cuda-timeout "${GPU_PREFLIGHT_CUDA_TIMEOUT:-20}")
   fi
   if grep -q -- '--skip-busy' <<<"$help"; then
     args+=(--skip-busy)
   fi
-  # shellcheck disable=SC2206 # split on purpose: a list of options
-  args+=(${GPU_PREFLIGHT_ARGS:-})
-  gpf_line=$(timeout -k 5 "${GPU_PREFLIGHT_TIMEOUT:-40}" "$gpf_bin" "${args[@]}")
+  # a list of options: split on blanks, but a '*' stays a '*' (read does not glob)
+  local -a extra=()
+  read -r -a extra <<<"${GPU_PREFLIGHT_ARGS:-}"
+  args+=("${extra[@]}")
+  gpf_line=$(timeout -k 2 "${GPU_PREFLIGHT_TIMEOUT:-35}" "$gpf_bin" "${args[@]}")
   gpf_rc=$?
   case $gpf_rc in
     0 | 1) ;;
-    124 | 137) gpf_rc=2 gpf_line="ERROR checker timed out after ${GPU_PREFLIGHT_TIMEOUT:-40} s" ;;
+    124 | 137) gpf_rc=2 gpf_line="ERROR checker timed out after ${GPU_PREFLIGHT_TIMEOUT:-35} s" ;;
     126 | 127) gpf_rc=2 gpf_line="ERROR cannot run $gpf_bin" ;;
     *) gpf_line="ERROR checker failed (exit $gpf_rc)" gpf_rc=2 ;;
   esac
@@ -76,7 +80,7 @@ gpf_run() {
 # "[user@time]" stamp) of $gpf_node; returns 1 when scontrol cannot tell.
 gpf_read_node() {
   local info
-  if ! info=$(timeout 15 "$gpf_scontrol" show node "$gpf_node" 2>&1); then
+  if ! info=$(timeout -k 1 5 "$gpf_scontrol" show node "$gpf_node" 2>&1); then
     echo "gpu-preflight: cannot read node $gpf_node: $info" >&2
     return 1
   fi
@@ -91,7 +95,7 @@ gpf_node_held() {
 
 gpf_update() {
   local out
-  if ! out=$(timeout 15 "$gpf_scontrol" update NodeName="$gpf_node" "$@" 2>&1); then
+  if ! out=$(timeout -k 1 5 "$gpf_scontrol" update NodeName="$gpf_node" "$@" 2>&1); then
     echo "gpu-preflight: scontrol update NodeName=$gpf_node $*: failed: $out" >&2
     return 1
   fi

@@ -115,6 +115,12 @@ printf 'GPU_PREFLIGHT_ARGS="--strict --min-gpus 2"\nGPU_PREFLIGHT_CUDA_TIMEOUT=7
 run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_CONFIG="$tmp/settings"
 [ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 7 --skip-busy --strict --min-gpus 2" ] ||
   fail "arguments: $(cat "$tmp/args")"
+# a '*' in GPU_PREFLIGHT_ARGS reaches the checker as it is, never as the names of files here
+cd "$tmp"
+run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_ARGS="--disable *"
+cd - >/dev/null
+[ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 20 --skip-busy --disable *" ] ||
+  fail "GPU_PREFLIGHT_ARGS was globbed: $(cat "$tmp/args")"
 run "$hc" 1 GPU_PREFLIGHT_ROOT="$failing" GPU_PREFLIGHT_CUDA_TIMEOUT=7
 [ -n "$(calls)" ] || fail "no drain with a binary without --cuda-timeout"
 
