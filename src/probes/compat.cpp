@@ -243,8 +243,7 @@ void read_module_versions(const Host& host, const Facts& facts, ProbeStatus& sta
     } else {
       m.error = m.path + ": " + content.error().message;
       if (host.is_live() && loaded) {
-        status.state = ProbeState::error;
-        status.message += (status.message.empty() ? "" : "; ") + m.error;
+        status.fail_also(m.error);
       }
     }
     compat.modules.push_back(std::move(m));
@@ -254,7 +253,7 @@ void read_module_versions(const Host& host, const Facts& facts, ProbeStatus& sta
 } // namespace
 
 ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& facts) {
-  ProbeStatus status{"compat", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   CompatFacts& compat = facts.compat;
   compat.ran = true;
   compat.snapshot = !host.is_live();

@@ -20,10 +20,9 @@ bool is_gpu_node_name(std::string_view name) {
 } // namespace
 
 ProbeStatus probe_devices(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"devices", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   if (!host.manifest_error().empty()) {
-    status.state = ProbeState::error;
-    status.message = host.manifest_error();
+    status.fail(host.manifest_error());
   }
   std::set<std::string> paths(k_fixed_nodes.begin(), k_fixed_nodes.end());
   if (auto names = host.list_dir("dev")) {
@@ -46,15 +45,12 @@ ProbeStatus probe_devices(const Host& host, const ProbeOptions&, Facts& facts) {
   for (const auto& path : paths) {
     facts.devices.push_back({path, host.stat_node(path)});
     if (!facts.devices.back().info.error.empty()) {
-      status.state = ProbeState::error;
-      status.message +=
-          (status.message.empty() ? "" : "; ") + path + ": " + facts.devices.back().info.error;
+      status.fail_also(path + ": " + facts.devices.back().info.error);
     }
   }
   if (status.state == ProbeState::ok && facts.is_wsl2()) {
-    status.state = ProbeState::skipped;
-    status.message =
-        "WSL2: /dev/nvidia* nodes do not exist by design; GPUs are reached through /dev/dxg";
+    status.skip(
+        "WSL2: /dev/nvidia* nodes do not exist by design; GPUs are reached through /dev/dxg");
   }
   return status;
 }

@@ -11,27 +11,17 @@ namespace gpf {
 namespace {
 constexpr std::string_view k_proc_dir = "proc/driver/nvidia";
 constexpr std::size_t k_small_file_cap = 64 * 1024;
-
-void note(ProbeStatus& status, const std::string& what) {
-  status.state = ProbeState::error;
-  if (!status.message.empty()) {
-    status.message += "; ";
-  }
-  status.message += what;
-}
 } // namespace
 
 ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"driver", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   DriverFacts& driver = facts.driver;
   driver.loaded = host.is_directory(k_proc_dir);
   if (!driver.loaded) {
-    status.state = ProbeState::skipped;
-    status.message =
+    return status.skip(
         facts.kernel.flavour == KernelFlavour::wsl2 && host.exists("dev/dxg")
             ? "WSL2: the driver lives in Windows; /proc/driver/nvidia does not exist by design"
-            : "proc/driver/nvidia does not exist (NVIDIA driver not loaded)";
-    return status;
+            : "proc/driver/nvidia does not exist (NVIDIA driver not loaded)");
   }
 
   const std::string version_path = std::string(k_proc_dir) + "/version";
@@ -39,11 +29,11 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
     if (parse_driver_version_file(v->data, driver)) {
       driver.version_source = version_path;
     } else {
-      note(status,
-           version_path + ": no driver version in \"" + quote_evidence(trim(v->data), 120) + "\"");
+      status.fail_also(version_path + ": no driver version in \"" +
+                       quote_evidence(trim(v->data), 120) + "\"");
     }
   } else {
-    note(status, version_path + ": " + v.error().message);
+    status.fail_also(version_path + ": " + v.error().message);
   }
   if (!driver.version) {
     if (auto v = host.read_file("sys/module/nvidia/version", k_small_file_cap);
@@ -59,20 +49,20 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
       driver.enable_gpu_firmware = parse_uint(it->second);
     }
   } else {
-    note(status, params_path + ": " + p.error().message);
+    status.fail_also(params_path + ": " + p.error().message);
   }
 
   const std::string registry_path = std::string(k_proc_dir) + "/registry";
   if (auto r = host.read_file(registry_path, k_small_file_cap)) {
     driver.registry = parse_registry(r->data);
   } else {
-    note(status, registry_path + ": " + r.error().message);
+    status.fail_also(registry_path + ": " + r.error().message);
   }
 
   const std::string gpus_path = std::string(k_proc_dir) + "/gpus";
   auto names = host.list_dir(gpus_path);
   if (!names) {
-    note(status, gpus_path + ": " + names.error().message);
+    status.fail_also(gpus_path + ": " + names.error().message);
     return status;
   }
   for (const auto& name : *names) {

@@ -5,17 +5,14 @@
 namespace gpf {
 
 ProbeStatus probe_kernel(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"kernel", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   auto release = host.kernel_release();
   if (!release) {
-    status.state = ProbeState::error;
-    status.message = "cannot read the kernel release: " + release.error().message;
-    return status;
+    return status.fail("cannot read the kernel release: " + release.error().message);
   }
   facts.kernel = parse_kernel_release(*release);
   if (!facts.kernel.version) {
-    status.state = ProbeState::error;
-    status.message = "kernel release not understood: \"" + facts.kernel.release + "\"";
+    status.fail("kernel release not understood: \"" + facts.kernel.release + "\"");
   }
   return status;
 }

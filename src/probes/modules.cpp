@@ -5,12 +5,10 @@
 namespace gpf {
 
 ProbeStatus probe_modules(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"modules", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   auto content = host.read_file("proc/modules");
   if (!content) {
-    status.state = ProbeState::error;
-    status.message = "proc/modules: " + content.error().message;
-    return status;
+    return status.fail("proc/modules: " + content.error().message);
   }
   facts.modules = parse_modules(content->data);
   return status;

@@ -21,10 +21,29 @@ namespace gpf {
 enum class ProbeState { ok, skipped, error };
 
 struct ProbeStatus {
-  std::string name;
+  std::string name; // the pipeline's row name (src/probes/pipeline.cpp)
   ProbeState state = ProbeState::ok;
   std::string message; // why skipped / what failed (OS reason)
   double duration_ms = 0;
+
+  // The input is one this kind of host does not have: its checks do not apply (not a finding).
+  ProbeStatus& skip(std::string why) {
+    state = ProbeState::skipped;
+    message = std::move(why);
+    return *this;
+  }
+  // The input exists but could not be read or understood: probe.failed reports it.
+  ProbeStatus& fail(std::string why) {
+    state = ProbeState::error;
+    message = std::move(why);
+    return *this;
+  }
+  // One more input of the probe that could not be read: the reasons join with "; ".
+  ProbeStatus& fail_also(const std::string& why) {
+    state = ProbeState::error;
+    message += (message.empty() ? "" : "; ") + why;
+    return *this;
+  }
 };
 
 enum class KernelFlavour { generic, ubuntu, debian, rhel, amazon, suse, wsl2, gvisor, unknown };

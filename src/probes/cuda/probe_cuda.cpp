@@ -73,41 +73,29 @@ void attach_holders(const Host& host, Facts& facts) {
 } // namespace
 
 ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& facts) {
-  ProbeStatus status{"cuda", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   if (options.no_cuda) {
-    status.state = ProbeState::skipped;
-    status.message = "--no-cuda";
-    return status;
+    return status.skip("--no-cuda");
   }
   if (!host.is_live() && !options.libcuda) {
     if (!host.exists("cuda.json")) {
-      status.state = ProbeState::skipped;
-      status.message = "the snapshot has no cuda.json (a live probe against it needs --libcuda)";
-      return status;
+      return status.skip("the snapshot has no cuda.json (a live probe against it needs --libcuda)");
     }
     auto content = host.read_file("cuda.json", k_cuda_json_cap);
     if (!content) {
-      status.state = ProbeState::error;
-      status.message = "cuda.json: " + content.error().message;
-      return status;
+      return status.fail("cuda.json: " + content.error().message);
     }
     if (content->truncated) {
-      status.state = ProbeState::error;
-      status.message = fmt::format("cuda.json: larger than {} bytes", k_cuda_json_cap);
-      return status;
+      return status.fail(fmt::format("cuda.json: larger than {} bytes", k_cuda_json_cap));
     }
     auto parsed = parse_cuda_json(content->data);
     if (!parsed) {
-      status.state = ProbeState::error;
-      status.message = "cuda.json: " + parsed.error().message;
-      return status;
+      return status.fail("cuda.json: " + parsed.error().message);
     }
     facts.cuda = std::move(parsed).value();
     facts.cuda.source = "cuda.json";
     if (!facts.cuda.ran) {
-      status.state = ProbeState::skipped;
-      status.message = "cuda.json records that the CUDA probe did not run";
-      return status;
+      return status.skip("cuda.json records that the CUDA probe did not run");
     }
     status.message = "replayed cuda.json: " + summary(facts.cuda);
     return status;
@@ -120,9 +108,7 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
       for (const auto& [minor, procs] : holders) {
         held.push_back(fmt::format("dev/nvidia{} by {}", minor, fmt::join(procs, ", ")));
       }
-      status.state = ProbeState::skipped;
-      status.message = fmt::format("--skip-busy: GPUs in use ({})", fmt::join(held, "; "));
-      return status;
+      return status.skip(fmt::format("--skip-busy: GPUs in use ({})", fmt::join(held, "; ")));
     }
   }
   cuda::LiveProbeInput input;
@@ -135,9 +121,7 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
   }
   auto result = cuda::run_live_probe(input);
   if (!result) {
-    status.state = ProbeState::error;
-    status.message = result.error().message;
-    return status;
+    return status.fail(result.error().message);
   }
   facts.cuda = std::move(result).value();
   attach_holders(host, facts);

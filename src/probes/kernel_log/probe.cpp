@@ -7,7 +7,7 @@
 namespace gpf {
 
 ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts) {
-  ProbeStatus status{"kernel-log", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   auto opened =
       options.dmesg_file ? host.open_user_file(*options.dmesg_file) : host.open_kernel_log();
   if (!opened) {
@@ -16,16 +16,12 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
                        : host.is_live() ? "live kernel log"
                                         : "dmesg.txt";
     facts.log.read_error = opened.error().message;
-    status.state = ProbeState::error;
-    status.message = "kernel log not readable: " + facts.log.read_error;
-    return status;
+    return status.fail("kernel log not readable: " + facts.log.read_error);
   }
   const std::unique_ptr<ByteStream> stream = std::move(opened).value();
   if (!stream) {
-    status.state = ProbeState::skipped;
-    status.message =
-        "the snapshot has no dmesg.txt (pass --dmesg FILE to check a saved kernel log)";
-    return status;
+    return status.skip(
+        "the snapshot has no dmesg.txt (pass --dmesg FILE to check a saved kernel log)");
   }
   KernelLogScanner scanner;
   std::string read_error;
@@ -45,8 +41,7 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   facts.log.source = stream->name();
   if (!read_error.empty()) {
     facts.log.read_error = read_error;
-    status.state = ProbeState::error;
-    status.message = "kernel log read stopped part-way: " + read_error;
+    status.fail("kernel log read stopped part-way: " + read_error);
   }
   return status;
 }

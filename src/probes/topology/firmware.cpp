@@ -14,19 +14,15 @@
 namespace gpf {
 
 ProbeStatus probe_firmware(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"firmware", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   FirmwareFacts& firmware = facts.topology.firmware;
   const std::string& version = facts.driver.version_text;
   if (!facts.driver.loaded || version.empty() || facts.gpus.empty()) {
-    status.state = ProbeState::skipped;
-    status.message = "no loaded driver version with GPUs to check firmware for";
-    return status;
+    return status.skip("no loaded driver version with GPUs to check firmware for");
   }
   if (!host.is_directory("lib/firmware")) {
-    status.state = ProbeState::skipped;
-    status.message =
-        "lib/firmware does not exist (inside a container the host's firmware is not visible)";
-    return status;
+    return status.skip(
+        "lib/firmware does not exist (inside a container the host's firmware is not visible)");
   }
   firmware.ran = true;
   // the kernel's firmware search order (drivers/base/firmware_loader): firmware_class.path, then

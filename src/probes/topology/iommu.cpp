@@ -16,7 +16,7 @@ constexpr std::size_t k_cpuinfo_cap = 64 * 1024; // the first processor's block 
 } // namespace
 
 ProbeStatus probe_iommu(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"iommu", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   IommuFacts& iommu = facts.topology.iommu;
   iommu.ran = true;
   std::vector<std::string> problems;

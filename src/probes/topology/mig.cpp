@@ -14,7 +14,7 @@
 namespace gpf {
 
 ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"mig", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   const auto value = facts.env.get("CUDA_VISIBLE_DEVICES");
   if (value) {
     for (auto entry : split(*value, ',')) {
@@ -40,8 +40,7 @@ ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
         } else if (!host.exists(mig.path)) {
           mig.exists = false;
         } else {
-          status.state = ProbeState::error;
-          status.message = mig.path + ": " + access.error().message;
+          status.fail(mig.path + ": " + access.error().message);
         }
       }
       facts.topology.mig_entries.push_back(std::move(mig));

@@ -65,18 +65,14 @@ void read_bridge(const Host& host, const std::string& dir, const std::string& bu
 } // namespace
 
 ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"pcie", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   PcieFacts& pcie = facts.topology.pcie;
   if (!host.is_directory(k_pci_devices)) {
-    status.state = ProbeState::skipped;
-    status.message = std::string(k_pci_devices) + " does not exist";
-    return status;
+    return status.skip(std::string(k_pci_devices) + " does not exist");
   }
   auto names = host.list_dir(k_pci_devices);
   if (!names) {
-    status.state = ProbeState::error;
-    status.message = std::string(k_pci_devices) + ": " + names.error().message;
-    return status;
+    return status.fail(std::string(k_pci_devices) + ": " + names.error().message);
   }
   pcie.ran = true;
   std::map<std::string, std::string> dirs; // bus id -> sysfs directory
@@ -139,8 +135,7 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
     }
   }
   if (!problems.empty()) {
-    status.state = ProbeState::error;
-    status.message = fmt::format("{}", fmt::join(problems, "; "));
+    status.fail(fmt::format("{}", fmt::join(problems, "; ")));
   }
   return status;
 }

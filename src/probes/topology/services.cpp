@@ -28,7 +28,7 @@ bool is_nvswitch_node(std::string_view name) {
 } // namespace
 
 ProbeStatus probe_services(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"services", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   ServiceFacts& services = facts.topology.services;
   services.ran = true;
   if (auto dev = host.list_dir("dev")) {
@@ -39,15 +39,11 @@ ProbeStatus probe_services(const Host& host, const ProbeOptions&, Facts& facts) 
     }
   }
   if (!host.is_directory("proc")) {
-    status.state = ProbeState::skipped;
-    status.message = "proc does not exist";
-    return status;
+    return status.skip("proc does not exist");
   }
   auto pids = host.list_dir("proc");
   if (!pids) {
-    status.state = ProbeState::error;
-    status.message = "proc: " + pids.error().message;
-    return status;
+    return status.fail("proc: " + pids.error().message);
   }
   if (auto init = host.read_file("proc/1/comm", 64)) {
     services.init_comm = std::string(trim(to_valid_utf8(init->data)));
@@ -73,8 +69,7 @@ ProbeStatus probe_services(const Host& host, const ProbeOptions&, Facts& facts) 
     }
   }
   if (!services.process_table) {
-    status.state = ProbeState::skipped;
-    status.message = "proc lists no processes";
+    status.skip("proc lists no processes");
   }
   const bool nvswitch = !services.nvswitch_nodes.empty() || !facts.topology.pcie.nvswitches.empty();
   if (nvswitch && !services.fabric_manager.empty()) {

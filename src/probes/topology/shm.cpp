@@ -13,16 +13,14 @@ constexpr std::string_view k_shm = "dev/shm";
 } // namespace
 
 ProbeStatus probe_shm(const Host& host, const ProbeOptions&, Facts& facts) {
-  ProbeStatus status{"shm", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   ShmFacts& shm = facts.topology.shm;
   shm.ran = true;
   const auto space = host.filesystem_space(k_shm);
   if (!space) {
-    status.state = ProbeState::error;
-    status.message = std::string(k_shm) + ": " + space.error().message;
+    status.fail(std::string(k_shm) + ": " + space.error().message);
   } else if (!space->recorded) {
-    status.state = ProbeState::skipped;
-    status.message = "the snapshot records no size for dev/shm (statvfs.json)";
+    status.skip("the snapshot records no size for dev/shm (statvfs.json)");
   } else if (!space->exists) {
     shm.exists = false;
   } else {
