@@ -4,6 +4,7 @@
 # cuInit hangs under --cuda-timeout 3. Prints medians and ratios measured in this run.
 # Usage: bench/cuda_stage.sh BUILD_DIR [RUNS]
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:?usage: bench/cuda_stage.sh BUILD_DIR [RUNS]}
 runs=${2:-3}
 bin="$build/gpu-preflight"
@@ -15,26 +16,8 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# A snapshot whose driver lists N GPUs with the fake driver's default bus ids and UUIDs.
-snapshot() {
-  local n=$1 dir="$work/host-$1"
-  mkdir -p "$dir/proc/sys/kernel" "$dir/proc/driver/nvidia/gpus" "$dir/dev"
-  echo "6.8.0-45-generic" > "$dir/proc/sys/kernel/osrelease"
-  printf 'nvidia_uvm 1 0 - Live 0x0\nnvidia 1 1 nvidia_uvm, Live 0x0\n' > "$dir/proc/modules"
-  echo "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (b@h)  2024" \
-    > "$dir/proc/driver/nvidia/version"
-  echo "EnableGpuFirmware: 18" > "$dir/proc/driver/nvidia/params"
-  echo 'Binary: ""' > "$dir/proc/driver/nvidia/registry"
-  : > "$dir/dev/nvidiactl"; : > "$dir/dev/nvidia-uvm"; : > "$dir/environ"
-  for ((i = 0; i < n; i++)); do
-    local bus; bus=$(printf '0000:%02x:00.0' $((i + 1)))
-    mkdir -p "$dir/proc/driver/nvidia/gpus/$bus"
-    printf 'Model: \t\t NVIDIA Fake GPU\nGPU UUID: \t GPU-fa4ec0de-0000-4000-8000-%012x\nBus Location: \t %s\nDevice Minor: \t %d\nGPU Excluded:\t No\n' \
-      "$i" "$bus" "$i" > "$dir/proc/driver/nvidia/gpus/$bus/information"
-    : > "$dir/dev/nvidia$i"
-  done
-  echo "$dir"
-}
+# A snapshot whose driver lists N GPUs (bench/lib.sh).
+snapshot() { bench_fake_host "$work/host-$1" "$1"; }
 
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
@@ -77,7 +60,7 @@ printf '%-44s %8s\n' "hung cuInit (ignores SIGTERM), --cuda-timeout 3: time to v
 
 echo
 awk -v one="${ctx[1]}" -v eight="${ctx[8]}" -v init8="$init8" -v hung="$hung" 'BEGIN {
-  printf "8 GPUs / 1 GPU stage time: %.2f (parallel: close to 2 = per-GPU test + multi-GPU test; serial would be 16)\n", eight / one
+  printf "8 GPUs / 1 GPU stage time: %.2f (the multi-GPU test starts beside the per-GPU tests: close to 1; after them it would be 2; serial 16)\n", eight / one
   printf "8 GPUs (1.5 s context init) stage: %.2f s, target < 4 s: %s\n", eight, eight < 4 ? "met" : "MISSED"
   printf "8 GPUs (1.5 s cuInit) stage: %.2f s, target < 4 s: %s\n", init8, init8 < 4 ? "met" : "MISSED"
   printf "hung driver: verdict after %.2f s = deadline + %.2f s, target <= 4 s: %s\n", hung, hung - 3, hung <= 4 ? "met" : "MISSED"

@@ -51,3 +51,27 @@ bench_interleaved() {
       'BEGIN { printf "  %-40s %8.3f ms  (%.2fx the first)\n", l, t / n / 1e3, t / f }'
   done
 }
+
+# bench_fake_host DIR N: writes a snapshot whose driver lists N GPUs with the fake drivers' default
+# bus ids (0000:01:00.0, 0000:02:00.0, ...) and UUIDs, and prints DIR.
+bench_fake_host() {
+  local dir=$1 n=$2 i bus
+  mkdir -p "$dir/proc/sys/kernel" "$dir/proc/driver/nvidia/gpus" "$dir/dev"
+  echo "6.8.0-45-generic" >"$dir/proc/sys/kernel/osrelease"
+  printf 'nvidia_uvm 1 0 - Live 0x0\nnvidia 1 1 nvidia_uvm, Live 0x0\n' >"$dir/proc/modules"
+  echo "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (b@h)  2024" \
+    >"$dir/proc/driver/nvidia/version"
+  echo "EnableGpuFirmware: 18" >"$dir/proc/driver/nvidia/params"
+  echo 'Binary: ""' >"$dir/proc/driver/nvidia/registry"
+  : >"$dir/dev/nvidiactl"
+  : >"$dir/dev/nvidia-uvm"
+  : >"$dir/environ"
+  for ((i = 0; i < n; i++)); do
+    bus=$(printf '0000:%02x:00.0' $((i + 1)))
+    mkdir -p "$dir/proc/driver/nvidia/gpus/$bus"
+    printf 'Model: \t\t NVIDIA Fake GPU\nGPU UUID: \t GPU-fa4ec0de-0000-4000-8000-%012x\nBus Location: \t %s\nDevice Minor: \t %d\nGPU Excluded:\t No\n' \
+      "$i" "$bus" "$i" >"$dir/proc/driver/nvidia/gpus/$bus/information"
+    : >"$dir/dev/nvidia$i"
+  done
+  echo "$dir"
+}

@@ -6,6 +6,7 @@
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/topology_json.hpp"
+#include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string u8(std::string_view s) {
-  return to_valid_utf8(s);
+  return json_text(s);
 }
 
 std::string_view probe_state_name(ProbeState s) {
@@ -60,14 +61,7 @@ std::string_view node_type_name(const NodeInfo& info) {
 }
 
 template <class T> Json opt(const std::optional<T>& v) {
-  if (!v) {
-    return nullptr;
-  }
-  if constexpr (std::is_same_v<T, std::string>) {
-    return u8(*v);
-  } else {
-    return *v;
-  }
+  return json_opt(v);
 }
 
 Json kernel_json(const KernelFacts& k) {

@@ -2,6 +2,7 @@
 #include "gpf/report/log_json.hpp"
 
 #include "gpf/probes/kernel_log_format.hpp"
+#include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 
 namespace gpf {
@@ -59,7 +60,7 @@ std::string_view boundary_name(BootBoundaryKind k) {
 }
 
 template <class T> Json opt(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
+  return json_opt(v);
 }
 
 Json event_json(const LogEvent& e) {

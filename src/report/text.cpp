@@ -1,5 +1,6 @@
 // The human report: verdict first, findings by severity with evidence and remedy, then the
-// recommendation. Colour only when asked (--color) — the caller decides.
+// recommendation. Colour only when asked (--color) — the caller decides. Text from the inputs is
+// shown, never obeyed: control characters come out escaped (printable).
 #include "gpf/util/text.hpp"
 #include "gpf/report/report.hpp"
 
@@ -27,6 +28,25 @@ std::string upper(std::string_view s) {
   return out;
 }
 
+// The GPU's own health as NVML reported it, in a few words: its nvml.* warnings and failures, or
+// "ok"; nothing when NVML did not answer for it (the findings then say why).
+std::string health_of(const Report& r, const std::string& bus_id) {
+  const NvmlFacts& n = r.facts.nvml;
+  if (!n.ran || !n.init_ok() || n.gpu_by_bus(bus_id) == nullptr) {
+    return {};
+  }
+  constexpr std::string_view prefix = "nvml.";
+  std::vector<std::string> what;
+  for (const auto& f : r.assessment.findings) {
+    if (f.gpu == bus_id && f.severity != Severity::info &&
+        std::string_view(f.id).substr(0, prefix.size()) == prefix) {
+      what.push_back(f.id.substr(prefix.size()));
+    }
+  }
+  return fmt::format("  health: {}",
+                     what.empty() ? "ok" : fmt::format("{}", fmt::join(what, ", ")));
+}
+
 } // namespace
 
 std::string render_text(const Report& r, bool color) {
@@ -43,19 +63,20 @@ std::string render_text(const Report& r, bool color) {
     out += fmt::format(
         "\n{} {}{}\n  {}\n",
         p.paint(fmt::format("[{}]", upper(severity_name(f.severity))), colour_of(f.severity)), f.id,
-        f.gpu ? fmt::format(" (GPU {})", *f.gpu) : std::string(), to_valid_utf8(f.message));
+        f.gpu ? fmt::format(" (GPU {})", printable(*f.gpu)) : std::string(), printable(f.message));
     for (const auto& e : f.evidence) {
-      out += fmt::format("  evidence: {}\n", quote_evidence(e, 512));
+      out += fmt::format("  evidence: {}\n", printable(quote_evidence(e, 512)));
     }
-    out += fmt::format("  remedy:   {}\n", to_valid_utf8(f.remedy));
+    out += fmt::format("  remedy:   {}\n", printable(f.remedy));
   }
   if (!a.gpus.empty()) {
     out += "\nGPUs:\n";
     for (const auto& g : a.gpus) {
-      out +=
-          fmt::format("  {} {} {}{}\n", g.index ? std::to_string(*g.index) : "-", g.bus_id,
-                      to_valid_utf8(g.model.value_or("(unknown model)")),
-                      g.usable ? "" : fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", ")));
+      out += fmt::format(
+          "  {} {} {}{}{}\n", g.index ? std::to_string(*g.index) : "-", g.bus_id,
+          printable(g.model.value_or("(unknown model)")),
+          g.usable ? "" : printable(fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", "))),
+          health_of(r, g.bus_id));
     }
   }
   out += "\nRecommendation:\n";
@@ -65,9 +86,12 @@ std::string render_text(const Report& r, bool color) {
     out += "  no GPU can be recommended\n";
   } else {
     if (a.recommendation.cuda_device_order) {
-      out += fmt::format("  export CUDA_DEVICE_ORDER={}\n", *a.recommendation.cuda_device_order);
+      out += fmt::format("  export CUDA_DEVICE_ORDER={}\n",
+                         shell_quote(*a.recommendation.cuda_device_order));
     }
-    out += fmt::format("  export CUDA_VISIBLE_DEVICES={}\n", a.recommendation.cuda_visible_devices);
+    // quoted as in the env format, so the line can be pasted into a shell as it is
+    out += fmt::format("  export CUDA_VISIBLE_DEVICES={}\n",
+                       shell_quote(a.recommendation.cuda_visible_devices));
     if (a.recommendation.single_gpu_only) {
       out += "  (one GPU only until a multi-GPU start-up test passes; see the findings)\n";
     }

@@ -2,6 +2,7 @@
 #include "gpf/report/topology_json.hpp"
 
 #include "gpf/rules/topology.hpp"
+#include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -19,11 +20,7 @@ Json strings(const std::vector<std::string>& items) {
 }
 
 template <class T> Json opt(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
-
-Json opt_text(const std::optional<std::string>& v) {
-  return v ? Json(to_valid_utf8(*v)) : Json(nullptr);
+  return json_opt(v);
 }
 
 std::string_view acs_state_name(AcsState s) {
@@ -50,7 +47,7 @@ Json pcie_json(const PcieFacts& p) {
     gj["root"] = to_valid_utf8(g.root);
     gj["bridges"] = strings(g.bridges);
     gj["device_id"] = g.device_id ? Json(fmt::format("0x{:04x}", *g.device_id)) : Json(nullptr);
-    gj["iommu_group"] = opt_text(g.iommu_group);
+    gj["iommu_group"] = opt(g.iommu_group);
     gj["error"] = to_valid_utf8(g.error);
     gpus.push_back(std::move(gj));
   }
@@ -98,8 +95,8 @@ Json shm_json(const ShmFacts& s) {
   j["exists"] = s.exists;
   j["size_bytes"] = opt(s.size_bytes);
   j["available_bytes"] = opt(s.available_bytes);
-  j["mount"] = opt_text(s.mount_line);
-  j["memlock"] = opt_text(s.memlock_line);
+  j["mount"] = opt(s.mount_line);
+  j["memlock"] = opt(s.memlock_line);
   j["memlock_bytes"] = opt(s.memlock_soft);
   j["memlock_unlimited"] = s.memlock_unlimited;
   j["rdma_devices"] = strings(s.rdma_devices);
@@ -118,10 +115,10 @@ Json services_json(const ServiceFacts& s) {
   Json j;
   j["ran"] = s.ran;
   j["process_table"] = s.process_table;
-  j["init"] = opt_text(s.init_comm);
+  j["init"] = opt(s.init_comm);
   j["fabric_manager"] = processes(s.fabric_manager);
   j["persistenced"] = processes(s.persistenced);
-  j["fabric_manager_version"] = opt_text(s.fabric_manager_version);
+  j["fabric_manager_version"] = opt(s.fabric_manager_version);
   j["nvswitch_nodes"] = strings(s.nvswitch_nodes);
   return j;
 }
@@ -147,7 +144,7 @@ Json topology_json(const TopologyFacts& t) {
   Json mig = Json::array();
   for (const auto& m : t.mig_entries) {
     mig.push_back(Json{{"entry", to_valid_utf8(m.entry)},
-                       {"gpu", opt_text(m.bus_id)},
+                       {"gpu", opt(m.bus_id)},
                        {"path", to_valid_utf8(m.path)},
                        {"exists", opt(m.exists)}});
   }

@@ -47,6 +47,17 @@ CudaOnDriver cuda_on_driver(const RuleContext& c) {
   return r;
 }
 
+// One "dlsym(X): not found in <library>" line per missing entry point.
+std::vector<std::string> dlsym_evidence(const CudaFacts& cuda,
+                                        const std::vector<std::string>& symbols) {
+  std::vector<std::string> ev;
+  for (const auto& s : symbols) {
+    ev.push_back(fmt::format("dlsym({}): not found in {}", s,
+                             cuda.library_path.empty() ? cuda.library : cuda.library_path));
+  }
+  return ev;
+}
+
 std::string toolkit_needs(const CudaDriverJudgement& j) {
   return j.toolkit ? fmt::format("CUDA {} needs driver {} or newer", j.toolkit->release,
                                  j.toolkit->driver_text)
@@ -617,11 +628,7 @@ std::span<const Rule> cuda_rules() {
          if (!cuda.ran || cuda.missing_symbols.empty()) {
            return {};
          }
-         std::vector<std::string> ev;
-         for (const auto& s : cuda.missing_symbols) {
-           ev.push_back(fmt::format("dlsym({}): not found in {}", s,
-                                    cuda.library_path.empty() ? cuda.library : cuda.library_path));
-         }
+         std::vector<std::string> ev = dlsym_evidence(cuda, cuda.missing_symbols);
          return {{fmt::format("libcuda lacks entry points the probe needs: {}",
                               fmt::join(cuda.missing_symbols, ", ")),
                   std::move(ev)}};
@@ -640,11 +647,7 @@ std::span<const Rule> cuda_rules() {
          if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
            return {};
          }
-         std::vector<std::string> ev;
-         for (const auto& s : cuda.missing_optional_symbols) {
-           ev.push_back(fmt::format("dlsym({}): not found in {}", s,
-                                    cuda.library_path.empty() ? cuda.library : cuda.library_path));
-         }
+         std::vector<std::string> ev = dlsym_evidence(cuda, cuda.missing_optional_symbols);
          return {
              {fmt::format(
                   "libcuda lacks optional entry points ({}); the measurements that need them were skipped",
@@ -736,9 +739,13 @@ std::span<const Rule> cuda_rules() {
            "the job on other GPUs; in exclusive-process compute mode a GPU serves one process at a "
            "time (`nvidia-smi -q -d COMPUTE`). Periodic health checks should pass --skip-busy so that "
            "they never touch a job's GPUs",
-       .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html "
-                 "(CUDA_ERROR_DEVICE_UNAVAILABLE, CUDA_ERROR_OUT_OF_MEMORY); "
-                 "https://docs.nvidia.com/deploy/nvidia-smi/index.html (compute mode)",
+       .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
+       .explanation = "CUDA answers CUDA_ERROR_DEVICE_UNAVAILABLE (46) when an exclusive-process GPU "
+                      "already has its process, and CUDA_ERROR_OUT_OF_MEMORY (2) when another process "
+                      "holds its memory: the GPU works but is taken. It stays in the recommendation "
+                      "and never counts against --min-gpus.",
+       .evidence = "the failing step and its CUresult, the processes holding the GPU's device node "
+                   "(/proc/<pid>/fd), the compute mode",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {

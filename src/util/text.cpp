@@ -1,5 +1,7 @@
 #include "gpf/util/text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -141,6 +143,25 @@ std::string quote_evidence(std::string_view s, std::size_t max_bytes) {
   }
   out.resize(cut);
   out += "\xE2\x80\xA6";
+  return out;
+}
+
+std::string printable(std::string_view s) {
+  const std::string valid = to_valid_utf8(s);
+  std::string out;
+  out.reserve(valid.size());
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    const auto c = static_cast<unsigned char>(valid[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xc2 && i + 1 < valid.size() &&
+               static_cast<unsigned char>(valid[i + 1]) <= 0x9f) {
+      // U+0080..U+009F in UTF-8 is C2 80..C2 9F (the continuation byte is always >= 0x80 here)
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(valid[++i]));
+    } else {
+      out += valid[i];
+    }
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 // Regenerate goldens after an intended change: GPF_UPDATE_GOLDENS=1 ctest -R golden
 #include "support/run.hpp"
 #include "support/schema.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -147,12 +148,34 @@ TEST_CASE("env format is safe to eval and carries the recommendation") {
   CHECK(started.out == "started\n");
 }
 
+TEST_CASE("text format: control characters from a snapshot are shown, not obeyed") {
+  TempDir root;
+  fs::copy(fixture("missing-gpu-node"), root.path,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  const auto info = root.path / "proc/driver/nvidia/gpus/0000:18:00.0/information";
+  std::string text;
+  {
+    std::ifstream in(info);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string model = "NVIDIA H100 80GB HBM3";
+  text.replace(text.find(model), model.size(),
+               "\x1b[2J\x1b[1;32mPASS\xC2\x9b"
+               "0m H100");
+  std::ofstream(info, std::ios::trunc) << text;
+  const auto r = run_preflight({"--root", root.path.string(), "--color", "never"});
+  INFO(r.out);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find("\xC2\x9b") == std::string::npos);
+  CHECK(r.out.find("\\x1b[2J\\x1b[1;32mPASS\\u009b0m H100") != std::string::npos);
+}
+
 TEST_CASE("text format: verdict first, evidence and remedy, colour only when asked") {
   const auto plain = run_preflight({"--root", fixture("missing-gpu-node"), "--color", "never"});
   CHECK(plain.out.rfind("gpu-preflight: WARN", 0) == 0);
   CHECK(plain.out.find("evidence: /dev/nvidia2: No such file or directory") != std::string::npos);
   CHECK(plain.out.find("remedy:") != std::string::npos);
-  CHECK(plain.out.find("export CUDA_VISIBLE_DEVICES=0,1,3") != std::string::npos);
+  CHECK(plain.out.find("export CUDA_VISIBLE_DEVICES='0,1,3'\n") != std::string::npos);
   CHECK(plain.out.find('\x1b') == std::string::npos);
 
   const auto coloured = run_preflight({"--root", fixture("missing-gpu-node"), "--color", "always"});

@@ -309,6 +309,9 @@ FAKE_EXPORT CUresult cuInit(unsigned int flags) {
   if (env_flag("FAKE_CUDA_IGNORE_SIGINT")) {
     std::signal(SIGINT, SIG_IGN);
   }
+  if (const char* link = std::getenv("FAKE_CUDA_LINK_AT")) {
+    ::symlink("../nvidiactl", link); // what the real cuInit does to /dev/char/195:255
+  }
   if (env_flag("FAKE_CUDA_INIT_HANG")) {
     hang();
   }

@@ -4,6 +4,8 @@
 // "GPU i" is the i-th bus id of FAKE_NVML_BUS_IDS. Per-GPU variables are lists "i:value,j:value".
 //   FAKE_NVML_INIT_RC=n           nvmlInit* returns n
 //   FAKE_NVML_INIT_HANG=1         nvmlInit* never returns and ignores SIGTERM
+//   FAKE_NVML_LINK_AT=path        nvmlInit* creates a symlink there, as the real one re-creates
+//                                 /dev/char/195:255 (the children's isolation must stop it)
 //   FAKE_NVML_HANG=i:step         GPU i never returns from that step ("handle", "remapped_rows",
 //   ...) FAKE_NVML_LOST=i,...          GPU i's handle call answers NVML_ERROR_GPU_IS_LOST
 //   FAKE_NVML_ARCH=i:a            architecture (default 9, Hopper); < 7 has page retirement,
@@ -135,6 +137,9 @@ int gpu_of(nvmlDevice_t d) {
 }
 
 nvmlReturn_t init_common() {
+  if (const char* link = env("FAKE_NVML_LINK_AT")) {
+    ::symlink("../nvidiactl", link); // what the real nvmlInit does to /dev/char/195:255
+  }
   if (env("FAKE_NVML_INIT_HANG")) {
     hang_forever();
   }

@@ -317,3 +317,28 @@ TEST_CASE("e2e nvml: `snapshot` records nvml.json and the replay agrees; absent 
   }
   CHECK(skipped);
 }
+
+TEST_CASE("e2e nvml: the text report's GPU table has a health column") {
+  const auto text = [](Env env, std::vector<std::string> extra) {
+    env.emplace("FAKE_NVML_BUS_IDS", k_buses);
+    std::vector<std::string> args{"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
+                                  k_fake_nvml};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_gpf(args, env);
+  };
+  const auto r = text({{"FAKE_NVML_REMAP_PENDING", "1:1"}, {"FAKE_NVML_CLOCKS", "1:0x8"}}, {});
+  INFO(r.out);
+  CHECK(r.out.find("0000:18:00.0") != std::string::npos);
+  // the healthy GPU says ok; the other lists its nvml.* findings without the prefix
+  CHECK(r.out.find("0000:18:00.0 NVIDIA H100 80GB HBM3  health: ok\n") != std::string::npos);
+  CHECK(r.out.find("health: row-remap-pending, hw-slowdown\n") != std::string::npos);
+  // without NVML there is no column
+  const auto none = text({}, {"--no-nvml"});
+  CHECK(none.out.find("health:") == std::string::npos);
+}
+
+TEST_CASE("e2e nvml: the children report their isolation, kept by snapshot and replay") {
+  const json nvml = nvml_run({}).json().at("facts").at("nvml");
+  REQUIRE(nvml.at("isolation").is_object());
+  CHECK(nvml.at("isolation").at("detail").get<std::string>().size() > 0);
+}

@@ -45,6 +45,16 @@ TEST_CASE("quote_evidence caps length on a character boundary") {
   CHECK(quote_evidence("\xC3\xA9\xC3\xA9", 3) == "\xC3\xA9\xE2\x80\xA6");
 }
 
+TEST_CASE("printable shows control characters instead of obeying them") {
+  CHECK(printable("plain \xC3\xA9 text\twith tab") == "plain \xC3\xA9 text\twith tab");
+  CHECK(printable("\x1b[2Jclear") == "\\x1b[2Jclear");
+  CHECK(printable("one\nPASS forged\r") == "one\\x0aPASS forged\\x0d");
+  CHECK(printable("del\x7f") == "del\\x7f");
+  CHECK(printable("csi \xC2\x9b 2J") == "csi \\u009b 2J"); // C1 CSI, U+009B
+  CHECK(printable("nbsp \xC2\xA0") == "nbsp \xC2\xA0");    // U+00A0 is not a control
+  CHECK(printable("bad \xFF") == "bad \xEF\xBF\xBD");      // invalid UTF-8 repaired first
+}
+
 TEST_CASE("split_lines drops CR and the final empty line") {
   const auto lines = split_lines("a\r\nb\n\nc\n");
   REQUIRE(lines.size() == 4);

@@ -1,6 +1,8 @@
 #pragma once
 // Facts from the CUDA probe (the CUDA-probe issue). Live: children that dlopen libcuda.so.1 under
 // a deadline; replay: a snapshot's cuda.json. Every CUDA call happens in a child process.
+#include "gpf/facts/isolation.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,8 +75,9 @@ struct CudaFacts {
   bool deadline_hit = false;
   double timeout_s = 0; // --cuda-timeout the stage ran under
   double wall_ms = 0;
-  std::string child_error;           // the enumeration child died or spoke garbage
-  bool enumeration_complete = false; // cuInit passed and the whole device list was learnt
+  std::string child_error;                 // the enumeration child died or spoke garbage
+  std::optional<ChildIsolation> isolation; // as the first child reported it; nullopt: not known
+  bool enumeration_complete = false;       // cuInit passed and the whole device list was learnt
 
   // CUDA's device list is known (possibly empty): GPUs are then judged in CUDA's order.
   bool enumerated() const { return ran && enumeration_complete; }

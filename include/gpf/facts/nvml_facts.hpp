@@ -2,6 +2,8 @@
 // Facts from the NVML probe: per-GPU health as the driver reports it through libnvidia-ml.
 // Live: children that dlopen libnvidia-ml.so.1 under a deadline; replay: a snapshot's nvml.json.
 // Every value NVML may decline to give is std::optional; why it declined is in `calls`.
+#include "gpf/facts/isolation.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -120,7 +122,8 @@ struct NvmlFacts {
   bool deadline_hit = false;
   double timeout_s = 0;
   double wall_ms = 0;
-  std::string child_error; // the system child died or spoke garbage
+  std::string child_error;                 // the system child died or spoke garbage
+  std::optional<ChildIsolation> isolation; // as the first child reported it; nullopt: not known
 
   bool init_ok() const { return init_code && *init_code == k_nvml_success; }
   const NvmlGpu* gpu_by_bus(const std::string& bus_id) const {

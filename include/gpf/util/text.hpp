@@ -20,6 +20,9 @@ std::optional<unsigned long> parse_uint(std::string_view s, int base = 10);
 std::string to_valid_utf8(std::string_view s);
 // to_valid_utf8, then cut to at most max_bytes (on a character boundary) with "…" appended.
 std::string quote_evidence(std::string_view s, std::size_t max_bytes = 512);
+// to_valid_utf8 with every control character shown, not obeyed, for a terminal: C0 controls but
+// the tab, and DEL, as \x1b; C1 controls (U+0080–U+009F) as \u009b. One line stays one line.
+std::string printable(std::string_view s);
 
 // Normalises any PCI address form the driver, CUDA or the kernel prints
 // ("PCI:0000:3b:00", "0000:3B:00.0", "00000000:3b:00.0", "3b:00.0", "0000:3b:00") to

@@ -2,10 +2,11 @@
 #include "probes/child/runner.hpp"
 
 #include "probes/child/interrupt.hpp"
+#include "probes/child/isolation.hpp"
 
-#include <dlfcn.h>
+#include <fmt/format.h>
+
 #include <fcntl.h>
-#include <link.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -17,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <system_error>
 #include <thread>
 
@@ -26,7 +26,9 @@ namespace {
 
 constexpr std::size_t k_max_line = 64 * 1024; // a longer "line" is garbage: cut it
 constexpr std::size_t k_max_lines = 20000;    // a child that floods the pipe is killed
-constexpr int k_max_poll_ms = 100;            // wake up at least this often to reap
+// The first line of every child: "#isolation 1 <detail>" or "#isolation 0 <why not>".
+constexpr std::string_view k_isolation_marker = "#isolation ";
+constexpr int k_max_poll_ms = 100; // wake up at least this often to reap
 
 // Children that did not die after SIGKILL. Retried with WNOHANG at every spawn so that one that
 // finally dies does not stay a zombie for the life of this process.
@@ -98,16 +100,6 @@ void prepare_child(pid_t parent, const std::vector<EnvOverride>& env) {
 
 } // namespace
 
-std::string loaded_library_path(void* handle) {
-  struct link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
-    return {};
-  }
-  std::error_code ec;
-  auto real = std::filesystem::canonical(map->l_name, ec);
-  return ec ? std::string(map->l_name) : real.string();
-}
-
 void LineWriter::write_line(std::string_view text) {
   std::string line(text);
   line += '\n';
@@ -144,6 +136,9 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
     prepare_child(parent, spec.env);
     {
       LineWriter writer(fds[1]);
+      const ChildIsolation iso = isolate_from_host();
+      writer.write_line(
+          fmt::format("{}{} {}", k_isolation_marker, iso.isolated ? 1 : 0, iso.detail));
       try {
         spec.work(writer);
       } catch (...) {
@@ -167,6 +162,13 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
 }
 
 void ChildGroup::add_line(Child& child, std::string line) {
+  if (!child.isolation && line.rfind(k_isolation_marker, 0) == 0) {
+    // the child's first line, before its work: not part of the probe's protocol
+    const std::string_view rest = std::string_view(line).substr(k_isolation_marker.size());
+    child.isolation = ChildIsolation{
+        rest.substr(0, 2) == "1 ", std::string(rest.substr(std::min<std::size_t>(2, rest.size())))};
+    return;
+  }
   if (child.lines.size() >= k_max_lines) {
     return;
   }

@@ -4,6 +4,7 @@
 // reads the children's pipes with poll() under a deadline, SIGKILLs whatever is still running when
 // it passes, reaps with WNOHANG and abandons a child that does not die (uninterruptible sleep in
 // the driver) instead of blocking on it. The parent stays single-threaded, so fork is safe.
+#include "gpf/facts/isolation.hpp"
 #include "gpf/util/result.hpp"
 
 #include <sys/types.h>
@@ -21,10 +22,6 @@
 namespace gpf::child {
 
 using Clock = std::chrono::steady_clock;
-
-// The file a dlopen handle refers to, symlinks resolved ("" when the loader cannot say). For the
-// children's "which library did the loader pick" event.
-std::string loaded_library_path(void* handle);
 
 // A line as the parent received it, with the time it arrived (ms since the child started).
 struct TimedLine {
@@ -90,6 +87,10 @@ public:
   const std::vector<TimedLine>& lines(std::size_t id) const { return m_children.at(id).lines; }
   ChildEnd end(std::size_t id) const;
   const std::string& label(std::size_t id) const { return m_children.at(id).label; }
+  // How the child was kept from changing the host (nullopt: it died before saying).
+  const std::optional<ChildIsolation>& isolation(std::size_t id) const {
+    return m_children.at(id).isolation;
+  }
 
 private:
   struct Child {
@@ -103,6 +104,7 @@ private:
     bool done_seen = false;
     bool reaped = false;
     ChildEnd end;
+    std::optional<ChildIsolation> isolation;
   };
   void reap_nonblocking();
   void read_from(Child& child);

@@ -108,11 +108,11 @@ std::unique_ptr<LoadedDriver> load_step(const std::string& library, Steps& steps
   std::unique_ptr<LoadedDriver> driver;
   steps.run("load", [&] {
     LoadResult loaded = load_driver(library);
-    if (!loaded.driver) {
+    if (!loaded.loaded) {
       steps.emit(text_event(EventKind::load_error, loaded.error));
       return failure("LOAD_FAILED", loaded.error);
     }
-    driver = std::move(loaded.driver);
+    driver = std::move(loaded.loaded);
     if (!driver->path.empty()) {
       steps.emit(text_event(EventKind::library, driver->path));
     }

@@ -2,7 +2,9 @@
 // same object is the report's facts.cuda, so a report's member can be saved as a snapshot's file.
 #include "gpf/probes/cuda_probe.hpp"
 
+#include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
+#include "probes/child/isolation.hpp"
 
 #include <fmt/format.h>
 
@@ -18,18 +20,11 @@ constexpr int k_cuda_json_version = 1;
 constexpr std::size_t k_string_cap = 4096;
 
 std::string u8(std::string_view s) {
-  return quote_evidence(s, k_string_cap);
+  return json_text(s, k_string_cap);
 }
 
 template <class T> Ordered opt(const std::optional<T>& v) {
-  if (!v) {
-    return nullptr;
-  }
-  if constexpr (std::is_same_v<T, std::string>) {
-    return u8(*v);
-  } else {
-    return *v;
-  }
+  return json_opt(v, k_string_cap);
 }
 
 Ordered step_json(const CudaStep& s) {
@@ -333,6 +328,11 @@ CudaFacts read_facts(const Json& doc) {
   read(o, "wall_ms", c.wall_ms, "");
   read(o, "deadline_hit", c.deadline_hit, "");
   read(o, "child_error", c.child_error, "");
+  auto isolation = child::isolation_from_json(o);
+  if (!isolation) {
+    throw BadMember{isolation.error().message};
+  }
+  c.isolation = *isolation;
   read(o, "enumeration_complete", c.enumeration_complete, "");
   if (const Json* init = member(o, "init")) {
     c.init = read_step(*init, "init");
@@ -392,6 +392,7 @@ Ordered cuda_facts_json(const CudaFacts& c) {
   j["wall_ms"] = c.wall_ms;
   j["deadline_hit"] = c.deadline_hit;
   j["child_error"] = u8(c.child_error);
+  j["isolation"] = child::isolation_json(c.isolation);
   j["enumeration_complete"] = c.enumeration_complete;
   j["init"] = step_json(c.init);
   j["enumeration_steps"] = steps_json(c.enumeration_steps);

@@ -4,6 +4,8 @@
 // and signatures: cuda.h and the CUDA Driver API reference, docs/sources.md#cuda-driver-api (the
 // `_v2` names are asked for explicitly; the un-suffixed ones keep the old 32-bit ABI). Only
 // child processes load this; the parent never calls CUDA.
+#include "probes/child/library.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -69,29 +71,14 @@ struct DriverApi {
   }
 };
 
-// One row of the entry-point table: the symbol to dlsym and whether the probe can run without it.
-struct EntryPoint {
-  std::string_view symbol;
-  bool required;
-  void (*bind)(DriverApi& api, void* address);
-};
-
+using EntryPoint = child::EntryPoint<DriverApi>;
 // The table, in the order of the struct above.
 const std::vector<EntryPoint>& entry_points();
 
 // An open libcuda and its resolved entry points. Closing is deliberately skipped: a driver's
 // destructors may hang, and the child process exits right after with _exit.
-struct LoadedDriver {
-  DriverApi api;
-  std::string path; // the file the loader picked, symlinks resolved
-  std::vector<std::string> missing_required;
-  std::vector<std::string> missing_optional;
-};
-
-struct LoadResult {
-  std::unique_ptr<LoadedDriver> driver; // null when dlopen failed
-  std::string error;                    // dlerror() text
-};
+using LoadedDriver = child::LoadedLibrary<DriverApi>;
+using LoadResult = child::LoadResult<DriverApi>;
 
 // dlopen(library) with the loader's normal search when library has no '/'. Never throws.
 LoadResult load_driver(const std::string& library);

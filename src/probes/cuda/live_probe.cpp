@@ -165,6 +165,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     f.deadline_hit = true;
   }
   apply_enumeration(transcript(group, enum_id), f);
+  f.isolation = group.isolation(enum_id);
   if (!f.enumeration_complete) {
     group.settle(k_settle_grace);
     f.wall_ms = ms_between(start, Clock::now());
@@ -210,6 +211,39 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                      return s == "cuDeviceCanAccessPeer" || s == "cuCtxEnablePeerAccess" ||
                             s == "cuMemcpyPeer";
                    });
+  // The multi-GPU child names its GPUs in CUDA order, by UUID when every one is known.
+  const auto spawn_multi = [&](const std::vector<int>& devices) {
+    const bool by_uuid = std::all_of(devices.begin(), devices.end(), [&](int i) {
+      return is_gpu_uuid(f.devices[static_cast<std::size_t>(i)].uuid);
+    });
+    std::vector<std::string> names;
+    for (int i : devices) {
+      names.push_back(by_uuid ? *f.devices[static_cast<std::size_t>(i)].uuid : std::to_string(i));
+    }
+    auto id = group.spawn(
+        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
+         [library, devices](LineWriter& out) { multi_gpu_child(library, devices, out); }});
+    if (!id) {
+      throw CheckerFailure("cannot start the multi-GPU CUDA child: " + id.error().message);
+    }
+    return *id;
+  };
+  // The GPUs the job may use together, in CUDA order.
+  std::vector<int> admitted_indices;
+  for (const auto& d : f.devices) {
+    if (d.steps.empty() &&
+        std::find(admitted.begin(), admitted.end(), d.bus_id) != admitted.end()) {
+      admitted_indices.push_back(d.index);
+    }
+  }
+  // Started at once beside the per-GPU children, so that on a healthy node the stage takes about
+  // one GPU's start-up plus the peer copies. Its result counts only when every one of its GPUs
+  // then passes its own test; otherwise it is stopped and run again on the GPUs that passed.
+  std::optional<std::size_t> early_multi;
+  if (peer_possible && admitted_indices.size() >= 2) {
+    early_multi = spawn_multi(admitted_indices);
+  }
+
   const auto now = Clock::now();
   const auto gpu_deadline =
       peer_possible
@@ -234,28 +268,25 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     }
   }
 
-  // The multi-GPU child: the GPUs that passed and that the job's CUDA_VISIBLE_DEVICES admits,
-  // in CUDA order, named by UUID (by index when a UUID is unknown).
+  // The multi-GPU test's GPUs: those that passed and that the job's CUDA_VISIBLE_DEVICES admits.
   std::vector<int> candidates;
-  for (const auto& d : f.devices) {
-    if (d.usable && std::find(admitted.begin(), admitted.end(), d.bus_id) != admitted.end()) {
-      candidates.push_back(d.index);
+  for (int i : admitted_indices) {
+    if (f.devices[static_cast<std::size_t>(i)].usable) {
+      candidates.push_back(i);
     }
   }
-  if (peer_possible && candidates.size() >= 2 && Clock::now() < deadline) {
-    const bool by_uuid = std::all_of(candidates.begin(), candidates.end(), [&](int i) {
-      return is_gpu_uuid(f.devices[static_cast<std::size_t>(i)].uuid);
-    });
-    std::vector<std::string> names;
-    for (int i : candidates) {
-      names.push_back(by_uuid ? *f.devices[static_cast<std::size_t>(i)].uuid : std::to_string(i));
+  std::optional<std::size_t> multi;
+  if (early_multi && candidates == admitted_indices) {
+    multi = early_multi;
+  } else {
+    if (early_multi) {
+      group.stop(*early_multi); // it included a GPU that failed on its own
     }
-    auto multi = group.spawn(
-        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
-         [library, candidates](LineWriter& out) { multi_gpu_child(library, candidates, out); }});
-    if (!multi) {
-      throw CheckerFailure("cannot start the multi-GPU CUDA child: " + multi.error().message);
+    if (peer_possible && candidates.size() >= 2 && Clock::now() < deadline) {
+      multi = spawn_multi(candidates);
     }
+  }
+  if (multi) {
     {
       if (!group.pump_until(deadline, [&] { return group.finished(*multi); })) {
         group.kill_at_deadline(*multi);

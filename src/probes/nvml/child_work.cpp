@@ -31,11 +31,11 @@ std::unique_ptr<LoadedNvml> load_and_init(const std::string& library, child::Lin
                                           bool system) {
   begin(out, "load");
   LoadResult loaded = load_nvml(library);
-  if (!loaded.nvml) {
+  if (!loaded.loaded) {
     say(out, Json{{"e", "load_error"}, {"text", to_valid_utf8(loaded.error)}});
     return nullptr;
   }
-  auto nvml = std::move(loaded.nvml);
+  auto nvml = std::move(loaded.loaded);
   if (system) {
     say(out, Json{{"e", "library"}, {"path", nvml->path}});
     for (const auto& s : nvml->missing_required) {

@@ -4,6 +4,8 @@
 // tests/unit/nvml_layout_test.cpp), loaded at run time with dlopen. Versioned names
 // (nvmlInit_v2, nvmlDeviceGetPciInfo_v3, ...) are asked for explicitly: the un-suffixed symbols
 // keep older layouts. Only child processes load this; the parent never calls NVML.
+#include "probes/child/library.hpp"
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -142,26 +144,12 @@ struct NvmlApi {
                                                           nvmlProcessInfo_v2_t* infos) = nullptr;
 };
 
-// One row of the entry-point table: the symbol and whether the probe can run without it.
-struct EntryPoint {
-  std::string_view symbol;
-  bool required;
-  void (*bind)(NvmlApi& api, void* address);
-};
+using EntryPoint = child::EntryPoint<NvmlApi>;
 const std::vector<EntryPoint>& entry_points();
 
 // An open libnvidia-ml. Never closed: the child _exits right after.
-struct LoadedNvml {
-  NvmlApi api;
-  std::string path;
-  std::vector<std::string> missing_required;
-  std::vector<std::string> missing_optional;
-};
-
-struct LoadResult {
-  std::unique_ptr<LoadedNvml> nvml; // null when dlopen failed
-  std::string error;
-};
+using LoadedNvml = child::LoadedLibrary<NvmlApi>;
+using LoadResult = child::LoadResult<NvmlApi>;
 
 // dlopen(library) (loader search when it has no '/'), then every entry point. Never throws.
 LoadResult load_nvml(const std::string& library);

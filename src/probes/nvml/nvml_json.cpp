@@ -2,7 +2,9 @@
 // object is the report's facts.nvml; the GPU objects are also the children's "gpu" events.
 #include "gpf/probes/nvml_probe.hpp"
 
+#include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
+#include "probes/child/isolation.hpp"
 
 #include <fmt/format.h>
 
@@ -17,11 +19,12 @@ constexpr int k_nvml_json_version = 1;
 constexpr std::size_t k_string_cap = 4096;
 
 std::string u8(std::string_view s) {
-  return quote_evidence(s, k_string_cap);
+  return json_text(s, k_string_cap);
 }
 
 // The scalar members of NvmlGpu, by JSON name: one list for writing and reading.
-template <class F> void gpu_scalars(NvmlGpu& g, F&& f) {
+// Every scalar member with its key, for writing (const) and reading alike.
+template <class G, class F> void gpu_scalars(G& g, F&& f) {
   f("index", g.index);
   f("name", g.name);
   f("uuid", g.uuid);
@@ -55,14 +58,7 @@ template <class F> void gpu_scalars(NvmlGpu& g, F&& f) {
 }
 
 template <class T> Ordered opt(const std::optional<T>& v) {
-  if (!v) {
-    return nullptr;
-  }
-  if constexpr (std::is_same_v<T, std::string>) {
-    return u8(*v);
-  } else {
-    return *v;
-  }
+  return json_opt(v, k_string_cap);
 }
 
 Ordered call_json(const NvmlCall& c) {
@@ -201,7 +197,7 @@ NvmlGpu read_gpu(const Json& j) {
 } // namespace
 
 Ordered nvml_gpu_json(const NvmlGpu& gpu) {
-  NvmlGpu& g = const_cast<NvmlGpu&>(gpu); // gpu_scalars only reads here
+  const NvmlGpu& g = gpu;
   Ordered j;
   j["bus_id"] = u8(g.bus_id);
   j["nvml_bus_id"] = u8(g.nvml_bus_id);
@@ -252,6 +248,7 @@ Ordered nvml_facts_json(const NvmlFacts& n) {
   j["timeout_s"] = n.timeout_s;
   j["wall_ms"] = n.wall_ms;
   j["child_error"] = u8(n.child_error);
+  j["isolation"] = child::isolation_json(n.isolation);
   return j;
 }
 
@@ -320,6 +317,11 @@ Result<NvmlFacts> parse_nvml_json(std::string_view text) {
       }
     }
     n.child_error = read_string(j, "child_error");
+    auto isolation = child::isolation_from_json(j);
+    if (!isolation) {
+      return Error{isolation.error().message};
+    }
+    n.isolation = *isolation;
     return n;
   } catch (const BadMember& bad) {
     return Error{bad.what};

@@ -215,6 +215,7 @@ NvmlFacts collect(Live& live) {
   }
   live.group.settle(k_settle_grace);
   apply_system(fold(live.group.lines(*live.system_id)), live.group.end(*live.system_id), n);
+  n.isolation = live.group.isolation(*live.system_id);
   // A per-GPU child's init failure is the system child's finding; the GPU is then not judged.
   const bool init_failed = n.init_code && *n.init_code != k_nvml_success;
   if (!init_failed && n.load_error.empty() && n.missing_symbols.empty()) {
@@ -256,41 +257,29 @@ void start_nvml(const Host& host, const ProbeOptions& options, const Facts& fact
 }
 
 ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts) {
-  ProbeStatus status{"nvml", ProbeState::ok, {}, 0};
+  ProbeStatus status;
   if (options.no_nvml) {
-    status.state = ProbeState::skipped;
-    status.message = "--no-nvml";
-    return status;
+    return status.skip("--no-nvml");
   }
   if (!runs_live(host, options)) {
     if (!host.exists("nvml.json")) {
-      status.state = ProbeState::skipped;
-      status.message = "the snapshot has no nvml.json (a live probe against it needs --libnvml)";
-      return status;
+      return status.skip("the snapshot has no nvml.json (a live probe against it needs --libnvml)");
     }
     auto content = host.read_file("nvml.json", k_nvml_json_cap);
     if (!content) {
-      status.state = ProbeState::error;
-      status.message = "nvml.json: " + content.error().message;
-      return status;
+      return status.fail("nvml.json: " + content.error().message);
     }
     if (content->truncated) {
-      status.state = ProbeState::error;
-      status.message = fmt::format("nvml.json: larger than {} bytes", k_nvml_json_cap);
-      return status;
+      return status.fail(fmt::format("nvml.json: larger than {} bytes", k_nvml_json_cap));
     }
     auto parsed = parse_nvml_json(content->data);
     if (!parsed) {
-      status.state = ProbeState::error;
-      status.message = "nvml.json: " + parsed.error().message;
-      return status;
+      return status.fail("nvml.json: " + parsed.error().message);
     }
     facts.nvml = std::move(parsed).value();
     facts.nvml.source = "nvml.json";
     if (!facts.nvml.ran) {
-      status.state = ProbeState::skipped;
-      status.message = "nvml.json records that the NVML probe did not run";
-      return status;
+      return status.skip("nvml.json records that the NVML probe did not run");
     }
     status.message = "replayed nvml.json: " + summary(facts.nvml);
     return status;
