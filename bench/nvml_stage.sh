@@ -46,7 +46,7 @@ both=$(repeat whole_ms --root "$root" --libcuda "$cuda" --libnvml "$nvml")
 
 echo "NVML stage with the fake library, 8 GPUs, median of $runs runs"
 printf '  %-58s %8.1f ms\n' "NVML stage alone (--no-cuda)" "$nvml_alone"
-printf '  %-58s %8.1f ms\n' "NVML stage beside the CUDA stage" "$both_nvml"
+printf '  %-58s %8.1f ms\n' "NVML stage beside CUDA (start to collection, after CUDA)" "$both_nvml"
 printf '  %-58s %8d ms\n' "whole check, CUDA stage only (--no-nvml)" "$cuda_only"
 printf '  %-58s %8d ms\n' "whole check, CUDA and NVML stages" "$both"
 awk -v a="$both" -v b="$cuda_only" 'BEGIN {
