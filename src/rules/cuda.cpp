@@ -740,10 +740,11 @@ std::span<const Rule> cuda_rules() {
            "time (`nvidia-smi -q -d COMPUTE`). Periodic health checks should pass --skip-busy so that "
            "they never touch a job's GPUs",
        .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
-       .explanation = "CUDA answers CUDA_ERROR_DEVICE_UNAVAILABLE (46) when an exclusive-process GPU "
-                      "already has its process, and CUDA_ERROR_OUT_OF_MEMORY (2) when another process "
-                      "holds its memory: the GPU works but is taken. It stays in the recommendation "
-                      "and never counts against --min-gpus.",
+       .explanation =
+           "CUDA answers CUDA_ERROR_DEVICE_UNAVAILABLE (46) when an exclusive-process GPU "
+           "already has its process, and CUDA_ERROR_OUT_OF_MEMORY (2) when another process "
+           "holds its memory: the GPU works but is taken. It stays in the recommendation "
+           "and never counts against --min-gpus.",
        .evidence = "the failing step and its CUresult, the processes holding the GPU's device node "
                    "(/proc/<pid>/fd), the compute mode",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
