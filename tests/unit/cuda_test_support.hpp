@@ -82,9 +82,12 @@ struct RunResult {
 };
 
 // Runs the gpu-preflight binary with args and env (on top of this process's environment, minus
-// inherited FAKE_CUDA_* / CUDA_*); captures stdout and the wall time.
-inline RunResult run_gpf(const std::vector<std::string>& args, const Env& env = {}) {
-  std::vector<std::string> argv_s{GPF_BINARY};
+// inherited FAKE_CUDA_* / CUDA_*); captures stdout and the wall time. `wrapper` (a program and its
+// options, e.g. setpriv to run as another user) goes before the binary.
+inline RunResult run_gpf(const std::vector<std::string>& args, const Env& env = {},
+                         const std::vector<std::string>& wrapper = {}) {
+  std::vector<std::string> argv_s = wrapper;
+  argv_s.push_back(GPF_BINARY);
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<std::string> env_s = child_environment(env);
   const std::vector<char*> argv = c_strings(argv_s);

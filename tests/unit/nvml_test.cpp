@@ -8,6 +8,8 @@
 
 #include <filesystem>
 
+#include <unistd.h>
+
 using namespace gpf::cuda_test;
 using nlohmann::json;
 
@@ -341,4 +343,28 @@ TEST_CASE("e2e nvml: the children report their isolation, kept by snapshot and r
   const json nvml = nvml_run({}).json().at("facts").at("nvml");
   REQUIRE(nvml.at("isolation").is_object());
   CHECK(nvml.at("isolation").at("detail").get<std::string>().size() > 0);
+}
+
+// The ML engineer's case: not root, kernel log unreadable (dmesg_restrict), yet NVML still says
+// how the GPUs are. Run as nobody through setpriv, so the children take the unprivileged path of
+// their isolation too.
+TEST_CASE("e2e nvml: an ordinary user whose kernel log is unreadable still gets GPU health") {
+  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
+    WARN("skipped: needs root and /usr/bin/setpriv to run the check as an ordinary user");
+    return;
+  }
+  const auto r = run_gpf({"--root", fixture("log-not-readable"), "--no-cuda", "--libnvml",
+                          k_fake_nvml, "--format", "json"},
+                         {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}},
+                         {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+  INFO(r.out);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  const json j = r.json();
+  CHECK(finding(j, "log.not-readable") != nullptr);
+  const json* remap = finding(j, "nvml.row-remap-failure");
+  REQUIRE(remap != nullptr);
+  CHECK(remap->at("gpu") == "0000:2a:00.0");
+  const json& iso = j.at("facts").at("nvml").at("isolation");
+  CHECK(iso.at("isolated") == true);
+  CHECK(iso.at("detail").get<std::string>().find("no_new_privs") != std::string::npos);
 }
