@@ -353,10 +353,11 @@ TEST_CASE("e2e nvml: an ordinary user whose kernel log is unreadable still gets 
     WARN("skipped: needs root and /usr/bin/setpriv to run the check as an ordinary user");
     return;
   }
-  const auto r = run_gpf({"--root", fixture("log-not-readable"), "--no-cuda", "--libnvml",
-                          k_fake_nvml, "--format", "json"},
-                         {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}},
-                         {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+  const auto r =
+      run_gpf({"--root", fixture("log-not-readable"), "--no-cuda", "--libnvml", k_fake_nvml,
+               "--format", "json"},
+              {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}},
+              {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
   INFO(r.out);
   REQUIRE((r.exit_code == 0 || r.exit_code == 1));
   const json j = r.json();
