@@ -359,6 +359,11 @@ TEST_CASE("e2e nvml: an ordinary user whose kernel log is unreadable still gets 
               {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}},
               {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
   INFO(r.out);
+  if (r.exit_code == 126 || r.exit_code == 127) {
+    WARN(
+        "skipped: uid 65534 cannot run the binary here (a directory on its path is not searchable)");
+    return;
+  }
   REQUIRE((r.exit_code == 0 || r.exit_code == 1));
   const json j = r.json();
   CHECK(finding(j, "log.not-readable") != nullptr);
