@@ -197,8 +197,8 @@ std::string cuda_list(const CudaFacts& cuda) {
 
 std::string peer_text(const CudaPeerResult& p) {
   if (p.timed_out) {
-    return fmt::format("peer copy CUDA {} -> CUDA {} did not finish within {}; the child was "
-                       "killed at the deadline",
+    return fmt::format("peer copy CUDA {} -> CUDA {} did not finish within {}; "
+                       "the child was killed at the deadline",
                        p.from, p.to, ms_text(p.duration_ms));
   }
   const std::string pair = fmt::format("peer copy CUDA {} -> CUDA {} (peer access: {})", p.from,
@@ -223,13 +223,10 @@ bool multi_hung(const CudaFacts& cuda) {
 
 std::string multi_remedy(const Facts& f) {
   std::string remedy =
-      "Start the job on one GPU (the recommendation keeps the first usable one). To use several "
-      "GPUs: try "
-      "NCCL_P2P_DISABLE=1 (NCCL then avoids peer-to-peer copies); check PCIe ACS on the bridges "
-      "above the GPUs "
-      "(`lspci -vvv`: ACSCtl SrcValid+/ReqRedir+/CmpltRedir+ should be off) and the IOMMU "
-      "(`iommu=pt`, or VT-d/AMD-Vi "
-      "off in the firmware); on a virtual machine, ask for GPUs with peer-to-peer support";
+      "Start the job on one GPU (the recommendation keeps the first usable one). "
+      "To use several GPUs: try NCCL_P2P_DISABLE=1 (NCCL then avoids peer-to-peer copies); "
+      "check PCIe ACS on the bridges above the GPUs (`lspci -vvv`: ACSCtl SrcValid+/ReqRedir+/CmpltRedir+ should be off) and the IOMMU (`iommu=pt`, or VT-d/AMD-Vi off in the firmware); "
+      "on a virtual machine, ask for GPUs with peer-to-peer support";
   if (f.kernel.version && *f.kernel.version < Version({5, 5, 0})) {
     remedy += fmt::format(
         "; kernel {} is below 5.5: upgrading it is a known remedy for multi-GPU start-up hangs",
@@ -318,9 +315,9 @@ std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
     ev.push_back(timeout_evidence(cuda));
   }
   std::string message =
-      hung ? "The multi-GPU test hung: start-up across GPUs is at risk of hanging "
-             "(peer-to-peer copies)"
-           : "The multi-GPU test failed: peer-to-peer copies between GPUs do not work";
+      hung
+          ? "The multi-GPU test hung: start-up across GPUs is at risk of hanging (peer-to-peer copies)"
+          : "The multi-GPU test failed: peer-to-peer copies between GPUs do not work";
   const auto found = multi_causes(c.facts);
   if (!found.causes.empty()) {
     message += "; likely cause: " + found.causes.front();
@@ -346,17 +343,17 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "The driver is new enough for the job's CUDA version",
        .remedy =
-           "Upgrade the driver to at least the version named in the finding, or run a build of the framework made with an older "
-           "CUDA (e.g. a cu118/cu121 wheel); on data-center GPUs the cuda-compat package (forward compatibility) is another way",
+           "Upgrade the driver to at least the version named in the finding, or run a build of the framework made with an older CUDA (e.g. a cu118/cu121 wheel); "
+           "on data-center GPUs the cuda-compat package (forward compatibility) is another way",
        .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
-           "Every CUDA toolkit release ships with a driver (the release notes' Table 3). A job built with that toolkit runs on "
-           "that driver or newer. From CUDA 11 on, minor-version compatibility lowers the bar to one floor per major (11.x: "
-           "450.80.02, 12.x: 525.60.13, 13.x: 580.65.06); below it the CUDA runtime refuses to initialise with "
-           "cudaErrorInsufficientDriver. Before CUDA 11 there is no such floor: the toolkit's own driver is the minimum.",
+           "Every CUDA toolkit release ships with a driver (the release notes' Table 3). "
+           "A job built with that toolkit runs on that driver or newer. "
+           "From CUDA 11 on, minor-version compatibility lowers the bar to one floor per major (11.x: 450.80.02, 12.x: 525.60.13, 13.x: 580.65.06); "
+           "below it the CUDA runtime refuses to initialise with cudaErrorInsufficientDriver. "
+           "Before CUDA 11 there is no such floor: the toolkit's own driver is the minimum.",
        .evidence =
-           "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel "
-           "module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
+           "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
            "cuDriverGetVersion when only the CUDA probe knows the driver (WSL2).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
@@ -377,8 +374,8 @@ std::span<const Rule> cuda_rules() {
          }
          return {
              {fmt::format(
-                  "The job's CUDA {} cannot run on driver {}: {}. The CUDA runtime refuses to start "
-                  "(cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
+                  "The job's CUDA {} cannot run on driver {}: {}. "
+                  "The CUDA runtime refuses to start (cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
                   e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text, why),
               r.evidence}};
        }},
@@ -388,14 +385,12 @@ std::span<const Rule> cuda_rules() {
        .title =
            "The driver is at least the job's toolkit driver (not only its minor-version floor)",
        .remedy =
-           "Upgrade the driver to the toolkit's own driver named in the finding, or make sure the job ships SASS for these GPUs "
-           "and uses no feature of the newer toolkit that needs the newer driver",
+           "Upgrade the driver to the toolkit's own driver named in the finding, or make sure the job ships SASS for these GPUs and uses no feature of the newer toolkit that needs the newer driver",
        .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
-           "Between the major's minor-version floor and the toolkit's own driver the job starts under minor-version "
-           "compatibility: APIs that need the newer driver return cudaErrorCallRequiresNewerDriver, and PTX newer than the "
-           "driver cannot be JIT-compiled, so kernels shipped only as PTX fail. Framework wheels usually carry SASS for common "
-           "GPUs, so training often works; the warning says it is not guaranteed.",
+           "Between the major's minor-version floor and the toolkit's own driver the job starts under minor-version compatibility: APIs that need the newer driver return cudaErrorCallRequiresNewerDriver, and PTX newer than the driver cannot be JIT-compiled, so kernels shipped only as PTX fail. "
+           "Framework wheels usually carry SASS for common GPUs, so training often works; "
+           "the warning says it is not guaranteed.",
        .evidence = "The job's CUDA version and the driver version, as for cuda.driver-too-old.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
@@ -408,9 +403,7 @@ std::span<const Rule> cuda_rules() {
                              : toolkit_needs(r.judgement);
          return {
              {fmt::format(
-                  "The job's CUDA {} runs on driver {} only through minor-version compatibility ({}): features "
-                  "that need the newer driver fail (cudaErrorCallRequiresNewerDriver) and PTX newer than the driver "
-                  "cannot be JIT-compiled, so the job must carry SASS for these GPUs",
+                  "The job's CUDA {} runs on driver {} only through minor-version compatibility ({}): features that need the newer driver fail (cudaErrorCallRequiresNewerDriver) and PTX newer than the driver cannot be JIT-compiled, so the job must carry SASS for these GPUs",
                   e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text,
                   needs),
               r.evidence}};
@@ -420,13 +413,13 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::info,
        .title = "Whether forward compatibility (cuda-compat) is in use",
        .remedy =
-           "Nothing to do on data-center GPUs; on others remove the cuda-compat directory from the library path and upgrade the "
-           "driver instead",
+           "Nothing to do on data-center GPUs; "
+           "on others remove the cuda-compat directory from the library path and upgrade the driver instead",
        .source = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
        .explanation =
-           "The cuda-compat package puts a newer libcuda (in a compat/ directory) in front of an older kernel module so that a "
-           "newer CUDA runs on an older driver branch. The library and the kernel module then differ on purpose: this is not a "
-           "driver/library mismatch. It is supported on data-center GPUs, select NGC-ready RTX parts and Jetson only.",
+           "The cuda-compat package puts a newer libcuda (in a compat/ directory) in front of an older kernel module so that a newer CUDA runs on an older driver branch. "
+           "The library and the kernel module then differ on purpose: this is not a driver/library mismatch. "
+           "It is supported on data-center GPUs, select NGC-ready RTX parts and Jetson only.",
        .evidence =
            "The libcuda.so.1 the loader picks (its path has a compat/ component) and its version against the kernel module's.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -437,9 +430,9 @@ std::span<const Rule> cuda_rules() {
          const auto& lib = c.facts.compat.libcuda;
          return {
              {fmt::format(
-                  "Forward compatibility: the job loads the cuda-compat libcuda {} on kernel module {}. This is "
-                  "expected, not a mismatch; it works on data-center GPUs and select RTX/Jetson parts only (elsewhere "
-                  "cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)",
+                  "Forward compatibility: the job loads the cuda-compat libcuda {} on kernel module {}. "
+                  "This is expected, not a mismatch; "
+                  "it works on data-center GPUs and select RTX/Jetson parts only (elsewhere cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)",
                   lib.version_text, d.kernel_module_text),
               {library_evidence(lib), d.kernel_module_evidence}}};
        }},
@@ -448,12 +441,13 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::info,
        .title = "The job's CUDA version is in the CUDA-to-driver table",
        .remedy =
-           "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; update data/ when NVIDIA "
-           "publishes a new release",
+           "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; "
+           "update data/ when NVIDIA publishes a new release",
        .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
-           "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). For an unknown release of a known major "
-           "only the major's minor-version floor can be checked; for an unknown major nothing is judged.",
+           "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). "
+           "For an unknown release of a known major only the major's minor-version floor can be checked; "
+           "for an unknown major nothing is judged.",
        .evidence =
            "The job's CUDA version against data/cuda_toolkit_driver.json and data/cuda_minor_compat.json.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -466,8 +460,7 @@ std::span<const Rule> cuda_rules() {
          const std::string what =
              r.judgement.status == CudaDriverStatus::unknown_release
                  ? fmt::format(
-                       "its major's minor-version floor ({}) is met, but the release's own driver is "
-                       "not known",
+                       "its major's minor-version floor ({}) is met, but the release's own driver is not known",
                        r.judgement.floor->floor_text)
                  : "neither the release nor its major is in the table, so nothing was judged";
          return {{fmt::format("CUDA {} is not in the CUDA-to-driver table (CUDA 9.0 to 13.2): {}",
@@ -479,15 +472,15 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::info,
        .title = "The job's CUDA version is known, so CUDA can be judged",
        .remedy =
-           "Pass --expect-cuda with the CUDA version the job's framework was built with (e.g. "
-           "`python -c 'import torch; print(torch.version.cuda)'`)",
+           "Pass --expect-cuda with the CUDA version the job's framework was built with (e.g. `python -c 'import torch; "
+           "print(torch.version.cuda)'`)",
        .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
-           "Frameworks bundle their own CUDA runtime, so the toolkit installed on the host (if any) need not be what the job "
-           "uses. Without the job's CUDA version only the driver's own maximum is reported.",
+           "Frameworks bundle their own CUDA runtime, so the toolkit installed on the host (if any) need not be what the job uses. "
+           "Without the job's CUDA version only the driver's own maximum is reported.",
        .evidence =
-           "--expect-cuda, $CUDA_HOME/version.json or version.txt, /usr/local/cuda/version.json or version.txt; the driver's "
-           "version or cuDriverGetVersion.",
+           "--expect-cuda, $CUDA_HOME/version.json or version.txt, /usr/local/cuda/version.json or version.txt; "
+           "the driver's version or cuDriverGetVersion.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& compat = c.facts.compat;
          if (!compat.ran || compat.expected_cuda) {
@@ -504,8 +497,7 @@ std::span<const Rule> cuda_rules() {
            const auto* row = c.job.matrix->newest_toolkit_for_driver(*d.effective);
            driver_max =
                row ? fmt::format(
-                         "driver {} runs toolkits up to CUDA {} (and, through minor-version compatibility, the "
-                         "rest of CUDA {}.x)",
+                         "driver {} runs toolkits up to CUDA {} (and, through minor-version compatibility, the rest of CUDA {}.x)",
                          d.effective_text, row->release, row->cuda.major())
                    : fmt::format("driver {} is older than every toolkit in the table",
                                  d.effective_text);
@@ -528,11 +520,9 @@ std::span<const Rule> cuda_rules() {
            "info when the NVIDIA driver is not loaded either (a host without NVIDIA GPUs)",
        .title = "libcuda.so.1 (the driver's CUDA library) loads",
        .remedy =
-           "Install the NVIDIA driver's user-space libraries matching the kernel module (libcuda.so.1, "
-           "e.g. the "
-           "libnvidia-compute-<version> package); in a container, start it with the NVIDIA runtime "
-           "(--gpus all / "
-           "--runtime=nvidia); --libcuda PATH names the library explicitly",
+           "Install the NVIDIA driver's user-space libraries matching the kernel module (libcuda.so.1, e.g. the libnvidia-compute-<version> package); "
+           "in a container, start it with the NVIDIA runtime (--gpus all / --runtime=nvidia); "
+           "--libcuda PATH names the library explicitly",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -547,9 +537,8 @@ std::span<const Rule> cuda_rules() {
                cuda.library);
            hit.severity = Severity::info;
            hit.remedy =
-               "Nothing to do on a host without NVIDIA GPUs; otherwise install and load the "
-               "NVIDIA driver first "
-               "(see driver.not-loaded), which also installs libcuda.so.1";
+               "Nothing to do on a host without NVIDIA GPUs; "
+               "otherwise install and load the NVIDIA driver first (see driver.not-loaded), which also installs libcuda.so.1";
          }
          return {hit};
        }},
@@ -558,11 +547,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "The libcuda that loads is the driver's, not the toolkit's stub",
        .remedy =
-           "Remove the CUDA toolkit's stubs directory (…/lib64/stubs) from LD_LIBRARY_PATH and from the "
-           "loader's "
-           "configuration (/etc/ld.so.conf.d, then ldconfig): the stub is for linking only; the driver's "
-           "libcuda.so.1 must "
-           "be found first",
+           "Remove the CUDA toolkit's stubs directory (…/lib64/stubs) from LD_LIBRARY_PATH and from the loader's configuration (/etc/ld.so.conf.d, then ldconfig): the stub is for linking only; "
+           "the driver's libcuda.so.1 must be found first",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -574,20 +560,17 @@ std::span<const Rule> cuda_rules() {
          if (auto ld = c.facts.env.get("LD_LIBRARY_PATH")) {
            ev.push_back("LD_LIBRARY_PATH=" + *ld);
          }
-         return {{"The CUDA toolkit's stub libcuda shadows the driver's: every CUDA call returns "
-                  "CUDA_ERROR_STUB_LIBRARY",
-                  std::move(ev)}};
+         return {
+             {"The CUDA toolkit's stub libcuda shadows the driver's: every CUDA call returns CUDA_ERROR_STUB_LIBRARY",
+              std::move(ev)}};
        }},
       {.id = "cuda.driver-mismatch",
        .stage = Stage::host,
        .severity = Severity::fail,
        .title = "libcuda and the kernel module come from the same driver",
        .remedy =
-           "Make libcuda match the kernel module: reboot (or reload the nvidia modules) after a driver "
-           "upgrade, remove a "
-           "stale libcuda.so.1 from LD_LIBRARY_PATH or the container image; for 804, remove the "
-           "cuda-compat directory from "
-           "the library path on GPUs without forward-compatibility support",
+           "Make libcuda match the kernel module: reboot (or reload the nvidia modules) after a driver upgrade, remove a stale libcuda.so.1 from LD_LIBRARY_PATH or the container image; "
+           "for 804, remove the cuda-compat directory from the library path on GPUs without forward-compatibility support",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -606,12 +589,9 @@ std::span<const Rule> cuda_rules() {
          }
          const bool compat = bad && bad->error_code == k_compat_not_supported;
          return {
-             {compat ? "A forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does "
-                       "not support forward "
-                       "compatibility: cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"
-                     : "libcuda and the NVIDIA kernel module come from different driver versions: "
-                       "cuInit fails with "
-                       "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+             {compat
+                  ? "A forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not support forward compatibility: cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"
+                  : "libcuda and the NVIDIA kernel module come from different driver versions: cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
               std::move(ev)}};
        }},
       {.id = "cuda.required-symbol-missing",
@@ -619,9 +599,7 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "libcuda exports every entry point the probe needs",
        .remedy =
-           "The library is not a usable NVIDIA driver libcuda (too old, or another library under the "
-           "same name): point "
-           "--libcuda or LD_LIBRARY_PATH at the driver's libcuda.so.1, or upgrade the driver",
+           "The library is not a usable NVIDIA driver libcuda (too old, or another library under the same name): point --libcuda or LD_LIBRARY_PATH at the driver's libcuda.so.1, or upgrade the driver",
        .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -638,9 +616,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::info,
        .title = "libcuda exports the optional entry points",
        .remedy =
-           "Nothing to do for the job; upgrade the driver to get the skipped measurements (UUIDs, error "
-           "names, the "
-           "multi-GPU test)",
+           "Nothing to do for the job; "
+           "upgrade the driver to get the skipped measurements (UUIDs, error names, the multi-GPU test)",
        .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -659,13 +636,9 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "cuInit and CUDA's device enumeration succeed",
        .remedy =
-           "Act on the error in the evidence: CUDA_ERROR_NO_DEVICE (100): no GPU is visible (driver, "
-           "container device "
-           "access, CUDA_VISIBLE_DEVICES); CUDA_ERROR_UNKNOWN (999): often /dev/nvidia-uvm is missing "
-           "(`nvidia-modprobe -u "
-           "-c=0`) or a GPU is in a bad state (check dmesg for Xid errors); CUDA_ERROR_SYSTEM_NOT_READY "
-           "(802) on NVSwitch "
-           "systems: start nvidia-fabricmanager",
+           "Act on the error in the evidence: CUDA_ERROR_NO_DEVICE (100): no GPU is visible (driver, container device access, CUDA_VISIBLE_DEVICES); "
+           "CUDA_ERROR_UNKNOWN (999): often /dev/nvidia-uvm is missing (`nvidia-modprobe -u -c=0`) or a GPU is in a bad state (check dmesg for Xid errors); "
+           "CUDA_ERROR_SYSTEM_NOT_READY (802) on NVSwitch systems: start nvidia-fabricmanager",
        .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -679,11 +652,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "cuInit and enumeration finish before the deadline",
        .remedy =
-           "A GPU or the driver is wedged: check dmesg for Xid and RmInitAdapter errors, stop processes "
-           "stuck on the GPU, "
-           "reset the GPU (`nvidia-smi -r`) or reboot; if initialisation is merely slow, run "
-           "nvidia-persistenced and raise "
-           "--cuda-timeout",
+           "A GPU or the driver is wedged: check dmesg for Xid and RmInitAdapter errors, stop processes stuck on the GPU, reset the GPU (`nvidia-smi -r`) or reboot; "
+           "if initialisation is merely slow, run nvidia-persistenced and raise --cuda-timeout",
        .source = "docs/cuda-probe.md#schedule-and-deadlines",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -701,9 +671,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "Each GPU passes CUDA start-up in its own process",
        .remedy =
-           "Run the job without this GPU (the recommendation leaves it out); check dmesg for Xid errors "
-           "on its bus id, "
-           "reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
+           "Run the job without this GPU (the recommendation leaves it out); "
+           "check dmesg for Xid errors on its bus id, reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
        .source = "docs/cuda-probe.md",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -735,18 +704,15 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::warn,
        .title = "No GPU is held by another process (busy is not broken)",
        .remedy =
-           "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start "
-           "the job on other GPUs; in exclusive-process compute mode a GPU serves one process at a "
-           "time (`nvidia-smi -q -d COMPUTE`). Periodic health checks should pass --skip-busy so that "
-           "they never touch a job's GPUs",
+           "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start the job on other GPUs; "
+           "in exclusive-process compute mode a GPU serves one process at a time (`nvidia-smi -q -d COMPUTE`). "
+           "Periodic health checks should pass --skip-busy so that they never touch a job's GPUs",
        .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
        .explanation =
-           "CUDA answers CUDA_ERROR_DEVICE_UNAVAILABLE (46) when an exclusive-process GPU "
-           "already has its process, and CUDA_ERROR_OUT_OF_MEMORY (2) when another process "
-           "holds its memory: the GPU works but is taken. It stays in the recommendation "
-           "and never counts against --min-gpus.",
-       .evidence = "the failing step and its CUresult, the processes holding the GPU's device node "
-                   "(/proc/<pid>/fd), the compute mode",
+           "CUDA answers CUDA_ERROR_DEVICE_UNAVAILABLE (46) when an exclusive-process GPU already has its process, and CUDA_ERROR_OUT_OF_MEMORY (2) when another process holds its memory: the GPU works but is taken. "
+           "It stays in the recommendation and never counts against --min-gpus.",
+       .evidence =
+           "the failing step and its CUresult, the processes holding the GPU's device node (/proc/<pid>/fd), the compute mode",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -776,9 +742,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "Each GPU finishes CUDA start-up before the deadline",
        .remedy =
-           "Run the job without this GPU (the recommendation leaves it out); a hang at start-up usually "
-           "means the GPU is "
-           "wedged: check dmesg for Xid errors, reset it (`nvidia-smi -r -i <bus id>`) or reboot",
+           "Run the job without this GPU (the recommendation leaves it out); "
+           "a hang at start-up usually means the GPU is wedged: check dmesg for Xid errors, reset it (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = "docs/cuda-probe.md",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -799,9 +764,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::warn,
        .title = "No GPU initialises far slower than the others (> 5x median, > 1 s)",
        .remedy =
-           "Run nvidia-persistenced so GPUs stay initialised between jobs; if only this GPU is slow, "
-           "check dmesg for errors "
-           "on its bus id and its PCIe link (`lspci -vv`: LnkSta speed and width)",
+           "Run nvidia-persistenced so GPUs stay initialised between jobs; "
+           "if only this GPU is slow, check dmesg for errors on its bus id and its PCIe link (`lspci -vv`: LnkSta speed and width)",
        .source = "docs/sources.md#persistence",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<const CudaDevice*> measured;
@@ -841,9 +805,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::fail,
        .title = "CUDA enumerates every GPU the driver lists",
        .remedy =
-           "Check that the job can reach the GPU (container device list, cgroup device rules, MIG mode) "
-           "and dmesg for "
-           "errors on its bus id; the recommendation leaves it out",
+           "Check that the job can reach the GPU (container device list, cgroup device rules, MIG mode) and dmesg for errors on its bus id; "
+           "the recommendation leaves it out",
        .source = "docs/sources.md#driver-files-under-proc-and-sys",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -869,9 +832,8 @@ std::span<const Rule> cuda_rules() {
        .stage = Stage::gpu,
        .severity = Severity::warn,
        .title = "Every CUDA device is one of the driver's GPUs",
-       .remedy =
-           "Compare `nvidia-smi -L` with the CUDA devices in the evidence; a snapshot without that GPU's "
-           "/proc/driver/nvidia/gpus entry is incomplete",
+       .remedy = "Compare `nvidia-smi -L` with the CUDA devices in the evidence; "
+                 "a snapshot without that GPU's /proc/driver/nvidia/gpus entry is incomplete",
        .source = "docs/sources.md#cuda-driver-api",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -905,9 +867,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::warn,
        .title = "Peer-to-peer copies between the usable GPUs work",
        .remedy =
-           "Start the job on one GPU; for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU "
-           "settings, or upgrade "
-           "the kernel",
+           "Start the job on one GPU; "
+           "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
        .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, false);
@@ -917,9 +878,8 @@ std::span<const Rule> cuda_rules() {
        .severity = Severity::warn,
        .title = "Peer-to-peer copies between the usable GPUs finish",
        .remedy =
-           "Start the job on one GPU; for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU "
-           "settings, or upgrade "
-           "the kernel",
+           "Start the job on one GPU; "
+           "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
        .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);

@@ -31,8 +31,8 @@ std::span<const Rule> devnode_rules() {
        .severity = Severity::fail,
        .title = "/dev/nvidiactl exists",
        .remedy =
-           "Create the nodes: `nvidia-modprobe -c=0` (or `nvidia-smi` as root, which runs it); check that nvidia-modprobe is "
-           "installed setuid root and that udev rules for NVIDIA ran",
+           "Create the nodes: `nvidia-modprobe -c=0` (or `nvidia-smi` as root, which runs it); "
+           "check that nvidia-modprobe is installed setuid root and that udev rules for NVIDIA ran",
        .source = "docs/sources.md#device-nodes",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(c, "dev/nvidiactl",
@@ -55,8 +55,8 @@ std::span<const Rule> devnode_rules() {
        .severity = Severity::fail,
        .title = "/dev/nvidiactl and /dev/nvidia-uvm can be opened read-write",
        .remedy =
-           "Give this user access: add it to the group owning the nodes (often `video`), or set NVreg_DeviceFileMode/"
-           "DeviceFileGID for the driver; in a container, pass the devices through",
+           "Give this user access: add it to the group owning the nodes (often `video`), or set NVreg_DeviceFileMode/DeviceFileGID for the driver; "
+           "in a container, pass the devices through",
        .source = "docs/sources.md#device-nodes",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;

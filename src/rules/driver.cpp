@@ -25,8 +25,8 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::fail,
        .title = "The NVIDIA kernel driver is loaded (/proc/driver/nvidia exists)",
        .remedy =
-           "Load the driver (`modprobe nvidia`) or install it for this kernel (DKMS may have failed to build it after a kernel "
-           "update: check `dkms status`); in a container, start it with the NVIDIA runtime (--gpus all)",
+           "Load the driver (`modprobe nvidia`) or install it for this kernel (DKMS may have failed to build it after a kernel update: check `dkms status`); "
+           "in a container, start it with the NVIDIA runtime (--gpus all)",
        .source =
            "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -41,8 +41,7 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::fail,
        .title = "GSP firmware is not disabled while the open kernel module is loaded",
        .remedy =
-           "Remove NVreg_EnableGpuFirmware=0 from the module options (the open module requires GSP), or install the "
-           "proprietary flavour for GPUs that must run without GSP",
+           "Remove NVreg_EnableGpuFirmware=0 from the module options (the open module requires GSP), or install the proprietary flavour for GPUs that must run without GSP",
        .source = "docs/sources.md#gsp-firmware",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour != DriverFlavour::open) {
@@ -73,8 +72,8 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::info,
        .title = "What the driver's registry file holds (normally Binary: \"\")",
        .remedy =
-           "Nothing to do unless the keys are unexpected; the GSP switch is EnableGpuFirmware in params, not a registry key "
-           "(RMEdgeTrigger and RmEnableNvGpuFirmwareLoad exist in no driver)",
+           "Nothing to do unless the keys are unexpected; "
+           "the GSP switch is EnableGpuFirmware in params, not a registry key (RMEdgeTrigger and RmEnableNvGpuFirmwareLoad exist in no driver)",
        .source = "docs/sources.md#driver-files-under-proc-and-sys",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& reg = c.facts.driver.registry;
@@ -95,9 +94,8 @@ std::span<const Rule> driver_rules() {
        .severity_from = "info when the driver was reloaded since the mismatch was logged",
        .title = "The NVIDIA user-space components match the loaded kernel module",
        .remedy =
-           "Make the versions match: reboot (after a driver upgrade the old module stays loaded), or unload and reload the "
-           "NVIDIA modules (`rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia`) with no GPU process "
-           "running; in a container, use the host's driver libraries",
+           "Make the versions match: reboot (after a driver upgrade the old module stays loaded), or unload and reload the NVIDIA modules (`rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia`) with no GPU process running; "
+           "in a container, use the host's driver libraries",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -131,8 +129,8 @@ std::span<const Rule> driver_rules() {
        .severity_from = "info for a message logged before the last driver reload",
        .title = "The NVIDIA driver probed every NVIDIA device",
        .remedy =
-           "Another driver owns the GPU(s): unbind it (nouveau: blacklist it and rebuild the initramfs; vfio-pci: remove the "
-           "GPU from its ids) and reload the NVIDIA driver",
+           "Another driver owns the GPU(s): unbind it (nouveau: blacklist it and rebuild the initramfs; "
+           "vfio-pci: remove the GPU from its ids) and reload the NVIDIA driver",
        .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-not-called", true);
@@ -153,9 +151,8 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::warn,
        .severity_from = "info for a message logged before the last driver reload",
        .title = "The driver initialised its GPUs when it loaded",
-       .remedy =
-           "Check the messages before this one for the cause and reload the driver; with no NVIDIA GPU present, check "
-           "lspci and the instance type",
+       .remedy = "Check the messages before this one for the cause and reload the driver; "
+                 "with no NVIDIA GPU present, check lspci and the instance type",
        .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.no-gpu-initialized", true);
@@ -169,9 +166,10 @@ std::span<const Rule> driver_rules() {
        .source =
            "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html",
        .explanation =
-           "NVIDIA's data-center driver lifecycle table gives each branch an end of life; after it the branch gets no fixes. "
-           "A snapshot is judged as of the date it records (its `date` file), never against today's date; without one this is "
-           "not checked.",
+           "NVIDIA's data-center driver lifecycle table gives each branch an end of life; "
+           "after it the branch gets no fixes. "
+           "A snapshot is judged as of the date it records (its `date` file), never against today's date; "
+           "without one this is not checked.",
        .evidence =
            "The driver branch, data/driver_branches.json, and today's date (a snapshot's `date` file).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -205,13 +203,12 @@ std::span<const Rule> driver_rules() {
        .stage = Stage::host,
        .severity = Severity::fail,
        .title = "All NVIDIA kernel modules have the driver's version",
-       .remedy =
-           "Reload the NVIDIA modules (`rmmod nvidia_drm nvidia_modeset nvidia_uvm nvidia; modprobe nvidia`) or reboot after "
-           "finishing the driver upgrade",
+       .remedy = "Reload the NVIDIA modules (`rmmod nvidia_drm nvidia_modeset nvidia_uvm nvidia; "
+                 "modprobe nvidia`) or reboot after finishing the driver upgrade",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
-           "nvidia, nvidia_uvm, nvidia_modeset and nvidia_drm come from one driver release and carry the same version; a "
-           "different one means a partial upgrade or a module left over from an older install.",
+           "nvidia, nvidia_uvm, nvidia_modeset and nvidia_drm come from one driver release and carry the same version; "
+           "a different one means a partial upgrade or a module left over from an older install.",
        .evidence =
            "/sys/module/{nvidia_uvm,nvidia_modeset,nvidia_drm}/version against the driver's version (/proc/driver/nvidia/version).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -230,8 +227,7 @@ std::span<const Rule> driver_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "Kernel module {} is version {} but the NVIDIA driver is {}: a partial upgrade or a module "
-                    "left loaded from an older install",
+                    "Kernel module {} is version {} but the NVIDIA driver is {}: a partial upgrade or a module left loaded from an older install",
                     m.name, m.text, d.kernel_module_text),
                 {fmt::format("{}: {}", m.path, m.text), d.kernel_module_evidence}});
          }
@@ -242,18 +238,17 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::fail,
        .title = "The user-space driver libraries the job would load match the kernel module",
        .remedy =
-           "Reboot (or reload the NVIDIA kernel modules) after a driver upgrade so the kernel module matches the installed "
-           "libraries; in a container, let the NVIDIA container toolkit mount the host's libraries instead of baking a driver "
-           "into the image",
+           "Reboot (or reload the NVIDIA kernel modules) after a driver upgrade so the kernel module matches the installed libraries; "
+           "in a container, let the NVIDIA container toolkit mount the host's libraries instead of baking a driver into the image",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
-           "The kernel module rejects a user-space component of another version (\"API mismatch\" in the kernel log; NVML reports "
-           "Driver/library version mismatch). The usual cause is a driver package upgrade without a reboot, or a container image "
-           "with its own driver libraries. A cuda-compat libcuda newer than the module is the exception (forward compatibility).",
+           "The kernel module rejects a user-space component of another version (\"API mismatch\" in the kernel log; "
+           "NVML reports Driver/library version mismatch). "
+           "The usual cause is a driver package upgrade without a reboot, or a container image with its own driver libraries. "
+           "A cuda-compat libcuda newer than the module is the exception (forward compatibility).",
        .evidence =
-           "libcuda.so.1 and libnvidia-ml.so.1 as the dynamic loader would find them for the job (LD_LIBRARY_PATH, "
-           "/etc/ld.so.cache, default directories; inside --root), their versions from the file names their links resolve to, "
-           "against the kernel module's version.",
+           "libcuda.so.1 and libnvidia-ml.so.1 as the dynamic loader would find them for the job (LD_LIBRARY_PATH, /etc/ld.so.cache, default directories; "
+           "inside --root), their versions from the file names their links resolve to, against the kernel module's version.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -269,15 +264,14 @@ std::span<const Rule> driver_rules() {
            }
            Hit hit{
                fmt::format(
-                   "{} as the loader finds it is version {} but the kernel module is {}: the driver refuses the "
-                   "library (\"API mismatch\" in the kernel log; NVML: Driver/library version mismatch; CUDA init "
-                   "commonly fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)",
+                   "{} as the loader finds it is version {} but the kernel module is {}: the driver refuses the library (\"API mismatch\" in the kernel log; "
+                   "NVML: Driver/library version mismatch; "
+                   "CUDA init commonly fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)",
                    lib->soname, lib->version_text, d.kernel_module_text),
                {library_evidence(*lib), d.kernel_module_evidence}};
            if (lib->in_compat) {
              hit.remedy =
-                 "The cuda-compat package on the library path is older than the installed driver: remove its directory "
-                 "from LD_LIBRARY_PATH / ld.so.conf (a newer driver needs no compat package)";
+                 "The cuda-compat package on the library path is older than the installed driver: remove its directory from LD_LIBRARY_PATH / ld.so.conf (a newer driver needs no compat package)";
            }
            hits.push_back(std::move(hit));
          }
@@ -288,12 +282,12 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::fail,
        .title = "The toolkit's stub libcuda does not shadow the driver's",
        .remedy =
-           "Remove the stubs directory (e.g. /usr/local/cuda/lib64/stubs) from LD_LIBRARY_PATH and ld.so.conf; the stubs exist "
-           "for linking only",
+           "Remove the stubs directory (e.g. /usr/local/cuda/lib64/stubs) from LD_LIBRARY_PATH and ld.so.conf; "
+           "the stubs exist for linking only",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
-           "The CUDA toolkit ships a stub libcuda under lib64/stubs so programs link without a driver. When it is first in the "
-           "loader's search path the job loads it instead of the driver's library, and every CUDA call fails.",
+           "The CUDA toolkit ships a stub libcuda under lib64/stubs so programs link without a driver. "
+           "When it is first in the loader's search path the job loads it instead of the driver's library, and every CUDA call fails.",
        .evidence =
            "The first libcuda.so.1 in the loader's search order and whether its path has a stubs/ component.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -306,8 +300,7 @@ std::span<const Rule> driver_rules() {
            evidence.push_back("LD_LIBRARY_PATH=" + c.facts.env.get("LD_LIBRARY_PATH").value_or(""));
          }
          return {
-             {"The first libcuda.so.1 the loader finds is the CUDA toolkit's link-time stub: it shadows the driver's "
-              "library and every CUDA call fails (CUDA_ERROR_STUB_LIBRARY, 34)",
+             {"The first libcuda.so.1 the loader finds is the CUDA toolkit's link-time stub: it shadows the driver's library and every CUDA call fails (CUDA_ERROR_STUB_LIBRARY, 34)",
               std::move(evidence)}};
        }},
       {.id = "driver.libraries-not-checked",
@@ -315,12 +308,11 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::info,
        .title = "The driver libraries could be compared with the kernel module",
        .remedy =
-           "Include the driver libraries (libcuda.so.*, libnvidia-ml.so.* and their links, etc/ld.so.cache) in the snapshot, or "
-           "run on the host itself",
+           "Include the driver libraries (libcuda.so.*, libnvidia-ml.so.* and their links, etc/ld.so.cache) in the snapshot, or run on the host itself",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
-           "A snapshot without driver libraries proves nothing about them: the match is reported as not checked, never as a "
-           "mismatch or a missing library. The same holds for a library whose file name carries no version.",
+           "A snapshot without driver libraries proves nothing about them: the match is reported as not checked, never as a mismatch or a missing library. "
+           "The same holds for a library whose file name carries no version.",
        .evidence =
            "Whether the loader's search found libcuda.so.1 / libnvidia-ml.so.1 and whether their names carry a version.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -338,8 +330,7 @@ std::span<const Rule> driver_rules() {
            if (lib->path && !lib->version && !lib->in_stubs && !c.facts.is_wsl2()) {
              hits.push_back(
                  {fmt::format(
-                      "{} carries no driver version in its file name, so whether it matches the kernel module "
-                      "was not checked",
+                      "{} carries no driver version in its file name, so whether it matches the kernel module was not checked",
                       lib->soname),
                   {library_evidence(*lib)}});
            }
@@ -351,12 +342,12 @@ std::span<const Rule> driver_rules() {
        .severity = Severity::fail,
        .title = "The dynamic loader finds a libcuda.so.1 for the job",
        .remedy =
-           "Install the driver's user-space libraries (the libcuda / nvidia-utils packages of the same version as the kernel "
-           "module) or, in a container, start it with the NVIDIA runtime (--gpus all) so they are mounted",
+           "Install the driver's user-space libraries (the libcuda / nvidia-utils packages of the same version as the kernel module) or, in a container, start it with the NVIDIA runtime (--gpus all) so they are mounted",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
        .explanation =
-           "Every CUDA program loads libcuda.so.1 at run time; without it CUDA cannot start even though the kernel driver is "
-           "loaded. Checked on the live host only (and only when the CUDA probe did not run, which reports its own load error).",
+           "Every CUDA program loads libcuda.so.1 at run time; "
+           "without it CUDA cannot start even though the kernel driver is loaded. "
+           "Checked on the live host only (and only when the CUDA probe did not run, which reports its own load error).",
        .evidence =
            "The loader's search for libcuda.so.1: LD_LIBRARY_PATH, /etc/ld.so.cache, default directories.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {

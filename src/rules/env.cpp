@@ -69,8 +69,8 @@ std::span<const Rule> env_rules() {
        .severity = Severity::warn,
        .title = "CUDA_VISIBLE_DEVICES names each GPU once",
        .remedy =
-           "List each GPU once; launchers that count the entries (torchrun --nproc-per-node, accelerate) would start more ranks "
-           "than there are GPUs, and CUDA does not document what duplicates do",
+           "List each GPU once; "
+           "launchers that count the entries (torchrun --nproc-per-node, accelerate) would start more ranks than there are GPUs, and CUDA does not document what duplicates do",
        .source =
            "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
        .explanation =
@@ -112,8 +112,7 @@ std::span<const Rule> env_rules() {
        .severity = Severity::warn,
        .title = "Every MIG instance CUDA_VISIBLE_DEVICES names exists",
        .remedy =
-           "List the MIG instances with `nvidia-smi -L` and name existing ones, or create the instance "
-           "(`nvidia-smi mig -cgi <profile> -C`)",
+           "List the MIG instances with `nvidia-smi -L` and name existing ones, or create the instance (`nvidia-smi mig -cgi <profile> -C`)",
        .source = "docs/sources.md#cuda_visible_devices",
        .explanation =
            "CUDA_VISIBLE_DEVICES may name MIG instances as MIG-<GPU-UUID>/<gi>/<ci>. An instance that does not exist is an invalid entry: CUDA ignores it and every entry after it.",
@@ -127,8 +126,7 @@ std::span<const Rule> env_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "CUDA_VISIBLE_DEVICES entry \"{}\" names a MIG instance that does not exist on GPU {}: CUDA "
-                    "ignores it and every entry after it",
+                    "CUDA_VISIBLE_DEVICES entry \"{}\" names a MIG instance that does not exist on GPU {}: CUDA ignores it and every entry after it",
                     quote_evidence(mig.entry, 120), mig.bus_id.value_or("?")),
                 {"/" + mig.path + ": No such file or directory",
                  "CUDA_VISIBLE_DEVICES=" +
@@ -148,8 +146,7 @@ std::span<const Rule> env_rules() {
        .explanation =
            "CUDA numbers devices fastest first by default (CUDA_DEVICE_ORDER=FASTEST_FIRST); nvidia-smi and NVML number them by PCI bus id. With one model the two orders usually agree; with mixed models index N in CUDA_VISIBLE_DEVICES or in the job may be another GPU than nvidia-smi's GPU N.",
        .evidence =
-           "The GPUs' models, CUDA_DEVICE_ORDER and the integer entries of CUDA_VISIBLE_DEVICES (unset, every GPU is used and "
-           "only the numbering differs: not reported).",
+           "The GPUs' models, CUDA_DEVICE_ORDER and the integer entries of CUDA_VISIBLE_DEVICES (unset, every GPU is used and only the numbering differs: not reported).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::map<std::string, int> models;
          for (const auto& g : c.facts.gpus) {
@@ -179,9 +176,7 @@ std::span<const Rule> env_rules() {
          }
          return {
              {fmt::format(
-                  "GPUs of different models ({}) and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA numbers the fastest "
-                  "GPU first, so the indices in CUDA_VISIBLE_DEVICES may pick other GPUs than nvidia-smi's of the "
-                  "same numbers",
+                  "GPUs of different models ({}) and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA numbers the fastest GPU first, so the indices in CUDA_VISIBLE_DEVICES may pick other GPUs than nvidia-smi's of the same numbers",
                   join(mix)),
               {order ? "CUDA_DEVICE_ORDER=" + quote_evidence(*order, 80)
                      : std::string("CUDA_DEVICE_ORDER is not set (FASTEST_FIRST)"),
@@ -202,8 +197,7 @@ std::span<const Rule> env_rules() {
            return {};
          }
          return {
-             {"CUDA_INJECTION64_PATH is set: every CUDA process of the job loads that library (a profiler's or debugger's "
-              "injection), which slows start-up and kernels and breaks CUDA initialisation when the library is stale",
+             {"CUDA_INJECTION64_PATH is set: every CUDA process of the job loads that library (a profiler's or debugger's injection), which slows start-up and kernels and breaks CUDA initialisation when the library is stale",
               {"CUDA_INJECTION64_PATH=" + quote_evidence(*v, 300)}}};
        }},
       {.id = "env.launch-blocking",
@@ -222,8 +216,7 @@ std::span<const Rule> env_rules() {
            return {};
          }
          return {
-             {"CUDA_LAUNCH_BLOCKING is on: every kernel launch waits for the GPU to finish, a debugging setting that makes "
-              "training many times slower",
+             {"CUDA_LAUNCH_BLOCKING is on: every kernel launch waits for the GPU to finish, a debugging setting that makes training many times slower",
               {"CUDA_LAUNCH_BLOCKING=" + quote_evidence(*v, 80)}}};
        }},
       {.id = "env.nccl-p2p-disabled",
@@ -239,8 +232,7 @@ std::span<const Rule> env_rules() {
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return nccl_disabled(
              c, "NCCL_P2P_DISABLE",
-             "NCCL copies between GPUs through host memory instead of peer-to-peer, which explains slower "
-             "multi-GPU steps (it is also the usual workaround for ACS/IOMMU hangs)");
+             "NCCL copies between GPUs through host memory instead of peer-to-peer, which explains slower multi-GPU steps (it is also the usual workaround for ACS/IOMMU hangs)");
        }},
       {.id = "env.nccl-shm-disabled",
        .stage = Stage::host,
@@ -255,8 +247,7 @@ std::span<const Rule> env_rules() {
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return nccl_disabled(
              c, "NCCL_SHM_DISABLE",
-             "NCCL does not use shared memory between processes and falls back to network transports, which "
-             "explains slower multi-GPU steps (it is also the workaround for a small /dev/shm)");
+             "NCCL does not use shared memory between processes and falls back to network transports, which explains slower multi-GPU steps (it is also the workaround for a small /dev/shm)");
        }},
   };
   return rows;

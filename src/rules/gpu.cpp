@@ -43,8 +43,7 @@ std::vector<Hit> compute_mode_hits(const RuleContext& c, bool prohibited) {
                    "GPU {} is in compute mode Prohibited: no process can create a CUDA context on it",
                    d.bus_id)
              : fmt::format(
-                   "GPU {} is in an exclusive compute mode: only one process at a time can use it "
-                   "(a second one gets CUDA_ERROR_DEVICE_UNAVAILABLE, 46)",
+                   "GPU {} is in an exclusive compute mode: only one process at a time can use it (a second one gets CUDA_ERROR_DEVICE_UNAVAILABLE, 46)",
                    d.bus_id),
          {evidence},
          d.bus_id});
@@ -61,8 +60,8 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::fail,
        .title = "Each GPU's /dev/nvidiaN (N = its Device Minor) exists and opens",
        .remedy =
-           "Create the node with `nvidia-modprobe -c=N` for the GPU's Device Minor N, or fix its permissions; in a container, "
-           "pass the device through",
+           "Create the node with `nvidia-modprobe -c=N` for the GPU's Device Minor N, or fix its permissions; "
+           "in a container, pass the device through",
        .source = "docs/sources.md#device-nodes",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -162,9 +161,8 @@ std::span<const Rule> gpu_rules() {
        .stage = Stage::gpu,
        .severity = Severity::fail,
        .title = "No GPU has fallen off the bus (Xid 79 and its companions)",
-       .remedy =
-           "Drain the node and reboot it (a GPU off the bus does not come back without one); check its power and seating "
-           "if it recurs and contact the vendor",
+       .remedy = "Drain the node and reboot it (a GPU off the bus does not come back without one); "
+                 "check its power and seating if it recurs and contact the vendor",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.fallen-off-bus", {});
@@ -174,8 +172,8 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::fail,
        .title = "Every GPU's PCI I/O regions (BARs) are assigned",
        .remedy =
-           "Enable \"Above 4G decoding\" (and Resizable BAR where used) in the BIOS, or boot with pci=realloc; in a VM give "
-           "the guest enough MMIO space for the GPU's BARs",
+           "Enable \"Above 4G decoding\" (and Resizable BAR where used) in the BIOS, or boot with pci=realloc; "
+           "in a VM give the guest enough MMIO space for the GPU's BARs",
        .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.bar-invalid", {});
@@ -216,8 +214,7 @@ std::span<const Rule> gpu_rules() {
        .severity_from = "info for a dump logged before the last driver reload",
        .title = "No GPU crash dump was created since the driver loaded",
        .remedy =
-           "A fatal GPU event happened: run `nvidia-bug-report.sh` as root before unloading the driver and check the Xid "
-           "findings",
+           "A fatal GPU event happened: run `nvidia-bug-report.sh` as root before unloading the driver and check the Xid findings",
        .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "gpu.crash-dump", true);
@@ -228,15 +225,16 @@ std::span<const Rule> gpu_rules() {
        .title = "The job's CUDA toolkit targets each GPU's architecture",
        .remedy =
            "Use a build of the framework made with a toolkit that targets this GPU (CUDA 12.x for Maxwell, Pascal and Volta; "
-           "CUDA 11.8 or newer for Hopper and Ada; 12.8 or newer for Blackwell), or leave the GPU out (CUDA_VISIBLE_DEVICES)",
+           "CUDA 11.8 or newer for Hopper and Ada; "
+           "12.8 or newer for Blackwell), or leave the GPU out (CUDA_VISIBLE_DEVICES)",
        .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
-           "A toolkit compiles kernels only for the architectures it knows: CUDA 13.0 dropped Maxwell, Pascal and Volta; 12.0 "
-           "dropped Kepler 3.5/3.7; new architectures arrive with new toolkits (Hopper 11.8, Blackwell 12.8). A job built with "
-           "a toolkit that does not target the GPU has no kernel image for it.",
+           "A toolkit compiles kernels only for the architectures it knows: CUDA 13.0 dropped Maxwell, Pascal and Volta; "
+           "12.0 dropped Kepler 3.5/3.7; "
+           "new architectures arrive with new toolkits (Hopper 11.8, Blackwell 12.8). "
+           "A job built with a toolkit that does not target the GPU has no kernel image for it.",
        .evidence =
-           "The job's CUDA version and each GPU's compute capability: from the CUDA probe when it ran, else from the GPU's model "
-           "name (/proc/driver/nvidia/gpus/*/information) through data/gpu_models.json.",
+           "The job's CUDA version and each GPU's compute capability: from the CUDA probe when it ran, else from the GPU's model name (/proc/driver/nvidia/gpus/*/information) through data/gpu_models.json.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& expected = c.facts.compat.expected_cuda;
          if (!expected) {
@@ -262,8 +260,8 @@ std::span<const Rule> gpu_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "{} is unusable for this job: {}. Kernels fail with \"no kernel image is available for "
-                    "execution on the device\" (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)",
+                    "{} is unusable for this job: {}. "
+                    "Kernels fail with \"no kernel image is available for execution on the device\" (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)",
                     gpu_arch_label(g), why),
                 {expected_evidence(*expected), g.cc_evidence},
                 g.bus_id,
@@ -276,12 +274,12 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::fail,
        .title = "The open kernel module is not driving a pre-Turing GPU",
        .remedy =
-           "Install the proprietary driver flavour (R580 is the last branch for Maxwell, Pascal and Volta; R470 for Kepler), or "
-           "move the job to a Turing or newer GPU",
+           "Install the proprietary driver flavour (R580 is the last branch for Maxwell, Pascal and Volta; "
+           "R470 for Kepler), or move the job to a Turing or newer GPU",
        .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
-           "The open kernel modules depend on the GPU System Processor (GSP), which first appeared in Turing; they cannot drive "
-           "Maxwell, Pascal or Volta GPUs (the kernel log says the GPU \"is not supported by open nvidia.ko\").",
+           "The open kernel modules depend on the GPU System Processor (GSP), which first appeared in Turing; "
+           "they cannot drive Maxwell, Pascal or Volta GPUs (the kernel log says the GPU \"is not supported by open nvidia.ko\").",
        .evidence =
            "The module flavour from /proc/driver/nvidia/version (\"Open Kernel Module\") and each GPU's architecture.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -295,8 +293,7 @@ std::span<const Rule> gpu_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "{} cannot be driven by the open kernel module, which supports Turing and later only "
-                    "(it needs the GPU System Processor)",
+                    "{} cannot be driven by the open kernel module, which supports Turing and later only (it needs the GPU System Processor)",
                     gpu_arch_label(g)),
                 {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
                 g.bus_id,
@@ -309,12 +306,10 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::fail,
        .title = "GPUs that need the open kernel module are not on the proprietary one",
        .remedy =
-           "Install the open kernel module flavour of the driver (e.g. the nvidia-open / -open packages, or the .run installer's "
-           "--kernel-module-type=open)",
+           "Install the open kernel module flavour of the driver (e.g. the nvidia-open / -open packages, or the .run installer's --kernel-module-type=open)",
        .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
-           "Grace Hopper and Blackwell data-center GPUs are supported by the open kernel modules only (this fact comes from "
-           "secondary sources citing NVIDIA).",
+           "Grace Hopper and Blackwell data-center GPUs are supported by the open kernel modules only (this fact comes from secondary sources citing NVIDIA).",
        .evidence =
            "The module flavour from /proc/driver/nvidia/version and each GPU's architecture and model.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -330,8 +325,7 @@ std::span<const Rule> gpu_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "{} needs the open kernel module (Grace Hopper and Blackwell data-center GPUs are not "
-                    "supported by the proprietary flavour), but the proprietary module is loaded",
+                    "{} needs the open kernel module (Grace Hopper and Blackwell data-center GPUs are not supported by the proprietary flavour), but the proprietary module is loaded",
                     gpu_arch_label(g)),
                 {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
                 g.bus_id,
@@ -344,8 +338,8 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::fail,
        .title = "The driver branch supports each GPU's architecture",
        .remedy =
-           "Install a driver branch that supports the GPU: new enough for new architectures (Hopper/Ada R520, Blackwell R570, "
-           "B300 R580), not newer than the last branch for old ones (Kepler R470; Maxwell, Pascal, Volta R580)",
+           "Install a driver branch that supports the GPU: new enough for new architectures (Hopper/Ada R520, Blackwell R570, B300 R580), not newer than the last branch for old ones (Kepler R470; "
+           "Maxwell, Pascal, Volta R580)",
        .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
            "Each architecture arrives in some driver branch and legacy architectures leave after their last branch.",
@@ -393,8 +387,8 @@ std::span<const Rule> gpu_rules() {
            "Remove the cuda-compat directory from the library path and upgrade the driver to one that supports the job's CUDA",
        .source = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
        .explanation =
-           "Forward compatibility works on data-center GPUs, select NGC-ready RTX parts and Jetson only; on other GPUs cuInit "
-           "returns CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).",
+           "Forward compatibility works on data-center GPUs, select NGC-ready RTX parts and Jetson only; "
+           "on other GPUs cuInit returns CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).",
        .evidence =
            "Whether the loader's libcuda is a cuda-compat one newer than the kernel module, and each GPU's model segment.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -409,8 +403,8 @@ std::span<const Rule> gpu_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "{} is a GeForce GPU: forward compatibility (the cuda-compat libcuda {}) is not supported "
-                    "on it; cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)",
+                    "{} is a GeForce GPU: forward compatibility (the cuda-compat libcuda {}) is not supported on it; "
+                    "cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)",
                     gpu_arch_label(g), c.facts.compat.libcuda.version_text),
                 {library_evidence(c.facts.compat.libcuda), g.cc_evidence},
                 g.bus_id,
@@ -426,8 +420,8 @@ std::span<const Rule> gpu_rules() {
            "Run with the CUDA probe (it reports the compute capability), or add the model to data/gpu_models.json",
        .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
-           "Without a compute capability the per-architecture checks (CUDA targets, driver flavour, driver branch) cannot be "
-           "applied; this says so rather than passing silently.",
+           "Without a compute capability the per-architecture checks (CUDA targets, driver flavour, driver branch) cannot be applied; "
+           "this says so rather than passing silently.",
        .evidence =
            "The CUDA probe's compute capability, else the model name against data/gpu_models.json.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -438,9 +432,7 @@ std::span<const Rule> gpu_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "GPU {}: its architecture is unknown (model \"{}\" is not in the model table and the CUDA "
-                    "probe gave no compute capability), so the CUDA-architecture and driver-flavour checks "
-                    "were not applied to it",
+                    "GPU {}: its architecture is unknown (model \"{}\" is not in the model table and the CUDA probe gave no compute capability), so the CUDA-architecture and driver-flavour checks were not applied to it",
                     g.bus_id, g.model.empty() ? "unknown" : g.model),
                 {g.model.empty()
                      ? fmt::format("/proc/driver/nvidia/gpus/{}/information: no Model line",
@@ -456,8 +448,8 @@ std::span<const Rule> gpu_rules() {
        .severity = Severity::info,
        .title = "Whether a GPU is in an exclusive compute mode",
        .remedy =
-           "Nothing to do for one process per GPU (gpu-preflight releases its contexts before the job starts); for several "
-           "processes per GPU set Default mode: `nvidia-smi -i <bus id> -c DEFAULT`",
+           "Nothing to do for one process per GPU (gpu-preflight releases its contexts before the job starts); "
+           "for several processes per GPU set Default mode: `nvidia-smi -i <bus id> -c DEFAULT`",
        .source = "docs/sources.md#compute-mode",
        .explanation =
            "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",

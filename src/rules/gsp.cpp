@@ -20,9 +20,8 @@ std::span<const Rule> gsp_rules() {
            "warn when the log names no GPU (the GPUs' own findings decide); info before the last driver reload",
        .title = "The GSP firmware loads and boots",
        .remedy =
-           "Install the GSP firmware files for exactly the loaded driver version (/lib/firmware/nvidia/<version>/gsp_*.bin, "
-           "from the driver or the distribution's firmware package), then reload the driver; if the firmware is present "
-           "and still fails to boot, reset or power-cycle the GPU",
+           "Install the GSP firmware files for exactly the loaded driver version (/lib/firmware/nvidia/<version>/gsp_*.bin, from the driver or the distribution's firmware package), then reload the driver; "
+           "if the firmware is present and still fails to boot, reset or power-cycle the GPU",
        .source = "docs/sources.md#gsp-firmware",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "gsp.firmware-load-failed", {Effect::gpu_unusable, true});
@@ -38,8 +37,7 @@ std::span<const Rule> gsp_rules() {
        .severity = Severity::fail,
        .title = "The GSP firmware files of the loaded driver version exist",
        .remedy =
-           "Reinstall the driver package that ships /lib/firmware/nvidia/<version>/gsp_*.bin for the loaded version, then reload "
-           "the driver or reboot",
+           "Reinstall the driver package that ships /lib/firmware/nvidia/<version>/gsp_*.bin for the loaded version, then reload the driver or reboot",
        .source = "docs/sources.md#gsp-firmware",
        .explanation =
            "GSP-based GPUs (Turing and later) load their GSP-RM firmware from /lib/firmware/nvidia/<driver version>/ whenever they initialise; without the file the driver logs 'RmInitAdapter failed! (0x61:0x56)' and the GPU is unusable. Judged with the open kernel module, or for a GPU whose information file shows GSP firmware in use. Without /lib/firmware at all (most containers) it is not judged.",
@@ -94,15 +92,12 @@ std::span<const Rule> gsp_rules() {
            evidence.insert(evidence.end(), why.begin(), why.end());
            Hit hit{
                fmt::format(
-                   "GSP firmware {} for driver {} is missing: GPU(s) {} load it whenever they initialise and fail without "
-                   "it (RmInitAdapter failed 0x61:0x56)",
+                   "GSP firmware {} for driver {} is missing: GPU(s) {} load it whenever they initialise and fail without it (RmInitAdapter failed 0x61:0x56)",
                    file.empty() ? std::string("(gsp_*.bin)") : file, driver.version_text,
                    join(gpus)),
                std::move(evidence)};
            hit.remedy = fmt::format(
-               "Reinstall the driver package that ships the firmware of {0} so that "
-               "/lib/firmware/nvidia/{0}/{1} exists (the firmware must be the kernel module's exact version), "
-               "then reload the driver or reboot",
+               "Reinstall the driver package that ships the firmware of {0} so that /lib/firmware/nvidia/{0}/{1} exists (the firmware must be the kernel module's exact version), then reload the driver or reboot",
                driver.version_text, file.empty() ? "gsp_*.bin" : file);
            hits.push_back(std::move(hit));
          }

@@ -12,8 +12,8 @@ std::span<const Rule> iommu_rules() {
        .severity_from = "info in a virtual machine, where the guest cannot change the host's IOMMU",
        .title = "The IOMMU does not translate GPU DMA on a multi-GPU host",
        .remedy =
-           "Boot with iommu=pt (add it to GRUB_CMDLINE_LINUX, update-grub, reboot), or turn VT-d/AMD-Vi off in the BIOS if "
-           "nothing needs the IOMMU; NCCL_P2P_DISABLE=1 works around it at a bandwidth cost",
+           "Boot with iommu=pt (add it to GRUB_CMDLINE_LINUX, update-grub, reboot), or turn VT-d/AMD-Vi off in the BIOS if nothing needs the IOMMU; "
+           "NCCL_P2P_DISABLE=1 works around it at a bandwidth cost",
        .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "An IOMMU that translates the GPUs' DMA (group type DMA or DMA-FQ) makes peer-to-peer traffic go through the root complex for address translation; NCCL then runs slowly or hangs. NVIDIA's NCCL guide recommends iommu=pt (passthrough) or VT-d/AMD-Vi off on bare metal. In a virtual machine the guest sees the hypervisor's virtual IOMMU and cannot fix the host, so the finding explains instead of warning.",
@@ -58,17 +58,13 @@ std::span<const Rule> iommu_rules() {
            hit.severity = Severity::info;
            hit.evidence.push_back("/proc/cpuinfo flags: hypervisor");
            hit.message = fmt::format(
-               "This is a virtual machine and its IOMMU translates the DMA of {} GPU(s): peer-to-peer between "
-               "passed-through GPUs depends on the host's IOMMU and ACS settings, which the guest can neither "
-               "see nor change",
+               "This is a virtual machine and its IOMMU translates the DMA of {} GPU(s): peer-to-peer between passed-through GPUs depends on the host's IOMMU and ACS settings, which the guest can neither see nor change",
                translated.size());
            hit.remedy =
-               "If multi-GPU jobs hang or are slow here, run with NCCL_P2P_DISABLE=1 and ask the provider for an instance "
-               "type with GPU peer-to-peer support";
+               "If multi-GPU jobs hang or are slow here, run with NCCL_P2P_DISABLE=1 and ask the provider for an instance type with GPU peer-to-peer support";
          } else {
            hit.message = fmt::format(
-               "The IOMMU translates the DMA of {} GPU(s) (not passthrough) on bare metal: peer-to-peer traffic "
-               "is redirected through the root complex, which makes NCCL slow or hang",
+               "The IOMMU translates the DMA of {} GPU(s) (not passthrough) on bare metal: peer-to-peer traffic is redirected through the root complex, which makes NCCL slow or hang",
                translated.size());
          }
          return {hit};

@@ -19,17 +19,15 @@ std::span<const Rule> kernel_rules() {
        .severity_from = "info when the multi-GPU test passed on this kernel",
        .title = "Kernel 5.5 or newer when several GPUs are used",
        .remedy =
-           "Until a multi-GPU test passes, start the job on one GPU (the recommendation keeps the first usable one); for "
-           "several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
+           "Until a multi-GPU test passes, start the job on one GPU (the recommendation keeps the first usable one); "
+           "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
        .source = "docs/sources.md#the-kernel-55-warning",
        .explanation =
-           "This is Hugging Face accelerate's heuristic, not an NVIDIA requirement: since PR #2077 (2023) accelerate warns on "
-           "Linux kernels below 5.5.0 because multi-GPU runs were reported to hang on a 5.4 kernel (issue #1929, two otherwise "
-           "identical 2x A6000 machines); no root cause was established and the maintainers only warn. The check compares the "
-           "version number alone, so it ignores distribution backports: RHEL 8 (4.18), Amazon Linux 2 (4.14/5.4) and Ubuntu "
-           "20.04 GA (5.4) all trip it. Users who hit such hangs usually fixed them with NCCL_P2P_DISABLE=1, which points at "
-           "PCIe peer-to-peer problems - ACS enabled on PCIe switches or the IOMMU redirecting P2P traffic - rather than at the "
-           "kernel version. gVisor's fixed 4.4.0 and WSL2 kernels are not judged (kernel.release-not-judged).",
+           "This is Hugging Face accelerate's heuristic, not an NVIDIA requirement: since PR #2077 (2023) accelerate warns on Linux kernels below 5.5.0 because multi-GPU runs were reported to hang on a 5.4 kernel (issue #1929, two otherwise identical 2x A6000 machines); "
+           "no root cause was established and the maintainers only warn. "
+           "The check compares the version number alone, so it ignores distribution backports: RHEL 8 (4.18), Amazon Linux 2 (4.14/5.4) and Ubuntu 20.04 GA (5.4) all trip it. "
+           "Users who hit such hangs usually fixed them with NCCL_P2P_DISABLE=1, which points at PCIe peer-to-peer problems - ACS enabled on PCIe switches or the IOMMU redirecting P2P traffic - rather than at the kernel version. "
+           "gVisor's fixed 4.4.0 and WSL2 kernels are not judged (kernel.release-not-judged).",
        .evidence = "uname -r (the first X.Y.Z of the release) and the number of usable GPUs.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& k = c.facts.kernel;
@@ -39,25 +37,24 @@ std::span<const Rule> kernel_rules() {
          }
          Hit hit{
              fmt::format(
-                 "Kernel {} is below 5.5 and {} GPUs pass their own checks: multi-GPU start-up may hang. This is a version "
-                 "heuristic (accelerate's check) that ignores distribution backports; PCIe peer-to-peer problems "
-                 "(ACS/IOMMU) are a common real cause",
+                 "Kernel {} is below 5.5 and {} GPUs pass their own checks: multi-GPU start-up may hang. "
+                 "This is a version heuristic (accelerate's check) that ignores distribution backports; "
+                 "PCIe peer-to-peer problems (ACS/IOMMU) are a common real cause",
                  k.version->str(), c.usable_gpus.size()),
              {"uname -r: " + k.release}};
          if (c.facts.cuda.multi_gpu_ok == true) {
            // Measured, not guessed: the multi-GPU test passed on this kernel, so every usable GPU
            // stays.
            hit.message = fmt::format(
-               "Kernel {} is below 5.5, but the multi-GPU test passed on {} GPUs: the kernel-version "
-               "heuristic does not apply here",
+               "Kernel {} is below 5.5, but the multi-GPU test passed on {} GPUs: the kernel-version heuristic does not apply here",
                k.version->str(), c.facts.cuda.multi_gpu_devices.size());
            hit.evidence.push_back(
                fmt::format("CUDA multi-GPU test: peer copies passed between CUDA devices {}",
                            fmt::join(c.facts.cuda.multi_gpu_devices, ", ")));
            hit.severity = Severity::info;
            hit.remedy =
-               "Nothing to do now; if multi-GPU jobs still hang, try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU, or "
-               "upgrade the kernel";
+               "Nothing to do now; "
+               "if multi-GPU jobs still hang, try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU, or upgrade the kernel";
            return {hit};
          }
          hit.effect = Effect::single_gpu_only;
@@ -71,9 +68,8 @@ std::span<const Rule> kernel_rules() {
            "Upgrade the kernel (or install an older driver branch that still supports this kernel)",
        .source = "docs/sources.md#kernel-versions-a-driver-supports",
        .explanation =
-           "NVIDIA's README for each driver tag names the oldest supported Linux kernel: 3.10 for the 515 to 550 branches, 4.15 "
-           "from 555 on (below 4.15 the 555+ kernel module refuses to build). Distribution kernels such as RHEL 8's 4.18 are "
-           "inside the range of every current driver.",
+           "NVIDIA's README for each driver tag names the oldest supported Linux kernel: 3.10 for the 515 to 550 branches, 4.15 from 555 on (below 4.15 the 555+ kernel module refuses to build). "
+           "Distribution kernels such as RHEL 8's 4.18 are inside the range of every current driver.",
        .evidence = "uname -r and the driver version.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& k = c.facts.kernel;
@@ -105,14 +101,12 @@ std::span<const Rule> kernel_rules() {
          const auto& k = c.facts.kernel;
          if (k.flavour == KernelFlavour::gvisor) {
            return {
-               {"The kernel release 4.4.0 is gVisor's fixed, emulated release, not the host's kernel: version-based kernel "
-                "checks (the 5.5 multi-GPU heuristic, the driver's kernel floor) were not applied",
+               {"The kernel release 4.4.0 is gVisor's fixed, emulated release, not the host's kernel: version-based kernel checks (the 5.5 multi-GPU heuristic, the driver's kernel floor) were not applied",
                 {"uname -r: " + k.release}}};
          }
          if (k.flavour == KernelFlavour::wsl2) {
            return {
-               {"WSL2: the NVIDIA driver runs in Windows and reaches the GPUs through /dev/dxg, so the Linux driver's kernel "
-                "floor and the 5.5 multi-GPU heuristic do not apply to this kernel",
+               {"WSL2: the NVIDIA driver runs in Windows and reaches the GPUs through /dev/dxg, so the Linux driver's kernel floor and the 5.5 multi-GPU heuristic do not apply to this kernel",
                 {"uname -r: " + k.release}}};
          }
          return {};

@@ -10,8 +10,7 @@ std::span<const Rule> limits_rules() {
        .severity = Severity::info,
        .title = "The locked-memory limit is unlimited where RDMA devices exist",
        .remedy =
-           "Raise the limit for the job: `docker run --ulimit memlock=-1`, LimitMEMLOCK=infinity in its systemd unit, or "
-           "`* - memlock unlimited` in /etc/security/limits.conf",
+           "Raise the limit for the job: `docker run --ulimit memlock=-1`, LimitMEMLOCK=infinity in its systemd unit, or `* - memlock unlimited` in /etc/security/limits.conf",
        .source = "docs/sources.md#multi-gpu-hazards",
        .explanation =
            "GPUDirect RDMA and InfiniBand verbs pin (lock) memory; with a low RLIMIT_MEMLOCK memory registration fails. NVIDIA's container guidance is --ulimit memlock=-1. Reported only where RDMA devices exist.",
@@ -25,8 +24,7 @@ std::span<const Rule> limits_rules() {
          }
          return {
              {fmt::format(
-                  "The locked-memory limit is {} while RDMA devices exist: GPUDirect RDMA and InfiniBand transports pin "
-                  "memory and fail under a low limit",
+                  "The locked-memory limit is {} while RDMA devices exist: GPUDirect RDMA and InfiniBand transports pin memory and fail under a low limit",
                   bytes_text(*shm.memlock_soft)),
               {"/proc/self/limits: " + quote_evidence(*shm.memlock_line, 200),
                "/sys/class/infiniband: " + quote_evidence(join(shm.rdma_devices), 200)}}};

@@ -52,9 +52,8 @@ std::span<const Rule> log_rules() {
        .severity = Severity::warn,
        .title = "The kernel log was read",
        .remedy =
-           "Run as root (reading the kernel log needs CAP_SYSLOG when kernel.dmesg_restrict=1), or `sysctl "
-           "kernel.dmesg_restrict=0`, or pass the log with --dmesg FILE (`journalctl -k -b > kern.txt`, or the host's "
-           "/var/log/kern.log); in a container, run the check on the host",
+           "Run as root (reading the kernel log needs CAP_SYSLOG when kernel.dmesg_restrict=1), or `sysctl kernel.dmesg_restrict=0`, or pass the log with --dmesg FILE (`journalctl -k -b > kern.txt`, or the host's /var/log/kern.log); "
+           "in a container, run the check on the host",
        .source = "docs/sources.md#design-decisions-of-the-checker",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;

@@ -10,8 +10,7 @@ std::span<const Rule> module_rules() {
        .severity = Severity::fail,
        .title = "The nouveau driver is not loaded alongside NVIDIA GPUs",
        .remedy =
-           "Blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in /etc/modprobe.d/), rebuild the initramfs "
-           "and reboot",
+           "Blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in /etc/modprobe.d/), rebuild the initramfs and reboot",
        .source = "docs/sources.md#other-kernel-log-messages",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!c.facts.modules.has("nouveau")) {

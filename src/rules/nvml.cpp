@@ -89,12 +89,11 @@ std::span<const Rule> nvml_rules() {
        .severity = Severity::warn,
        .title = "NVML (libnvidia-ml.so.1) can be loaded where the NVIDIA driver is",
        .remedy =
-           "install the driver's NVML library (package libnvidia-ml1 / the driver's utils package) or pass "
-           "--libnvml PATH",
+           "install the driver's NVML library (package libnvidia-ml1 / the driver's utils package) or pass --libnvml PATH",
        .source = k_src_init,
        .explanation =
-           "Without NVML the GPUs' own health (memory errors, recovery action, throttling, links) is "
-           "unknown; only the kernel log speaks for it.",
+           "Without NVML the GPUs' own health (memory errors, recovery action, throttling, links) is unknown; "
+           "only the kernel log speaks for it.",
        .evidence =
            "the loader's error for libnvidia-ml.so.1 (only when the kernel driver is loaded)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
@@ -132,9 +131,9 @@ std::span<const Rule> nvml_rules() {
        .remedy =
            "read the NVML error: reboot after a driver upgrade (version mismatch), load the nvidia module",
        .source = k_src_init,
-       .explanation =
-           "nvmlInit failing means no tool can ask the driver about the GPUs; a version mismatch also "
-           "stops CUDA. No permission is a warning: this user cannot see the GPUs' health.",
+       .explanation = "nvmlInit failing means no tool can ask the driver about the GPUs; "
+                      "a version mismatch also stops CUDA. "
+                      "No permission is a warning: this user cannot see the GPUs' health.",
        .evidence = "the init call and its nvmlReturn_t with NVML's words",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
@@ -146,8 +145,7 @@ std::span<const Rule> nvml_rules() {
          switch (code) {
          case k_nvml_lib_rm_version_mismatch:
            what =
-               "the NVIDIA user-space libraries and the loaded kernel module are different versions (a driver "
-               "upgrade without a reboot)";
+               "the NVIDIA user-space libraries and the loaded kernel module are different versions (a driver upgrade without a reboot)";
            break;
          case k_nvml_driver_not_loaded:
            what = "NVML finds no NVIDIA kernel driver to talk to";
@@ -167,12 +165,10 @@ std::span<const Rule> nvml_rules() {
            hit.severity =
                Severity::warn; // not a broken node: this user cannot see the GPUs' health
            hit.remedy =
-               "run the check as a user in the group that owns /dev/nvidia* (or as the job's user), or let the "
-               "site's health check run it as root";
+               "run the check as a user in the group that owns /dev/nvidia* (or as the job's user), or let the site's health check run it as root";
          } else if (code == k_nvml_lib_rm_version_mismatch) {
            hit.remedy =
-               "reboot the node (or unload and reload the nvidia modules) so that the kernel module matches the "
-               "installed user-space driver";
+               "reboot the node (or unload and reload the nvidia modules) so that the kernel module matches the installed user-space driver";
          }
          return {hit};
        }},
@@ -202,8 +198,8 @@ std::span<const Rule> nvml_rules() {
        .remedy = "reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = k_src_queries,
        .explanation =
-           "An NVML call that never returns on one GPU means that GPU is wedged in the driver; the "
-           "others were asked in their own children and still answered.",
+           "An NVML call that never returns on one GPU means that GPU is wedged in the driver; "
+           "the others were asked in their own children and still answered.",
        .evidence = "the NVML call the GPU's child was in when the deadline killed it",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
@@ -231,9 +227,9 @@ std::span<const Rule> nvml_rules() {
        .remedy = "reboot; reseat or replace a GPU that is lost again",
        .source = k_src_errors,
        .explanation =
-           "NVML_ERROR_GPU_IS_LOST: the GPU has fallen off the bus. Other handle errors (reset required, "
-           "interrupt issue, power cables) also keep work off the GPU. No permission is not reported: "
-           "that GPU belongs to another container.",
+           "NVML_ERROR_GPU_IS_LOST: the GPU has fallen off the bus. "
+           "Other handle errors (reset required, interrupt issue, power cables) also keep work off the GPU. "
+           "No permission is not reported: that GPU belongs to another container.",
        .evidence = "the handle call by PCI bus id and its nvmlReturn_t",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
@@ -288,17 +284,16 @@ std::span<const Rule> nvml_rules() {
        .remedy = "reset the GPU when idle (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = k_src_mem,
        .explanation =
-           "Pending remaps take effect at the next reset; NVIDIA says new work can still start meanwhile, "
-           "so the GPU stays in the recommendation.",
+           "Pending remaps take effect at the next reset; "
+           "NVIDIA says new work can still start meanwhile, so the GPU stays in the recommendation.",
        .evidence = "nvmlDeviceGetRemappedRows: isPending and the counts",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
            if (g.remap_pending == true && g.remap_failure != true) {
              hits.emplace_back(
-                 fmt::format(
-                     "GPU {}: row remappings are pending; they take effect at the next GPU reset (new work can "
-                     "still start)",
-                     gpu_name(g)),
+                 fmt::format("GPU {}: row remappings are pending; "
+                             "they take effect at the next GPU reset (new work can still start)",
+                             gpu_name(g)),
                  std::vector<std::string>{fmt::format(
                      "remapped rows: pending = 1, correctable = {}, uncorrectable = {}",
                      g.remapped_correctable.value_or(0), g.remapped_uncorrectable.value_or(0))},
@@ -316,8 +311,7 @@ std::span<const Rule> nvml_rules() {
        .remedy = "reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = k_src_dpr,
        .explanation =
-           "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a "
-           "reset or a driver reload.",
+           "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a reset or a driver reload.",
        .evidence = "nvmlDeviceGetRetiredPagesPendingStatus and the retired page counts",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
@@ -343,8 +337,9 @@ std::span<const Rule> nvml_rules() {
            "do what the action says: reset the GPU (`nvidia-smi -r -i <bus id>`), drain peer traffic, or reboot",
        .source = k_src_recovery,
        .explanation =
-           "From R565 the driver names the recovery a fault needs (reset, reboot, drain); until it is "
-           "done, the GPU should not take new work. An unknown value is the driver asking for something.",
+           "From R565 the driver names the recovery a fault needs (reset, reboot, drain); "
+           "until it is done, the GPU should not take new work. "
+           "An unknown value is the driver asking for something.",
        .evidence = "field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
@@ -397,9 +392,8 @@ std::span<const Rule> nvml_rules() {
            "reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot; replace it if the errors return",
        .source = k_src_mem,
        .explanation =
-           "Before Ampere a double-bit error blocks new contexts until its page is retired (the GPU is "
-           "dropped). From Ampere on errors are contained to the application that met them: a warning, "
-           "unless the row-remap or recovery-action checks fire.",
+           "Before Ampere a double-bit error blocks new contexts until its page is retired (the GPU is dropped). "
+           "From Ampere on errors are contained to the application that met them: a warning, unless the row-remap or recovery-action checks fire.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) and the architecture",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
@@ -416,16 +410,14 @@ std::span<const Rule> nvml_rules() {
            if (contained) {
              hits.emplace_back(
                  fmt::format(
-                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded (contained on "
-                     "this architecture)",
+                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded (contained on this architecture)",
                      gpu_name(g), *g.ecc_volatile_uncorrected),
                  ev, g.bus_id);
              hits.back().severity = Severity::warn;
            } else {
              hits.emplace_back(
                  fmt::format(
-                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded: new contexts "
-                     "fail until the page is retired",
+                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded: new contexts fail until the page is retired",
                      gpu_name(g), *g.ecc_volatile_uncorrected),
                  ev, g.bus_id, Effect::gpu_unusable);
            }
@@ -464,8 +456,8 @@ std::span<const Rule> nvml_rules() {
            "check the GPU's cooling (airflow, fans, inlet temperature) and power supply / cabling",
        .source = k_src_clocks,
        .explanation =
-           "These reasons cut the clocks by half or more: the GPU works but slowly. Idle, application "
-           "clocks and software power cap are normal and not reported.",
+           "These reasons cut the clocks by half or more: the GPU works but slowly. "
+           "Idle, application clocks and software power cap are normal and not reported.",
        .evidence =
            "nvmlDeviceGetCurrentClocksEventReasons bits 0x8, 0x40, 0x80 and the temperature",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
@@ -581,8 +573,7 @@ std::span<const Rule> nvml_rules() {
            "start nvidia-fabricmanager (same version as the driver) and check its log, then re-run",
        .source = k_src_fabric,
        .explanation =
-           "On NVSwitch systems a GPU not yet in the fabric (or whose registration failed) makes CUDA "
-           "fail with cudaErrorSystemNotReady (802).",
+           "On NVSwitch systems a GPU not yet in the fabric (or whose registration failed) makes CUDA fail with cudaErrorSystemNotReady (802).",
        .evidence =
            "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
@@ -672,8 +663,8 @@ std::span<const Rule> nvml_rules() {
            "check who runs them (`ps -p <pid>`); a stale process from an earlier job should be stopped",
        .source = k_src_queries,
        .explanation =
-           "Another process shares the GPU's memory and time: the job may run out of memory or slowly. A "
-           "busy GPU is in use, not broken, so it stays in the recommendation.",
+           "Another process shares the GPU's memory and time: the job may run out of memory or slowly. "
+           "A busy GPU is in use, not broken, so it stays in the recommendation.",
        .evidence = "nvmlDeviceGetComputeRunningProcesses_v2: pid and used memory",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
@@ -720,8 +711,7 @@ std::span<const Rule> nvml_rules() {
        .remedy = "run nvidia-persistenced so the driver keeps the GPUs initialised between jobs",
        .source = k_src_queries,
        .explanation =
-           "Without persistence the driver tears a GPU down when its last client exits, so every job's "
-           "first CUDA call pays the GPU's initialisation again.",
+           "Without persistence the driver tears a GPU down when its last client exits, so every job's first CUDA call pays the GPU's initialisation again.",
        .evidence = "nvmlDeviceGetPersistenceMode and the CUDA probe's context-creation time",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, std::vector<Hit>& hits) {

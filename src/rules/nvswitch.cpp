@@ -35,8 +35,7 @@ std::span<const Rule> nvswitch_rules() {
        .severity = Severity::fail,
        .title = "nv-fabricmanager runs on a host with NVSwitches",
        .remedy =
-           "Install and start the Fabric Manager of the driver's exact version: `systemctl enable --now nvidia-fabricmanager` "
-           "(package nvidia-fabricmanager-<branch>)",
+           "Install and start the Fabric Manager of the driver's exact version: `systemctl enable --now nvidia-fabricmanager` (package nvidia-fabricmanager-<branch>)",
        .source = "docs/sources.md#fabric-manager",
        .explanation =
            "On HGX/DGX systems with NVSwitches the NVLink fabric is set up by the Fabric Manager daemon. Until it runs, CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY (802) and the GPUs report their fabric state as not completed.",
@@ -51,8 +50,7 @@ std::span<const Rule> nvswitch_rules() {
          auto evidence = nvswitch_evidence(t);
          evidence.push_back("/proc/*/comm: no nv-fabricmanager process (comm \"nv-fabricmanage\")");
          return {
-             {"NVSwitches are present but nv-fabricmanager is not running: CUDA initialisation fails with "
-              "CUDA_ERROR_SYSTEM_NOT_READY (802) until the NVLink fabric is set up",
+             {"NVSwitches are present but nv-fabricmanager is not running: CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY (802) until the NVLink fabric is set up",
               std::move(evidence)}};
        }},
       {.id = "nvswitch.fabric-manager-unchecked",
@@ -77,8 +75,7 @@ std::span<const Rule> nvswitch_rules() {
                  ? fmt::format("/proc/1/comm: {}", quote_evidence(*t.services.init_comm, 64))
                  : std::string("/proc/1/comm: not readable"));
          return {
-             {"NVSwitches are present, but this process table is not the host's (a container's PID namespace), so whether "
-              "nv-fabricmanager runs on the host was not checked",
+             {"NVSwitches are present, but this process table is not the host's (a container's PID namespace), so whether nv-fabricmanager runs on the host was not checked",
               std::move(evidence)}};
        }},
       {.id = "nvswitch.fabric-manager-version",
@@ -86,8 +83,7 @@ std::span<const Rule> nvswitch_rules() {
        .severity = Severity::fail,
        .title = "nv-fabricmanager has the driver's version",
        .remedy =
-           "Install the Fabric Manager package of exactly the driver's version (e.g. nvidia-fabricmanager-550=550.54.14-1) and "
-           "restart it, or reboot into the driver that matches it",
+           "Install the Fabric Manager package of exactly the driver's version (e.g. nvidia-fabricmanager-550=550.54.14-1) and restart it, or reboot into the driver that matches it",
        .source = "docs/sources.md#fabric-manager",
        .explanation =
            "Fabric Manager must have exactly the driver's version; a different one refuses to start, and CUDA initialisation then fails with 802.",
@@ -105,8 +101,7 @@ std::span<const Rule> nvswitch_rules() {
          }
          return {
              {fmt::format(
-                  "nv-fabricmanager {} does not match the driver {}: Fabric Manager refuses to run against another "
-                  "driver version, and CUDA then fails with CUDA_ERROR_SYSTEM_NOT_READY (802)",
+                  "nv-fabricmanager {} does not match the driver {}: Fabric Manager refuses to run against another driver version, and CUDA then fails with CUDA_ERROR_SYSTEM_NOT_READY (802)",
                   *s.fabric_manager_version, d.version_text),
               {s.fabric_manager_version_source, "/" + d.version_source + ": " + d.version_text}}};
        }},

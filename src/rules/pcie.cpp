@@ -12,8 +12,7 @@ std::span<const Rule> pcie_rules() {
        .title =
            "No PCIe bridge between GPUs the job uses together redirects peer-to-peer traffic (ACS)",
        .remedy =
-           "Disable ACS on the bridges in the evidence (BIOS, or `setpci -s BDF ECAP_ACS+0x6.w=0000` as root at boot), or run "
-           "with NCCL_P2P_DISABLE=1 at a bandwidth cost",
+           "Disable ACS on the bridges in the evidence (BIOS, or `setpci -s BDF ECAP_ACS+0x6.w=0000` as root at boot), or run with NCCL_P2P_DISABLE=1 at a bandwidth cost",
        .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "PCIe Access Control Services on a switch port or root port can force peer-to-peer requests and completions up to the root complex (ReqRedir, CmpltRedir, EgressCtrl). GPU-to-GPU copies then cross the CPU's root complex and, with an IOMMU, its translation: slow at best, a hang of NCCL's first collective at worst. NVIDIA's NCCL guide asks for ACS off on bridges between GPUs. Only bridges below the deepest bridge two GPUs share are judged: the ones above both never see their peer traffic.",
@@ -48,15 +47,13 @@ std::span<const Rule> pcie_rules() {
                               : fmt::format("between GPU(s) {} and {}", join(below), join(others));
            Hit hit{
                fmt::format(
-                   "ACS redirect is enabled on {} {} above GPU(s) {}: peer-to-peer traffic {} is sent up to the root "
-                   "complex instead of across the switch (slow, and a hang when the root complex or the IOMMU does not "
-                   "pass it on)",
+                   "ACS redirect is enabled on {} {} above GPU(s) {}: peer-to-peer traffic {} is sent up to the root complex instead of across the switch (slow, and a hang when the root complex or the IOMMU does not pass it on)",
                    port_kind(bridge), bus, join(below), pair_text),
                {acs_evidence(bridge)}};
            hit.remedy = fmt::format(
-               "Disable ACS on {0}: in the BIOS (PCIe ACS / \"ACS Control\" off), or as root at every boot "
-               "with `setpci -s {0} ECAP_ACS+0x6.w=0000`; until then NCCL_P2P_DISABLE=1 avoids peer-to-peer "
-               "copies at a bandwidth cost. Keep ACS if the host passes GPUs to VMs (it isolates them)",
+               "Disable ACS on {0}: in the BIOS (PCIe ACS / \"ACS Control\" off), or as root at every boot with `setpci -s {0} ECAP_ACS+0x6.w=0000`; "
+               "until then NCCL_P2P_DISABLE=1 avoids peer-to-peer copies at a bandwidth cost. "
+               "Keep ACS if the host passes GPUs to VMs (it isolates them)",
                bus);
            hits.push_back(std::move(hit));
          }
@@ -67,8 +64,7 @@ std::span<const Rule> pcie_rules() {
        .severity = Severity::info,
        .title = "ACS could be read on the bridges between the GPUs",
        .remedy =
-           "Run gpu-preflight (or `gpu-preflight snapshot`) as root: only root can read PCI configuration space beyond the first "
-           "64 bytes",
+           "Run gpu-preflight (or `gpu-preflight snapshot`) as root: only root can read PCI configuration space beyond the first 64 bytes",
        .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
        .explanation =
            "Without root, sysfs returns only the first 64 bytes of a device's configuration space, so the ACS capability (in the extended space) cannot be read. That is reported as not checked, never as 'no ACS'. A looping or truncated capability list is reported the same way.",
@@ -101,8 +97,7 @@ std::span<const Rule> pcie_rules() {
          }
          return {
              {fmt::format(
-                  "ACS on {} bridge(s) between the GPUs was not checked: their extended configuration space could "
-                  "not be read",
+                  "ACS on {} bridge(s) between the GPUs was not checked: their extended configuration space could not be read",
                   unknown.size()),
               std::move(evidence)}};
        }},

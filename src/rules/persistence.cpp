@@ -26,8 +26,7 @@ std::span<const Rule> persistence_rules() {
        .severity = Severity::info,
        .title = "nvidia-persistenced runs when CUDA start-up is slow",
        .remedy =
-           "Enable the persistence daemon: `systemctl enable --now nvidia-persistenced` (legacy `nvidia-smi -pm 1` is "
-           "deprecated)",
+           "Enable the persistence daemon: `systemctl enable --now nvidia-persistenced` (legacy `nvidia-smi -pm 1` is deprecated)",
        .source = "docs/sources.md#persistence",
        .explanation =
            "Without nvidia-persistenced the driver tears GPU state down when the last client exits, so each job start pays the full initialisation (seconds per GPU, more with many GPUs) and a short start-up timeout can fire. Reported only when the CUDA probe measured a slow start (1 s or more).",
@@ -57,8 +56,7 @@ std::span<const Rule> persistence_rules() {
          evidence.push_back(
              "/proc/*/comm: no nvidia-persistenced process (comm \"nvidia-persiste\")");
          return {
-             {"CUDA start-up is slow and nvidia-persistenced is not running: without it the driver tears GPU state down when "
-              "the last client exits, and every job start pays the full initialisation",
+             {"CUDA start-up is slow and nvidia-persistenced is not running: without it the driver tears GPU state down when the last client exits, and every job start pays the full initialisation",
               std::move(evidence)}};
        }},
   };

@@ -32,14 +32,13 @@ std::span<const Rule> probe_rules() {
        .severity = Severity::info,
        .title = "The CUDA and NVML children could not change the host",
        .remedy =
-           "Run the check with CAP_SYS_ADMIN (on the host, or in a privileged container) so that "
-           "its children get a private mount namespace, or as an ordinary user; pass --no-cuda "
-           "--no-nvml where nothing may touch the driver",
+           "Run the check with CAP_SYS_ADMIN (on the host, or in a privileged container) so that its children get a private mount namespace, or as an ordinary user; "
+           "pass --no-cuda --no-nvml where nothing may touch the driver",
        .source = "docs/reliability.md#read-only",
        .explanation =
-           "NVIDIA's libraries re-create /dev/char links and run nvidia-modprobe to load modules "
-           "and create device nodes when they find them missing. Each driver child first shuts "
-           "those doors; this says that one could not, so the live run may have changed /dev.",
+           "NVIDIA's libraries re-create /dev/char links and run nvidia-modprobe to load modules and create device nodes when they find them missing. "
+           "Each driver child first shuts those doors; "
+           "this says that one could not, so the live run may have changed /dev.",
        .evidence = "the step that failed, with its error, per stage",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<std::string> ev;
@@ -53,8 +52,7 @@ std::span<const Rule> probe_rules() {
            return {};
          }
          return {
-             {"The driver children ran without isolation from the host: NVIDIA's libraries could "
-              "have changed /dev or loaded modules",
+             {"The driver children ran without isolation from the host: NVIDIA's libraries could have changed /dev or loaded modules",
               std::move(ev)}};
        }},
   };

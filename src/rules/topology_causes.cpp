@@ -118,8 +118,7 @@ std::string acs_evidence(const PciBridge& bridge) {
   }
   const AcsControl& a = *bridge.config.acs;
   return fmt::format(
-      "{}: ACS control 0x{:04x} at 0x{:03x} (SrcValid{} TransBlk{} ReqRedir{} CmpltRedir{} UpstreamFwd{} "
-      "EgressCtrl{} DirectTrans{})",
+      "{}: ACS control 0x{:04x} at 0x{:03x} (SrcValid{} TransBlk{} ReqRedir{} CmpltRedir{} UpstreamFwd{} EgressCtrl{} DirectTrans{})",
       file, a.control, a.offset + 6, bit(a.source_validation()), bit(a.translation_blocking()),
       bit(a.request_redirect()), bit(a.completion_redirect()), bit(a.upstream_forwarding()),
       bit(a.egress_control()), bit(a.direct_translated()));

@@ -24,9 +24,8 @@ std::span<const Rule> xid_rules() {
        .severity = Severity::fail,
        .severity_from = "info for an Xid settled by a later Xid 154",
        .title = "No Xid in the current boot that needs a reboot (or VM restart)",
-       .remedy =
-           "Drain the node and reboot it (cold reboot / power-cycle for Xid 110; restart the VM for Xid 151); if it "
-           "returns, take the GPU out of service",
+       .remedy = "Drain the node and reboot it (cold reboot / power-cycle for Xid 110; "
+                 "restart the VM for Xid 151); if it returns, take the GPU out of service",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reboot-required", {Effect::gpu_unusable, false, true});
@@ -50,8 +49,8 @@ std::span<const Rule> xid_rules() {
            "info for an Xid logged before the last driver reload (which reset the GPU) or settled by a later Xid 154",
        .title = "No Xid in the current boot that calls for attention",
        .remedy =
-           "The GPU still works: reset it when convenient (pending row remaps and contained errors apply at reset); if the "
-           "Xid repeats, check the GPU's health (nvidia-smi -q -d ECC,ROW_REMAPPER, NVLink status) and contact the vendor",
+           "The GPU still works: reset it when convenient (pending row remaps and contained errors apply at reset); "
+           "if the Xid repeats, check the GPU's health (nvidia-smi -q -d ECC,ROW_REMAPPER, NVLink status) and contact the vendor",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.warning", {Effect::none, true, true});
@@ -83,8 +82,7 @@ std::span<const Rule> xid_rules() {
            "info for an Xid logged before the last driver reload (which reset the GPU) or settled by a later Xid 154",
        .title = "No Xid in the current boot that the catalog does not list",
        .remedy =
-           "Look the Xid up in NVIDIA's Xid catalog for this driver version (docs.nvidia.com/deploy/xid-errors) and reset "
-           "the GPU if in doubt",
+           "Look the Xid up in NVIDIA's Xid catalog for this driver version (docs.nvidia.com/deploy/xid-errors) and reset the GPU if in doubt",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.unknown", {Effect::none, true, true});
