@@ -152,7 +152,6 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                            id.error().message);
     }
     gpu_children.push_back({*id, visible_as, cuda_index});
-    return true;
   };
   for (const auto& gpu : in.driver_gpus) {
     if (is_gpu_uuid(gpu.uuid)) {
@@ -182,14 +181,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
       continue;
     }
     const std::string visible_as = is_gpu_uuid(d.uuid) ? *d.uuid : std::to_string(d.index);
-    if (!start_gpu_child(visible_as, d.index)) {
-      CudaStep s;
-      s.name = "spawn";
-      s.error_name = "SPAWN_FAILED";
-      s.error_text = "no child process could be started for this GPU";
-      d.steps.push_back(std::move(s));
-      d.visible_as = visible_as;
-    }
+    start_gpu_child(visible_as, d.index); // throws CheckerFailure when it cannot fork
   }
   for (const auto& c : gpu_children) {
     if (!c.cuda_index) {
@@ -231,8 +223,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   // The GPUs the job may use together, in CUDA order.
   std::vector<int> admitted_indices;
   for (const auto& d : f.devices) {
-    if (d.steps.empty() &&
-        std::find(admitted.begin(), admitted.end(), d.bus_id) != admitted.end()) {
+    if (std::find(admitted.begin(), admitted.end(), d.bus_id) != admitted.end()) {
       admitted_indices.push_back(d.index);
     }
   }

@@ -34,7 +34,7 @@ struct Live {
   child::ChildGroup group{is_done_line};
   Clock::time_point start;
   Clock::time_point deadline;
-  std::optional<std::size_t> system_id;
+  std::size_t system_id = 0; // set by start(), which throws when it cannot fork
   std::vector<std::pair<std::size_t, std::string>> gpu_children; // child, driver bus id
   NvmlFacts facts;
 };
@@ -196,11 +196,8 @@ NvmlGpu apply_gpu(const Folded& f, const child::ChildEnd& end, const std::string
 
 NvmlFacts collect(Live& live) {
   NvmlFacts n = std::move(live.facts);
-  if (!live.system_id) {
-    return n;
-  }
   const auto all_done = [&] {
-    if (!live.group.finished(*live.system_id)) {
+    if (!live.group.finished(live.system_id)) {
       return false;
     }
     return std::all_of(live.gpu_children.begin(), live.gpu_children.end(),
@@ -208,14 +205,14 @@ NvmlFacts collect(Live& live) {
   };
   if (!live.group.pump_until(live.deadline, all_done)) {
     n.deadline_hit = true;
-    live.group.kill_at_deadline(*live.system_id);
+    live.group.kill_at_deadline(live.system_id);
     for (const auto& c : live.gpu_children) {
       live.group.kill_at_deadline(c.first);
     }
   }
   live.group.settle(k_settle_grace);
-  apply_system(fold(live.group.lines(*live.system_id)), live.group.end(*live.system_id), n);
-  n.isolation = live.group.isolation(*live.system_id);
+  apply_system(fold(live.group.lines(live.system_id)), live.group.end(live.system_id), n);
+  n.isolation = live.group.isolation(live.system_id);
   // A per-GPU child's init failure is the system child's finding; the GPU is then not judged.
   const bool init_failed = n.init_code && *n.init_code != k_nvml_success;
   if (!init_failed && n.load_error.empty() && n.missing_symbols.empty()) {
