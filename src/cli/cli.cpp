@@ -137,6 +137,13 @@ std::optional<Host> open_host(const CliOptions& o) {
     std::cerr << "gpu-preflight: error: " << host.error().message << "\n";
     return std::nullopt;
   }
+  // A path mistake (an empty or wrong directory) is not a host without a driver.
+  if (!o.root.empty() && host->absent("proc") && host->absent("sys") && host->absent("dev")) {
+    std::cerr
+        << "gpu-preflight: error: --root " << o.root
+        << ": not a snapshot (it holds none of proc/, sys/, dev/; see docs/snapshot-format.md)\n";
+    return std::nullopt;
+  }
   return std::move(host).value();
 }
 
@@ -280,6 +287,49 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
   return write_stdout(out);
 }
 
+// Whether the option word takes the next word as its value ("--root DIR", not "--strict" or
+// "--root=DIR"). Unknown words take none; CLI11 then reports them.
+bool takes_value(const CLI::App& app, const CLI::App& exec, const std::string& word) {
+  if (word.find('=') != std::string::npos) {
+    return false;
+  }
+  const CLI::Option* opt = exec.get_option_no_throw(word);
+  if (opt == nullptr) {
+    opt = app.get_option_no_throw(word);
+  }
+  return opt != nullptr && opt->get_expected_max() > 0; // flags expect none
+}
+
+// exec: everything from the command's first word on belongs to the command (as with env, timeout,
+// sudo), so `exec python train.py --min-gpus 8` hands --min-gpus to the job, not to the check.
+// Check options go before the command; "--" still ends them. Returns the command and leaves the
+// checker's own words in args.
+std::vector<std::string> split_exec_command(const CLI::App& app, const CLI::App& exec,
+                                            std::vector<std::string>& args) {
+  std::size_t i = 0;
+  for (; i < args.size() && args[i] != exec.get_name(); ++i) {
+    if (args[i] == "--" || args[i].empty() || args[i][0] != '-') {
+      return {}; // another subcommand, or no exec at all
+    }
+    if (takes_value(app, exec, args[i])) {
+      ++i;
+    }
+  }
+  for (std::size_t j = i + 1; j < args.size(); ++j) {
+    if (args[j] == "--" || args[j].empty() || args[j][0] != '-' || args[j] == "-") {
+      const std::size_t first = args[j] == "--" ? j + 1 : j;
+      std::vector<std::string> command(args.begin() + static_cast<std::ptrdiff_t>(first),
+                                       args.end());
+      args.resize(j);
+      return command;
+    }
+    if (takes_value(app, exec, args[j])) {
+      ++j;
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 int run_cli(int argc, char** argv) {
@@ -295,7 +345,8 @@ int run_cli(int argc, char** argv) {
       "exec", "Run the checks, then start CMD on the recommended GPUs, or refuse (exit 1)");
   exec->add_flag("--quiet", o.exec.quiet, "No summary line on stderr");
   exec->add_flag("--keep-env", o.exec.keep_env, "Start CMD without setting CUDA_VISIBLE_DEVICES");
-  exec->add_option("command", o.command, "The command and its arguments, after --")->required();
+  exec->footer("Usage: gpu-preflight exec [OPTIONS] [--] CMD [ARGS...]\n"
+               "Everything from CMD on is the command's own; the checker's options go before it.");
   auto* snapshot = app.add_subcommand(
       "snapshot", "Capture what the checks read into DIR, for replay with --root DIR");
   snapshot
@@ -328,8 +379,14 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
   explain_cmd->add_option("id", o.explain_id, "Rule id, e.g. cuda.driver-too-old")->required();
   app.require_subcommand(0, 1);
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  o.command = split_exec_command(app, *exec, args);
+  std::vector<char*> words{argc > 0 ? argv[0] : const_cast<char*>("gpu-preflight")};
+  for (auto& a : args) {
+    words.push_back(a.data());
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(words.size()), words.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {
       app.exit(e); // --help / --version

@@ -12,7 +12,7 @@ int exec_command(const std::vector<std::string>& argv,
                  const std::vector<std::pair<std::string, std::string>>& set_env) {
   if (argv.empty()) {
     std::cerr
-        << "gpu-preflight: exec: no command given (usage: gpu-preflight exec [options] -- CMD [ARGS...])\n";
+        << "gpu-preflight: exec: no command given (usage: gpu-preflight exec [OPTIONS] [--] CMD [ARGS...])\n";
     return k_exit_error;
   }
   for (const auto& [name, value] : set_env) {

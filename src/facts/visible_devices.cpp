@@ -16,11 +16,11 @@ std::optional<std::string> resolve_entry(std::string_view entry, const std::vect
     return *index < gpus.size() ? std::optional(gpus[*index].bus_id) : std::nullopt;
   }
   std::string_view uuid = entry;
-  if (starts_with(uuid, "MIG-")) {
+  const bool mig = starts_with(uuid, "MIG-");
+  if (starts_with(uuid, "MIG-GPU-")) {
     uuid.remove_prefix(4);
     uuid = uuid.substr(0, uuid.find('/')); // MIG-<GPU-UUID>/<gi>/<ci> names its parent GPU
-  }
-  if (!starts_with(uuid, "GPU-")) {
+  } else if (!mig && !starts_with(uuid, "GPU-")) {
     return std::nullopt;
   }
   const std::string prefix = to_lower(uuid);
@@ -33,7 +33,8 @@ std::optional<std::string> resolve_entry(std::string_view entry, const std::vect
       match = gpu.bus_id;
     }
   }
-  return match;
+  // A MIG-<uuid> that no listed device carries: its GPU is unknown here, not absent.
+  return !match && mig && !starts_with(entry, "MIG-GPU-") ? std::optional<std::string>("") : match;
 }
 
 } // namespace
@@ -62,7 +63,9 @@ VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
       break;
     }
     vd.entries.emplace_back(trim(entries[i]), *bus);
-    if (std::find(vd.bus_ids.begin(), vd.bus_ids.end(), *bus) == vd.bus_ids.end()) {
+    vd.mig = vd.mig || starts_with(trim(entries[i]), "MIG-");
+    if (!bus->empty() &&
+        std::find(vd.bus_ids.begin(), vd.bus_ids.end(), *bus) == vd.bus_ids.end()) {
       vd.bus_ids.push_back(*bus);
     }
   }

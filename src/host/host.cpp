@@ -398,6 +398,19 @@ bool Host::exists(std::string_view path) const {
   return fd >= 0;
 }
 
+bool Host::absent(std::string_view path) const {
+  // A snapshot records what could not be read (unreadable.json): unreadable, never absent.
+  if (m_unreadable.count(std::string(path)) != 0) {
+    return false;
+  }
+  const int fd = open_path(path, O_PATH);
+  if (fd >= 0) {
+    ::close(fd);
+    return false;
+  }
+  return fd == -ENOENT || fd == -ENOTDIR;
+}
+
 Result<FsSpace> Host::filesystem_space(std::string_view path) const {
   if (!is_safe_relative(path)) {
     return Error{"invalid host path: " + std::string(path)};

@@ -10,28 +10,30 @@
 
 namespace gpf {
 namespace {
-// One row per probe: the name reports and snapshots know it by, and the function. The fixed
+// One row per probe: the name reports and snapshots know it by, what it checks in a user's words
+// (the report's "not checked" line), and the function. The fixed
 // order: later probes may use earlier facts (devices needs the GPUs' minors; cuda starts a child
 // per driver GPU whose UUID is known; nvml's children run beside cuda's).
 struct ProbeRow {
   std::string_view name;
+  std::string_view what;
   ProbeFn run;
 };
 constexpr std::array<ProbeRow, 14> k_pipeline{{
-    {"kernel", probe_kernel},
-    {"modules", probe_modules},
-    {"driver", probe_driver},
-    {"devices", probe_devices},
-    {"kernel-log", probe_kernel_log},
-    {"compat", probe_compat},
-    {"pcie", probe_pcie},
-    {"iommu", probe_iommu},
-    {"shm", probe_shm},
-    {"services", probe_services},
-    {"firmware", probe_firmware},
-    {"mig", probe_mig},
-    {"cuda", probe_cuda},
-    {"nvml", probe_nvml},
+    {"kernel", "kernel release", probe_kernel},
+    {"modules", "kernel modules", probe_modules},
+    {"driver", "driver files", probe_driver},
+    {"devices", "device nodes", probe_devices},
+    {"kernel-log", "kernel log", probe_kernel_log},
+    {"compat", "driver libraries and CUDA version", probe_compat},
+    {"pcie", "PCIe topology", probe_pcie},
+    {"iommu", "IOMMU", probe_iommu},
+    {"shm", "shared-memory size", probe_shm},
+    {"services", "daemons", probe_services},
+    {"firmware", "GSP firmware files", probe_firmware},
+    {"mig", "MIG instances", probe_mig},
+    {"cuda", "CUDA start-up", probe_cuda},
+    {"nvml", "GPU health (NVML)", probe_nvml},
 }};
 } // namespace
 
@@ -45,6 +47,7 @@ Facts collect_facts(const Host& host, const ProbeOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     ProbeStatus status = probe.run(host, options, facts);
     status.name = probe.name;
+    status.what = probe.what;
     status.duration_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     facts.probes.push_back(std::move(status));

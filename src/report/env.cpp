@@ -19,8 +19,10 @@ std::string shell_quote(std::string_view s) {
 
 std::string render_env(const Report& r) {
   const Assessment& a = r.assessment;
-  std::string out = fmt::format("# gpu-preflight verdict: {} ({} of {} GPU(s) usable)\n",
-                                verdict_name(a.verdict), a.usable_count(), a.gpus.size());
+  // printable: the headline may quote the job's CUDA_VISIBLE_DEVICES, which must not end the
+  // comment
+  std::string out = fmt::format("# gpu-preflight verdict: {} ({})\n", verdict_name(a.verdict),
+                                verdict_headline(a));
   for (const auto& f : a.findings) {
     if (f.severity != Severity::info) {
       // ids are [a-z0-9.-]; the message is not emitted, so nothing here can break out of the

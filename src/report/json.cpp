@@ -164,6 +164,19 @@ Json report_json(const Report& r) {
   }
   j["usable_gpus"] = a.usable_count();
   j["total_gpus"] = static_cast<int>(a.gpus.size());
+  // What the job gets: fewer than usable_gpus when one GPU is kept or the job's own
+  // CUDA_VISIBLE_DEVICES chose; MIG instances when it names them.
+  j["recommended_gpus"] = a.recommendation.devices;
+  j["recommendation"] = Json{{"devices", a.recommendation.devices},
+                             {"mig", a.recommendation.mig},
+                             {"single_gpu_only", a.recommendation.narrowed_by.has_value()},
+                             {"chosen_by", opt(a.recommendation.chosen_by)},
+                             {"summary", verdict_headline(a)}};
+  if (const Finding* primary = a.primary_cause()) {
+    j["primary_cause"] = Json{{"id", primary->id}, {"gpu", opt(primary->gpu)}};
+  } else {
+    j["primary_cause"] = nullptr;
+  }
   Json findings = Json::array();
   for (const auto& f : a.findings) {
     Json fj;
@@ -190,6 +203,7 @@ Json report_json(const Report& r) {
     gj["uuid"] = opt(g.uuid);
     gj["model"] = opt(g.model);
     gj["usable"] = g.usable;
+    gj["recommended"] = g.recommended;
     gj["reasons"] = g.reasons;
     if (const auto* health = r.facts.nvml.gpu_by_bus(g.bus_id)) {
       gj["health"] = nvml_gpu_json(*health); // what NVML said about this GPU

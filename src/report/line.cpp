@@ -9,18 +9,20 @@ namespace gpf {
 
 std::string render_line(const Report& r) {
   const Assessment& a = r.assessment;
-  const auto counts = fmt::format("{}/{} GPUs", a.usable_count(), a.gpus.size());
+  const Recommendation& rec = a.recommendation;
+  const auto counts = rec.mig ? fmt::format("{} MIG", rec.devices)
+                              : fmt::format("{}/{} GPUs", rec.devices, a.gpus.size());
   std::string line;
-  if (a.verdict == Verdict::pass || a.causes.empty()) {
+  const Finding* primary = a.primary_cause();
+  if (a.verdict == Verdict::pass || primary == nullptr) {
     line = fmt::format("{} {}",
                        a.verdict == Verdict::pass   ? "PASS"
                        : a.verdict == Verdict::warn ? "WARN"
                                                     : "FAIL",
                        counts);
   } else {
-    const Finding& first = a.findings[a.causes.front()];
     const auto head = a.verdict == Verdict::fail ? std::string("FAIL") : "WARN " + counts + ":";
-    line = fmt::format("{} {}{}", head, first.id, first.gpu ? " " + *first.gpu : std::string());
+    line = fmt::format("{} {}", head, cause_label(*primary));
     if (a.causes.size() > 1) {
       line += fmt::format(" +{} more", a.causes.size() - 1);
     }

@@ -2,6 +2,7 @@
 #include "gpf/report/rules_doc.hpp"
 
 #include "gpf/report/report.hpp"
+#include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -85,6 +86,22 @@ std::string render_rules_text(std::span<const Rule> rules) {
   return out;
 }
 
+namespace {
+
+// Rule::caused_by in words: "module.nouveau-loaded, gsp.*, or any finding that left a GPU out".
+std::string caused_by_text(const Rule& r) {
+  std::vector<std::string> parts;
+  for (const auto& token : split(r.caused_by, ' ')) {
+    parts.push_back(token == "gpu-effects"
+                        ? std::string("any finding that left a GPU out or kept one")
+                    : token.back() == '.' ? fmt::format("{}*", token)
+                                          : std::string(token));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+} // namespace
+
 nlohmann::ordered_json rules_json(std::span<const Rule> rules) {
   nlohmann::ordered_json j;
   j["schema_version"] = k_schema_version;
@@ -102,6 +119,9 @@ nlohmann::ordered_json rules_json(std::span<const Rule> rules) {
     rj["evidence"] = evidence(*r);
     rj["remedy"] = r->remedy;
     rj["source"] = r->source;
+    if (!r->caused_by.empty()) {
+      rj["caused_by"] = caused_by_text(*r);
+    }
     arr.push_back(std::move(rj));
   }
   j["rules"] = std::move(arr);
@@ -125,6 +145,10 @@ std::string render_rules_markdown(std::span<const Rule> rules) {
         "- **Evidence looked for:** {}\n- **Remedy:** {}\n- **Source:** {}\n",
         r->id, severity_text(*r), stage_name(r->stage), r->title, meaning(*r), evidence(*r),
         r->remedy, r->source);
+    if (!r->caused_by.empty()) {
+      out +=
+          fmt::format("- **Usually caused by (named first when found):** {}\n", caused_by_text(*r));
+    }
   }
   return out;
 }
@@ -136,6 +160,11 @@ std::string render_explain(const Rule& r) {
       r.remedy);
   if (!r.severity_from.empty()) {
     out += fmt::format("Severity:  {}\n\n", severity_text(r));
+  }
+  if (!r.caused_by.empty()) {
+    out += fmt::format(
+        "Causes:    usually {}; when one is found, it is named as the primary cause\n\n",
+        caused_by_text(r));
   }
   return out + fmt::format("Sources:   {}\n", r.source);
 }

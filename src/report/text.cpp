@@ -4,6 +4,7 @@
 #include "gpf/util/text.hpp"
 #include "gpf/report/report.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace gpf {
@@ -56,9 +57,12 @@ std::string render_text(const Report& r, bool color) {
                               : a.verdict == Verdict::warn ? "1;33"
                                                            : "1;32";
   std::string out;
-  out += fmt::format("gpu-preflight: {} — {} of {} GPU(s) usable\n",
-                     p.paint(upper(verdict_name(a.verdict)), verdict_colour), a.usable_count(),
-                     a.gpus.size());
+  out += fmt::format("gpu-preflight: {} — {}\n",
+                     p.paint(upper(verdict_name(a.verdict)), verdict_colour), verdict_headline(a));
+  // A PASS after a verified CUDA start-up must not read like one where CUDA was never tried.
+  if (const auto skipped = not_checked(r.facts); !skipped.empty()) {
+    out += fmt::format("not checked: {}\n", skipped);
+  }
   for (const auto& f : a.findings) {
     out += fmt::format(
         "\n{} {}{}\n  {}\n",
@@ -68,12 +72,27 @@ std::string render_text(const Report& r, bool color) {
       out += fmt::format("  evidence: {}\n", printable(quote_evidence(e, 512)));
     }
     out += fmt::format("  remedy:   {}\n", printable(f.remedy));
+    if (a.verdict != Verdict::fail && f.effect == Effect::gpu_unusable && f.gpu) {
+      out += "  effect:   this GPU is left out of the recommendation; the job runs on the others\n";
+    } else if (a.verdict != Verdict::fail && f.effect == Effect::single_gpu_only &&
+               a.recommendation.single_gpu_only) {
+      out += "  effect:   the recommendation keeps one GPU\n";
+    }
   }
   if (!a.gpus.empty()) {
-    out += "\nGPUs:\n";
+    // Mark the GPUs the job gets when that is not simply every usable one.
+    const bool mark = a.verdict != Verdict::fail &&
+                      std::any_of(a.gpus.begin(), a.gpus.end(), [](const GpuAssessment& g) {
+                        return g.usable && !g.recommended;
+                      });
+    out += mark ? "\nGPUs (* = recommended):\n" : "\nGPUs:\n";
     for (const auto& g : a.gpus) {
       out += fmt::format(
-          "  {} {} {}{}{}\n", g.index ? std::to_string(*g.index) : "-", g.bus_id,
+          "{}{} {} {}{}{}\n",
+          !mark           ? "  "
+          : g.recommended ? " * "
+                          : "   ",
+          g.index ? std::to_string(*g.index) : "-", g.bus_id,
           printable(g.model.value_or("(unknown model)")),
           g.usable ? "" : printable(fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", "))),
           health_of(r, g.bus_id));
@@ -92,8 +111,14 @@ std::string render_text(const Report& r, bool color) {
     // quoted as in the env format, so the line can be pasted into a shell as it is
     out += fmt::format("  export CUDA_VISIBLE_DEVICES={}\n",
                        shell_quote(a.recommendation.cuda_visible_devices));
-    if (a.recommendation.single_gpu_only) {
+    if (a.recommendation.narrowed_by) {
       out += "  (one GPU only until a multi-GPU start-up test passes; see the findings)\n";
+    }
+    if (a.recommendation.mig) {
+      out += "  (the job's own MIG instances, up to the first that does not exist)\n";
+    } else if (a.recommendation.chosen_by) {
+      out += fmt::format("  (only GPUs the job's CUDA_VISIBLE_DEVICES={} names)\n",
+                         printable(quote_evidence(*a.recommendation.chosen_by, 120)));
     }
   }
   return out;

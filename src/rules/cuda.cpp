@@ -330,6 +330,7 @@ std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
   }
   Hit hit{std::move(message), std::move(ev)};
   hit.effect = Effect::single_gpu_only;
+  hit.headline = hung ? "the multi-GPU test hung" : "the multi-GPU test failed";
   hit.remedy = multi_remedy(c.facts);
   return {hit};
 }

@@ -29,6 +29,11 @@ std::span<const Rule> driver_rules() {
            "in a container, start it with the NVIDIA runtime (--gpus all)",
        .source =
            "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
+       // What keeps the driver from loading, when the kernel log or the module list says so.
+       .caused_by =
+           "module.nouveau-loaded kernel.below-driver-floor gpu.not-supported "
+           "gpu.not-supported-open-module gpu.needs-open-module gpu.open-module-unsupported "
+           "gsp. rminit. driver.probe-failed driver.api-mismatch",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};

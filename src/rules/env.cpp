@@ -85,7 +85,7 @@ std::span<const Rule> env_rules() {
          std::map<std::string, std::string> first; // key -> first entry naming it
          std::vector<std::string> repeats;
          for (const auto& [entry, bus] : c.job.visible.entries) {
-           std::string key = bus;
+           std::string key = bus.empty() ? entry : bus; // MIG-<uuid> of an unknown GPU: itself
            if (auto mig = parse_mig_reference(entry)) {
              key += fmt::format("/{}/{}", mig->gpu_instance,
                                 mig->compute_instance); // instances of one GPU differ

@@ -141,8 +141,10 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Fix the findings that made GPUs unusable, or lower --min-gpus if the job needs fewer",
        .source = "docs/sources.md#design-decisions-of-the-checker",
+       .caused_by = "gpu-effects env.cuda-visible-devices-empty "
+                    "env.cuda-visible-devices-unknown-entry env.cuda-visible-devices-mig-unknown",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         const auto n = static_cast<int>(c.recommended.size());
+         const auto n = static_cast<int>(c.recommended_devices);
          // With a host-level failure its own finding explains why no GPU is usable.
          if (n >= c.options.min_gpus || c.host_failed) {
            return {};
@@ -154,8 +156,12 @@ std::span<const Rule> gpu_rules() {
          if (c.facts.is_wsl2() && !c.facts.cuda.ran) {
            evidence.push_back("WSL2: GPUs can only be confirmed by the CUDA probe");
          }
-         return {{fmt::format("{} usable GPU(s), {} required", n, c.options.min_gpus),
-                  std::move(evidence)}};
+         const bool mig = c.job.visible.mig;
+         return {
+             {fmt::format(
+                  "{} {} recommended for the job ({} GPU(s) usable), {} required (--min-gpus)", n,
+                  mig ? "MIG instance(s)" : "GPU(s)", c.usable_gpus.size(), c.options.min_gpus),
+              std::move(evidence)}};
        }},
       {.id = "gpu.fallen-off-bus",
        .stage = Stage::gpu,

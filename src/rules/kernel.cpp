@@ -58,6 +58,7 @@ std::span<const Rule> kernel_rules() {
            return {hit};
          }
          hit.effect = Effect::single_gpu_only;
+         hit.headline = fmt::format("multi-GPU start-up untested on kernel {}", k.version->str());
          return {hit};
        }},
       {.id = "kernel.below-driver-floor",

@@ -29,10 +29,82 @@ Finding make_finding(const Rule& rule, Hit&& hit) {
   f.remedy = hit.remedy.empty() ? std::string(rule.remedy) : std::move(hit.remedy);
   f.gpu = std::move(hit.gpu);
   f.effect = hit.effect;
+  f.headline = std::move(hit.headline);
   return f;
 }
 
+// Whether a finding is one of those a rule's caused_by lists (see Rule::caused_by).
+bool listed_in(std::string_view caused_by, const Finding& f) {
+  for (const auto& token : split(caused_by, ' ')) {
+    if (token == "gpu-effects" ? f.effect != Effect::none
+        : token.back() == '.'  ? starts_with(f.id, token)
+                               : f.id == token) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The root cause first: when the first cause's rule lists what usually causes it and such a
+// finding exists, that finding leads (module.nouveau-loaded before driver.not-loaded). A few hops
+// at most: caused_by lists could name each other.
+void promote_root_cause(Assessment& a, std::span<const Rule> rules) {
+  for (int hop = 0; hop < 3 && !a.causes.empty(); ++hop) {
+    const Finding& head = a.findings[a.causes.front()];
+    const auto rule =
+        std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.id == head.id; });
+    if (rule == rules.end() || rule->caused_by.empty()) {
+      return;
+    }
+    std::optional<std::size_t> root;
+    for (std::size_t i = 0; i < a.findings.size() && !root; ++i) {
+      if (i != a.causes.front() && a.findings[i].severity != Severity::info &&
+          listed_in(rule->caused_by, a.findings[i])) {
+        root = i;
+      }
+    }
+    if (!root) {
+      return;
+    }
+    a.causes.erase(std::remove(a.causes.begin(), a.causes.end(), *root), a.causes.end());
+    a.causes.insert(a.causes.begin(), *root);
+  }
+}
+
+// The job's MIG entries that it still gets: CUDA stops at the first entry naming no device (a MIG
+// instance the mig probe found missing), and an instance on an unusable GPU is left out. Entries
+// whose GPU cannot be known from the variable alone (MIG-<uuid>) are kept as the job wrote them.
+std::vector<std::string> kept_mig_entries(const Facts& facts, const VisibleDevices& visible,
+                                          const std::set<std::string>& usable) {
+  std::vector<std::string> kept;
+  for (const auto& [entry, bus] : visible.entries) {
+    const auto& migs = facts.topology.mig_entries;
+    const auto mig =
+        std::find_if(migs.begin(), migs.end(), [&](const MigEntry& m) { return m.entry == entry; });
+    if (mig != migs.end() && mig->exists == false) {
+      break;
+    }
+    if (!bus.empty() && usable.count(bus) == 0) {
+      continue;
+    }
+    if (std::find(kept.begin(), kept.end(), entry) == kept.end()) {
+      kept.push_back(entry);
+    }
+  }
+  return kept;
+}
+
 } // namespace
+
+int Assessment::left_out_count() const {
+  return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [&](const GpuAssessment& g) {
+    return !g.usable && verdict != Verdict::fail;
+  }));
+}
+
+const Finding* Assessment::primary_cause() const {
+  return causes.empty() ? nullptr : &findings[causes.front()];
+}
 
 Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options) {
   Assessment a;
@@ -127,35 +199,85 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
       add_gpu({gpu.bus_id, gpu.uuid}, std::nullopt);
     }
   }
-  const bool single = std::any_of(a.findings.begin(), a.findings.end(), [](const Finding& f) {
+  Recommendation& rec = a.recommendation;
+  if (job.visible.set && static_cast<int>(recommended.size()) < a.usable_count()) {
+    rec.chosen_by = job.visible.raw;
+  }
+  const auto narrowing = std::find_if(a.findings.begin(), a.findings.end(), [](const Finding& f) {
     return f.effect == Effect::single_gpu_only;
   });
-  if (single && recommended.size() > 1) {
+  const bool single = narrowing != a.findings.end();
+  // MIG instances stay MIG instances: a parent GPU's index would hand the job every instance of
+  // a shared GPU, or another tenant's.
+  const std::vector<std::string> mig_entries = job.visible.mig && host_failures.empty()
+                                                   ? kept_mig_entries(facts, job.visible, usable)
+                                                   : std::vector<std::string>{};
+  if (job.visible.mig) {
+    rec.mig = true;
+    rec.chosen_by = job.visible.raw;
+    recommended.clear();
+    for (const auto& [entry, bus] : job.visible.entries) {
+      if (std::find(mig_entries.begin(), mig_entries.end(), entry) != mig_entries.end() &&
+          !bus.empty() &&
+          std::find(recommended.begin(), recommended.end(), bus) == recommended.end()) {
+        recommended.push_back(bus);
+      }
+    }
+  }
+  std::vector<std::string> kept = mig_entries;
+  if (single && (rec.mig ? kept.size() : recommended.size()) > 1) {
+    rec.narrowed_by = static_cast<std::size_t>(narrowing - a.findings.begin());
+    kept.resize(std::min<std::size_t>(kept.size(), 1));
     recommended.resize(1);
   }
+  ctx.recommended_devices = rec.mig ? kept.size() : recommended.size();
   run_stage(Stage::summary);
 
   std::vector<std::string> indices;
   std::vector<std::string> uuids;
-  for (const auto& g : a.gpus) {
-    if (std::find(recommended.begin(), recommended.end(), g.bus_id) != recommended.end()) {
+  for (auto& g : a.gpus) {
+    g.recommended =
+        std::find(recommended.begin(), recommended.end(), g.bus_id) != recommended.end();
+    if (g.recommended && g.index) {
       indices.push_back(std::to_string(*g.index));
       uuids.push_back(g.uuid.value_or(""));
     }
   }
-  // --cvd-form uuid: UUIDs need no CUDA_DEVICE_ORDER; indices stay when a UUID is unknown.
-  const bool by_uuid = options.cvd_form == CvdForm::uuid &&
-                       std::all_of(uuids.begin(), uuids.end(),
-                                   [](const std::string& u) { return starts_with(u, "GPU-"); });
-  a.recommendation.cuda_visible_devices =
-      fmt::format("{}", fmt::join(by_uuid ? uuids : indices, ","));
-  a.recommendation.single_gpu_only = single;
-  if (!indices.empty() && !by_uuid && job.pci_order) {
-    a.recommendation.cuda_device_order = "PCI_BUS_ID";
+  rec.single_gpu_only = single;
+  if (rec.mig) {
+    rec.cuda_visible_devices = fmt::format("{}", fmt::join(kept, ","));
+    rec.devices = static_cast<int>(kept.size());
+  } else {
+    // --cvd-form uuid: UUIDs need no CUDA_DEVICE_ORDER; indices stay when a UUID is unknown.
+    const bool by_uuid = options.cvd_form == CvdForm::uuid &&
+                         std::all_of(uuids.begin(), uuids.end(),
+                                     [](const std::string& u) { return starts_with(u, "GPU-"); });
+    rec.cuda_visible_devices = fmt::format("{}", fmt::join(by_uuid ? uuids : indices, ","));
+    rec.devices = static_cast<int>(indices.size());
+    if (!indices.empty() && !by_uuid && job.pci_order) {
+      rec.cuda_device_order = "PCI_BUS_ID";
+    }
   }
 
-  std::stable_sort(a.findings.begin(), a.findings.end(),
-                   [](const Finding& x, const Finding& y) { return x.severity > y.severity; });
+  // Sorted by severity; the narrowing finding keeps its identity through the sort.
+  std::vector<std::size_t> order(a.findings.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return a.findings[x].severity > a.findings[y].severity;
+  });
+  std::vector<Finding> sorted;
+  sorted.reserve(a.findings.size());
+  const auto narrowed_before = rec.narrowed_by;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (narrowed_before && order[i] == *narrowed_before) {
+      rec.narrowed_by = i;
+    }
+    sorted.push_back(std::move(a.findings[order[i]]));
+  }
+  a.findings = std::move(sorted);
+
   const auto is_host_fail = [](const Finding& f) { return f.severity == Severity::fail && !f.gpu; };
   const auto counts_for_warn = [](const Finding& f) {
     return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu);
@@ -172,6 +294,10 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
         a.causes.push_back(i);
       }
     }
+    // A warning's first cause is what changed the recommendation: a GPU left out, or one kept.
+    std::stable_partition(a.causes.begin(), a.causes.end(),
+                          [&](std::size_t i) { return a.findings[i].effect != Effect::none; });
+    promote_root_cause(a, rules);
   }
   return a;
 }

@@ -64,7 +64,19 @@ TEST_CASE("fixture verdicts, findings and recommendations") {
        {"devnode.not-accessible", "gpu.devnode-unusable"},
        ""},
       {"garbage-files", Verdict::warn, {"gpu.information-unreadable", "probe.failed"}, "0"},
-      {"empty-root", Verdict::fail, {"driver.not-loaded", "probe.failed"}, ""},
+      // Absent inputs are not unreadable ones: no probe.failed for what such a host lacks.
+      {"proc-only", Verdict::fail, {"driver.not-loaded"}, ""},
+      {"no-modules-registry", Verdict::pass, {}, "0,1,2,3"},
+      {"topo-mig-unknown",
+       Verdict::warn,
+       {"env.cuda-visible-devices-mig-unknown"},
+       "MIG-GPU-00000000-1111-2222-3333-444455550000/1/0"},
+      // its only MIG instance does not exist: CUDA would see no device
+      {"topo-mig-none",
+       Verdict::fail,
+       {"env.cuda-visible-devices-mig-unknown", "gpu.too-few-usable"},
+       ""},
+      {"topo-mig-uuid", Verdict::pass, {}, "MIG-4f5c2a0e-8d41-5b6a-9e3c-1d2b3c4d5e6f"},
   };
   for (const auto& c : cases) {
     INFO(c.fixture);
@@ -183,4 +195,64 @@ TEST_CASE("garbage files: probe errors, never a crash, output valid") {
   // the version file is junk, so the version comes from the fallback
   CHECK(r.facts.driver.version_source == "sys/module/nvidia/version");
   CHECK(r.facts.driver.version_text == "550.54.14");
+}
+
+TEST_CASE("the primary cause is the root cause, and the recommendation counts what the job gets") {
+  struct Case {
+    const char* fixture;
+    int min_gpus;
+    const char* primary; // nullptr: PASS
+    const char* gpu;     // the primary cause's GPU, nullptr when host-level
+    int devices;         // recommendation.devices
+  };
+  const Case cases[] = {
+      {"healthy-4gpu", 1, nullptr, nullptr, 4},
+      // the module that keeps the driver away, not "driver not loaded"
+      {"nouveau", 1, "module.nouveau-loaded", nullptr, 0},
+      // the GPU that is left out, by bus id
+      {"log-xid79-one-of-8", 1, "gpu.fallen-off-bus", "0000:5d:00.0", 7},
+      // too few GPUs: what dropped them, not the count
+      {"log-xid79-one-of-8", 8, "gpu.fallen-off-bus", "0000:5d:00.0", 7},
+      {"old-kernel-4gpu", 1, "kernel.below-5.5-multi-gpu", nullptr, 1},
+      {"old-kernel-4gpu", 4, "kernel.below-5.5-multi-gpu", nullptr, 1},
+      // with no cause of its own, the consequence stays the cause
+      {"healthy-4gpu", 8, "gpu.too-few-usable", nullptr, 4},
+      {"environ-restricted", 1, nullptr, nullptr, 2},
+      {"topo-mig-none", 1, "env.cuda-visible-devices-mig-unknown", "0000:18:00.0", 0},
+  };
+  for (const auto& c : cases) {
+    INFO(c.fixture << " --min-gpus " << c.min_gpus);
+    CheckOptions options;
+    options.min_gpus = c.min_gpus;
+    const auto r = check_fixture(c.fixture, options);
+    const Assessment& a = r.assessment;
+    CHECK(a.recommendation.devices == c.devices);
+    const Finding* primary = a.primary_cause();
+    if (c.primary == nullptr) {
+      CHECK(primary == nullptr);
+      continue;
+    }
+    REQUIRE(primary != nullptr);
+    CHECK(primary->id == c.primary);
+    CHECK(primary->gpu == (c.gpu ? std::optional<std::string>(c.gpu) : std::nullopt));
+    const int recommended = static_cast<int>(std::count_if(
+        a.gpus.begin(), a.gpus.end(), [](const GpuAssessment& g) { return g.recommended; }));
+    CHECK(recommended == c.devices);
+  }
+}
+
+TEST_CASE("the job's CUDA_VISIBLE_DEVICES: recorded when it chose, MIG instances stay MIG") {
+  const auto restricted = check_fixture("environ-restricted").assessment;
+  CHECK(restricted.recommendation.chosen_by == "1,3");
+  CHECK_FALSE(restricted.recommendation.mig);
+  CHECK_FALSE(check_fixture("healthy-4gpu").assessment.recommendation.chosen_by);
+
+  // MIG-GPU-<uuid>/1/0 exists, /2/0 does not: CUDA stops there; the job keeps its instance, never
+  // the parent GPU's index (that would hand it every instance of a shared GPU).
+  const auto mig = check_fixture("topo-mig-unknown").assessment;
+  CHECK(mig.recommendation.mig);
+  CHECK(mig.recommendation.devices == 1);
+  CHECK(mig.recommendation.cuda_visible_devices ==
+        "MIG-GPU-00000000-1111-2222-3333-444455550000/1/0");
+  CHECK_FALSE(mig.recommendation.cuda_device_order);
 }

@@ -22,6 +22,7 @@ enum class ProbeState { ok, skipped, error };
 
 struct ProbeStatus {
   std::string name; // the pipeline's row name (src/probes/pipeline.cpp)
+  std::string what; // what it checks, in a user's words ("CUDA start-up")
   ProbeState state = ProbeState::ok;
   std::string message; // why skipped / what failed (OS reason)
   double duration_ms = 0;

@@ -19,8 +19,11 @@ struct VisibleDevices {
   bool set = false; // the variable exists (even empty)
   std::string raw;
   std::vector<std::string> bus_ids; // the GPUs it admits, in the order listed, no duplicates
-  // Every entry CUDA honours, trimmed, with the GPU it names (duplicates kept), in order.
+  // Every entry CUDA honours, trimmed, with the GPU it names (duplicates kept), in order. A
+  // MIG-<uuid> entry names its GPU only through CUDA's or NVML's list of MIG devices: when neither
+  // is known its GPU is "" (not checkable), and it does not end the list.
   std::vector<std::pair<std::string, std::string>> entries;
+  bool mig = false; // an honoured entry names a MIG instance (MIG-GPU-<uuid>/<gi>/<ci>, MIG-<uuid>)
   std::vector<std::string> ignored; // the first entry naming no GPU and everything after it
 };
 

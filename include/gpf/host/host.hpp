@@ -114,6 +114,9 @@ public:
   // Entry names (not paths) of a directory, sorted. Error carries the OS reason.
   Result<std::vector<std::string>> list_dir(std::string_view path) const;
   bool exists(std::string_view path) const;
+  // The path is not there (ENOENT, ENOTDIR): the input is one this host does not have. Unlike
+  // !exists(), a path that is there but cannot be reached (EACCES, ELOOP) is not absent.
+  bool absent(std::string_view path) const;
   // The target of a symbolic link as stored (relative or absolute; an absolute target names a
   // path inside the root). Error "Invalid argument" when path is not a link.
   Result<std::string> read_link(std::string_view path) const;

@@ -21,9 +21,20 @@ std::string render_json(const Report& report); // pretty, ends with '\n'
 std::string render_text(const Report& report, bool color);
 std::string render_env(const Report& report); // safe to eval
 // One line of at most k_line_max_bytes (newline not counted): "PASS 8/8 GPUs",
-// "WARN 7/8 GPUs: xid.79 0000:a1:00.0", "FAIL devnode.nvidia-uvm-missing +1 more".
+// "WARN 7/8 GPUs: gpu.fallen-off-bus 0000:a1:00.0", "FAIL module.nouveau-loaded +1 more": the
+// count is what the job gets (the recommendation), the id the primary cause.
 inline constexpr std::size_t k_line_max_bytes = 80;
 std::string render_line(const Report& report);
+
+// The verdict in words, after "WARN — ": what the job gets and why ("ready on 1 of 4 GPUs
+// (multi-GPU start-up untested on kernel 5.4.0)", "not ready: module.nouveau-loaded"). Text header,
+// env comment; printable ASCII-safe (the job's CUDA_VISIBLE_DEVICES is escaped).
+std::string verdict_headline(const Assessment& a);
+// How a cause is named in one line: its id, and its GPU's bus id when it has one.
+std::string cause_label(const Finding& f);
+// The probes that were skipped or could not read their input, with why:
+// "kernel log (the snapshot has no dmesg.txt); CUDA start-up (--no-cuda)"; "" when none.
+std::string not_checked(const Facts& facts);
 
 // JSON of the facts alone (the "facts" member of the report).
 nlohmann::ordered_json facts_json(const Facts& facts);

@@ -45,6 +45,9 @@ struct RuleContext {
   const std::set<std::string>& usable_gpus;    // bus ids; filled from Stage::host on
   const std::vector<std::string>& recommended; // bus ids in index order; filled for Stage::summary
   bool host_failed = false;                    // a host-level fail finding exists (Stage::summary)
+  // What the job gets (Stage::summary): its GPUs, or its MIG instances when CUDA_VISIBLE_DEVICES
+  // names MIG instances (several may share one GPU).
+  std::size_t recommended_devices = 0;
 };
 
 struct Hit {
@@ -60,6 +63,9 @@ struct Hit {
   Effect effect = Effect::none;
   std::string remedy;               // empty = the rule's remedy; set when it names real values
   std::optional<Severity> severity; // lower than the row's; only for rows with severity_from
+  // A few words for the report's headline when the finding narrows the recommendation
+  // (Effect::single_gpu_only), e.g. "multi-GPU start-up untested on kernel 5.4.0".
+  std::string headline;
 };
 
 // A plain function for built-in rows; user rules (--rules FILE) carry their parameters inside.
@@ -77,6 +83,11 @@ struct Rule {
   std::string_view source; // where the fact comes from: a public URL or a path in this repository
   std::string_view explanation = {}; // what a finding means and why (`explain ID`); "" = title
   std::string_view evidence = {};    // what the rule looks at (`explain ID`)
+  // Findings that usually cause this one, space-separated: rule ids, id prefixes ending in "."
+  // or "gpu-effects" (any finding that left a GPU out or narrowed the recommendation). When one
+  // was found, the verdict names it as the primary cause instead: module.nouveau-loaded before
+  // driver.not-loaded, gpu.fallen-off-bus before gpu.too-few-usable.
+  std::string_view caused_by = {};
   CheckFn check;
 };
 
@@ -88,6 +99,7 @@ struct Finding {
   std::string remedy;
   std::optional<std::string> gpu; // bus id
   Effect effect = Effect::none;
+  std::string headline; // Hit::headline
 };
 
 // Every built-in rule, in evaluation order.

@@ -17,6 +17,7 @@ struct GpuAssessment {
   std::optional<std::string> uuid;
   std::optional<std::string> model;
   bool usable = true;
+  bool recommended = false;         // in the recommended CUDA_VISIBLE_DEVICES
   std::vector<std::string> reasons; // ids of findings that made it unusable
 };
 
@@ -24,6 +25,14 @@ struct Recommendation {
   std::string cuda_visible_devices;             // "" when no GPU is usable
   std::optional<std::string> cuda_device_order; // "PCI_BUS_ID" when the indices rely on it
   bool single_gpu_only = false;
+  // What the job gets: GPUs, or MIG instances when the job's CUDA_VISIBLE_DEVICES names them
+  // (then cuda_visible_devices keeps the job's own MIG entries, never a parent GPU's index).
+  int devices = 0;
+  bool mig = false;
+  // The job's CUDA_VISIBLE_DEVICES when it chose fewer GPUs than are usable.
+  std::optional<std::string> chosen_by;
+  // The finding (index into Assessment::findings) that kept one GPU of several.
+  std::optional<std::size_t> narrowed_by;
 };
 
 struct Assessment {
@@ -35,6 +44,10 @@ struct Assessment {
   // FAIL, warnings and GPU-level fails for WARN, none for PASS. Reports use these, never re-derive.
   std::vector<std::size_t> causes;
   int usable_count() const;
+  // GPUs that a GPU-level finding left out (the others stay usable).
+  int left_out_count() const;
+  // The finding that decided the verdict (causes.front()), nullptr for PASS.
+  const Finding* primary_cause() const;
 };
 
 Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options);

@@ -37,7 +37,7 @@ ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
         const auto access = host.read_file(mig.path, 4096);
         if (access) {
           mig.exists = true;
-        } else if (!host.exists(mig.path)) {
+        } else if (host.absent(mig.path)) {
           mig.exists = false;
         } else {
           status.fail(mig.path + ": " + access.error().message);

@@ -1,0 +1,67 @@
+// The verdict in a few words, shared by the text header, the env comment and the line format:
+// what the job gets, why it gets less than every GPU, and the primary cause. All of it comes from
+// the assessment; nothing here re-derives a cause.
+#include "gpf/report/report.hpp"
+#include "gpf/util/text.hpp"
+
+#include <fmt/format.h>
+
+namespace gpf {
+
+std::string cause_label(const Finding& f) {
+  return f.gpu ? f.id + " " + *f.gpu : f.id;
+}
+
+std::string verdict_headline(const Assessment& a) {
+  const Finding* primary = a.primary_cause();
+  const auto more = [&] {
+    return a.causes.size() > 1 ? fmt::format(" (+{} more)", a.causes.size() - 1) : std::string();
+  };
+  if (a.verdict == Verdict::fail) {
+    return primary ? "not ready: " + printable(cause_label(*primary)) + more() : "not ready";
+  }
+  const Recommendation& rec = a.recommendation;
+  std::string s =
+      rec.mig ? fmt::format("ready on {} MIG instance{}", rec.devices, rec.devices == 1 ? "" : "s")
+              : fmt::format("ready on {} of {} GPU{}", rec.devices, a.gpus.size(),
+                            a.gpus.size() == 1 ? "" : "s");
+  std::vector<std::string> why;
+  const Finding* narrowing = rec.narrowed_by ? &a.findings[*rec.narrowed_by] : nullptr;
+  if (narrowing) {
+    why.push_back(narrowing->headline.empty() ? narrowing->id : narrowing->headline);
+  }
+  if (rec.mig) {
+    why.push_back("named by the job's CUDA_VISIBLE_DEVICES");
+  } else if (rec.chosen_by) {
+    why.push_back(fmt::format("CUDA_VISIBLE_DEVICES={} chose them",
+                              printable(quote_evidence(*rec.chosen_by, 60))));
+  }
+  if (!why.empty()) {
+    s += fmt::format(" ({})", fmt::join(why, "; "));
+  }
+  if (const int n = a.left_out_count(); n > 0) {
+    s += fmt::format("; {} GPU{} left out", n, n == 1 ? "" : "s");
+  }
+  if (primary && primary != narrowing) {
+    s += ": " + printable(cause_label(*primary)) + more();
+  }
+  return s;
+}
+
+std::string not_checked(const Facts& facts) {
+  std::vector<std::string> parts;
+  for (const auto& p : facts.probes) {
+    if (p.state != ProbeState::ok) {
+      // The reason's first clause: its details are in the JSON report's probes[].
+      const std::string_view why =
+          p.message.empty()
+              ? std::string_view(p.state == ProbeState::skipped ? "skipped" : "unreadable")
+              : std::string_view(p.message);
+      parts.push_back(
+          fmt::format("{} ({})", p.what.empty() ? p.name : p.what, why.substr(0, why.find(" ("))));
+    }
+  }
+  return printable(fmt::format("{}", fmt::join(parts, "; ")));
+}
+
+} // namespace gpf
