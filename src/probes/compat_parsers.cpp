@@ -4,6 +4,7 @@
 // data.
 #include "gpf/probes/compat_parsers.hpp"
 
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/util/version.hpp"
 
@@ -169,18 +170,11 @@ std::vector<std::string> split_library_path(std::string_view value) {
 
 std::optional<std::string> parse_cuda_version_json(std::string_view text) {
   const auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  const auto version = JsonIn(doc)["cuda"]["version"].lenient<std::string>();
+  if (!version) {
     return std::nullopt;
   }
-  auto cuda = doc.find("cuda");
-  if (cuda == doc.end() || !cuda->is_object()) {
-    return std::nullopt;
-  }
-  auto version = cuda->find("version");
-  if (version == cuda->end() || !version->is_string()) {
-    return std::nullopt;
-  }
-  const auto v = trim(version->get_ref<const std::string&>());
+  const auto v = trim(*version);
   if (!Version::parse(v) || v.find_first_not_of("0123456789.") != std::string_view::npos ||
       v.find('.') == std::string_view::npos) {
     return std::nullopt;
