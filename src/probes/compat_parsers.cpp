@@ -175,8 +175,7 @@ std::optional<std::string> parse_cuda_version_json(std::string_view text) {
     return std::nullopt;
   }
   const auto v = trim(*version);
-  if (!Version::parse(v) || v.find_first_not_of("0123456789.") != std::string_view::npos ||
-      v.find('.') == std::string_view::npos) {
+  if (!Version::parse_exact(v) || v.find('.') == std::string_view::npos) {
     return std::nullopt;
   }
   return std::string(v);
@@ -202,10 +201,7 @@ std::optional<std::string> library_version_from_name(std::string_view file_name,
     return std::nullopt;
   }
   const auto rest = file_name.substr(stem.size() + 1);
-  if (rest.find_first_not_of("0123456789.") != std::string_view::npos || rest.back() == '.') {
-    return std::nullopt;
-  }
-  auto v = Version::parse(rest);
+  auto v = Version::parse_exact(rest);
   if (!v || v->parts().size() < 2 || rest.find('.') < 3) {
     return std::nullopt;
   }

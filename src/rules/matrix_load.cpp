@@ -56,7 +56,7 @@ public:
     return t;
   }
   Version version(const char* key) const {
-    auto v = parse_version(text(key));
+    auto v = Version::parse_exact(text(key));
     if (!v) {
       fail(m_where + "." + key, "is not a dotted numeric version");
     }
@@ -67,7 +67,7 @@ public:
     if (t.empty()) {
       return std::nullopt;
     }
-    auto v = parse_version(t);
+    auto v = Version::parse_exact(t);
     if (!v) {
       fail(m_where + "." + key, "is not a dotted numeric version");
     }
@@ -111,15 +111,6 @@ private:
       fail(m_where, fmt::format("missing field \"{}\"", key));
     }
     return v;
-  }
-
-  // Strict: digits and single dots only ("1..2", "1.", "v1" are defects in the data).
-  static std::optional<Version> parse_version(const std::string& t) {
-    if (t.empty() || t.find_first_not_of("0123456789.") != std::string::npos || t.front() == '.' ||
-        t.back() == '.' || t.find("..") != std::string::npos) {
-      return std::nullopt;
-    }
-    return Version::parse(t);
   }
 
   JsonIn m_row;

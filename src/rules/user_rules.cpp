@@ -122,8 +122,7 @@ FactValue host_fact(const UserCheck& check, const RuleContext& c) {
     }
   } else if (name == "cuda.driver_version") {
     if (f.cuda.ran && f.cuda.driver_version) {
-      v.version = Version({static_cast<unsigned long>(*f.cuda.driver_version / 1000),
-                           static_cast<unsigned long>((*f.cuda.driver_version % 1000) / 10)});
+      v.version = Version::from_cuda_number(*f.cuda.driver_version);
       v.evidence = fmt::format("cuDriverGetVersion: {}", *f.cuda.driver_version);
     }
   } else if (name == "gpus.total") {
@@ -304,9 +303,8 @@ struct Reader {
     } else if (v.is_string()) {
       t = v.get<std::string>();
     }
-    const auto parsed = Version::parse(t);
-    if (!parsed || t.find_first_not_of("0123456789.") != std::string::npos || t.front() == '.' ||
-        t.back() == '.' || t.find("..") != std::string::npos) {
+    const auto parsed = Version::parse_exact(t);
+    if (!parsed) {
       return at(file, ptr, fmt::format("{} is not a version or a number", short_json(v)));
     }
     return *parsed;

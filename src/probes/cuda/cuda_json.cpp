@@ -5,6 +5,7 @@
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
+#include "gpf/util/version.hpp"
 #include "probes/child/isolation.hpp"
 
 #include <fmt/format.h>
@@ -250,7 +251,7 @@ std::string cuda_version_text(int version) {
   if (version <= 0) {
     return std::to_string(version);
   }
-  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+  return Version::from_cuda_number(version).str();
 }
 
 Ordered cuda_facts_json(const CudaFacts& c) {
