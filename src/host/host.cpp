@@ -1,5 +1,6 @@
 #include "gpf/host/host.hpp"
 
+#include "gpf/util/enum_names.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 #include "streams.hpp"
@@ -162,29 +163,16 @@ int open_checked(const fs::path& root, const fs::path& full, int flags) {
 } // namespace
 
 namespace {
-constexpr std::pair<NodeType, std::string_view> k_node_type_words[] = {
-    {NodeType::missing, "missing"},    {NodeType::char_device, "char"},
-    {NodeType::block_device, "block"}, {NodeType::regular_file, "file"},
-    {NodeType::directory, "dir"},      {NodeType::other, "other"},
-};
+constexpr auto k_node_type_words =
+    enum_names<NodeType::other>({"missing", "char", "block", "file", "dir", "other"});
 } // namespace
 
 std::string_view node_type_word(NodeType type) {
-  for (const auto& [t, word] : k_node_type_words) {
-    if (t == type) {
-      return word;
-    }
-  }
-  return "other";
+  return k_node_type_words(type);
 }
 
 std::optional<NodeType> parse_node_type_word(std::string_view word) {
-  for (const auto& [t, w] : k_node_type_words) {
-    if (w == word) {
-      return t;
-    }
-  }
-  return std::nullopt;
+  return k_node_type_words.parse(word);
 }
 
 std::optional<std::string> Environment::get(std::string_view name) const {

@@ -1,6 +1,7 @@
 // The child -> parent line protocol (protocol.hpp) and the fold of a child's lines into steps.
 #include "probes/cuda/protocol.hpp"
 
+#include "gpf/util/enum_names.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 
@@ -17,41 +18,17 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::size_t k_text_cap = 2048;
 
+constexpr auto k_event_names =
+    enum_names<EventKind::invalid>({"begin", "end", "library", "load_error", "missing_symbol",
+                                    "driver_version", "device", "peer", "done", "invalid"});
+
 std::string_view kind_name(EventKind kind) {
-  switch (kind) {
-  case EventKind::begin:
-    return "begin";
-  case EventKind::end:
-    return "end";
-  case EventKind::library:
-    return "library";
-  case EventKind::load_error:
-    return "load_error";
-  case EventKind::missing_symbol:
-    return "missing_symbol";
-  case EventKind::driver_version:
-    return "driver_version";
-  case EventKind::device:
-    return "device";
-  case EventKind::peer:
-    return "peer";
-  case EventKind::done:
-    return "done";
-  case EventKind::invalid:
-    return "invalid";
-  }
-  return "invalid";
+  return k_event_names(kind);
 }
 
 std::optional<EventKind> kind_from(std::string_view name) {
-  for (auto k : {EventKind::begin, EventKind::end, EventKind::library, EventKind::load_error,
-                 EventKind::missing_symbol, EventKind::driver_version, EventKind::device,
-                 EventKind::peer, EventKind::done}) {
-    if (kind_name(k) == name) {
-      return k;
-    }
-  }
-  return std::nullopt;
+  const auto kind = k_event_names.parse(name);
+  return kind == EventKind::invalid ? std::nullopt : kind; // "invalid" is ours, never sent
 }
 
 std::string text(std::string_view s) {
