@@ -60,7 +60,7 @@ OutputFile::~OutputFile() {
   }
 }
 
-Result<bool> OutputFile::write(std::string_view data) {
+Result<void> OutputFile::write(std::string_view data) {
   std::size_t done = 0;
   while (done < data.size()) {
     const ssize_t n = ::write(m_fd, data.data() + done, data.size() - done);
@@ -75,16 +75,16 @@ Result<bool> OutputFile::write(std::string_view data) {
     }
     done += static_cast<std::size_t>(n);
   }
-  return true;
+  return {};
 }
 
-Result<bool> OutputFile::close() {
+Result<void> OutputFile::close() {
   const int fd = m_fd;
   m_fd = -1;
   if (fd >= 0 && ::close(fd) != 0 && errno != EINTR) {
     return Error{"cannot write " + m_shown + ": " + reason(errno)};
   }
-  return true;
+  return {};
 }
 
 OutputTree::OutputTree(int root_fd, fs::path work, fs::path final_dir, mode_t file_mode)
@@ -184,14 +184,14 @@ Result<int> OutputTree::open_parent(std::string_view rel, bool create, std::stri
   return fd;
 }
 
-Result<bool> OutputTree::make_dirs(std::string_view rel) {
+Result<void> OutputTree::make_dirs(std::string_view rel) {
   std::string base;
   auto parent = open_parent(std::string(rel) + "/.", true, base);
   if (!parent) {
     return parent.error();
   }
   ::close(*parent);
-  return true;
+  return {};
 }
 
 Result<OutputFile> OutputTree::create(std::string_view rel) {
@@ -231,19 +231,17 @@ Result<OutputFile> OutputTree::create(std::string_view rel) {
   return file;
 }
 
-Result<bool> OutputTree::write(std::string_view rel, std::string_view data) {
+Result<void> OutputTree::write(std::string_view rel, std::string_view data) {
   auto file = create(rel);
   if (!file) {
     return file.error();
   }
   OutputFile f = std::move(file).value();
-  if (auto w = f.write(data); !w) {
-    return w;
-  }
+  TRY(f.write(data));
   return f.close();
 }
 
-Result<bool> OutputTree::make_link(std::string_view rel, const std::string& target) {
+Result<void> OutputTree::make_link(std::string_view rel, const std::string& target) {
   std::string base;
   auto parent = open_parent(rel, true, base);
   if (!parent) {
@@ -267,7 +265,7 @@ Result<bool> OutputTree::make_link(std::string_view rel, const std::string& targ
   if (rc != 0) {
     return Error{"cannot create the link " + shown(rel) + ": " + reason(err)};
   }
-  return true;
+  return {};
 }
 
 bool OutputTree::exists(std::string_view rel) const {
@@ -334,12 +332,12 @@ bool is_replaceable_snapshot(const fs::path& dir) {
   return record || empty;
 }
 
-Result<bool> OutputTree::commit(bool replace) {
+Result<void> OutputTree::commit(bool replace) {
   const std::string work = m_work.string();
   const std::string target = m_final.string();
   if (::rename(work.c_str(), target.c_str()) == 0) {
     m_committed = true;
-    return true;
+    return {};
   }
   const int err = errno;
   if (err == ENOTDIR) {
@@ -365,7 +363,7 @@ Result<bool> OutputTree::commit(bool replace) {
     return Error{"replaced " + target +
                  ", but the previous snapshot could not be removed completely from " + work};
   }
-  return true;
+  return {};
 }
 
 bool remove_tree_at(int dir_fd, const std::string& name, int depth) {

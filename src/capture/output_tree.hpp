@@ -21,9 +21,9 @@ public:
   OutputFile& operator=(OutputFile&&) = delete;
   ~OutputFile();
   // Error "cannot write DIR/rel: reason" on a short or failed write (a full disk).
-  Result<bool> write(std::string_view data);
+  Result<void> write(std::string_view data);
   // Error when the close reports a deferred write error.
-  Result<bool> close();
+  Result<void> close();
 
 private:
   int m_fd = -1;
@@ -41,13 +41,13 @@ public:
 
   // Makes rel (and its parents) as directories; error when a component is a link or not a
   // directory.
-  Result<bool> make_dirs(std::string_view rel);
+  Result<void> make_dirs(std::string_view rel);
   // Creates rel with exactly data. A regular file this capture already wrote there is replaced;
   // a link or anything else found there is an error (it was planted).
-  Result<bool> write(std::string_view rel, std::string_view data);
+  Result<void> write(std::string_view rel, std::string_view data);
   Result<OutputFile> create(std::string_view rel);
   // A symbolic link rel -> target (not followed, never written through).
-  Result<bool> make_link(std::string_view rel, const std::string& target);
+  Result<void> make_link(std::string_view rel, const std::string& target);
   // Whether anything (a link included) is at rel.
   bool exists(std::string_view rel) const;
   // Whether reaching directory rel passes a symbolic link inside the tree.
@@ -56,7 +56,7 @@ public:
   // Renames the private directory onto final_dir. Without replace, final_dir must be absent or an
   // empty directory; with replace, an existing previous snapshot (it holds capture.json) is swapped
   // out atomically and removed. Error (and the capture removed) otherwise.
-  Result<bool> commit(bool replace);
+  Result<void> commit(bool replace);
 
   const std::filesystem::path& work_dir() const { return m_work; }
   const std::filesystem::path& final_dir() const { return m_final; }

@@ -41,7 +41,7 @@ struct Deferred {
   std::set<std::string> accessed;  // every path a probe asked for
 };
 
-Result<bool> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
+Result<void> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
                            CaptureReport& report) {
   for (const auto& path : d.links) {
     auto target = host.read_link(path);
@@ -62,9 +62,7 @@ Result<bool> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
     if (out.exists(path) || out.through_link(fs::path(path).parent_path().string())) {
       continue; // already kept (as a link or a copy)
     }
-    if (auto w = out.write(path, ""); !w) {
-      return w.error();
-    }
+    TRY(out.write(path, ""));
     report.captured.push_back(path);
   }
   // A listing is a read too: entries no probe looked at become empty placeholders, so that the
@@ -78,26 +76,24 @@ Result<bool> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
     for (const auto& name : *names) {
       const std::string at = dir + "/" + name;
       if (d.accessed.count(at) == 0 && !out.exists(at)) {
-        if (auto w = out.write(at, ""); !w) {
-          return w.error();
-        }
+        TRY(out.write(at, ""));
       }
     }
   }
-  return true;
+  return {};
 }
 
 // The kernel log the check scanned (the live /dev/kmsg or klogctl, --dmesg FILE, or the source
 // snapshot's dmesg.txt) streamed into dmesg.txt, line by line through the redactor. A log that
 // cannot be read is recorded in dmesg.error, so that the replay reports the same problem.
-Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe,
+Result<void> copy_kernel_log(const Host& host, const ProbeOptions& probe,
                              const CaptureOptions& options, OutputTree& out, Redactor& redactor,
                              CaptureReport& report) {
   if (probe.dmesg_file && *probe.dmesg_file == "-") {
     report.unreadable.emplace_back(
         "dmesg.txt: the kernel log came from standard input, which the check has read; "
         "save it to a file and pass --dmesg FILE to keep it");
-    return true;
+    return {};
   }
   auto opened = probe.dmesg_file ? host.open_user_file(*probe.dmesg_file) : host.open_kernel_log();
   if (!opened) {
@@ -105,11 +101,11 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe,
       report.unreadable.push_back("dmesg.txt: " + opened.error().message);
       return out.write("dmesg.error", opened.error().message + "\n");
     }
-    return true; // a snapshot's own dmesg.error or unreadable dmesg.txt is copied with the other
-                 // files
+    return {}; // a snapshot's own dmesg.error or unreadable dmesg.txt is copied with the other
+               // files
   }
   if (!*opened) {
-    return true; // a snapshot without a kernel log
+    return {}; // a snapshot without a kernel log
   }
   ByteStream& in = **opened;
   auto created = out.create("dmesg.txt");
@@ -158,21 +154,19 @@ Result<bool> copy_kernel_log(const Host& host, const ProbeOptions& probe,
   if (failed) {
     return *failed;
   }
-  if (auto closed = file.close(); !closed) {
-    return closed;
-  }
+  TRY(file.close());
   report.captured.emplace_back("dmesg.txt");
   if (truncated) {
     report.truncated.emplace_back("dmesg.txt");
   }
-  return true;
+  return {};
 }
 
 // An existing non-empty target is refused, or with --force only a previous snapshot is replaced.
-Result<bool> check_target(const CaptureOptions& options) {
+Result<void> check_target(const CaptureOptions& options) {
   struct stat st {};
   if (::lstat(options.out.c_str(), &st) != 0) {
-    return true; // made fresh
+    return {}; // made fresh
   }
   if (!S_ISDIR(st.st_mode)) {
     return Error{options.out.string() +
@@ -184,7 +178,7 @@ Result<bool> check_target(const CaptureOptions& options) {
       return Error{options.out.string() +
                    " is not empty (use --force to replace a previous snapshot)"};
     }
-    return true;
+    return {};
   }
   if (!options.force) {
     return Error{options.out.string() +
@@ -323,9 +317,7 @@ std::string Redactor::apply(std::string_view text) {
 Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options,
                                        const CaptureOptions& options) {
   // Refused before the probes run (they can take seconds); commit() checks again at the end.
-  if (auto usable = check_target(options); !usable) {
-    return usable.error();
-  }
+  TRY(check_target(options));
   auto tree = OutputTree::create_beside(options.out, options.mode);
   if (!tree) {
     return tree.error();
@@ -336,9 +328,7 @@ Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_opt
     return Error{captured.error().message +
                  " (nothing was kept: the partial snapshot was removed)"};
   }
-  if (auto committed = out.commit(options.force); !committed) {
-    return committed.error();
-  }
+  TRY(out.commit(options.force));
   return captured;
 }
 
@@ -357,7 +347,7 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
                                    : std::vector<std::string>{});
   nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
   std::set<std::pair<int, std::string>> done;
-  const auto keep = [&](std::string_view rel, std::string data) -> Result<bool> {
+  const auto keep = [&](std::string_view rel, std::string data) -> Result<void> {
     // binary files (PCI config space) carry no hostnames and must stay byte-exact
     if (options.redact && data.find('\0') == std::string::npos) {
       data = redactor.apply(data);
@@ -393,15 +383,11 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
       if (content->truncated) {
         report.truncated.push_back(access.path);
       }
-      if (auto w = keep(access.path, std::move(content->data)); !w) {
-        return w.error();
-      }
+      TRY(keep(access.path, std::move(content->data)));
       break;
     }
     case HostAccess::Kind::directory:
-      if (auto made = out.make_dirs(access.path); !made) {
-        return made.error();
-      }
+      TRY(out.make_dirs(access.path));
       deferred.listed.push_back(access.path);
       break;
     case HostAccess::Kind::link:
@@ -427,9 +413,7 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
       if (!info.exists()) {
         break;
       }
-      if (auto w = out.write(access.path, ""); !w) {
-        return w.error();
-      }
+      TRY(out.write(access.path, ""));
       report.captured.push_back(access.path);
       if (!info.stand_in) {
         nlohmann::ordered_json entry;
@@ -451,13 +435,9 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     }
   }
 
-  if (auto copied = copy_kernel_log(host, probe_options, options, out, redactor, report); !copied) {
-    return copied.error();
-  }
+  TRY(copy_kernel_log(host, probe_options, options, out, redactor, report));
   if (!fs_records.empty()) {
-    if (auto w = out.write("statvfs.json", fs_records.dump(2) + "\n"); !w) {
-      return w.error();
-    }
+    TRY(out.write("statvfs.json", fs_records.dump(2) + "\n"));
     report.captured.emplace_back("statvfs.json");
   }
   if (host.is_live()) {
@@ -466,14 +446,10 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
       const auto date =
           fmt::format("{:04}-{:02}-{:02}\n", static_cast<int>(today->year()),
                       static_cast<unsigned>(today->month()), static_cast<unsigned>(today->day()));
-      if (auto w = keep("date", date); !w) {
-        return w.error();
-      }
+      TRY(keep("date", date));
     }
     if (auto release = host.kernel_release()) {
-      if (auto w = keep("proc/sys/kernel/osrelease", *release + "\n"); !w) {
-        return w.error();
-      }
+      TRY(keep("proc/sys/kernel/osrelease", *release + "\n"));
     } else {
       report.unreadable.push_back("kernel release: " + release.error().message);
     }
@@ -486,15 +462,11 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     }
   }
   if (!unreadable.empty()) {
-    if (auto w = out.write("unreadable.json", unreadable.dump(2) + "\n"); !w) {
-      return w.error();
-    }
+    TRY(out.write("unreadable.json", unreadable.dump(2) + "\n"));
     report.captured.emplace_back("unreadable.json");
   }
   if (!manifest.empty()) {
-    if (auto w = out.write("devices.json", manifest.dump(2) + "\n"); !w) {
-      return w.error();
-    }
+    TRY(out.write("devices.json", manifest.dump(2) + "\n"));
     report.captured.emplace_back("devices.json");
   } else if (!host.manifest_error().empty()) {
     // keep a broken manifest as it is, so the replay reports the same error
@@ -510,39 +482,29 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     }
   }
   if (!environ_text.empty()) {
-    if (auto w = keep("environ", environ_text); !w) {
-      return w.error();
-    }
+    TRY(keep("environ", environ_text));
   }
 
   // The live CUDA probe's result, so that --root replays it (docs/cuda-json.md). A snapshot's own
   // cuda.json was read through the host and is copied above like any other input.
   if (facts.cuda.ran && facts.cuda.source == "live") {
-    if (auto w = keep("cuda.json", cuda_facts_json(facts.cuda)
-                                           .dump(2, ' ', false,
-                                                 nlohmann::ordered_json::error_handler_t::replace) +
-                                       "\n");
-        !w) {
-      return w.error();
-    }
+    TRY(keep("cuda.json",
+             cuda_facts_json(facts.cuda)
+                     .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                 "\n"));
   }
 
   if (facts.nvml.ran && facts.nvml.source == "live") { // replayed under --root (nvml_probe.hpp)
-    if (auto w = keep("nvml.json", nvml_facts_json(facts.nvml)
-                                           .dump(2, ' ', false,
-                                                 nlohmann::ordered_json::error_handler_t::replace) +
-                                       "\n");
-        !w) {
-      return w.error();
-    }
+    TRY(keep("nvml.json",
+             nvml_facts_json(facts.nvml)
+                     .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                 "\n"));
   }
 
   for (const auto& access : log) {
     deferred.accessed.insert(access.path);
   }
-  if (auto made = make_deferred(host, out, deferred, report); !made) {
-    return made.error();
-  }
+  TRY(make_deferred(host, out, deferred, report));
   nlohmann::ordered_json record;
   record["tool"] = "gpu-preflight";
   record["source"] =
@@ -554,12 +516,9 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     record["unreadable"].push_back(to_valid_utf8(u));
   }
   record["truncated"] = report.truncated;
-  if (auto w = out.write(
-          k_capture_record,
-          record.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
-      !w) {
-    return w.error();
-  }
+  TRY(out.write(k_capture_record,
+                record.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                    "\n"));
   return report;
 }
 

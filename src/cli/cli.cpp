@@ -84,10 +84,9 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
       ->check(CLI::Validator(
           [](std::string& v) {
-            const auto parsed = Version::parse(v);
+            const auto parsed = Version::parse_exact(v);
             const bool ok = parsed && parsed->parts().size() >= 2 && parsed->parts().size() <= 3 &&
-                            v.find_first_not_of("0123456789.") == std::string::npos &&
-                            parsed->str().size() <= v.size() && v.back() != '.';
+                            parsed->str().size() <= v.size();
             return ok ? std::string() : "expected a CUDA version X.Y or X.Y.Z, got \"" + v + "\"";
           },
           "X.Y"));

@@ -57,7 +57,7 @@ const char* kind_of(mode_t mode) {
 
 } // namespace
 
-Result<bool> write_file_replacing(const std::string& path, const std::string& content) {
+Result<void> write_file_replacing(const std::string& path, const std::string& content) {
   if (path.empty()) {
     return Error{"an empty file name"};
   }
@@ -108,7 +108,7 @@ Result<bool> write_file_replacing(const std::string& path, const std::string& co
   if (!ok) {
     ::unlink(tmp.c_str());
   }
-  return ok ? Result<bool>(true) : Result<bool>(os_error(err));
+  return ok ? Result<void>() : Result<void>(os_error(err));
 }
 
 } // namespace gpf

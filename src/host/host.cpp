@@ -1,5 +1,7 @@
 #include "gpf/host/host.hpp"
 
+#include "gpf/util/enum_names.hpp"
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 #include "streams.hpp"
 
@@ -61,36 +63,37 @@ NodeType node_type(mode_t mode) {
 }
 
 // devices.json of a snapshot: {"dev/nvidiactl": {"type": "char", "major": 195, "minor": 255,
-// "mode": "0666", "rw_access": true}, ...}. Unknown members are ignored.
-std::map<std::string, NodeInfo> parse_manifest(const std::string& text, std::string& error) {
-  std::map<std::string, NodeInfo> manifest;
+// "mode": "0666", "rw_access": true}, ...}. Unknown members are ignored; a mistyped one is an
+// error naming it (json_read.hpp).
+Result<std::map<std::string, NodeInfo>> parse_manifest(const std::string& text) {
   const auto doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
-    error = "devices.json is not a JSON object";
-    return manifest;
+    return Error{"devices.json is not a JSON object"};
   }
-  for (const auto& [path, entry] : doc.items()) {
-    if (!entry.is_object()) {
+  std::map<std::string, NodeInfo> manifest;
+  for (const auto& [path, value] : doc.items()) {
+    if (!value.is_object()) {
       continue;
     }
+    const JsonIn entry(value, path);
     NodeInfo info;
     info.type = NodeType::other;
-    if (auto it = entry.find("type"); it != entry.end() && it->is_string()) {
-      info.type = parse_node_type_word(it->get<std::string>()).value_or(NodeType::other);
+    std::string type;
+    std::string mode;
+    const auto read = [&]() -> Result<void> {
+      TRY(entry["type"].get(type));
+      TRY(entry["major"].get(info.major));
+      TRY(entry["minor"].get(info.minor));
+      TRY(entry["mode"].get(mode));
+      TRY(entry["rw_access"].get(info.rw_access));
+      return {};
+    };
+    if (auto r = read(); !r) {
+      return Error{"devices.json: " + r.error().message};
     }
-    if (auto it = entry.find("major"); it != entry.end() && it->is_number_unsigned()) {
-      info.major = it->get<unsigned>();
-    }
-    if (auto it = entry.find("minor"); it != entry.end() && it->is_number_unsigned()) {
-      info.minor = it->get<unsigned>();
-    }
-    if (auto it = entry.find("mode"); it != entry.end() && it->is_string()) {
-      if (auto m = parse_uint(it->get<std::string>(), 8)) {
-        info.mode = static_cast<unsigned>(*m & 07777);
-      }
-    }
-    if (auto it = entry.find("rw_access"); it != entry.end() && it->is_boolean()) {
-      info.rw_access = it->get<bool>();
+    info.type = parse_node_type_word(type).value_or(NodeType::other);
+    if (auto m = parse_uint(mode, 8)) {
+      info.mode = static_cast<unsigned>(*m & 07777);
     }
     std::string key = path;
     while (!key.empty() && key.front() == '/') {
@@ -109,24 +112,21 @@ std::map<std::string, FsSpace> parse_fs_records(const std::string& text) {
   if (doc.is_discarded() || !doc.is_object()) {
     return records;
   }
-  for (const auto& [path, entry] : doc.items()) {
-    if (!entry.is_object()) {
+  for (const auto& [path, value] : doc.items()) {
+    if (!value.is_object()) {
       continue;
     }
+    const JsonIn entry(value, path);
     FsSpace space;
-    if (auto it = entry.find("exists"); it != entry.end() && it->is_boolean()) {
-      space.exists = it->get<bool>();
-    }
-    const auto size = entry.find("size_bytes");
-    if (space.exists && (size == entry.end() || !size->is_number_unsigned())) {
+    space.exists = entry["exists"].lenient<bool>().value_or(space.exists);
+    const auto size = entry["size_bytes"].lenient<std::uint64_t>();
+    if (space.exists && !size) {
       continue; // neither a size nor "exists": false
     }
     if (space.exists) {
-      space.size_bytes = size->get<std::uint64_t>();
-      const auto avail = entry.find("available_bytes");
-      space.available_bytes = avail != entry.end() && avail->is_number_unsigned()
-                                  ? avail->get<std::uint64_t>()
-                                  : space.size_bytes;
+      space.size_bytes = *size;
+      space.available_bytes =
+          entry["available_bytes"].lenient<std::uint64_t>().value_or(space.size_bytes);
     }
     records[path] = space;
   }
@@ -163,29 +163,16 @@ int open_checked(const fs::path& root, const fs::path& full, int flags) {
 } // namespace
 
 namespace {
-constexpr std::pair<NodeType, std::string_view> k_node_type_words[] = {
-    {NodeType::missing, "missing"},    {NodeType::char_device, "char"},
-    {NodeType::block_device, "block"}, {NodeType::regular_file, "file"},
-    {NodeType::directory, "dir"},      {NodeType::other, "other"},
-};
+constexpr auto k_node_type_words =
+    enum_names<NodeType::other>({"missing", "char", "block", "file", "dir", "other"});
 } // namespace
 
 std::string_view node_type_word(NodeType type) {
-  for (const auto& [t, word] : k_node_type_words) {
-    if (t == type) {
-      return word;
-    }
-  }
-  return "other";
+  return k_node_type_words(type);
 }
 
 std::optional<NodeType> parse_node_type_word(std::string_view word) {
-  for (const auto& [t, w] : k_node_type_words) {
-    if (w == word) {
-      return t;
-    }
-  }
-  return std::nullopt;
+  return k_node_type_words.parse(word);
 }
 
 std::optional<std::string> Environment::get(std::string_view name) const {
@@ -252,7 +239,11 @@ Result<Host> Host::snapshot(const fs::path& dir) {
     host.m_env = Environment::parse(env->data);
   }
   if (auto manifest = host.read_file("devices.json")) {
-    host.m_node_manifest = parse_manifest(manifest->data, host.m_manifest_error);
+    if (auto parsed = parse_manifest(manifest->data)) {
+      host.m_node_manifest = std::move(parsed).value();
+    } else {
+      host.m_manifest_error = parsed.error().message;
+    }
   }
   if (auto records = host.read_file("statvfs.json")) {
     host.m_fs_records = parse_fs_records(records->data);
@@ -261,8 +252,8 @@ Result<Host> Host::snapshot(const fs::path& dir) {
     const auto doc = nlohmann::json::parse(unreadable->data, nullptr, false);
     if (doc.is_object()) {
       for (const auto& [path, reason] : doc.items()) {
-        if (reason.is_string()) {
-          host.m_unreadable[path] = reason.get<std::string>();
+        if (auto text = JsonIn(reason).lenient<std::string>()) {
+          host.m_unreadable[path] = *text;
         }
       }
     }

@@ -4,6 +4,7 @@
 // data.
 #include "gpf/probes/compat_parsers.hpp"
 
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/util/version.hpp"
 
@@ -169,20 +170,12 @@ std::vector<std::string> split_library_path(std::string_view value) {
 
 std::optional<std::string> parse_cuda_version_json(std::string_view text) {
   const auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  const auto version = JsonIn(doc)["cuda"]["version"].lenient<std::string>();
+  if (!version) {
     return std::nullopt;
   }
-  auto cuda = doc.find("cuda");
-  if (cuda == doc.end() || !cuda->is_object()) {
-    return std::nullopt;
-  }
-  auto version = cuda->find("version");
-  if (version == cuda->end() || !version->is_string()) {
-    return std::nullopt;
-  }
-  const auto v = trim(version->get_ref<const std::string&>());
-  if (!Version::parse(v) || v.find_first_not_of("0123456789.") != std::string_view::npos ||
-      v.find('.') == std::string_view::npos) {
+  const auto v = trim(*version);
+  if (!Version::parse_exact(v) || v.find('.') == std::string_view::npos) {
     return std::nullopt;
   }
   return std::string(v);
@@ -208,10 +201,7 @@ std::optional<std::string> library_version_from_name(std::string_view file_name,
     return std::nullopt;
   }
   const auto rest = file_name.substr(stem.size() + 1);
-  if (rest.find_first_not_of("0123456789.") != std::string_view::npos || rest.back() == '.') {
-    return std::nullopt;
-  }
-  auto v = Version::parse(rest);
+  auto v = Version::parse_exact(rest);
   if (!v || v->parts().size() < 2 || rest.find('.') < 3) {
     return std::nullopt;
   }

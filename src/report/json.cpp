@@ -6,6 +6,7 @@
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/topology_json.hpp"
+#include "gpf/util/enum_names.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
@@ -20,40 +21,16 @@ std::string u8(std::string_view s) {
   return json_text(s);
 }
 
+constexpr auto k_probe_state_names = enum_names<ProbeState::error>({"ok", "skipped", "error"});
+constexpr auto k_flavour_names = enum_names<KernelFlavour::unknown>(
+    {"generic", "ubuntu", "debian", "rhel", "amazon", "suse", "wsl2", "gvisor", "unknown"});
+
 std::string_view probe_state_name(ProbeState s) {
-  switch (s) {
-  case ProbeState::ok:
-    return "ok";
-  case ProbeState::skipped:
-    return "skipped";
-  case ProbeState::error:
-    return "error";
-  }
-  return "error";
+  return k_probe_state_names(s);
 }
 
 std::string_view flavour_name(KernelFlavour f) {
-  switch (f) {
-  case KernelFlavour::generic:
-    return "generic";
-  case KernelFlavour::ubuntu:
-    return "ubuntu";
-  case KernelFlavour::debian:
-    return "debian";
-  case KernelFlavour::rhel:
-    return "rhel";
-  case KernelFlavour::amazon:
-    return "amazon";
-  case KernelFlavour::suse:
-    return "suse";
-  case KernelFlavour::wsl2:
-    return "wsl2";
-  case KernelFlavour::gvisor:
-    return "gvisor";
-  case KernelFlavour::unknown:
-    return "unknown";
-  }
-  return "unknown";
+  return k_flavour_names(f);
 }
 
 std::string_view node_type_name(const NodeInfo& info) {

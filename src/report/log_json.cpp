@@ -1,5 +1,6 @@
 // JSON of the kernel-log facts. Every string passes through to_valid_utf8; keys keep their order.
 #include "gpf/report/log_json.hpp"
+#include "gpf/util/enum_names.hpp"
 
 #include "gpf/probes/kernel_log_format.hpp"
 #include "gpf/util/json_value.hpp"
@@ -10,53 +11,17 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string_view kind_name(LogEventKind k) {
-  switch (k) {
-  case LogEventKind::xid:
-    return "xid";
-  case LogEventKind::rm_init_failed:
-    return "rm-init-failed";
-  case LogEventKind::rm_init_minor:
-    return "rm-init-minor";
-  case LogEventKind::api_mismatch:
-    return "api-mismatch";
-  case LogEventKind::fallen_off_bus:
-    return "fallen-off-bus";
-  case LogEventKind::bar_invalid:
-    return "bar-invalid";
-  case LogEventKind::probe_not_called:
-    return "probe-not-called";
-  case LogEventKind::probe_failed:
-    return "probe-failed";
-  case LogEventKind::no_gpu_initialized:
-    return "no-gpu-initialized";
-  case LogEventKind::not_supported:
-    return "not-supported";
-  case LogEventKind::not_supported_open:
-    return "not-supported-open-module";
-  case LogEventKind::power_cables:
-    return "power-cables";
-  case LogEventKind::gsp_firmware:
-    return "gsp-firmware";
-  case LogEventKind::crash_dump:
-    return "crash-dump";
-  case LogEventKind::nouveau:
-    return "nouveau";
-  }
-  return "unknown";
+  static constexpr auto k_names = enum_names<LogEventKind::nouveau>(
+      {"xid", "rm-init-failed", "rm-init-minor", "api-mismatch", "fallen-off-bus", "bar-invalid",
+       "probe-not-called", "probe-failed", "no-gpu-initialized", "not-supported",
+       "not-supported-open-module", "power-cables", "gsp-firmware", "crash-dump", "nouveau"});
+  return k_names(k);
 }
 
 std::string_view boundary_name(BootBoundaryKind k) {
-  switch (k) {
-  case BootBoundaryKind::linux_version:
-    return "linux-version";
-  case BootBoundaryKind::journal_boot:
-    return "journal-boot";
-  case BootBoundaryKind::journal_reboot:
-    return "journal-reboot";
-  case BootBoundaryKind::timestamp_reset:
-    return "timestamp-reset";
-  }
-  return "linux-version";
+  static constexpr auto k_names = enum_names<BootBoundaryKind::timestamp_reset>(
+      {"linux-version", "journal-boot", "journal-reboot", "timestamp-reset"});
+  return k_names(k);
 }
 
 template <class T> Json opt(const std::optional<T>& v) {

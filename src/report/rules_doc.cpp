@@ -1,5 +1,6 @@
 // Renders the rule table for people (`rules`, `explain`, docs/rules.md) and for programs (JSON).
 #include "gpf/report/rules_doc.hpp"
+#include "gpf/util/enum_names.hpp"
 
 #include "gpf/report/report.hpp"
 #include "gpf/util/text.hpp"
@@ -55,15 +56,8 @@ std::string cell(std::string_view s) {
 } // namespace
 
 std::string_view stage_name(Stage stage) {
-  switch (stage) {
-  case Stage::gpu:
-    return "gpu";
-  case Stage::host:
-    return "host";
-  case Stage::summary:
-    return "summary";
-  }
-  return "host";
+  static constexpr auto k_names = enum_names<Stage::summary>({"gpu", "host", "summary"});
+  return k_names(stage);
 }
 
 std::string render_rules_text(std::span<const Rule> rules) {

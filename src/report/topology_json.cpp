@@ -1,5 +1,6 @@
 // JSON of the topology facts. Key order is fixed (ordered_json); host strings pass to_valid_utf8.
 #include "gpf/report/topology_json.hpp"
+#include "gpf/util/enum_names.hpp"
 
 #include "gpf/rules/topology.hpp"
 #include "gpf/util/json_value.hpp"
@@ -24,15 +25,8 @@ template <class T> Json opt(const std::optional<T>& v) {
 }
 
 std::string_view acs_state_name(AcsState s) {
-  switch (s) {
-  case AcsState::present:
-    return "present";
-  case AcsState::absent:
-    return "absent";
-  case AcsState::unknown:
-    return "unknown";
-  }
-  return "unknown";
+  static constexpr auto k_names = enum_names<AcsState::present>({"unknown", "absent", "present"});
+  return k_names(s);
 }
 
 Json pcie_json(const PcieFacts& p) {

@@ -81,7 +81,7 @@ DriverView driver_view(const Facts& facts) {
     v.effective_text = v.kernel_module_text;
   }
   if (facts.cuda.ran && facts.cuda.driver_version && *facts.cuda.driver_version > 0) {
-    v.cuda_reported = cuda_version_from_number(*facts.cuda.driver_version);
+    v.cuda_reported = Version::from_cuda_number(*facts.cuda.driver_version);
   }
   return v;
 }

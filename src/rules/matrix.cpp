@@ -187,13 +187,4 @@ bool past_end_of_life(const BranchRow& row, std::chrono::year_month_day today) {
   return row.end_of_life && std::chrono::year_month(today.year(), today.month()) > *row.end_of_life;
 }
 
-int cuda_version_number(const Version& cuda) {
-  return static_cast<int>(cuda.major() * 1000 + cuda.minor() * 10);
-}
-
-Version cuda_version_from_number(int number) {
-  const auto n = static_cast<unsigned long>(number < 0 ? 0 : number);
-  return Version({n / 1000, (n % 1000) / 10});
-}
-
 } // namespace gpf

@@ -3,10 +3,13 @@
 // row and the field, and the test suite parses every file.
 #include "gpf/rules/matrix.hpp"
 
+#include "gpf/util/json_read.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -19,13 +22,18 @@ using Json = nlohmann::json;
   throw std::runtime_error(fmt::format("data/{}: {}", where, what));
 }
 
+// A mistyped member, named by json_read.hpp's path, is a defect like any other.
+void check(const Result<void>& r) {
+  if (!r) {
+    throw std::runtime_error("data/" + r.error().message);
+  }
+}
+
 class RowReader {
 public:
   RowReader(const Json& row, std::string where, std::set<std::string> allowed)
-      : m_row(row), m_where(std::move(where)) {
-    if (!row.is_object()) {
-      fail(m_where, "a row must be an object");
-    }
+      : m_row(row, where), m_where(std::move(where)) {
+    check(m_row.object());
     allowed.insert("source");
     for (const auto& item : row.items()) {
       if (allowed.count(item.key()) == 0) {
@@ -35,24 +43,20 @@ public:
   }
 
   std::string text(const char* key) const {
-    const Json& v = field(key);
-    if (!v.is_string() || v.get<std::string>().empty()) {
+    std::string t;
+    check(field(key).get(t));
+    if (t.empty()) {
       fail(m_where + "." + key, "must be a non-empty string");
     }
-    return v.get<std::string>();
+    return t;
   }
   std::string optional_text(const char* key) const {
-    auto it = m_row.find(key);
-    if (it == m_row.end() || it->is_null()) {
-      return {};
-    }
-    if (!it->is_string()) {
-      fail(m_where + "." + key, "must be a string");
-    }
-    return it->get<std::string>();
+    std::string t;
+    check(m_row[key].get(t));
+    return t;
   }
   Version version(const char* key) const {
-    auto v = parse_version(text(key));
+    auto v = Version::parse_exact(text(key));
     if (!v) {
       fail(m_where + "." + key, "is not a dotted numeric version");
     }
@@ -63,50 +67,36 @@ public:
     if (t.empty()) {
       return std::nullopt;
     }
-    auto v = parse_version(t);
+    auto v = Version::parse_exact(t);
     if (!v) {
       fail(m_where + "." + key, "is not a dotted numeric version");
     }
     return v;
   }
   unsigned long number(const char* key) const {
-    const Json& v = field(key);
-    if (!v.is_number_unsigned()) {
-      fail(m_where + "." + key, "must be a non-negative integer");
-    }
-    return v.get<unsigned long>();
+    unsigned long n = 0;
+    check(field(key).get(n));
+    return n;
   }
   std::optional<unsigned long> optional_number(const char* key) const {
-    auto it = m_row.find(key);
-    if (it == m_row.end() || it->is_null()) {
-      return std::nullopt;
-    }
-    if (!it->is_number_unsigned()) {
-      fail(m_where + "." + key, "must be a non-negative integer or null");
-    }
-    return it->get<unsigned long>();
+    std::optional<unsigned long> n;
+    check(m_row[key].get(n));
+    return n;
   }
   bool flag(const char* key) const {
-    const Json& v = field(key);
-    if (!v.is_boolean()) {
-      fail(m_where + "." + key, "must be true or false");
-    }
-    return v.get<bool>();
+    bool b = false;
+    check(field(key).get(b));
+    return b;
   }
   std::vector<std::string> texts(const char* key) const {
-    const Json& v = field(key);
+    const JsonIn v = field(key);
     std::vector<std::string> out;
-    if (v.is_string()) {
-      out.push_back(v.get<std::string>());
-    } else if (v.is_array()) {
-      for (const auto& e : v) {
-        if (!e.is_string() || e.get<std::string>().empty()) {
-          fail(m_where + "." + key, "must hold non-empty strings");
-        }
-        out.push_back(e.get<std::string>());
-      }
+    if (v.json().is_string()) {
+      check(v.get(out.emplace_back()));
+    } else {
+      check(v.get(out));
     }
-    if (out.empty()) {
+    if (out.empty() || std::find(out.begin(), out.end(), "") != out.end()) {
       fail(m_where + "." + key, "must be a non-empty string or a non-empty array of strings");
     }
     return out;
@@ -114,23 +104,16 @@ public:
   const std::string& where() const { return m_where; }
 
 private:
-  const Json& field(const char* key) const {
-    auto it = m_row.find(key);
-    if (it == m_row.end()) {
+  // A required member: present and not null.
+  JsonIn field(const char* key) const {
+    JsonIn v = m_row[key];
+    if (v.absent()) {
       fail(m_where, fmt::format("missing field \"{}\"", key));
     }
-    return *it;
-  }
-  // Strict: digits and single dots only ("1..2", "1.", "v1" are defects in the data).
-  static std::optional<Version> parse_version(const std::string& t) {
-    if (t.empty() || t.find_first_not_of("0123456789.") != std::string::npos || t.front() == '.' ||
-        t.back() == '.' || t.find("..") != std::string::npos) {
-      return std::nullopt;
-    }
-    return Version::parse(t);
+    return v;
   }
 
-  const Json& m_row;
+  JsonIn m_row;
   std::string m_where;
 };
 

@@ -2,6 +2,7 @@
 // and, within a severity, the order of the findings: root causes (driver, modules, nodes) first,
 // and the CUDA probe's symptoms after the topology and NVML causes that explain them.
 #include "gpf/rules/rule.hpp"
+#include "gpf/util/enum_names.hpp"
 
 #include <vector>
 
@@ -30,29 +31,14 @@ const Rule* find_rule(std::string_view id) {
   return nullptr;
 }
 
+constexpr auto k_severity_names = enum_names<Severity::fail>({"info", "warn", "fail"});
+
 std::string_view severity_name(Severity s) {
-  switch (s) {
-  case Severity::info:
-    return "info";
-  case Severity::warn:
-    return "warn";
-  case Severity::fail:
-    return "fail";
-  }
-  return "info";
+  return k_severity_names(s);
 }
 
 std::optional<Severity> parse_severity(std::string_view s) {
-  if (s == "info") {
-    return Severity::info;
-  }
-  if (s == "warn") {
-    return Severity::warn;
-  }
-  if (s == "fail") {
-    return Severity::fail;
-  }
-  return std::nullopt;
+  return k_severity_names.parse(s);
 }
 
 } // namespace gpf

@@ -122,8 +122,7 @@ FactValue host_fact(const UserCheck& check, const RuleContext& c) {
     }
   } else if (name == "cuda.driver_version") {
     if (f.cuda.ran && f.cuda.driver_version) {
-      v.version = Version({static_cast<unsigned long>(*f.cuda.driver_version / 1000),
-                           static_cast<unsigned long>((*f.cuda.driver_version % 1000) / 10)});
+      v.version = Version::from_cuda_number(*f.cuda.driver_version);
       v.evidence = fmt::format("cuDriverGetVersion: {}", *f.cuda.driver_version);
     }
   } else if (name == "gpus.total") {
@@ -275,15 +274,12 @@ struct Reader {
     return v.get<std::string>();
   }
   Result<Severity> severity(const Json& v, const std::string& ptr) const {
-    auto t = text(v, ptr);
-    if (!t) {
-      return t.error();
-    }
-    if (auto s = parse_severity(*t)) {
+    TRY_ASSIGN(auto t, text(v, ptr));
+    if (auto s = parse_severity(t)) {
       return *s;
     }
     return at(file, ptr,
-              fmt::format("\"{}\" is not one of info, warn, fail", quote_evidence(*t, 40)));
+              fmt::format("\"{}\" is not one of info, warn, fail", quote_evidence(t, 40)));
   }
   Result<std::vector<std::string>> texts(const Json& v, const std::string& ptr) const {
     std::vector<std::string> out;
@@ -295,11 +291,8 @@ struct Reader {
       return at(file, ptr, "must be a string or a non-empty array of strings");
     }
     for (std::size_t i = 0; i < v.size(); ++i) {
-      auto t = text(v[i], fmt::format("{}/{}", ptr, i));
-      if (!t) {
-        return t.error();
-      }
-      out.push_back(*t);
+      TRY_ASSIGN(auto t, text(v[i], fmt::format("{}/{}", ptr, i)));
+      out.push_back(t);
     }
     return out;
   }
@@ -310,9 +303,8 @@ struct Reader {
     } else if (v.is_string()) {
       t = v.get<std::string>();
     }
-    const auto parsed = Version::parse(t);
-    if (!parsed || t.find_first_not_of("0123456789.") != std::string::npos || t.front() == '.' ||
-        t.back() == '.' || t.find("..") != std::string::npos) {
+    const auto parsed = Version::parse_exact(t);
+    if (!parsed) {
       return at(file, ptr, fmt::format("{} is not a version or a number", short_json(v)));
     }
     return *parsed;
@@ -328,17 +320,14 @@ struct Reader {
     if (fact == v.end()) {
       return at(file, ptr, "missing \"fact\"");
     }
-    auto name = text(*fact, ptr + "/fact");
-    if (!name) {
-      return name.error();
-    }
-    const auto spec = fact_spec(*name);
+    TRY_ASSIGN(auto name, text(*fact, ptr + "/fact"));
+    const auto spec = fact_spec(name);
     if (!spec) {
       return at(
           file, ptr + "/fact",
-          fmt::format("unknown fact \"{}\" (see docs/user-rules.md)", quote_evidence(*name, 60)));
+          fmt::format("unknown fact \"{}\" (see docs/user-rules.md)", quote_evidence(name, 60)));
     }
-    c->fact = *name;
+    c->fact = name;
     c->kind = spec->kind;
     std::vector<std::string> parts;
     for (const auto& [key, value] : v.items()) {
@@ -354,53 +343,35 @@ struct Reader {
         c->present = value.get<bool>();
         parts.push_back(*c->present ? "is known" : "is not set");
       } else if ((key == "min" || key == "max") && ordered) {
-        auto ver = version(value, p);
-        if (!ver) {
-          return ver.error();
-        }
-        (key == "min" ? c->min : c->max) = *ver;
-        parts.push_back(fmt::format("{} {}", key == "min" ? ">=" : "<=", ver->str()));
+        TRY_ASSIGN(auto ver, version(value, p));
+        (key == "min" ? c->min : c->max) = ver;
+        parts.push_back(fmt::format("{} {}", key == "min" ? ">=" : "<=", ver.str()));
       } else if (key == "equals" && c->kind != FactKind::set) {
         if (ordered) {
-          auto ver = version(value, p);
-          if (!ver) {
-            return ver.error();
-          }
-          c->equals = ver->str();
+          TRY_ASSIGN(auto ver, version(value, p));
+          c->equals = ver.str();
         } else {
-          auto t = text(value, p);
-          if (!t) {
-            return t.error();
-          }
-          c->equals = *t;
+          TRY_ASSIGN(auto t, text(value, p));
+          c->equals = t;
         }
         parts.push_back("== " + *c->equals);
       } else if (key == "one_of" && c->kind == FactKind::text) {
-        auto list = texts(value, p);
-        if (!list) {
-          return list.error();
-        }
-        c->one_of = *list;
+        TRY_ASSIGN(auto list, texts(value, p));
+        c->one_of = list;
         parts.push_back(fmt::format("in [{}]", fmt::join(c->one_of, ", ")));
       } else if (key == "matches" && c->kind == FactKind::text) {
-        auto t = text(value, p);
-        if (!t) {
-          return t.error();
-        }
+        TRY_ASSIGN(auto t, text(value, p));
         try {
-          c->matches = std::regex(*t, std::regex::ECMAScript);
+          c->matches = std::regex(t, std::regex::ECMAScript);
         } catch (const std::regex_error& e) {
           return at(file, p, fmt::format("not a valid regular expression: {}", e.what()));
         }
-        c->matches_text = *t;
-        parts.push_back(fmt::format("matches /{}/", *t));
+        c->matches_text = t;
+        parts.push_back(fmt::format("matches /{}/", t));
       } else if ((key == "contains" || key == "excludes") && c->kind == FactKind::set) {
-        auto list = texts(value, p);
-        if (!list) {
-          return list.error();
-        }
-        (key == "contains" ? c->contains : c->excludes) = *list;
-        parts.push_back(fmt::format("{} {}", key, fmt::join(*list, ", ")));
+        TRY_ASSIGN(auto list, texts(value, p));
+        (key == "contains" ? c->contains : c->excludes) = list;
+        parts.push_back(fmt::format("{} {}", key, fmt::join(list, ", ")));
       } else {
         return at(file, p,
                   fmt::format("\"{}\" cannot be used with fact {} (see docs/user-rules.md)", key,
@@ -504,75 +475,63 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
         if (id_it == row.end()) {
           return at(file, ptr, "missing \"id\"");
         }
-        auto id = reader.text(*id_it, ptr + "/id");
-        if (!id) {
-          return id.error();
-        }
-        if (!seen.insert(*id).second) {
-          return at(file, ptr + "/id", fmt::format("\"{}\" appears twice in this file", *id));
+        TRY_ASSIGN(auto id, reader.text(*id_it, ptr + "/id"));
+        if (!seen.insert(id).second) {
+          return at(file, ptr + "/id", fmt::format("\"{}\" appears twice in this file", id));
         }
         auto existing = std::find_if(set.m_rules.begin(), set.m_rules.end(),
-                                     [&](const Rule& r) { return r.id == *id; });
+                                     [&](const Rule& r) { return r.id == id; });
         const bool is_new = existing == set.m_rules.end();
-        if (is_new && !valid_id(*id)) {
+        if (is_new && !valid_id(id)) {
           return at(
               file, ptr + "/id",
               fmt::format(
                   "\"{}\" is not a rule id (dotted lowercase words, e.g. \"site.driver-min\")",
-                  quote_evidence(*id, 60)));
+                  quote_evidence(id, 60)));
         }
         for (const char* required : {"severity", "remedy", "check"}) {
           if (is_new && row.find(required) == row.end()) {
             return at(file, ptr,
                       fmt::format("a new rule needs \"{}\" (\"{}\" is not a built-in rule id)",
-                                  required, *id));
+                                  required, id));
           }
         }
         Rule rule = is_new ? Rule{} : *existing;
         if (is_new) {
-          rule.id = set.keep(*id);
+          rule.id = set.keep(id);
           rule.stage = Stage::host;
           rule.source = set.keep(fmt::format("site rules file {}", file));
         }
         if (auto s = row.find("severity"); s != row.end()) {
-          auto level = reader.severity(*s, ptr + "/severity");
-          if (!level) {
-            return level.error();
-          }
-          rule.severity = *level;
+          TRY_ASSIGN(auto level, reader.severity(*s, ptr + "/severity"));
+          rule.severity = level;
         }
         for (auto [key, field] :
              {std::pair{"title", &rule.title}, std::pair{"remedy", &rule.remedy},
               std::pair{"source", &rule.source}, std::pair{"explanation", &rule.explanation}}) {
           if (auto f = row.find(key); f != row.end()) {
-            auto t = reader.text(*f, ptr + "/" + key);
-            if (!t) {
-              return t.error();
-            }
-            *field = set.keep(*t);
+            TRY_ASSIGN(auto t, reader.text(*f, ptr + "/" + key));
+            *field = set.keep(t);
           }
         }
         if (auto c = row.find("check"); c != row.end()) {
-          auto check = reader.check(*c, ptr + "/check");
-          if (!check) {
-            return check.error();
-          }
-          rule.stage = fact_spec((*check)->fact)->stage;
-          rule.check = make_check(*check, *id, rule.severity);
+          TRY_ASSIGN(auto check, reader.check(*c, ptr + "/check"));
+          rule.stage = fact_spec(check->fact)->stage;
+          rule.check = make_check(check, id, rule.severity);
           if (rule.severity == Severity::fail) {
             rule.severity_from =
                 "warn when the fact is unknown, so the policy could not be confirmed";
           }
-          rule.evidence = set.keep((*check)->fact);
+          rule.evidence = set.keep(check->fact);
           if (row.find("title") == row.end()) {
-            rule.title = set.keep("Site policy: " + (*check)->description);
+            rule.title = set.keep("Site policy: " + check->description);
           }
           if (row.find("explanation") == row.end()) {
             rule.explanation =
-                set.keep(fmt::format("Site policy from {}: {}.", file, (*check)->description));
+                set.keep(fmt::format("Site policy from {}: {}.", file, check->description));
           }
         } else if (!is_new && rule.severity != existing->severity) {
-          severities.emplace_back(*id, rule.severity, ptr + "/severity");
+          severities.emplace_back(id, rule.severity, ptr + "/severity");
         }
         if (is_new) {
           set.m_rules.push_back(std::move(rule));
@@ -582,13 +541,10 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
       }
     }
     if (auto list = doc.find("disable"); list != doc.end()) {
-      auto ids = reader.texts(*list, "/disable");
-      if (!ids) {
-        return ids.error();
-      }
-      for (std::size_t i = 0; i < ids->size(); ++i) {
-        disables.emplace_back((*ids)[i], list->is_array() ? fmt::format("{}: /disable/{}", file, i)
-                                                          : file + ": /disable");
+      TRY_ASSIGN(auto ids, reader.texts(*list, "/disable"));
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        disables.emplace_back(ids[i], list->is_array() ? fmt::format("{}: /disable/{}", file, i)
+                                                       : file + ": /disable");
       }
     }
     if (auto map = doc.find("severity"); map != doc.end()) {
@@ -597,11 +553,8 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
                   "must be an object such as {\"driver.end-of-life\": \"warn\"}");
       }
       for (const auto& [key, value] : map->items()) {
-        auto level = reader.severity(value, "/severity/" + key);
-        if (!level) {
-          return level.error();
-        }
-        severities.emplace_back(key, *level, fmt::format("{}: /severity/{}", file, key));
+        TRY_ASSIGN(auto level, reader.severity(value, "/severity/" + key));
+        severities.emplace_back(key, level, fmt::format("{}: /severity/{}", file, key));
       }
     }
   }

@@ -2,6 +2,7 @@
 // recommend, then the verdict (fail: a host-level fail finding or too few GPUs; warn: any warn
 // finding or an unusable GPU; pass otherwise).
 #include "gpf/rules/verdict.hpp"
+#include "gpf/util/enum_names.hpp"
 
 #include "gpf/util/text.hpp"
 
@@ -310,15 +311,8 @@ int exit_code_for(Verdict verdict, bool strict) {
 }
 
 std::string_view verdict_name(Verdict v) {
-  switch (v) {
-  case Verdict::pass:
-    return "pass";
-  case Verdict::warn:
-    return "warn";
-  case Verdict::fail:
-    return "fail";
-  }
-  return "fail";
+  static constexpr auto k_names = enum_names<Verdict::fail>({"pass", "warn", "fail"});
+  return k_names(v);
 }
 
 } // namespace gpf

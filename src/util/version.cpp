@@ -55,6 +55,19 @@ std::optional<Version> Version::find_in(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<Version> Version::parse_exact(std::string_view text) {
+  if (text.empty() || text.find_first_not_of("0123456789.") != std::string_view::npos ||
+      text.front() == '.' || text.back() == '.' || text.find("..") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return parse(text);
+}
+
+Version Version::from_cuda_number(int number) {
+  const auto n = static_cast<unsigned long>(number < 0 ? 0 : number);
+  return Version({n / 1000, (n % 1000) / 10});
+}
+
 std::string Version::str() const {
   std::string out;
   for (std::size_t i = 0; i < m_parts.size(); ++i) {

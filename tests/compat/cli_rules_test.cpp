@@ -1,6 +1,7 @@
 // End-to-end tests of the binary: `rules`, `explain`, --rules/--disable/--severity/--expect-cuda,
 // and the staleness of the checked-in docs/rules.md.
-#include "run_binary.hpp"
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,14 +11,11 @@
 #include <set>
 #include <sstream>
 
-using gpf_test::run_binary;
-using gpf_test::TempFile;
+using gpf::test::fixture;
+using gpf::test::run_preflight;
+using gpf::test::TempFile;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-  return std::string(GPF_FIXTURES_DIR) + "/" + name;
-}
 
 std::string read_source(const std::string& rel) {
   std::ifstream in(std::string(GPF_SOURCE_DIR) + "/" + rel);
@@ -31,8 +29,8 @@ std::string read_source(const std::string& rel) {
 
 TEST_CASE(
     "e2e: `rules --format json` lists every rule with id, severity, what it checks and source") {
-  const auto r = run_binary({"rules", "--format", "json"});
-  REQUIRE(r.code == 0);
+  const auto r = run_preflight({"rules", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.out);
   std::set<std::string> ids;
   for (const auto& rule : doc.at("rules")) {
@@ -51,49 +49,49 @@ TEST_CASE(
 }
 
 TEST_CASE("e2e: `rules` as text, and with a site rules file applied") {
-  auto r = run_binary({"rules"});
-  REQUIRE(r.code == 0);
+  auto r = run_preflight({"rules"});
+  REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("cuda.driver-too-old") != std::string::npos);
   CHECK(r.out.find("source: https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html") !=
         std::string::npos);
   const TempFile site(
       R"({"rules": [{"id": "site.driver-min", "severity": "fail", "check": {"fact": "driver.version", "min": "535"},
       "remedy": "Install R535", "source": "KB-1"}], "disable": ["driver.end-of-life"]})");
-  r = run_binary({"--rules", site.path.string(), "rules"});
-  REQUIRE(r.code == 0);
+  r = run_preflight({"--rules", site.path.string(), "rules"});
+  REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("site.driver-min") != std::string::npos);
   CHECK(r.out.find("driver.end-of-life") == std::string::npos);
-  CHECK(run_binary({"rules", "--format", "yaml"}).code == 2);
+  CHECK(run_preflight({"rules", "--format", "yaml"}).exit_code == 2);
 }
 
 TEST_CASE(
     "e2e: `explain ID` prints meaning, evidence, remedy and sources - an unknown id exits 2") {
-  auto r = run_binary({"explain", "kernel.below-5.5-multi-gpu"});
-  REQUIRE(r.code == 0);
+  auto r = run_preflight({"explain", "kernel.below-5.5-multi-gpu"});
+  REQUIRE(r.exit_code == 0);
   for (const char* part : {"Meaning:", "Evidence:", "Remedy:", "Sources:", "PR #2077", "#1929",
                            "backports", "NCCL_P2P_DISABLE=1", "ACS"}) {
     CHECK(r.out.find(part) != std::string::npos);
   }
-  r = run_binary({"explain", "cuda.minor-version-compat"});
-  REQUIRE(r.code == 0);
+  r = run_preflight({"explain", "cuda.minor-version-compat"});
+  REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("cudaErrorCallRequiresNewerDriver") != std::string::npos);
-  r = run_binary({"explain", "no.such-rule"});
-  CHECK(r.code == 2);
+  r = run_preflight({"explain", "no.such-rule"});
+  CHECK(r.exit_code == 2);
   CHECK(r.err.find("no rule \"no.such-rule\"") != std::string::npos);
-  CHECK(run_binary({"explain"}).code == 2);
+  CHECK(run_preflight({"explain"}).exit_code == 2);
 }
 
 TEST_CASE("e2e: a good site rules file changes the verdict - --disable and --severity apply") {
   const std::string root = fixture("compat-cuda124-driver535");
-  auto r = run_binary({"--root", root, "--format", "json"});
-  REQUIRE(r.code == 0);
+  auto r = run_preflight({"--root", root, "--format", "json"});
+  REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out).at("verdict") == "warn");
 
   const TempFile site(R"({"rules": [
       {"id": "site.driver-min", "severity": "fail", "check": {"fact": "driver.version", "min": "550"}, "remedy": "Install R550"},
       {"id": "site.eight-gpus", "severity": "warn", "check": {"fact": "gpus.usable", "min": 8}, "remedy": "Use a bigger node"}]})");
-  r = run_binary({"--root", root, "--rules", site.path.string(), "--format", "json"});
-  CHECK(r.code == 1);
+  r = run_preflight({"--root", root, "--rules", site.path.string(), "--format", "json"});
+  CHECK(r.exit_code == 1);
   const auto doc = nlohmann::json::parse(r.out);
   CHECK(doc.at("verdict") == "fail");
   std::multiset<std::string> ids;
@@ -103,14 +101,14 @@ TEST_CASE("e2e: a good site rules file changes the verdict - --disable and --sev
   CHECK(ids.count("site.driver-min") == 1);
   CHECK(ids.count("site.eight-gpus") == 1);
 
-  r = run_binary({"--root", root, "--disable", "cuda.minor-version-compat", "--format", "json"});
-  CHECK(r.code == 0);
+  r = run_preflight({"--root", root, "--disable", "cuda.minor-version-compat", "--format", "json"});
+  CHECK(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out).at("verdict") == "pass");
-  r = run_binary(
+  r = run_preflight(
       {"--root", root, "--severity", "cuda.minor-version-compat=fail", "--format", "json"});
-  CHECK(r.code == 1);
-  r = run_binary({"--root", root, "--expect-cuda", "12.2", "--format", "json"});
-  CHECK(r.code == 0);
+  CHECK(r.exit_code == 1);
+  r = run_preflight({"--root", root, "--expect-cuda", "12.2", "--format", "json"});
+  CHECK(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out).at("facts").at("compat").at("expected_cuda").at("source") ==
         "--expect-cuda");
 }
@@ -118,34 +116,34 @@ TEST_CASE("e2e: a good site rules file changes the verdict - --disable and --sev
 TEST_CASE(
     "e2e: bad rules files and bad options exit 2 with the file, the position and the problem") {
   const TempFile syntax("{\n  \"rules\": [\n    {\"id\": \"site.x\",}\n  ]\n}");
-  auto r =
-      run_binary({"--root", fixture("compat-cuda124-driver535"), "--rules", syntax.path.string()});
-  CHECK(r.code == 2);
+  auto r = run_preflight(
+      {"--root", fixture("compat-cuda124-driver535"), "--rules", syntax.path.string()});
+  CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find(syntax.path.string() + ":3:21: syntax error") != std::string::npos);
 
   const TempFile content(
       R"({"rules": [{"id": "site.a", "severity": "fatal", "check": {"fact": "gpus.total", "min": 1}, "remedy": "x"}]})");
-  r = run_binary({"--rules", content.path.string(), "rules"});
-  CHECK(r.code == 2);
+  r = run_preflight({"--rules", content.path.string(), "rules"});
+  CHECK(r.exit_code == 2);
   CHECK(r.err.find(content.path.string() +
                    ": /rules/0/severity: \"fatal\" is not one of info, warn, fail") !=
         std::string::npos);
 
-  CHECK(run_binary({"--rules", "/nonexistent/site.json"}).code == 2);
-  r = run_binary({"--disable", "no.such-rule", "rules"});
-  CHECK(r.code == 2);
+  CHECK(run_preflight({"--rules", "/nonexistent/site.json"}).exit_code == 2);
+  r = run_preflight({"--disable", "no.such-rule", "rules"});
+  CHECK(r.exit_code == 2);
   CHECK(r.err.find("--disable no.such-rule: no rule") != std::string::npos);
-  CHECK(run_binary({"--severity", "driver.end-of-life=loud", "rules"}).code == 2);
-  r = run_binary({"--expect-cuda", "twelve", "rules"});
-  CHECK(r.code == 2);
+  CHECK(run_preflight({"--severity", "driver.end-of-life=loud", "rules"}).exit_code == 2);
+  r = run_preflight({"--expect-cuda", "twelve", "rules"});
+  CHECK(r.exit_code == 2);
   CHECK(r.err.find("expected a CUDA version") != std::string::npos);
 }
 
 TEST_CASE(
     "docs/rules.md is generated from the rule table and up to date (run `make docs` when this fails)") {
-  const auto r = run_binary({"rules", "--format", "markdown"});
-  REQUIRE(r.code == 0);
+  const auto r = run_preflight({"rules", "--format", "markdown"});
+  REQUIRE(r.exit_code == 0);
   const std::string expected = read_source("docs/rules-intro.md") + r.out;
   const std::string checked_in = read_source("docs/rules.md");
   CHECK(checked_in == expected);

@@ -3,6 +3,7 @@
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "support/checked.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,25 +12,10 @@
 #include <string>
 
 using namespace gpf;
+using gpf::test::check_fixture;
+using gpf::test::finding;
 
 namespace {
-
-struct Run {
-  Facts facts;
-  Assessment assessment;
-};
-
-Run run_fixture(const std::string& name, std::optional<std::string> expect_cuda = std::nullopt) {
-  auto host = Host::snapshot(std::string(GPF_FIXTURES_DIR) + "/" + name);
-  REQUIRE(host);
-  ProbeOptions options;
-  options.no_cuda =
-      true; // these snapshots carry no cuda.json: judged from the driver's files alone
-  options.expect_cuda = std::move(expect_cuda);
-  Run r{collect_facts(*host, options), {}};
-  r.assessment = assess(r.facts, builtin_rules(), CheckOptions{});
-  return r;
-}
 
 std::multiset<std::string> ids(const Assessment& a) {
   std::multiset<std::string> out;
@@ -37,13 +23,6 @@ std::multiset<std::string> ids(const Assessment& a) {
     out.insert(f.id);
   }
   return out;
-}
-
-const Finding& finding(const Assessment& a, const std::string& id) {
-  auto it = std::find_if(a.findings.begin(), a.findings.end(),
-                         [&](const Finding& f) { return f.id == id; });
-  REQUIRE(it != a.findings.end());
-  return *it;
 }
 
 bool has_evidence(const Finding& f, const std::string& needle) {
@@ -54,18 +33,20 @@ bool has_evidence(const Finding& f, const std::string& needle) {
 } // namespace
 
 TEST_CASE("fixture: CUDA 12.4 job on a 535 driver warns (minor-version compatibility)") {
-  const auto r = run_fixture("compat-cuda124-driver535");
+  const auto r = check_fixture("compat-cuda124-driver535");
   CHECK(r.assessment.verdict == Verdict::warn);
   CHECK(ids(r.assessment) ==
         std::multiset<std::string>{"cuda.minor-version-compat", "driver.end-of-life"});
-  const auto& f = finding(r.assessment, "cuda.minor-version-compat");
-  CHECK(f.severity == Severity::warn);
-  CHECK(f.message.find("CUDA 12.4 Update 1 needs driver 550.54.15") != std::string::npos);
-  CHECK(has_evidence(f, "expected CUDA 12.4.1 (/usr/local/cuda/version.json)"));
-  CHECK(has_evidence(f, "535.104.05  Release Build"));
-  const auto& eol = finding(r.assessment, "driver.end-of-life");
-  CHECK(eol.severity == Severity::info);
-  CHECK(has_evidence(eol, "today: 2026-11-30")); // the snapshot's date file, not the clock
+  const Finding* f = finding(r.assessment, "cuda.minor-version-compat");
+  REQUIRE(f);
+  CHECK(f->severity == Severity::warn);
+  CHECK(f->message.find("CUDA 12.4 Update 1 needs driver 550.54.15") != std::string::npos);
+  CHECK(has_evidence(*f, "expected CUDA 12.4.1 (/usr/local/cuda/version.json)"));
+  CHECK(has_evidence(*f, "535.104.05  Release Build"));
+  const Finding* eol = finding(r.assessment, "driver.end-of-life");
+  REQUIRE(eol);
+  CHECK(eol->severity == Severity::info);
+  CHECK(has_evidence(*eol, "today: 2026-11-30")); // the snapshot's date file, not the clock
   CHECK(r.assessment.recommendation.cuda_visible_devices == "0,1");
   // The libraries matched and were found through the default directories.
   REQUIRE(r.facts.compat.libcuda.path);
@@ -75,7 +56,7 @@ TEST_CASE("fixture: CUDA 12.4 job on a 535 driver warns (minor-version compatibi
 }
 
 TEST_CASE("fixture: --expect-cuda overrides the installed toolkit") {
-  const auto r = run_fixture("compat-cuda124-driver535", "12.2");
+  const auto r = check_fixture("compat-cuda124-driver535", {}, "12.2");
   CHECK(r.facts.compat.expected_cuda->source == "--expect-cuda");
   CHECK(ids(r.assessment) ==
         std::multiset<std::string>{"driver.end-of-life"}); // 12.2 GA needs 535.54.03
@@ -83,30 +64,33 @@ TEST_CASE("fixture: --expect-cuda overrides the installed toolkit") {
 }
 
 TEST_CASE("fixture: CUDA 12.1 job on a 470 driver fails") {
-  const auto r = run_fixture("compat-cuda121-driver470");
+  const auto r = check_fixture("compat-cuda121-driver470");
   CHECK(r.assessment.verdict == Verdict::fail);
   CHECK(ids(r.assessment) ==
         std::multiset<std::string>{"cuda.driver-too-old", "driver.end-of-life"});
-  const auto& f = finding(r.assessment, "cuda.driver-too-old");
-  CHECK(f.severity == Severity::fail);
-  CHECK(f.message.find("525.60.13") != std::string::npos);
-  CHECK(f.message.find("cudaErrorInsufficientDriver") != std::string::npos);
-  CHECK(has_evidence(f, "NVIDIA UNIX x86_64 Kernel Module  470.82.01"));
+  const Finding* f = finding(r.assessment, "cuda.driver-too-old");
+  REQUIRE(f);
+  CHECK(f->severity == Severity::fail);
+  CHECK(f->message.find("525.60.13") != std::string::npos);
+  CHECK(f->message.find("cudaErrorInsufficientDriver") != std::string::npos);
+  CHECK(has_evidence(*f, "NVIDIA UNIX x86_64 Kernel Module  470.82.01"));
   CHECK(r.facts.driver.flavour == DriverFlavour::proprietary);
-  CHECK(finding(r.assessment, "driver.end-of-life").message.find("no longer maintained") !=
-        std::string::npos);
+  const Finding* eol = finding(r.assessment, "driver.end-of-life");
+  REQUIRE(eol);
+  CHECK(eol->message.find("no longer maintained") != std::string::npos);
 }
 
 TEST_CASE("fixture: CUDA 13.0 job with a V100 makes that GPU unusable") {
-  const auto r = run_fixture("compat-cuda130-v100");
+  const auto r = check_fixture("compat-cuda130-v100");
   CHECK(r.assessment.verdict == Verdict::warn);
   CHECK(ids(r.assessment) == std::multiset<std::string>{"gpu.cuda-arch-unsupported"});
-  const auto& f = finding(r.assessment, "gpu.cuda-arch-unsupported");
-  CHECK(f.gpu == "0000:3b:00.0");
-  CHECK(f.message.find("no kernel image is available") != std::string::npos);
-  CHECK(has_evidence(f, "Model: Tesla V100-SXM2-16GB"));
+  const Finding* f = finding(r.assessment, "gpu.cuda-arch-unsupported");
+  REQUIRE(f);
+  CHECK(f->gpu == "0000:3b:00.0");
+  CHECK(f->message.find("no kernel image is available") != std::string::npos);
+  CHECK(has_evidence(*f, "Model: Tesla V100-SXM2-16GB"));
   CHECK(has_evidence(
-      f, "CUDA_HOME=/opt/cuda-13.0: /opt/cuda-13.0/version.json")); // from the job's CUDA_HOME
+      *f, "CUDA_HOME=/opt/cuda-13.0: /opt/cuda-13.0/version.json")); // from the job's CUDA_HOME
   REQUIRE(r.assessment.gpus.size() == 2);
   CHECK_FALSE(r.assessment.gpus[0].usable);
   CHECK(r.assessment.gpus[1].usable); // the T4 (Turing) is still targeted by 13.0
@@ -114,58 +98,63 @@ TEST_CASE("fixture: CUDA 13.0 job with a V100 makes that GPU unusable") {
 }
 
 TEST_CASE("fixture: the open module with a pre-Turing GPU makes that GPU unusable") {
-  const auto r = run_fixture("compat-open-pre-turing");
+  const auto r = check_fixture("compat-open-pre-turing");
   CHECK(r.assessment.verdict == Verdict::warn);
   CHECK(ids(r.assessment) ==
         std::multiset<std::string>{"gpu.open-module-unsupported", "cuda.no-expected-version"});
-  const auto& f = finding(r.assessment, "gpu.open-module-unsupported");
-  CHECK(f.gpu == "0000:17:00.0");
-  CHECK(has_evidence(f, "Open Kernel Module for x86_64  550.54.14"));
-  CHECK(has_evidence(f, "Model: Tesla P100-PCIE-16GB"));
+  const Finding* f = finding(r.assessment, "gpu.open-module-unsupported");
+  REQUIRE(f);
+  CHECK(f->gpu == "0000:17:00.0");
+  CHECK(has_evidence(*f, "Open Kernel Module for x86_64  550.54.14"));
+  CHECK(has_evidence(*f, "Model: Tesla P100-PCIE-16GB"));
   CHECK(r.assessment.recommendation.cuda_visible_devices == "1");
-  CHECK(finding(r.assessment, "cuda.no-expected-version").message.find("up to CUDA 12.4 GA") !=
-        std::string::npos);
+  const Finding* none = finding(r.assessment, "cuda.no-expected-version");
+  REQUIRE(none);
+  CHECK(none->message.find("up to CUDA 12.4 GA") != std::string::npos);
 }
 
 TEST_CASE("fixture: user-space libraries newer than the kernel module fail") {
-  const auto r = run_fixture("compat-lib-mismatch");
+  const auto r = check_fixture("compat-lib-mismatch");
   CHECK(r.assessment.verdict == Verdict::fail);
   CHECK(ids(r.assessment) == std::multiset<std::string>{"driver.library-version-mismatch",
                                                         "driver.library-version-mismatch"});
-  const auto& f = finding(r.assessment, "driver.library-version-mismatch");
-  CHECK(f.message.find("550.90.07") != std::string::npos);
+  const Finding* f = finding(r.assessment, "driver.library-version-mismatch");
+  REQUIRE(f);
+  CHECK(f->message.find("550.90.07") != std::string::npos);
   CHECK(has_evidence(
-      f,
+      *f,
       "libcuda.so.1: /usr/lib/x86_64-linux-gnu/libcuda.so.1 -> /usr/lib/x86_64-linux-gnu/libcuda.so.550.90.07 "
       "(via /etc/ld.so.cache)"));
   CHECK(r.facts.compat.ld_cache == "new format, 2 entries");
 }
 
 TEST_CASE("fixture: the toolkit's stub libcuda first on LD_LIBRARY_PATH fails") {
-  const auto r = run_fixture("compat-stub-first");
+  const auto r = check_fixture("compat-stub-first");
   CHECK(r.assessment.verdict == Verdict::fail);
   CHECK(ids(r.assessment) == std::multiset<std::string>{"driver.libcuda-stub-first"});
-  const auto& f = finding(r.assessment, "driver.libcuda-stub-first");
+  const Finding* f = finding(r.assessment, "driver.libcuda-stub-first");
+  REQUIRE(f);
   CHECK(has_evidence(
-      f,
+      *f,
       "/usr/local/cuda/lib64/stubs/libcuda.so.1 -> /usr/local/cuda/lib64/stubs/libcuda.so (via LD_LIBRARY_PATH)"));
-  CHECK(has_evidence(f, "LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:/usr/local/cuda/lib64"));
+  CHECK(has_evidence(*f, "LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:/usr/local/cuda/lib64"));
   // The driver's own library was never reached, and libnvidia-ml is not shadowed.
   CHECK(r.facts.compat.libnvidia_ml.version_text == "550.54.14");
 }
 
 TEST_CASE("fixture: forward compatibility is recognised, not called a mismatch") {
-  const auto r = run_fixture("compat-forward-compat");
+  const auto r = check_fixture("compat-forward-compat");
   CHECK(r.assessment.verdict == Verdict::pass);
   CHECK(ids(r.assessment) == std::multiset<std::string>{"cuda.forward-compat"});
-  CHECK(has_evidence(finding(r.assessment, "cuda.forward-compat"),
-                     "/usr/local/cuda/compat/libcuda.so.550.54.15"));
+  const Finding* fc = finding(r.assessment, "cuda.forward-compat");
+  REQUIRE(fc);
+  CHECK(has_evidence(*fc, "/usr/local/cuda/compat/libcuda.so.550.54.15"));
   // Without the compat library the same job would only warn: the judgement used the compat libcuda.
   CHECK(r.facts.compat.libcuda.in_compat);
 }
 
 TEST_CASE("fixture: gVisor's 4.4.0 is explained, and absent libraries are not a mismatch") {
-  const auto r = run_fixture("compat-gvisor-no-libs");
+  const auto r = check_fixture("compat-gvisor-no-libs");
   CHECK(r.assessment.verdict == Verdict::pass);
   CHECK(ids(r.assessment) == std::multiset<std::string>{"kernel.release-not-judged",
                                                         "driver.libraries-not-checked",

@@ -12,14 +12,6 @@ std::string fixture_log(const std::string& name) {
   return fixture(name) + "/dmesg.txt";
 }
 
-bool has_finding(const json& doc, const std::string& id, const std::string& gpu = {}) {
-  for (const auto& f : doc.at("findings")) {
-    if (f.at("id") == id && (gpu.empty() || f.value("gpu", "") == gpu)) {
-      return true;
-    }
-  }
-  return false;
-}
 } // namespace
 
 TEST_CASE("option --dmesg FILE judges a saved log instead of the snapshot's") {
@@ -28,7 +20,7 @@ TEST_CASE("option --dmesg FILE judges a saved log instead of the snapshot's") {
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc.at("verdict") == "warn");
-  CHECK(has_finding(doc, "gpu.fallen-off-bus", "0000:5d:00.0"));
+  CHECK(finding(doc, "gpu.fallen-off-bus", "0000:5d:00.0") != nullptr);
   CHECK(doc.at("cuda_visible_devices") == "0,1,2");
   CHECK(doc.at("facts").at("log").at("source") == fixture_log("log-xid79-one-of-8"));
   CHECK(doc.at("facts").at("log").at("formats") == json::array({"dmesg"}));
@@ -43,7 +35,7 @@ TEST_CASE("option --dmesg - reads the log from stdin") {
       {}, log);
   REQUIRE(r.exit_code == 1);
   const json doc = json::parse(r.out);
-  CHECK(has_finding(doc, "driver.api-mismatch"));
+  CHECK(finding(doc, "driver.api-mismatch") != nullptr);
   CHECK(doc.at("facts").at("log").at("source") == "stdin");
 }
 
@@ -53,7 +45,7 @@ TEST_CASE("option --dmesg naming a file that cannot be read warns, never passes"
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc.at("verdict") == "warn");
-  CHECK(has_finding(doc, "log.not-readable"));
+  CHECK(finding(doc, "log.not-readable") != nullptr);
   CHECK(run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg",
                        "/nonexistent/kern.log", "--strict"})
             .exit_code == 1);

@@ -9,6 +9,9 @@
 #include <signal.h>
 
 using namespace gpf::fault;
+using gpf::test::evidence;
+using gpf::test::finding;
+using gpf::test::fixture;
 using nlohmann::json;
 
 namespace {

@@ -22,10 +22,6 @@ namespace fs = std::filesystem;
 using gpf::test::c_strings;
 using gpf::test::child_environment;
 
-std::string fixture(const std::string& name) {
-  return std::string(GPF_FIXTURES_DIR) + "/" + name;
-}
-
 TempDir::TempDir(const std::string& fixture_name) {
   std::random_device rd;
   m_dir = fs::temp_directory_path() /
@@ -33,7 +29,7 @@ TempDir::TempDir(const std::string& fixture_name) {
   if (fixture_name.empty()) {
     fs::create_directories(m_dir);
   } else {
-    fs::copy(fixture(fixture_name), m_dir,
+    fs::copy(gpf::test::fixture(fixture_name), m_dir,
              fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   }
   fs::permissions(m_dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -254,23 +250,6 @@ Outcome run_binary(const std::vector<std::string>& args, const RunOptions& optio
     result.signal = WTERMSIG(status);
   }
   return result;
-}
-
-const nlohmann::json* finding(const nlohmann::json& report, const std::string& id) {
-  for (const auto& f : report.at("findings")) {
-    if (f.at("id") == id) {
-      return &f;
-    }
-  }
-  return nullptr;
-}
-
-std::string evidence(const nlohmann::json& f) {
-  std::string all;
-  for (const auto& e : f.at("evidence")) {
-    all += e.get<std::string>() + "\n";
-  }
-  return all;
 }
 
 bool has_program(const std::string& name) {

@@ -2,6 +2,8 @@
 // Helpers of the fault-injection tests: scratch roots built from fixtures, and the binary run under
 // a wall-clock guard (SIGKILL at the limit, reported as timed_out) with its children watched
 // through /proc, so a test can assert "no hang, no zombie, no orphan".
+#include "support/lookup.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -19,8 +21,6 @@ namespace gpf::fault {
 
 inline const std::string k_binary = GPF_BINARY;
 inline const std::string k_fake_libcuda = GPF_FAKE_LIBCUDA;
-
-std::string fixture(const std::string& name);
 
 // A scratch directory (removed at the end of the scope), optionally a copy of a fixture.
 class TempDir {
@@ -72,9 +72,6 @@ ProcSet children_of(pid_t pid);
 // with their state letter.
 std::map<pid_t, char> still_present(const ProcSet& procs, double limit_s = 3);
 
-// The finding with this id, or null; its evidence joined by '\n'.
-const nlohmann::json* finding(const nlohmann::json& report, const std::string& id);
-std::string evidence(const nlohmann::json& finding);
 bool has_program(const std::string& name);
 
 } // namespace gpf::fault

@@ -10,6 +10,9 @@
 #include <filesystem>
 
 using namespace gpf::fault;
+using gpf::test::evidence;
+using gpf::test::finding;
+using gpf::test::fixture;
 using nlohmann::json;
 namespace fs = std::filesystem;
 

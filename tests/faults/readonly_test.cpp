@@ -10,6 +10,9 @@
 #include <regex>
 
 using namespace gpf::fault;
+using gpf::test::evidence;
+using gpf::test::finding;
+using gpf::test::fixture;
 
 namespace {
 

@@ -15,23 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const json* finding(const json& report, const std::string& id) {
-  for (const auto& f : report.at("findings")) {
-    if (f.at("id") == id) {
-      return &f;
-    }
-  }
-  return nullptr;
-}
-
-std::string evidence_of(const json& f) {
-  std::string out;
-  for (const auto& e : f.at("evidence")) {
-    out += e.get<std::string>() + "\n";
-  }
-  return out;
-}
-
 // cuda-4gpu copied, plus processes: pid -> {comm, device nodes it holds}.
 struct Root {
   TempDir dir;
@@ -77,7 +60,7 @@ TEST_CASE("security: a GPU whose context is refused as busy (46) or out of memor
     const json* f = finding(j, "cuda.gpu-in-use");
     REQUIRE(f);
     CHECK(f->at("gpu") == "0000:04:00.0");
-    CHECK_THAT(evidence_of(*f), Catch::Contains("processes holding it: 4242 (python)"));
+    CHECK_THAT(evidence(*f), Catch::Contains("processes holding it: 4242 (python)"));
     CHECK_THAT(f->at("remedy").get<std::string>(),
                !Catch::Contains("replace") && !Catch::Contains("reset"));
     CHECK(j.at("cuda_visible_devices") == "0,1,2,3");

@@ -105,19 +105,4 @@ RunResult run_preflight(const std::vector<std::string>& args,
   return run_program(argv, env_overrides);
 }
 
-std::string fixture(const std::string& name) {
-  return std::string(GPF_FIXTURES_DIR) + "/" + name;
-}
-
-std::vector<std::string> fixture_names() {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(GPF_FIXTURES_DIR)) {
-    if (e.is_directory()) {
-      names.push_back(e.path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 } // namespace gpf::test

@@ -1,6 +1,8 @@
 #pragma once
 // Runs the gpu-preflight binary (or any program) with arguments and captures stdout, stderr and
 // the exit status. No shell: arguments are passed verbatim.
+#include "support/lookup.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -16,7 +18,4 @@ RunResult run_program(const std::vector<std::string>& argv,
                       const std::string& stdin_text = {});
 RunResult run_preflight(const std::vector<std::string>& args,
                         const std::map<std::string, std::string>& env_overrides = {});
-std::string fixture(const std::string& name);
-// Names of every fixture snapshot directory, sorted.
-std::vector<std::string> fixture_names();
 } // namespace gpf::test

@@ -31,4 +31,14 @@ struct TempDir {
   }
 };
 
+// A file under /tmp holding text (a rules file, say), removed when the test ends.
+struct TempFile {
+  TempDir dir;
+  std::filesystem::path path;
+  explicit TempFile(const std::string& text, const std::string& name = "rules.json")
+      : path(dir.path / name) {
+    dir.write(name, text);
+  }
+};
+
 } // namespace gpf::test

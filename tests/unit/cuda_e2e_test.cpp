@@ -6,6 +6,9 @@
 #include <catch2/catch.hpp>
 
 using namespace gpf::cuda_test;
+using gpf::test::evidence;
+using gpf::test::finding;
+using gpf::test::fixture;
 using nlohmann::json;
 
 namespace {
@@ -62,7 +65,7 @@ TEST_CASE("e2e cuda: cuInit error fails with the error by name and no GPU recomm
   CHECK(j.at("cuda_visible_devices") == "");
   const json* f = finding(j, "cuda.init-failed");
   REQUIRE(f);
-  CHECK_THAT(evidence_text(*f),
+  CHECK_THAT(evidence(*f),
              Catch::Contains("cuInit failed after") && Catch::Contains("CUDA_ERROR_UNKNOWN (999)"));
   CHECK(j.at("usable_gpus") == 0);
   CHECK(j.at("gpus").at(0).at("reasons").at(0) == "cuda.init-failed");
@@ -81,8 +84,8 @@ TEST_CASE("e2e cuda: cuInit hanging, even ignoring SIGTERM, gives a verdict at t
     CHECK(j.at("verdict") == "fail");
     const json* f = finding(j, "cuda.init-hung");
     REQUIRE(f);
-    CHECK_THAT(evidence_text(*f), Catch::Contains("cuInit did not finish within") &&
-                                      Catch::Contains("--cuda-timeout 2 s"));
+    CHECK_THAT(evidence(*f), Catch::Contains("cuInit did not finish within") &&
+                                 Catch::Contains("--cuda-timeout 2 s"));
     CHECK(r.seconds >= 1.9);
     CHECK(r.seconds < 2.0 + 1.0 + 1.0); // deadline + 1 s, and 1 s of slack for a loaded machine
   }
@@ -100,7 +103,7 @@ TEST_CASE("e2e cuda: one GPU's context hangs -> that GPU dropped, the others fin
   REQUIRE(f);
   CHECK(f->at("gpu") == "0000:02:00.0");
   CHECK_THAT(
-      evidence_text(*f),
+      evidence(*f),
       Catch::Contains("CUDA device 1 (0000:02:00.0, GPU-fa4ec0de-0000-4000-8000-000000000001)") &&
           Catch::Contains("primary_context did not finish within"));
   CHECK(j.at("facts").at("cuda").at("multi_gpu").at("ok") == true); // the other three together
@@ -117,7 +120,7 @@ TEST_CASE("e2e cuda: one GPU errors -> dropped with the driver's error") {
   const json* f = finding(j, "cuda.gpu-failed");
   REQUIRE(f);
   CHECK(f->at("gpu") == "0000:04:00.0");
-  CHECK_THAT(evidence_text(*f),
+  CHECK_THAT(evidence(*f),
              Catch::Contains(
                  "CUDA_ERROR_ECC_UNCORRECTABLE (214): cuDevicePrimaryCtxRetain: uncorrectable"));
   CHECK(j.at("gpus").at(3).at("reasons").at(0) == "cuda.gpu-failed");
@@ -132,7 +135,7 @@ TEST_CASE("e2e cuda: a slow GPU is a warning, not a dropped GPU") {
   const json* f = finding(j, "cuda.gpu-slow-init");
   REQUIRE(f);
   CHECK(f->at("gpu") == "0000:03:00.0");
-  CHECK_THAT(evidence_text(*f), Catch::Contains("cuInit + primary_context"));
+  CHECK_THAT(evidence(*f), Catch::Contains("cuInit + primary_context"));
 }
 
 TEST_CASE("e2e cuda: a hung peer copy recommends a single GPU and names the remedies") {
@@ -145,7 +148,7 @@ TEST_CASE("e2e cuda: a hung peer copy recommends a single GPU and names the reme
   REQUIRE(f);
   CHECK_THAT(f->at("remedy").get<std::string>(),
              Catch::Contains("NCCL_P2P_DISABLE=1") && Catch::Contains("ACS"));
-  CHECK_THAT(evidence_text(*f), Catch::Contains("peer copy CUDA 0 -> CUDA 1 did not finish"));
+  CHECK_THAT(evidence(*f), Catch::Contains("peer copy CUDA 0 -> CUDA 1 did not finish"));
   CHECK(j.at("facts").at("cuda").at("multi_gpu").at("matrix").at(0).at(1) == "hung");
   CHECK(r.seconds < 4.5);
 }
@@ -155,14 +158,14 @@ TEST_CASE("e2e cuda: stub library, missing library, 803, missing entry points") 
     const json j = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_STUB", "1"}}).json();
     CHECK(j.at("verdict") == "fail");
     REQUIRE(finding(j, "cuda.stub-library"));
-    CHECK_THAT(evidence_text(*finding(j, "cuda.stub-library")), Catch::Contains("(34)"));
+    CHECK_THAT(evidence(*finding(j, "cuda.stub-library")), Catch::Contains("(34)"));
     CHECK(severity(j, "cuda.init-failed") == "absent");
   }
   SECTION("library missing while the driver is loaded: fail, with the loader's words") {
     const json j = live(fixture("cuda-4gpu"), {}, {}, "/nonexistent/libcuda.so.1").json();
     CHECK(j.at("verdict") == "fail");
     CHECK(severity(j, "cuda.library-missing") == "fail");
-    CHECK_THAT(evidence_text(*finding(j, "cuda.library-missing")),
+    CHECK_THAT(evidence(*finding(j, "cuda.library-missing")),
                Catch::Contains("cannot open shared object file"));
     CHECK(j.at("cuda_visible_devices") == "");
   }
@@ -176,15 +179,15 @@ TEST_CASE("e2e cuda: stub library, missing library, 803, missing entry points") 
     CHECK(j.at("verdict") == "fail");
     const json* f = finding(j, "cuda.driver-mismatch");
     REQUIRE(f);
-    CHECK_THAT(evidence_text(*f), Catch::Contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)") &&
-                                      Catch::Contains("kernel module: 550.54.14") &&
-                                      Catch::Contains("(CUDA 12.4)"));
+    CHECK_THAT(evidence(*f), Catch::Contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)") &&
+                                 Catch::Contains("kernel module: 550.54.14") &&
+                                 Catch::Contains("(CUDA 12.4)"));
   }
   SECTION("a required entry point missing") {
     const json j = live(fixture("cuda-4gpu"), {}, {}, k_fake_no_memset).json();
     CHECK(j.at("verdict") == "fail");
     REQUIRE(finding(j, "cuda.required-symbol-missing"));
-    CHECK_THAT(evidence_text(*finding(j, "cuda.required-symbol-missing")),
+    CHECK_THAT(evidence(*finding(j, "cuda.required-symbol-missing")),
                Catch::Contains("dlsym(cuMemsetD8_v2)"));
   }
 }
@@ -313,7 +316,7 @@ TEST_CASE("e2e cuda: replay of a recorded cuda.json, a garbage one, and none") {
       run_gpf({"--root", fixture("cuda-replay-garbage"), "--format", "json"}).json();
   CHECK(cuda_probe(garbage).at("status") == "error");
   REQUIRE(finding(garbage, "probe.failed"));
-  CHECK_THAT(evidence_text(*finding(garbage, "probe.failed")),
+  CHECK_THAT(evidence(*finding(garbage, "probe.failed")),
              Catch::Contains("cuda.json: not valid JSON"));
 
   const json none = run_gpf({"--root", fixture("cuda-4gpu"), "--format", "json"}).json();

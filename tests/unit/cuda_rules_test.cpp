@@ -1,6 +1,7 @@
 // The CUDA rows and what they do to the verdict and the recommendation, on facts built in code.
 #include "gpf/probes/parsers.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "support/checked.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,6 +10,7 @@
 #include <set>
 
 using namespace gpf;
+using gpf::test::finding;
 
 namespace {
 
@@ -94,12 +96,6 @@ Assessment judge(const Facts& f, CvdForm form = CvdForm::index) {
   return assess(f, builtin_rules(), o);
 }
 
-const Finding* find(const Assessment& a, const std::string& id) {
-  auto it = std::find_if(a.findings.begin(), a.findings.end(),
-                         [&](const Finding& f) { return f.id == id; });
-  return it == a.findings.end() ? nullptr : &*it;
-}
-
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& e : v) {
@@ -182,7 +178,7 @@ TEST_CASE("cuda rules: a hung GPU is dropped with its step and elapsed time; oth
   d.steps = {step("cuInit", 90), {"primary_context", false, true, 17400, std::nullopt, "", ""}};
   const auto a = judge(f);
   CHECK(a.verdict == Verdict::warn);
-  const Finding* hung = find(a, "cuda.gpu-hung");
+  const Finding* hung = finding(a, "cuda.gpu-hung");
   REQUIRE(hung);
   CHECK(hung->gpu == bus(1));
   CHECK(hung->effect == Effect::gpu_unusable);
@@ -190,7 +186,7 @@ TEST_CASE("cuda rules: a hung GPU is dropped with its step and elapsed time; oth
              Catch::Contains("primary_context did not finish within 17.40 s") &&
                  Catch::Contains(uuid(1)) && Catch::Contains("CUDA_VISIBLE_DEVICES=" + uuid(1)));
   CHECK(a.recommendation.cuda_visible_devices == "0,2");
-  CHECK_FALSE(find(a, "cuda.gpu-failed"));
+  CHECK_FALSE(finding(a, "cuda.gpu-failed"));
 }
 
 TEST_CASE("cuda rules: a GPU whose step fails is dropped with the error by name") {
@@ -201,7 +197,7 @@ TEST_CASE("cuda rules: a GPU whose step fails is dropped with the error by name"
   d.steps.push_back({"copy_roundtrip", false, false, 3, std::nullopt, "DATA_MISMATCH",
                      "byte 524288 of 1048576 read back as 0x5a"});
   const auto a = judge(f);
-  const Finding* failed = find(a, "cuda.gpu-failed");
+  const Finding* failed = finding(a, "cuda.gpu-failed");
   REQUIRE(failed);
   CHECK_THAT(failed->message,
              Catch::Contains("copy_roundtrip") && Catch::Contains("DATA_MISMATCH"));
@@ -230,7 +226,7 @@ TEST_CASE("cuda rules: slow initialisation is > 5x the other GPUs' median and > 
       f.cuda.devices[i].steps[1].duration_ms = c.ctx_ms[i];
     }
     const auto a = judge(f);
-    const Finding* slow = find(a, "cuda.gpu-slow-init");
+    const Finding* slow = finding(a, "cuda.gpu-slow-init");
     INFO(c.ctx_ms.size() << " GPUs, expected slow " << c.slow);
     if (c.slow < 0) {
       CHECK_FALSE(slow);
@@ -252,7 +248,7 @@ TEST_CASE("cuda rules: cuInit failure fails the host and leaves no GPU to recomm
   f.cuda.enumeration_steps = {step("load", 1), f.cuda.init};
   const auto a = judge(f);
   CHECK(a.verdict == Verdict::fail);
-  const Finding* init = find(a, "cuda.init-failed");
+  const Finding* init = finding(a, "cuda.init-failed");
   REQUIRE(init);
   CHECK_THAT(joined(init->evidence),
              Catch::Contains("CUDA_ERROR_UNKNOWN (999): cuInit: unknown error") &&
@@ -277,9 +273,9 @@ TEST_CASE("cuda rules: 803, 804, stub and missing symbols each get their own row
     f.cuda.enumeration_steps = {f.cuda.init};
     const auto a = judge(f);
     INFO(c.code);
-    const Finding* hit = find(a, c.id);
+    const Finding* hit = finding(a, c.id);
     REQUIRE(hit);
-    CHECK_FALSE(find(a, "cuda.init-failed"));
+    CHECK_FALSE(finding(a, "cuda.init-failed"));
     CHECK(a.verdict == Verdict::fail);
     if (c.code == 803) {
       CHECK_THAT(joined(hit->evidence),
@@ -292,8 +288,8 @@ TEST_CASE("cuda rules: 803, 804, stub and missing symbols each get their own row
   f.cuda.library_path = "/opt/lib/libcuda.so.1";
   f.cuda.missing_symbols = {"cuMemsetD8_v2"};
   const auto a = judge(f);
-  REQUIRE(find(a, "cuda.required-symbol-missing"));
-  CHECK_THAT(joined(find(a, "cuda.required-symbol-missing")->evidence),
+  REQUIRE(finding(a, "cuda.required-symbol-missing"));
+  CHECK_THAT(joined(finding(a, "cuda.required-symbol-missing")->evidence),
              Catch::Contains("dlsym(cuMemsetD8_v2)"));
 }
 
@@ -303,17 +299,17 @@ TEST_CASE("cuda rules: a missing library fails only where the NVIDIA driver is e
   f.cuda.library = "libcuda.so.1";
   f.cuda.load_error = "libcuda.so.1: cannot open shared object file: No such file or directory";
   auto a = judge(f);
-  REQUIRE(find(a, "cuda.library-missing"));
-  CHECK(find(a, "cuda.library-missing")->severity == Severity::fail);
+  REQUIRE(finding(a, "cuda.library-missing"));
+  CHECK(finding(a, "cuda.library-missing")->severity == Severity::fail);
   CHECK(a.verdict == Verdict::fail);
 
   Facts bare;
   bare.kernel = parse_kernel_release("6.8.0-45-generic");
   bare.cuda = f.cuda;
   a = judge(bare);
-  REQUIRE(find(a, "cuda.library-missing"));
-  CHECK(find(a, "cuda.library-missing")->severity == Severity::info);
-  CHECK(find(a, "driver.not-loaded"));
+  REQUIRE(finding(a, "cuda.library-missing"));
+  CHECK(finding(a, "cuda.library-missing")->severity == Severity::info);
+  CHECK(finding(a, "driver.not-loaded"));
 }
 
 TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the kernel only when it "
@@ -327,9 +323,9 @@ TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the ker
     f.cuda.peers = {{0, 1, true, false, true, 11000, "", std::nullopt, ""}};
     const auto a = judge(f);
     INFO(kernel);
-    const Finding* hung = find(a, "cuda.multi-gpu-hung");
+    const Finding* hung = finding(a, "cuda.multi-gpu-hung");
     REQUIRE(hung);
-    CHECK_FALSE(find(a, "cuda.multi-gpu-failed"));
+    CHECK_FALSE(finding(a, "cuda.multi-gpu-failed"));
     CHECK(a.verdict == Verdict::warn);
     CHECK(a.recommendation.cuda_visible_devices == "0");
     CHECK(a.recommendation.single_gpu_only);
@@ -347,7 +343,7 @@ TEST_CASE("cuda rules: kernel below 5.5 drops to info when the multi-GPU test pa
   cuda_ok(f, {0, 1});
   multi_ok(f);
   auto a = judge(f);
-  const Finding* k = find(a, "kernel.below-5.5-multi-gpu");
+  const Finding* k = finding(a, "kernel.below-5.5-multi-gpu");
   REQUIRE(k);
   CHECK(k->severity == Severity::info);
   CHECK(a.recommendation.cuda_visible_devices == "0,1");
@@ -357,8 +353,8 @@ TEST_CASE("cuda rules: kernel below 5.5 drops to info when the multi-GPU test pa
   f.cuda.multi_gpu_ran = false;
   f.cuda.multi_gpu_ok.reset();
   a = judge(f);
-  REQUIRE(find(a, "kernel.below-5.5-multi-gpu"));
-  CHECK(find(a, "kernel.below-5.5-multi-gpu")->severity == Severity::warn);
+  REQUIRE(finding(a, "kernel.below-5.5-multi-gpu"));
+  CHECK(finding(a, "kernel.below-5.5-multi-gpu")->severity == Severity::warn);
   CHECK(a.recommendation.cuda_visible_devices == "0");
 }
 
@@ -367,7 +363,7 @@ TEST_CASE(
   Facts f = host(3);
   cuda_ok(f, {0, 2});
   auto a = judge(f);
-  const Finding* missing = find(a, "cuda.gpu-not-enumerated");
+  const Finding* missing = finding(a, "cuda.gpu-not-enumerated");
   REQUIRE(missing);
   CHECK(missing->gpu == bus(1));
   CHECK(a.gpus.size() == 3);
@@ -381,7 +377,7 @@ TEST_CASE(
   Facts g = host(1);
   cuda_ok(g, {0, 1}); // CUDA sees bus 2, which the driver does not list
   a = judge(g);
-  const Finding* unlisted = find(a, "cuda.device-not-listed-by-driver");
+  const Finding* unlisted = finding(a, "cuda.device-not-listed-by-driver");
   REQUIRE(unlisted);
   CHECK(unlisted->gpu == bus(1));
   CHECK(a.recommendation.cuda_visible_devices == "0,1");
@@ -401,7 +397,7 @@ TEST_CASE("cuda rules: on WSL2 the GPUs come from CUDA") {
   CHECK(a.gpus.size() == 2);
   CHECK(a.gpus[0].model == "NVIDIA H100 80GB HBM3");
   CHECK(a.recommendation.cuda_visible_devices == "0,1");
-  CHECK_FALSE(find(a, "cuda.device-not-listed-by-driver"));
+  CHECK_FALSE(finding(a, "cuda.device-not-listed-by-driver"));
 
   // Without the CUDA probe nothing confirms a GPU there.
   Facts none = f;

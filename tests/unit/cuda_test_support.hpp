@@ -2,6 +2,7 @@
 // Helpers of the CUDA tests: the fake driver's variables set for one test, the binary run with an
 // environment, and a scratch copy of a fixture snapshot.
 #include "support/child_env.hpp"
+#include "support/lookup.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,10 +32,6 @@ using gpf::test::inherited_noise;
 inline const std::string k_fake = GPF_FAKE_LIBCUDA;
 inline const std::string k_fake_no_peer = GPF_FAKE_LIBCUDA_NO_PEER;
 inline const std::string k_fake_no_memset = GPF_FAKE_LIBCUDA_NO_MEMSET;
-
-inline std::string fixture(const std::string& name) {
-  return std::string(GPF_FIXTURES_DIR) + "/" + name;
-}
 
 using Env = std::map<std::string, std::string>;
 
@@ -135,7 +132,8 @@ public:
     std::random_device rd;
     m_dir = std::filesystem::temp_directory_path() /
             ("gpf-cuda-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    std::filesystem::copy(fixture(fixture_name), m_dir, std::filesystem::copy_options::recursive);
+    std::filesystem::copy(test::fixture(fixture_name), m_dir,
+                          std::filesystem::copy_options::recursive);
   }
   ~TempSnapshot() {
     std::error_code ec;
@@ -152,23 +150,5 @@ public:
 private:
   std::filesystem::path m_dir;
 };
-
-// The finding with this id in a JSON report, or null.
-inline const nlohmann::json* finding(const nlohmann::json& report, const std::string& id) {
-  for (const auto& f : report.at("findings")) {
-    if (f.at("id") == id) {
-      return &f;
-    }
-  }
-  return nullptr;
-}
-
-inline std::string evidence_text(const nlohmann::json& f) {
-  std::string all;
-  for (const auto& e : f.at("evidence")) {
-    all += e.get<std::string>() + "\n";
-  }
-  return all;
-}
 
 } // namespace gpf::cuda_test

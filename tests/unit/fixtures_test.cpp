@@ -10,17 +10,9 @@
 
 using namespace gpf;
 using gpf::test::check_fixture;
+using gpf::test::finding;
 
 namespace {
-
-const Finding* find(const Assessment& a, std::string_view id) {
-  for (const auto& f : a.findings) {
-    if (f.id == id) {
-      return &f;
-    }
-  }
-  return nullptr;
-}
 
 std::vector<std::string> ids_at_or_above(const Assessment& a, Severity s) {
   std::vector<std::string> ids;
@@ -116,7 +108,7 @@ TEST_CASE("healthy host: driver facts parsed from the snapshot") {
 
 TEST_CASE("a missing per-GPU node drops that GPU and names the node") {
   const auto r = check_fixture("missing-gpu-node");
-  const auto* f = find(r.assessment, "gpu.devnode-unusable");
+  const auto* f = finding(r.assessment, "gpu.devnode-unusable");
   REQUIRE(f);
   CHECK(f->gpu == "0000:3a:00.0");
   CHECK(f->evidence[0] == "/dev/nvidia2: No such file or directory");
@@ -129,12 +121,12 @@ TEST_CASE("a host-level failure leaves no GPU usable and names why") {
   CHECK(r.assessment.usable_count() == 0);
   CHECK(r.assessment.recommendation.cuda_visible_devices.empty());
   CHECK(r.assessment.gpus[0].reasons == std::vector<std::string>{"devnode.nvidia-uvm-missing"});
-  CHECK_FALSE(find(r.assessment, "gpu.too-few-usable")); // the uvm finding already explains it
+  CHECK_FALSE(finding(r.assessment, "gpu.too-few-usable")); // the uvm finding already explains it
 }
 
 TEST_CASE("a node this user cannot open shows its mode") {
   const auto r = check_fixture("node-not-accessible");
-  const auto* f = find(r.assessment, "devnode.not-accessible");
+  const auto* f = finding(r.assessment, "devnode.not-accessible");
   REQUIRE(f);
   CHECK(f->evidence[0] == "/dev/nvidiactl: char 195:255, mode 0600");
 }
@@ -143,14 +135,14 @@ TEST_CASE("min-gpus decides fail when too few GPUs are left") {
   CHECK(check_fixture("excluded-gpu", {3, false}).assessment.verdict == Verdict::warn);
   const auto r = check_fixture("excluded-gpu", {4, false});
   CHECK(r.assessment.verdict == Verdict::fail);
-  CHECK(find(r.assessment, "gpu.too-few-usable"));
+  CHECK(finding(r.assessment, "gpu.too-few-usable"));
   // the old-kernel heuristic keeps one GPU, so a job that needs two cannot start
   CHECK(check_fixture("old-kernel-4gpu", {2, false}).assessment.verdict == Verdict::fail);
 }
 
 TEST_CASE("the kernel heuristic needs two usable GPUs") {
   const auto r = check_fixture("rhel8-kernel");
-  const auto* f = find(r.assessment, "kernel.below-5.5-multi-gpu");
+  const auto* f = finding(r.assessment, "kernel.below-5.5-multi-gpu");
   REQUIRE(f);
   CHECK(f->evidence[0] == "uname -r: 4.18.0-553.el8_10.x86_64");
   CHECK(r.facts.kernel.flavour == KernelFlavour::rhel);
@@ -162,27 +154,27 @@ TEST_CASE("WSL2: driver and device probes are not applicable, GPUs unconfirmed")
   CHECK(r.facts.is_wsl2());
   CHECK(r.facts.probe("driver")->state == ProbeState::skipped);
   CHECK(r.facts.probe("devices")->state == ProbeState::skipped);
-  CHECK_FALSE(find(r.assessment, "driver.not-loaded"));
-  CHECK_FALSE(find(r.assessment, "devnode.nvidiactl-missing"));
-  const auto* f = find(r.assessment, "gpu.too-few-usable");
+  CHECK_FALSE(finding(r.assessment, "driver.not-loaded"));
+  CHECK_FALSE(finding(r.assessment, "devnode.nvidiactl-missing"));
+  const auto* f = finding(r.assessment, "gpu.too-few-usable");
   REQUIRE(f);
   CHECK(f->evidence.back() == "WSL2: GPUs can only be confirmed by the CUDA probe");
 }
 
 TEST_CASE("GSP disabled: fail with the open module, info with the proprietary one") {
   const auto open = check_fixture("gsp-disabled-open");
-  REQUIRE(find(open.assessment, "driver.gsp-disabled-open-module"));
-  CHECK(find(open.assessment, "driver.gsp-disabled-open-module")->evidence[0] ==
+  REQUIRE(finding(open.assessment, "driver.gsp-disabled-open-module"));
+  CHECK(finding(open.assessment, "driver.gsp-disabled-open-module")->evidence[0] ==
         "/proc/driver/nvidia/params: EnableGpuFirmware: 0");
   const auto prop = check_fixture("gsp-disabled-proprietary");
-  REQUIRE(find(prop.assessment, "driver.gsp-disabled"));
-  CHECK(find(prop.assessment, "driver.gsp-disabled")->severity == Severity::info);
-  CHECK_FALSE(find(prop.assessment, "driver.gsp-disabled-open-module"));
+  REQUIRE(finding(prop.assessment, "driver.gsp-disabled"));
+  CHECK(finding(prop.assessment, "driver.gsp-disabled")->severity == Severity::info);
+  CHECK_FALSE(finding(prop.assessment, "driver.gsp-disabled-open-module"));
 }
 
 TEST_CASE("registry content is reported") {
   const auto r = check_fixture("registry-keys");
-  const auto* f = find(r.assessment, "driver.registry-keys");
+  const auto* f = finding(r.assessment, "driver.registry-keys");
   REQUIRE(f);
   CHECK(f->evidence[0] == "/proc/driver/nvidia/registry: Binary: \"RmSomeKey, RmOtherKey\"");
 }

@@ -15,23 +15,10 @@
 using namespace gpf;
 using gpf::test::check_fixture;
 using gpf::test::Checked;
+using gpf::test::finding;
+using gpf::test::findings;
 
 namespace {
-
-std::vector<const Finding*> find_all(const Assessment& a, std::string_view id) {
-  std::vector<const Finding*> out;
-  for (const auto& f : a.findings) {
-    if (f.id == id) {
-      out.push_back(&f);
-    }
-  }
-  return out;
-}
-
-const Finding* find(const Assessment& a, std::string_view id) {
-  const auto all = find_all(a, id);
-  return all.empty() ? nullptr : all.front();
-}
 
 bool has_warn_or_fail(const Assessment& a) {
   return std::any_of(a.findings.begin(), a.findings.end(),
@@ -93,7 +80,7 @@ const std::string k_loading =
 TEST_CASE("fixture: Xid 79 on one of 8 GPUs drops that GPU only (warn)") {
   const auto r = check_fixture("log-xid79-one-of-8");
   CHECK(r.assessment.verdict == Verdict::warn);
-  const auto* f = find(r.assessment, "gpu.fallen-off-bus");
+  const auto* f = finding(r.assessment, "gpu.fallen-off-bus");
   REQUIRE(f);
   CHECK(f->gpu == "0000:5d:00.0");
   CHECK(f->severity == Severity::fail);
@@ -109,26 +96,26 @@ TEST_CASE("fixture: Xid 79 on one of 8 GPUs drops that GPU only (warn)") {
         std::vector<std::string>{"gpu.fallen-off-bus"});
   CHECK(r.assessment.usable_count() == 7);
   CHECK(r.assessment.recommendation.cuda_visible_devices == "0,1,2,4,5,6,7");
-  CHECK(find_all(r.assessment, "xid.reset-required").empty()); // the Xid 79 is not reported twice
+  CHECK(findings(r.assessment, "xid.reset-required").empty()); // the Xid 79 is not reported twice
   CHECK(r.facts.log.boundary->kind == BootBoundaryKind::linux_version);
 }
 
 TEST_CASE("fixture: the only GPU fell off the bus (fail)") {
   const auto r = check_fixture("log-only-gpu-fallen-off");
   CHECK(r.assessment.verdict == Verdict::fail);
-  const auto* f = find(r.assessment, "gpu.fallen-off-bus");
+  const auto* f = finding(r.assessment, "gpu.fallen-off-bus");
   REQUIRE(f);
   CHECK(f->gpu == "0000:18:00.0");
   CHECK(any_evidence(*f, "NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus."));
-  CHECK(find(r.assessment, "gpu.too-few-usable"));
-  CHECK(find(r.assessment, "gpu.crash-dump")->severity == Severity::warn);
+  CHECK(finding(r.assessment, "gpu.too-few-usable"));
+  CHECK(finding(r.assessment, "gpu.crash-dump")->severity == Severity::warn);
   CHECK(r.assessment.recommendation.cuda_visible_devices.empty());
 }
 
 TEST_CASE("fixture: RmInitAdapter 0x26 (the seed case) is decoded and pinned to its GPU") {
   const auto r = check_fixture("log-rminit-0x26");
   CHECK(r.assessment.verdict == Verdict::fail);
-  const auto* f = find(r.assessment, "rminit.adapter-failed");
+  const auto* f = finding(r.assessment, "rminit.adapter-failed");
   REQUIRE(f);
   CHECK(f->gpu == "0000:18:00.0");
   CHECK(contains(
@@ -140,14 +127,14 @@ TEST_CASE("fixture: RmInitAdapter 0x26 (the seed case) is decoded and pinned to 
   CHECK(any_evidence(*f, "rm_init_adapter failed, device minor number 0"));
   CHECK(contains(f->remedy, "IOMMU"));
   CHECK_FALSE(gpu(r.assessment, "0000:18:00.0").usable);
-  CHECK(find(r.assessment, "gpu.too-few-usable"));
+  CHECK(finding(r.assessment, "gpu.too-few-usable"));
 }
 
 TEST_CASE("fixture: application-level Xids 13/31/43/45 only (pass)") {
   const auto r = check_fixture("log-app-xids");
   CHECK(r.assessment.verdict == Verdict::pass);
   CHECK_FALSE(has_warn_or_fail(r.assessment));
-  const auto app = find_all(r.assessment, "xid.application");
+  const auto app = findings(r.assessment, "xid.application");
   REQUIRE(app.size() == 2);
   std::set<unsigned> xids;
   for (const auto& [bus, events] : r.facts.log.gpu_events) {
@@ -163,7 +150,7 @@ TEST_CASE("fixture: application-level Xids 13/31/43/45 only (pass)") {
 TEST_CASE("fixture: API mismatch fails the host with both versions in the evidence") {
   const auto r = check_fixture("log-api-mismatch");
   CHECK(r.assessment.verdict == Verdict::fail);
-  const auto* f = find(r.assessment, "driver.api-mismatch");
+  const auto* f = finding(r.assessment, "driver.api-mismatch");
   REQUIRE(f);
   CHECK(f->severity == Severity::fail);
   CHECK_FALSE(f->gpu);
@@ -178,7 +165,7 @@ TEST_CASE("fixture: an earlier boot's Xid 48 does not count against a clean curr
   const auto r = check_fixture("log-earlier-boot-xid48");
   CHECK(r.assessment.verdict == Verdict::pass);
   CHECK_FALSE(has_warn_or_fail(r.assessment));
-  const auto* f = find(r.assessment, "log.earlier-boot");
+  const auto* f = finding(r.assessment, "log.earlier-boot");
   REQUIRE(f);
   CHECK(f->severity == Severity::info);
   CHECK(contains(f->message, "Xid 48 on 0000:2a:00.0"));
@@ -191,7 +178,7 @@ TEST_CASE("fixture: an earlier boot's Xid 48 does not count against a clean curr
 TEST_CASE("fixture: a kernel log that cannot be read warns, never passes") {
   const auto r = check_fixture("log-not-readable");
   CHECK(r.assessment.verdict == Verdict::warn);
-  const auto* f = find(r.assessment, "log.not-readable");
+  const auto* f = finding(r.assessment, "log.not-readable");
   REQUIRE(f);
   CHECK(f->severity == Severity::warn);
   CHECK(any_evidence(*f, "Permission denied"));
@@ -205,7 +192,7 @@ TEST_CASE("fixture: a kernel log that cannot be read warns, never passes") {
 TEST_CASE("fixture: a GPU the driver does not list is a warning with the log's evidence") {
   const auto r = check_fixture("log-gpu-missing-from-driver");
   CHECK(r.assessment.verdict == Verdict::warn);
-  const auto* f = find(r.assessment, "log.gpu-missing-from-driver");
+  const auto* f = finding(r.assessment, "log.gpu-missing-from-driver");
   REQUIRE(f);
   CHECK(f->gpu == "0000:9a:00.0");
   CHECK(contains(f->message, "not supported by the installed driver release 550.54.14"));
@@ -221,7 +208,7 @@ TEST_CASE("fixtures without a dmesg.txt skip the kernel-log probe") {
   REQUIRE(probe);
   CHECK(probe->state == ProbeState::skipped);
   CHECK_FALSE(r.facts.log.ran);
-  CHECK_FALSE(find(r.assessment, "log.not-readable"));
+  CHECK_FALSE(finding(r.assessment, "log.not-readable"));
 }
 
 TEST_CASE("Xid 154's recovery action decides for its GPU") {
@@ -233,27 +220,27 @@ TEST_CASE("Xid 154's recovery action decides for its GPU") {
   };
   {
     const auto r = judge_log(dmesg({x48, x154("GPU Reset Required")}));
-    const auto* f = find(r.assessment, "xid.recovery-action");
+    const auto* f = finding(r.assessment, "xid.recovery-action");
     REQUIRE(f);
     CHECK(f->severity == Severity::fail);
     CHECK_FALSE(gpu(r.assessment, "0000:2a:00.0").usable);
-    CHECK(find(r.assessment, "xid.reset-required")->severity == Severity::info);
+    CHECK(finding(r.assessment, "xid.reset-required")->severity == Severity::info);
   }
   {
     const auto r = judge_log(dmesg({x48, x154("None")}));
-    CHECK(find(r.assessment, "xid.recovery-action")->severity == Severity::info);
+    CHECK(finding(r.assessment, "xid.recovery-action")->severity == Severity::info);
     CHECK(gpu(r.assessment, "0000:2a:00.0").usable);
     CHECK_FALSE(has_warn_or_fail(r.assessment));
   }
   {
     const auto r = judge_log(dmesg({x48, x154("Drain P2P")}));
-    CHECK(find(r.assessment, "xid.recovery-action")->severity == Severity::warn);
+    CHECK(finding(r.assessment, "xid.recovery-action")->severity == Severity::warn);
     CHECK(gpu(r.assessment, "0000:2a:00.0").usable);
   }
   {
     // a reset-class Xid after the last 154 is judged on its own again
     const auto r = judge_log(dmesg({x154("None"), x48}));
-    CHECK(find(r.assessment, "xid.reset-required")->severity == Severity::fail);
+    CHECK(finding(r.assessment, "xid.reset-required")->severity == Severity::fail);
     CHECK_FALSE(gpu(r.assessment, "0000:2a:00.0").usable);
   }
 }
@@ -261,16 +248,16 @@ TEST_CASE("Xid 154's recovery action decides for its GPU") {
 TEST_CASE("a driver reload after a reset-class Xid clears it; fallen off the bus stays") {
   const auto cleared = judge_log(
       dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading}));
-  CHECK(find(cleared.assessment, "xid.reset-required")->severity == Severity::info);
+  CHECK(finding(cleared.assessment, "xid.reset-required")->severity == Severity::info);
   CHECK(gpu(cleared.assessment, "0000:2a:00.0").usable);
   const auto again =
       judge_log(dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE", k_loading,
                        "NVRM: Xid (PCI:0000:2a:00): 48, pid=2, name=b, DBE"}));
-  CHECK(find_all(again.assessment, "xid.reset-required").size() == 2);
+  CHECK(findings(again.assessment, "xid.reset-required").size() == 2);
   CHECK_FALSE(gpu(again.assessment, "0000:2a:00.0").usable);
   const auto off = judge_log(
       dmesg({k_loading, "NVRM: Xid (PCI:0000:2a:00): 79, GPU has fallen off the bus.", k_loading}));
-  CHECK(find(off.assessment, "gpu.fallen-off-bus")->severity == Severity::fail);
+  CHECK(finding(off.assessment, "gpu.fallen-off-bus")->severity == Severity::fail);
   CHECK_FALSE(gpu(off.assessment, "0000:2a:00.0").usable);
 }
 
@@ -362,7 +349,7 @@ TEST_CASE("every log rule row fires on its input") {
   for (const auto& c : cases) {
     INFO(c.id << "\n" << c.log);
     const auto r = judge_log(c.log);
-    const auto* f = find(r.assessment, c.id);
+    const auto* f = finding(r.assessment, c.id);
     REQUIRE(f);
     CHECK(f->severity == c.severity);
     CHECK_FALSE(f->evidence.empty());
@@ -391,5 +378,5 @@ TEST_CASE("earlier-boot events never warn, fail or drop a GPU, whatever they are
                        "Linux version 5.15.0 (b@h) #1 SMP"}));
   CHECK_FALSE(has_warn_or_fail(r.assessment));
   CHECK(r.assessment.usable_count() == 2);
-  CHECK(find(r.assessment, "log.earlier-boot"));
+  CHECK(finding(r.assessment, "log.earlier-boot"));
 }

@@ -327,10 +327,10 @@ TEST_CASE("GPU model names map to architectures - every example matches its own 
 }
 
 TEST_CASE("cuDriverGetVersion numbers") {
-  CHECK(gpf::cuda_version_number(v("12.4")) == 12040);
-  CHECK(gpf::cuda_version_number(v("9.2")) == 9020);
-  CHECK(gpf::cuda_version_from_number(13000) == v("13.0"));
-  CHECK(gpf::cuda_version_from_number(12090) == v("12.9"));
+  CHECK(v("12.4").cuda_number() == 12040);
+  CHECK(v("9.2").cuda_number() == 9020);
+  CHECK(gpf::Version::from_cuda_number(13000) == v("13.0"));
+  CHECK(gpf::Version::from_cuda_number(12090) == v("12.9"));
 }
 
 TEST_CASE("malformed data is rejected with the file, row and field") {

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 using namespace gpf::cuda_test;
+using gpf::test::evidence;
+using gpf::test::finding;
+using gpf::test::fixture;
 using nlohmann::json;
 
 namespace {
@@ -276,7 +279,7 @@ TEST_CASE("e2e nvml: init errors are one clear finding each") {
   const json mismatch = nvml_run({{"FAKE_NVML_INIT_RC", "18"}}).json();
   REQUIRE(finding(mismatch, "nvml.init-failed"));
   CHECK(severity(mismatch, "nvml.init-failed") == "fail");
-  CHECK_THAT(evidence_text(*finding(mismatch, "nvml.init-failed")),
+  CHECK_THAT(evidence(*finding(mismatch, "nvml.init-failed")),
              Catch::Contains("Driver/library version mismatch"));
   CHECK_THAT(finding(mismatch, "nvml.init-failed")->at("remedy").get<std::string>(),
              Catch::Contains("reboot"));

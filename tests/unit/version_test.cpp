@@ -39,3 +39,21 @@ TEST_CASE("version find_in finds the first dotted number") {
   CHECK(Version::find_in("NVIDIA UNIX x86_64 Kernel Module  384.98  Thu Oct")->str() == "384.98");
   CHECK_FALSE(Version::find_in("no version here 12"));
 }
+
+TEST_CASE("version parse_exact takes only a whole dotted number") {
+  CHECK(Version::parse_exact("535.261.03")->str() == "535.261.3");
+  CHECK(Version::parse_exact("12.2")->str() == "12.2");
+  CHECK(Version::parse_exact("550")->str() == "550");
+  for (const char* bad : {"", "1..2", "1.", ".1", "v1", "5.4.0-150-generic", "12.2 ", "12,2"}) {
+    INFO(bad);
+    CHECK_FALSE(Version::parse_exact(bad));
+  }
+}
+
+TEST_CASE("version from and to CUDA's integer form") {
+  CHECK(Version::from_cuda_number(12020).str() == "12.2");
+  CHECK(Version::from_cuda_number(11080) == *Version::parse("11.8"));
+  CHECK(Version::from_cuda_number(-1) == *Version::parse("0.0"));
+  CHECK(Version::parse("12.4")->cuda_number() == 12040);
+  CHECK(Version::from_cuda_number(Version::parse("13.0")->cuda_number()).str() == "13.0");
+}

@@ -30,6 +30,6 @@ int exec_command(const std::vector<std::string>& argv,
 
 // Writes content to path through a temporary file beside it and a rename, so a reader (a log
 // shipper, a dashboard) never sees half a report. The error is the OS reason.
-Result<bool> write_file_replacing(const std::string& path, const std::string& content);
+Result<void> write_file_replacing(const std::string& path, const std::string& content);
 
 } // namespace gpf

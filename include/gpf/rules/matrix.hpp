@@ -184,9 +184,4 @@ bool past_end_of_life(const BranchRow& row, std::chrono::year_month_day today);
 // Upper-case runs of letters and digits: "Tesla V100-SXM2-16GB" -> TESLA, V100, SXM2, 16GB.
 std::vector<std::string> model_words(std::string_view text);
 
-// "12.4" -> 12040, the encoding of cuDriverGetVersion (1000*major + 10*minor).
-int cuda_version_number(const Version& cuda);
-// 12040 -> 12.4.
-Version cuda_version_from_number(int number);
-
 } // namespace gpf

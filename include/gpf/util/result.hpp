@@ -1,6 +1,8 @@
 #pragma once
 // Anticipated failures as values (CONTRIBUTING.md): a Result<T> holds either a T or an
 // Error whose message is meant for a human (usually the OS reason, e.g. "Permission denied").
+// Result<void> is the outcome of a step that yields nothing; TRY passes an error up.
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -29,4 +31,38 @@ private:
   std::variant<T, Error> m_v;
 };
 
+template <> class Result<void> {
+public:
+  Result() = default;
+  Result(Error error) : m_error(std::move(error)) {}
+
+  bool ok() const { return !m_error; }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { return *m_error; }
+
+private:
+  std::optional<Error> m_error;
+};
+
 } // namespace gpf
+
+#define GPF_TRY_CAT2(a, b) a##b
+#define GPF_TRY_CAT(a, b) GPF_TRY_CAT2(a, b)
+
+// TRY(expr): when the Result expr holds an error, the enclosing function returns that error
+// (its own return type is any Result).
+#define TRY(expr)                                                                                  \
+  do {                                                                                             \
+    auto&& gpf_try_result_ = (expr);                                                               \
+    if (!gpf_try_result_) {                                                                        \
+      return gpf_try_result_.error();                                                              \
+    }                                                                                              \
+  } while (false)
+
+// TRY_ASSIGN(lhs, expr): as TRY, and otherwise lhs = the value (lhs may declare, e.g. `auto x`).
+#define TRY_ASSIGN(lhs, expr)                                                                      \
+  auto&& GPF_TRY_CAT(gpf_try_value_, __LINE__) = (expr);                                           \
+  if (!GPF_TRY_CAT(gpf_try_value_, __LINE__)) {                                                    \
+    return GPF_TRY_CAT(gpf_try_value_, __LINE__).error();                                          \
+  }                                                                                                \
+  lhs = std::move(GPF_TRY_CAT(gpf_try_value_, __LINE__)).value()

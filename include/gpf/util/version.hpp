@@ -19,6 +19,12 @@ public:
   static std::optional<Version> parse(std::string_view text);
   // The first "N.N(.N)*" found anywhere in text (at least two components).
   static std::optional<Version> find_in(std::string_view text);
+  // The whole of text is "N(.N)*": digits and single dots only ("1..2", "1.", "v1", "5.4-rc" are
+  // not), for versions a person or our data writes down.
+  static std::optional<Version> parse_exact(std::string_view text);
+  // CUDA's integer form (cuDriverGetVersion, CUDA_VERSION): 12020 is 12.2; a negative one is 0.0.
+  static Version from_cuda_number(int number);
+  int cuda_number() const { return static_cast<int>(major() * 1000 + minor() * 10); }
 
   const std::vector<unsigned long>& parts() const { return m_parts; }
   unsigned long part(std::size_t i) const { return i < m_parts.size() ? m_parts[i] : 0; }

@@ -14,6 +14,7 @@
 //   container) cannot have that namespace: the child says so.
 #include "probes/child/isolation.hpp"
 
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -102,18 +103,16 @@ nlohmann::ordered_json isolation_json(const std::optional<ChildIsolation>& iso) 
 }
 
 Result<std::optional<ChildIsolation>> isolation_from_json(const nlohmann::json& parent) {
-  const auto it = parent.find("isolation");
-  if (it == parent.end() || it->is_null()) {
+  const JsonIn it = JsonIn(parent)["isolation"];
+  if (it.absent()) {
     return std::optional<ChildIsolation>();
   }
-  const auto isolated = it->is_object() ? it->find("isolated") : it->end();
-  const auto detail = it->is_object() ? it->find("detail") : it->end();
-  if (!it->is_object() || isolated == it->end() || !isolated->is_boolean() || detail == it->end() ||
-      !detail->is_string()) {
+  const auto isolated = it["isolated"].lenient<bool>();
+  const auto detail = it["detail"].lenient<std::string>();
+  if (!isolated || !detail) {
     return Error{"isolation is not {\"isolated\": true|false, \"detail\": \"...\"}"};
   }
-  return std::optional<ChildIsolation>(
-      ChildIsolation{isolated->get<bool>(), to_valid_utf8(detail->get<std::string>())});
+  return std::optional<ChildIsolation>(ChildIsolation{*isolated, *detail});
 }
 
 } // namespace gpf::child

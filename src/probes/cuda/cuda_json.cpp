@@ -2,14 +2,13 @@
 // same object is the report's facts.cuda, so a report's member can be saved as a snapshot's file.
 #include "gpf/probes/cuda_probe.hpp"
 
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
+#include "gpf/util/version.hpp"
 #include "probes/child/isolation.hpp"
 
 #include <fmt/format.h>
-
-#include <cmath>
-#include <limits>
 
 namespace gpf {
 namespace {
@@ -125,241 +124,122 @@ Ordered matrix_json(const CudaFacts& c) {
   return rows;
 }
 
-// Reading: a mistyped member is an error naming it; a missing one keeps the default.
-struct BadMember {
-  std::string what;
-};
+// Reading (json_read.hpp): a mistyped member is an error naming it; a missing one keeps the
+// default.
+constexpr int k_max_cuda_index = 1 << 20;
 
-const Json* member(const Json& o, const char* key) {
-  auto it = o.find(key);
-  return it == o.end() || it->is_null() ? nullptr : &*it;
-}
-
-[[noreturn]] void bad(const std::string& where, const char* key, const char* expected) {
-  throw BadMember{fmt::format("{}{} is not {}", where, key, expected)};
-}
-
-void read(const Json& o, const char* key, std::string& out, const std::string& where) {
-  if (const Json* v = member(o, key)) {
-    if (!v->is_string()) {
-      bad(where, key, "a string");
-    }
-    out = u8(v->get<std::string>());
-  }
-}
-
-void read(const Json& o, const char* key, std::optional<std::string>& out,
-          const std::string& where) {
-  if (member(o, key)) {
-    std::string s;
-    read(o, key, s, where);
-    out = s;
-  }
-}
-
-void read(const Json& o, const char* key, bool& out, const std::string& where) {
-  if (const Json* v = member(o, key)) {
-    if (!v->is_boolean()) {
-      bad(where, key, "true or false");
-    }
-    out = v->get<bool>();
-  }
-}
-
-void read(const Json& o, const char* key, std::optional<bool>& out, const std::string& where) {
-  if (member(o, key)) {
-    bool b = false;
-    read(o, key, b, where);
-    out = b;
-  }
-}
-
-void read(const Json& o, const char* key, std::optional<int>& out, const std::string& where) {
-  if (const Json* v = member(o, key)) {
-    if (!v->is_number_integer() || v->get<long long>() < std::numeric_limits<int>::min() ||
-        v->get<long long>() > std::numeric_limits<int>::max()) {
-      bad(where, key, "an integer");
-    }
-    out = v->get<int>();
-  }
-}
-
-void read(const Json& o, const char* key, int& out, const std::string& where) {
-  std::optional<int> v;
-  read(o, key, v, where);
-  out = v.value_or(out);
-}
-
-void read(const Json& o, const char* key, std::optional<unsigned long long>& out,
-          const std::string& where) {
-  if (const Json* v = member(o, key)) {
-    if (!v->is_number_unsigned()) {
-      bad(where, key, "a non-negative integer");
-    }
-    out = v->get<unsigned long long>();
-  }
-}
-
-void read(const Json& o, const char* key, double& out, const std::string& where) {
-  if (const Json* v = member(o, key)) {
-    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
-      bad(where, key, "a non-negative number");
-    }
-    out = v->get<double>();
-  }
-}
-
-const Json* array_member(const Json& o, const char* key, const std::string& where) {
-  const Json* v = member(o, key);
-  if (v && !v->is_array()) {
-    bad(where, key, "an array");
-  }
-  return v;
-}
-
-void read(const Json& o, const char* key, std::vector<std::string>& out, const std::string& where) {
-  if (const Json* arr = array_member(o, key, where)) {
-    for (const auto& s : *arr) {
-      if (!s.is_string()) {
-        bad(where, key, "an array of strings");
-      }
-      out.push_back(u8(s.get<std::string>()));
-    }
-  }
-}
-
-void read(const Json& o, const char* key, std::vector<int>& out, const std::string& where) {
-  if (const Json* arr = array_member(o, key, where)) {
-    for (const auto& n : *arr) {
-      if (!n.is_number_integer() || n.get<long long>() < 0 || n.get<long long>() > (1 << 20)) {
-        bad(where, key, "an array of CUDA indices");
-      }
-      out.push_back(n.get<int>());
-    }
-  }
-}
-
-const Json& object_at(const Json& v, const std::string& where) {
-  if (!v.is_object()) {
-    throw BadMember{where + " is not an object"};
-  }
-  return v;
-}
-
-CudaStep read_step(const Json& v, const std::string& where) {
-  const Json& o = object_at(v, where);
-  const std::string at = where + ".";
+Result<CudaStep> read_step(const JsonIn& o) {
+  TRY(o.object());
   CudaStep s;
-  read(o, "name", s.name, at);
-  read(o, "ok", s.ok, at);
-  read(o, "timed_out", s.timed_out, at);
-  read(o, "duration_ms", s.duration_ms, at);
-  read(o, "error_code", s.error_code, at);
-  read(o, "error_name", s.error_name, at);
-  read(o, "error_text", s.error_text, at);
+  TRY(o["name"].get(s.name));
+  TRY(o["ok"].get(s.ok));
+  TRY(o["timed_out"].get(s.timed_out));
+  TRY(o["duration_ms"].get(s.duration_ms));
+  TRY(o["error_code"].get(s.error_code));
+  TRY(o["error_name"].get(s.error_name));
+  TRY(o["error_text"].get(s.error_text));
   return s;
 }
 
-void read(const Json& o, const char* key, std::vector<CudaStep>& out, const std::string& where) {
-  if (const Json* arr = array_member(o, key, where)) {
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      out.push_back(read_step((*arr)[i], fmt::format("{}{}[{}]", where, key, i)));
-    }
-  }
+Result<void> read_steps(const JsonIn& arr, std::vector<CudaStep>& out) {
+  return arr.each([&out](const JsonIn& e) -> Result<void> {
+    TRY_ASSIGN(out.emplace_back(), read_step(e));
+    return {};
+  });
 }
 
-CudaDevice read_device(const Json& v, const std::string& where) {
-  const Json& o = object_at(v, where);
-  const std::string at = where + ".";
+Result<CudaDevice> read_device(const JsonIn& o) {
+  TRY(o.object());
   CudaDevice d;
-  read(o, "index", d.index, at);
-  read(o, "bus_id", d.bus_id, at);
+  TRY(o["index"].get(d.index));
+  TRY(o["bus_id"].get(d.bus_id));
   d.bus_id = normalize_bus_id(d.bus_id).value_or(d.bus_id);
-  read(o, "uuid", d.uuid, at);
-  read(o, "name", d.name, at);
-  read(o, "cc_major", d.cc_major, at);
-  read(o, "cc_minor", d.cc_minor, at);
-  read(o, "total_mem_bytes", d.total_mem_bytes, at);
-  read(o, "compute_mode", d.compute_mode, at);
-  read(o, "visible_as", d.visible_as, at);
-  read(o, "usable", d.usable, at);
-  read(o, "in_use", d.in_use, at);
-  read(o, "holders", d.holders, at);
-  read(o, "steps", d.steps, at);
+  TRY(o["uuid"].get(d.uuid));
+  TRY(o["name"].get(d.name));
+  TRY(o["cc_major"].get(d.cc_major));
+  TRY(o["cc_minor"].get(d.cc_minor));
+  TRY(o["total_mem_bytes"].get(d.total_mem_bytes));
+  TRY(o["compute_mode"].get(d.compute_mode));
+  TRY(o["visible_as"].get(d.visible_as));
+  TRY(o["usable"].get(d.usable));
+  TRY(o["in_use"].get(d.in_use));
+  TRY(o["holders"].get(d.holders));
+  TRY(read_steps(o["steps"], d.steps));
   return d;
 }
 
-CudaPeerResult read_peer(const Json& v, const std::string& where) {
-  const Json& o = object_at(v, where);
-  const std::string at = where + ".";
+Result<CudaPeerResult> read_peer(const JsonIn& o) {
+  TRY(o.object());
   CudaPeerResult p;
-  read(o, "from", p.from, at);
-  read(o, "to", p.to, at);
-  read(o, "can_access", p.can_access, at);
-  read(o, "ok", p.ok, at);
-  read(o, "timed_out", p.timed_out, at);
-  read(o, "duration_ms", p.duration_ms, at);
-  read(o, "error_code", p.error_code, at);
-  read(o, "error_name", p.error_name, at);
-  read(o, "error_text", p.error_text, at);
+  TRY(o["from"].get(p.from));
+  TRY(o["to"].get(p.to));
+  TRY(o["can_access"].get(p.can_access));
+  TRY(o["ok"].get(p.ok));
+  TRY(o["timed_out"].get(p.timed_out));
+  TRY(o["duration_ms"].get(p.duration_ms));
+  TRY(o["error_code"].get(p.error_code));
+  TRY(o["error_name"].get(p.error_name));
+  TRY(o["error_text"].get(p.error_text));
   return p;
 }
 
-CudaFacts read_facts(const Json& doc) {
-  const Json& o = object_at(doc, "the document");
+Result<CudaFacts> read_facts(const JsonIn& o) {
+  TRY(o.object());
   CudaFacts c;
   c.ran = true; // a recorded file says the probe ran unless it says otherwise
   int version = k_cuda_json_version;
-  read(o, "schema_version", version, "");
+  TRY(o["schema_version"].get(version));
   if (version != k_cuda_json_version) {
-    throw BadMember{fmt::format("schema_version {} is not supported (expected {})", version,
-                                k_cuda_json_version)};
+    return Error{fmt::format("schema_version {} is not supported (expected {})", version,
+                             k_cuda_json_version)};
   }
-  read(o, "ran", c.ran, "");
-  read(o, "source", c.source, "");
-  read(o, "library", c.library, "");
-  read(o, "library_path", c.library_path, "");
-  read(o, "load_error", c.load_error, "");
-  read(o, "missing_symbols", c.missing_symbols, "");
-  read(o, "missing_optional_symbols", c.missing_optional_symbols, "");
-  read(o, "driver_version", c.driver_version, "");
-  read(o, "device_order", c.device_order, "");
-  read(o, "timeout_s", c.timeout_s, "");
-  read(o, "wall_ms", c.wall_ms, "");
-  read(o, "deadline_hit", c.deadline_hit, "");
-  read(o, "child_error", c.child_error, "");
-  auto isolation = child::isolation_from_json(o);
-  if (!isolation) {
-    throw BadMember{isolation.error().message};
+  TRY(o["ran"].get(c.ran));
+  TRY(o["source"].get(c.source));
+  TRY(o["library"].get(c.library));
+  TRY(o["library_path"].get(c.library_path));
+  TRY(o["load_error"].get(c.load_error));
+  TRY(o["missing_symbols"].get(c.missing_symbols));
+  TRY(o["missing_optional_symbols"].get(c.missing_optional_symbols));
+  TRY(o["driver_version"].get(c.driver_version));
+  TRY(o["device_order"].get(c.device_order));
+  TRY(o["timeout_s"].get(c.timeout_s));
+  TRY(o["wall_ms"].get(c.wall_ms));
+  TRY(o["deadline_hit"].get(c.deadline_hit));
+  TRY(o["child_error"].get(c.child_error));
+  TRY_ASSIGN(c.isolation, child::isolation_from_json(o.json()));
+  TRY(o["enumeration_complete"].get(c.enumeration_complete));
+  if (const JsonIn init = o["init"]; !init.absent()) {
+    TRY_ASSIGN(c.init, read_step(init));
   }
-  c.isolation = *isolation;
-  read(o, "enumeration_complete", c.enumeration_complete, "");
-  if (const Json* init = member(o, "init")) {
-    c.init = read_step(*init, "init");
-  }
-  read(o, "enumeration_steps", c.enumeration_steps, "");
-  if (const Json* devices = array_member(o, "devices", "")) {
-    for (std::size_t i = 0; i < devices->size(); ++i) {
-      c.devices.push_back(read_device((*devices)[i], fmt::format("devices[{}]", i)));
-      c.devices.back().index = static_cast<int>(i); // CUDA order is the array's order
-    }
-  }
-  if (const Json* multi = member(o, "multi_gpu")) {
-    const Json& m = object_at(*multi, "multi_gpu");
-    read(m, "ran", c.multi_gpu_ran, "multi_gpu.");
-    read(m, "ok", c.multi_gpu_ok, "multi_gpu.");
-    read(m, "devices", c.multi_gpu_devices, "multi_gpu.");
-    read(m, "steps", c.multi_gpu_steps, "multi_gpu.");
-    if (const Json* peers = array_member(m, "peers", "multi_gpu.")) {
-      for (std::size_t i = 0; i < peers->size(); ++i) {
-        c.peers.push_back(read_peer((*peers)[i], fmt::format("multi_gpu.peers[{}]", i)));
+  TRY(read_steps(o["enumeration_steps"], c.enumeration_steps));
+  TRY(o["devices"].each([&c](const JsonIn& e) -> Result<void> {
+    TRY_ASSIGN(c.devices.emplace_back(), read_device(e));
+    c.devices.back().index = static_cast<int>(c.devices.size() - 1); // CUDA order: the array's
+    return {};
+  }));
+  if (const JsonIn m = o["multi_gpu"]; !m.absent()) {
+    TRY(m.object());
+    TRY(m["ran"].get(c.multi_gpu_ran));
+    TRY(m["ok"].get(c.multi_gpu_ok));
+    TRY(m["devices"].each([&c](const JsonIn& e) -> Result<void> {
+      int i = -1;
+      TRY(e.get(i));
+      if (i < 0 || i > k_max_cuda_index) {
+        return e.not_a("a CUDA index");
       }
-    }
+      c.multi_gpu_devices.push_back(i);
+      return {};
+    }));
+    TRY(read_steps(m["steps"], c.multi_gpu_steps));
+    TRY(m["peers"].each([&c](const JsonIn& e) -> Result<void> {
+      TRY_ASSIGN(c.peers.emplace_back(), read_peer(e));
+      return {};
+    }));
   }
   for (int i : c.multi_gpu_devices) {
     if (i >= static_cast<int>(c.devices.size())) {
-      throw BadMember{fmt::format("multi_gpu.devices names CUDA device {} but only {} are listed",
-                                  i, c.devices.size())};
+      return Error{fmt::format("multi_gpu.devices names CUDA device {} but only {} are listed", i,
+                               c.devices.size())};
     }
   }
   return c;
@@ -371,7 +251,7 @@ std::string cuda_version_text(int version) {
   if (version <= 0) {
     return std::to_string(version);
   }
-  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+  return Version::from_cuda_number(version).str();
 }
 
 Ordered cuda_facts_json(const CudaFacts& c) {
@@ -421,11 +301,7 @@ Result<CudaFacts> parse_cuda_json(std::string_view text) {
   if (doc.is_discarded()) {
     return Error{"not valid JSON"};
   }
-  try {
-    return read_facts(doc);
-  } catch (const BadMember& e) {
-    return Error{e.what};
-  }
+  return read_facts(JsonIn(doc, "", k_string_cap));
 }
 
 } // namespace gpf

@@ -1,6 +1,8 @@
 // The child -> parent line protocol (protocol.hpp) and the fold of a child's lines into steps.
 #include "probes/cuda/protocol.hpp"
 
+#include "gpf/util/enum_names.hpp"
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -16,76 +18,35 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::size_t k_text_cap = 2048;
 
+constexpr auto k_event_names =
+    enum_names<EventKind::invalid>({"begin", "end", "library", "load_error", "missing_symbol",
+                                    "driver_version", "device", "peer", "done", "invalid"});
+
 std::string_view kind_name(EventKind kind) {
-  switch (kind) {
-  case EventKind::begin:
-    return "begin";
-  case EventKind::end:
-    return "end";
-  case EventKind::library:
-    return "library";
-  case EventKind::load_error:
-    return "load_error";
-  case EventKind::missing_symbol:
-    return "missing_symbol";
-  case EventKind::driver_version:
-    return "driver_version";
-  case EventKind::device:
-    return "device";
-  case EventKind::peer:
-    return "peer";
-  case EventKind::done:
-    return "done";
-  case EventKind::invalid:
-    return "invalid";
-  }
-  return "invalid";
+  return k_event_names(kind);
 }
 
 std::optional<EventKind> kind_from(std::string_view name) {
-  for (auto k : {EventKind::begin, EventKind::end, EventKind::library, EventKind::load_error,
-                 EventKind::missing_symbol, EventKind::driver_version, EventKind::device,
-                 EventKind::peer, EventKind::done}) {
-    if (kind_name(k) == name) {
-      return k;
-    }
-  }
-  return std::nullopt;
+  const auto kind = k_event_names.parse(name);
+  return kind == EventKind::invalid ? std::nullopt : kind; // "invalid" is ours, never sent
 }
 
 std::string text(std::string_view s) {
   return quote_evidence(s, k_text_cap);
 }
 
-// Typed reads that tolerate a missing or mistyped member (nullopt).
-std::optional<std::string> get_string(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? std::optional(text(it->get<std::string>()))
-                                          : std::nullopt;
+// Typed reads (json_read.hpp) that tolerate a missing or mistyped member (nullopt): a child's
+// line is read as far as it goes.
+template <class T> std::optional<T> get(const nlohmann::json& j, const char* key) {
+  return JsonIn(j, "", k_text_cap)[key].lenient<T>();
 }
 
-std::optional<long long> get_int(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? std::optional(it->get<long long>())
-                                                  : std::nullopt;
+std::optional<std::string> get_string(const nlohmann::json& j, const char* key) {
+  return get<std::string>(j, key);
 }
 
-std::optional<int> get_small_int(const Json& j, const char* key) {
-  auto v = get_int(j, key);
-  if (!v || *v < -(1LL << 31) || *v >= (1LL << 31)) {
-    return std::nullopt;
-  }
-  return static_cast<int>(*v);
-}
-
-std::optional<double> get_double(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
-}
-
-bool get_bool(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
+bool get_bool(const nlohmann::json& j, const char* key) {
+  return get<bool>(j, key).value_or(false);
 }
 
 void put_error(Json& j, const std::optional<int>& code, const std::string& name,
@@ -195,7 +156,7 @@ std::string encode_event(const Event& e) {
 }
 
 Event decode_event(std::string_view line) {
-  const auto j = Json::parse(line, nullptr, false);
+  const auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return invalid(line);
   }
@@ -213,8 +174,8 @@ Event decode_event(std::string_view line) {
       return invalid(line);
     }
     e.step.name = *step;
-    auto from = get_small_int(j, "from");
-    auto to = get_small_int(j, "to");
+    auto from = get<int>(j, "from");
+    auto to = get<int>(j, "to");
     if (from && to) {
       e.pair = std::pair(*from, *to);
     }
@@ -227,8 +188,8 @@ Event decode_event(std::string_view line) {
     }
     e.step.name = *step;
     e.step.ok = get_bool(j, "ok");
-    e.step.duration_ms = std::max(0.0, get_double(j, "ms").value_or(0));
-    e.step.error_code = get_small_int(j, "code");
+    e.step.duration_ms = std::max(0.0, get<double>(j, "ms").value_or(0));
+    e.step.error_code = get<int>(j, "code");
     e.step.error_name = get_string(j, "error").value_or("");
     e.step.error_text = get_string(j, "text").value_or("");
     break;
@@ -245,7 +206,7 @@ Event decode_event(std::string_view line) {
     e.required = get_bool(j, "required");
     break;
   case EventKind::driver_version: {
-    auto v = get_small_int(j, "value");
+    auto v = get<int>(j, "value");
     if (!v) {
       return invalid(line);
     }
@@ -254,7 +215,7 @@ Event decode_event(std::string_view line) {
   }
   case EventKind::device: {
     CudaDevice& d = e.device;
-    auto index = get_small_int(j, "index");
+    auto index = get<int>(j, "index");
     auto bus = get_string(j, "bus_id");
     if (!index || !bus) {
       return invalid(line);
@@ -263,17 +224,17 @@ Event decode_event(std::string_view line) {
     d.bus_id = normalize_bus_id(*bus).value_or(*bus);
     d.uuid = get_string(j, "uuid");
     d.name = get_string(j, "name");
-    d.cc_major = get_small_int(j, "cc_major");
-    d.cc_minor = get_small_int(j, "cc_minor");
-    if (auto mem = get_int(j, "total_mem_bytes"); mem && *mem >= 0) {
+    d.cc_major = get<int>(j, "cc_major");
+    d.cc_minor = get<int>(j, "cc_minor");
+    if (auto mem = get<long long>(j, "total_mem_bytes"); mem && *mem >= 0) {
       d.total_mem_bytes = static_cast<unsigned long long>(*mem);
     }
-    d.compute_mode = get_small_int(j, "compute_mode");
+    d.compute_mode = get<int>(j, "compute_mode");
     break;
   }
   case EventKind::peer: {
-    auto from = get_small_int(j, "from");
-    auto to = get_small_int(j, "to");
+    auto from = get<int>(j, "from");
+    auto to = get<int>(j, "to");
     if (!from || !to) {
       return invalid(line);
     }
@@ -281,8 +242,8 @@ Event decode_event(std::string_view line) {
     e.peer.to = *to;
     e.peer.can_access = get_bool(j, "can_access");
     e.peer.ok = get_bool(j, "ok");
-    e.peer.duration_ms = std::max(0.0, get_double(j, "ms").value_or(0));
-    e.peer.error_code = get_small_int(j, "code");
+    e.peer.duration_ms = std::max(0.0, get<double>(j, "ms").value_or(0));
+    e.peer.error_code = get<int>(j, "code");
     e.peer.error_name = get_string(j, "error").value_or("");
     e.peer.error_text = get_string(j, "text").value_or("");
     break;

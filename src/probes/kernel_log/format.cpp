@@ -2,6 +2,7 @@
 // /dev/kmsg records, journalctl -k (short, short-precise, short-iso, short-monotonic and its
 // markers), syslog files (RFC 3164, RFC 5424, rsyslog's ISO form) and bare pasted lines.
 #include "gpf/probes/kernel_log_format.hpp"
+#include "gpf/util/enum_names.hpp"
 
 #include "gpf/util/text.hpp"
 
@@ -400,27 +401,10 @@ LogLine parse_log_line(std::string_view line) {
 }
 
 std::string_view log_format_name(LogFormat format) {
-  switch (format) {
-  case LogFormat::dmesg:
-    return "dmesg";
-  case LogFormat::dmesg_ctime:
-    return "dmesg-ctime";
-  case LogFormat::dmesg_iso:
-    return "dmesg-iso";
-  case LogFormat::kmsg:
-    return "kmsg";
-  case LogFormat::syslog:
-    return "syslog";
-  case LogFormat::syslog_iso:
-    return "syslog-iso";
-  case LogFormat::rfc5424:
-    return "rfc5424";
-  case LogFormat::journal:
-    return "journal";
-  case LogFormat::bare:
-    return "bare";
-  }
-  return "bare";
+  static constexpr auto k_names =
+      enum_names<LogFormat::bare>({"dmesg", "dmesg-ctime", "dmesg-iso", "kmsg", "syslog",
+                                   "syslog-iso", "rfc5424", "journal", "bare"});
+  return k_names(format);
 }
 
 } // namespace gpf

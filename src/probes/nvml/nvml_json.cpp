@@ -2,6 +2,7 @@
 // object is the report's facts.nvml; the GPU objects are also the children's "gpu" events.
 #include "gpf/probes/nvml_probe.hpp"
 
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 #include "probes/child/isolation.hpp"
@@ -72,125 +73,64 @@ Ordered hang_json(const std::optional<NvmlHang>& h) {
   return Ordered{{"step", u8(h->step)}, {"after_ms", h->after_ms}};
 }
 
-// A type error names the member; the caller adds the context.
-struct BadMember {
-  std::string what;
-};
-
-template <class T> void read_opt(const Json& j, const char* key, std::optional<T>& out) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    return;
-  }
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) {
-      throw BadMember{fmt::format("{}: expected a string", key)};
-    }
-    out = to_valid_utf8(it->get<std::string>());
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (!it->is_boolean()) {
-      throw BadMember{fmt::format("{}: expected true or false", key)};
-    }
-    out = it->get<bool>();
-  } else {
-    if (!it->is_number_integer()) {
-      throw BadMember{fmt::format("{}: expected an integer", key)};
-    }
-    if (std::is_unsigned_v<T> && !it->is_number_unsigned()) {
-      throw BadMember{fmt::format("{}: expected a non-negative integer", key)};
-    }
-    out = it->get<T>();
-  }
-}
-
-std::string read_string(const Json& j, const char* key) {
-  std::optional<std::string> v;
-  read_opt(j, key, v);
-  return v.value_or("");
-}
-
-NvmlCall read_call(const Json& j) {
-  if (!j.is_object()) {
-    throw BadMember{"a call: expected an object"};
-  }
+// Reading (json_read.hpp): a mistyped member is an error naming its path; a missing one keeps
+// the default.
+Result<NvmlCall> read_call(const JsonIn& j) {
+  TRY(j.object());
   NvmlCall c;
-  c.name = read_string(j, "name");
-  std::optional<int> code;
-  read_opt(j, "code", code);
-  c.code = code.value_or(0);
-  c.text = read_string(j, "text");
+  TRY(j["name"].get(c.name));
+  TRY(j["code"].get(c.code));
+  TRY(j["text"].get(c.text));
   return c;
 }
 
-std::optional<NvmlHang> read_hang(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    return std::nullopt;
+Result<void> read_hang(const JsonIn& j, std::optional<NvmlHang>& out) {
+  if (j.absent()) {
+    return {};
   }
-  if (!it->is_object()) {
-    throw BadMember{fmt::format("{}: expected an object", key)};
-  }
+  TRY(j.object());
   NvmlHang h;
-  h.step = read_string(*it, "step");
-  const auto at = it->find("after_ms");
-  if (at != it->end() && at->is_number()) {
-    h.after_ms = at->get<double>();
-  }
-  return h;
+  TRY(j["step"].get(h.step));
+  TRY(j["after_ms"].get(h.after_ms));
+  out = h;
+  return {};
 }
 
-const Json* array_member(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    return nullptr;
-  }
-  if (!it->is_array()) {
-    throw BadMember{fmt::format("{}: expected an array", key)};
-  }
-  return &*it;
-}
-
-NvmlGpu read_gpu(const Json& j) {
-  if (!j.is_object()) {
-    throw BadMember{"expected an object"};
-  }
+Result<NvmlGpu> read_gpu(const JsonIn& j) {
+  TRY(j.object());
   NvmlGpu g;
-  gpu_scalars(g, [&](const char* key, auto& member) { read_opt(j, key, member); });
-  g.nvml_bus_id = read_string(j, "nvml_bus_id");
-  g.bus_id = read_string(j, "bus_id");
+  Result<void> scalars;
+  gpu_scalars(g, [&](const char* key, auto& member) {
+    if (scalars) {
+      scalars = j[key].get(member);
+    }
+  });
+  TRY(scalars);
+  TRY(j["nvml_bus_id"].get(g.nvml_bus_id));
+  TRY(j["bus_id"].get(g.bus_id));
   if (auto norm = normalize_bus_id(g.bus_id)) {
     g.bus_id = *norm;
   }
-  if (const auto* links = array_member(j, "nvlink_active")) {
-    for (const auto& l : *links) {
-      if (!l.is_boolean()) {
-        throw BadMember{"nvlink_active: expected true or false"};
-      }
-      g.nvlink_active.push_back(l.get<bool>());
-    }
-  }
-  if (const auto* procs = array_member(j, "processes")) {
+  TRY(j["nvlink_active"].get(g.nvlink_active));
+  if (const JsonIn procs = j["processes"]; !procs.absent()) {
     g.processes.emplace();
-    for (const auto& p : *procs) {
+    TRY(procs.each([&g](const JsonIn& p) -> Result<void> {
       NvmlProcess proc;
-      std::optional<unsigned> pid;
-      read_opt(p, "pid", pid);
-      proc.pid = pid.value_or(0);
-      read_opt(p, "used_bytes", proc.used_bytes);
+      TRY(p["pid"].get(proc.pid));
+      TRY(p["used_bytes"].get(proc.used_bytes));
       g.processes->push_back(proc);
-    }
+      return {};
+    }));
   }
-  if (const auto* calls = array_member(j, "calls")) {
-    for (const auto& c : *calls) {
-      g.calls.push_back(read_call(c));
-    }
+  TRY(j["calls"].each([&g](const JsonIn& c) -> Result<void> {
+    TRY_ASSIGN(g.calls.emplace_back(), read_call(c));
+    return {};
+  }));
+  if (const JsonIn he = j["handle_error"]; !he.absent()) {
+    TRY_ASSIGN(g.handle_error, read_call(he));
   }
-  const auto he = j.find("handle_error");
-  if (he != j.end() && !he->is_null()) {
-    g.handle_error = read_call(*he);
-  }
-  g.hang = read_hang(j, "hang");
-  g.child_error = read_string(j, "child_error");
+  TRY(read_hang(j["hang"], g.hang));
+  TRY(j["child_error"].get(g.child_error));
   return g;
 }
 
@@ -253,81 +193,40 @@ Ordered nvml_facts_json(const NvmlFacts& n) {
 }
 
 Result<NvmlGpu> nvml_gpu_from_json(const Json& j) {
-  try {
-    return read_gpu(j);
-  } catch (const BadMember& bad) {
-    return Error{bad.what};
-  } catch (const Json::exception& e) {
-    return Error{e.what()};
-  }
+  return read_gpu(JsonIn(j, "gpu"));
 }
 
 Result<NvmlFacts> parse_nvml_json(std::string_view text) {
-  const Json j = Json::parse(text, nullptr, false);
-  if (j.is_discarded()) {
+  const Json doc = Json::parse(text, nullptr, false);
+  if (doc.is_discarded()) {
     return Error{"not valid JSON"};
   }
-  if (!j.is_object()) {
-    return Error{"expected a JSON object"};
-  }
-  try {
-    NvmlFacts n;
-    std::optional<bool> ran;
-    read_opt(j, "ran", ran);
-    n.ran = ran.value_or(false);
-    n.library = read_string(j, "library");
-    n.library_path = read_string(j, "library_path");
-    n.load_error = read_string(j, "load_error");
-    for (const char* key : {"missing_symbols", "missing_optional_symbols"}) {
-      if (const auto* arr = array_member(j, key)) {
-        for (const auto& s : *arr) {
-          if (!s.is_string()) {
-            throw BadMember{fmt::format("{}: expected strings", key)};
-          }
-          (std::string_view(key) == "missing_symbols" ? n.missing_symbols
-                                                      : n.missing_optional_symbols)
-              .push_back(to_valid_utf8(s.get<std::string>()));
-        }
-      }
-    }
-    n.nvml_version = read_string(j, "nvml_version");
-    n.driver_version = read_string(j, "driver_version");
-    n.init_call = read_string(j, "init_call");
-    read_opt(j, "init_code", n.init_code);
-    n.init_text = read_string(j, "init_text");
-    n.init_hang = read_hang(j, "init_hang");
-    read_opt(j, "device_count", n.device_count);
-    if (const auto* gpus = array_member(j, "gpus")) {
-      for (std::size_t i = 0; i < gpus->size(); ++i) {
-        try {
-          n.gpus.push_back(read_gpu((*gpus)[i]));
-        } catch (const BadMember& bad) {
-          throw BadMember{fmt::format("gpus[{}].{}", i, bad.what)};
-        }
-      }
-    }
-    std::optional<bool> hit;
-    read_opt(j, "deadline_hit", hit);
-    n.deadline_hit = hit.value_or(false);
-    for (auto [key, out] :
-         {std::pair{"timeout_s", &n.timeout_s}, std::pair{"wall_ms", &n.wall_ms}}) {
-      const auto it = j.find(key);
-      if (it != j.end() && it->is_number()) {
-        *out = it->get<double>();
-      }
-    }
-    n.child_error = read_string(j, "child_error");
-    auto isolation = child::isolation_from_json(j);
-    if (!isolation) {
-      return Error{isolation.error().message};
-    }
-    n.isolation = *isolation;
-    return n;
-  } catch (const BadMember& bad) {
-    return Error{bad.what};
-  } catch (const Json::exception& e) {
-    return Error{e.what()};
-  }
+  const JsonIn j(doc);
+  TRY(j.object());
+  NvmlFacts n;
+  TRY(j["ran"].get(n.ran));
+  TRY(j["library"].get(n.library));
+  TRY(j["library_path"].get(n.library_path));
+  TRY(j["load_error"].get(n.load_error));
+  TRY(j["missing_symbols"].get(n.missing_symbols));
+  TRY(j["missing_optional_symbols"].get(n.missing_optional_symbols));
+  TRY(j["nvml_version"].get(n.nvml_version));
+  TRY(j["driver_version"].get(n.driver_version));
+  TRY(j["init_call"].get(n.init_call));
+  TRY(j["init_code"].get(n.init_code));
+  TRY(j["init_text"].get(n.init_text));
+  TRY(read_hang(j["init_hang"], n.init_hang));
+  TRY(j["device_count"].get(n.device_count));
+  TRY(j["gpus"].each([&n](const JsonIn& g) -> Result<void> {
+    TRY_ASSIGN(n.gpus.emplace_back(), read_gpu(g));
+    return {};
+  }));
+  TRY(j["deadline_hit"].get(n.deadline_hit));
+  TRY(j["timeout_s"].get(n.timeout_s));
+  TRY(j["wall_ms"].get(n.wall_ms));
+  TRY(j["child_error"].get(n.child_error));
+  TRY_ASSIGN(n.isolation, child::isolation_from_json(doc));
+  return n;
 }
 
 } // namespace gpf

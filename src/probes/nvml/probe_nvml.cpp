@@ -5,6 +5,7 @@
 #include "gpf/probes/nvml_probe.hpp"
 
 #include "gpf/util/checker_failure.hpp"
+#include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
 #include "probes/child/interrupt.hpp"
 #include "probes/child/runner.hpp"
@@ -26,7 +27,7 @@ constexpr auto k_settle_grace = std::chrono::milliseconds(250);
 
 bool is_done_line(std::string_view line) {
   const Json j = Json::parse(line, nullptr, false);
-  return j.is_object() && j.value("e", "") == "done";
+  return JsonIn(j)["e"].lenient<std::string>() == "done";
 }
 
 struct Live {
@@ -95,16 +96,17 @@ Folded fold(const std::vector<child::TimedLine>& lines) {
   Folded f;
   for (const auto& l : lines) {
     const Json j = Json::parse(l.text, nullptr, false);
-    if (!j.is_object() || !j.contains("e") || !j["e"].is_string()) {
+    const JsonIn in(j);
+    const auto e = in["e"].lenient<std::string>();
+    if (!e) {
       if (f.garbage.empty()) {
         f.garbage = "unexpected output: " + quote_evidence(l.text, 200);
       }
       continue;
     }
-    const std::string e = j["e"].get<std::string>();
-    if (e == "begin") {
-      f.last_step = j.value("step", "");
-    } else if (e == "done") {
+    if (*e == "begin") {
+      f.last_step = in["step"].lenient<std::string>().value_or("");
+    } else if (*e == "done") {
       f.done = true;
     } else {
       f.events.push_back(j);
@@ -126,24 +128,25 @@ std::string describe_end(const child::ChildEnd& end) {
 void apply_system(const Folded& f, const child::ChildEnd& end, NvmlFacts& n) {
   for (const auto& j : f.events) {
     const std::string e = j["e"].get<std::string>();
+    const JsonIn in(j);
+    const auto text = [&in](const char* key) {
+      return in[key].lenient<std::string>().value_or("");
+    };
     if (e == "library") {
-      n.library_path = j.value("path", "");
+      n.library_path = text("path");
     } else if (e == "load_error") {
-      n.load_error = j.value("text", "");
+      n.load_error = text("text");
     } else if (e == "missing") {
-      (j.value("required", false) ? n.missing_symbols : n.missing_optional_symbols)
-          .push_back(j.value("symbol", ""));
+      (in["required"].lenient<bool>().value_or(false) ? n.missing_symbols
+                                                      : n.missing_optional_symbols)
+          .push_back(text("symbol"));
     } else if (e == "system") {
-      n.nvml_version = j.value("nvml_version", "");
-      n.driver_version = j.value("driver_version", "");
-      n.init_call = j.value("init_call", "");
-      if (j.contains("init_code") && j["init_code"].is_number_integer()) {
-        n.init_code = j["init_code"].get<int>();
-      }
-      n.init_text = j.value("init_text", "");
-      if (j.contains("device_count") && j["device_count"].is_number_unsigned()) {
-        n.device_count = j["device_count"].get<unsigned>();
-      }
+      n.nvml_version = text("nvml_version");
+      n.driver_version = text("driver_version");
+      n.init_call = text("init_call");
+      n.init_code = in["init_code"].lenient<int>();
+      n.init_text = text("init_text");
+      n.device_count = in["device_count"].lenient<unsigned>();
     } else if (e == "gpu" && j.contains("gpu")) {
       if (auto g = nvml_gpu_from_json(j["gpu"])) {
         n.gpus.push_back(std::move(g).value());
