@@ -1,14 +1,17 @@
 #include "gpf/facts/visible_devices.hpp"
 
 #include "gpf/util/text.hpp"
+#include "gpf/util/uuid_index.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace gpf {
 namespace {
 
 // The GPU an entry names, or nullopt. UUID prefixes must be unique.
-std::optional<std::string> resolve_entry(std::string_view entry, const std::vector<GpuRef>& gpus) {
+std::optional<std::string> resolve_entry(std::string_view entry, const std::vector<GpuRef>& gpus,
+                                         const UuidIndex& uuids) {
   if (entry.empty()) {
     return std::nullopt;
   }
@@ -23,17 +26,10 @@ std::optional<std::string> resolve_entry(std::string_view entry, const std::vect
   if (!starts_with(uuid, "GPU-")) {
     return std::nullopt;
   }
-  const std::string prefix = to_lower(uuid);
-  std::optional<std::string> match;
-  for (const auto& gpu : gpus) {
-    if (gpu.uuid && starts_with(to_lower(*gpu.uuid), prefix)) {
-      if (match) {
-        return std::nullopt; // ambiguous prefix
-      }
-      match = gpu.bus_id;
-    }
+  if (auto at = uuids.unique(uuid)) {
+    return gpus[*at].bus_id;
   }
-  return match;
+  return std::nullopt; // none, or an ambiguous prefix
 }
 
 } // namespace
@@ -52,9 +48,17 @@ VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
   if (trim(*value).empty()) {
     return vd;
   }
+  UuidIndex uuids; // one index, not a scan of every GPU per entry
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (gpus[i].uuid) {
+      uuids.add(*gpus[i].uuid, i);
+    }
+  }
+  uuids.build();
+  std::unordered_set<std::string> admitted;
   const auto entries = split(*value, ',');
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    auto bus = resolve_entry(trim(entries[i]), gpus);
+    auto bus = resolve_entry(trim(entries[i]), gpus, uuids);
     if (!bus) {
       for (std::size_t k = i; k < entries.size(); ++k) {
         vd.ignored.emplace_back(trim(entries[k]));
@@ -62,7 +66,7 @@ VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
       break;
     }
     vd.entries.emplace_back(trim(entries[i]), *bus);
-    if (std::find(vd.bus_ids.begin(), vd.bus_ids.end(), *bus) == vd.bus_ids.end()) {
+    if (admitted.insert(*bus).second) {
       vd.bus_ids.push_back(*bus);
     }
   }
