@@ -52,9 +52,11 @@ def main() -> int:
         "*/proc/driver/nvidia/registry": ["registry"],
         "*/proc/driver/nvidia/gpus/*/information": ["gpu_information"],
         "*/proc/modules": ["modules"],
-        "*/environ": ["environ"],
-        "*/dmesg.txt": ["log_line"],
-        "*/cuda.json": ["cuda_json"],
+        "*/environ": ["environ", "redactor"],
+        "*/dmesg.txt": ["log_line", "redactor"],
+        "*/proc/mounts": ["redactor"],
+        "*/proc/cmdline": ["redactor"],
+        "*/cuda.json": ["cuda_json", "redactor"],
         "*/etc/ld.so.cache": ["ld_cache"],
     }
     for pattern, targets in by_name.items():

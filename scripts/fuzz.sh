@@ -12,7 +12,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(kernel_release devices_manifest driver_version params registry gpu_information modules environ
-           log_line log_scanner cuda_json user_rules ld_cache render)
+           log_line log_scanner cuda_json user_rules ld_cache render redactor)
 fi
 
 seeds="$build/fuzz-seeds"

@@ -20,7 +20,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 
 namespace gpf {
@@ -122,6 +121,9 @@ Result<void> copy_kernel_log(const Host& host, const ProbeOptions& probe,
     if (failed) {
       return;
     }
+    if (options.redact) {
+      redactor.learn(lines); // lines the learning pass did not see (a live log grows)
+    }
     if (auto w = file.write(options.redact ? redactor.apply(lines) : std::string(lines)); !w) {
       failed = w.error();
     }
@@ -160,6 +162,59 @@ Result<void> copy_kernel_log(const Host& host, const ProbeOptions& probe,
     report.truncated.emplace_back("dmesg.txt");
   }
   return {};
+}
+
+// --redact: every name the inputs show in a name position is learned before the first file is
+// written, so that it is replaced in every file, also in those written before the one showing it.
+// The inputs are read once more for this (each capped as when copied), not kept in memory.
+void learn_names(const Host& host, const ProbeOptions& probe, const CaptureOptions& options,
+                 const std::vector<HostAccess>& log, Redactor& redactor) {
+  if (auto name = host.hostname()) {
+    redactor.learn_host(*name);
+  }
+  for (const std::string_view var : {"USER", "LOGNAME", "SUDO_USER"}) {
+    if (auto value = host.environment().get(var)) {
+      redactor.learn_user(*value);
+    }
+  }
+  for (const std::string_view var : {"HOME", "PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"}) {
+    if (auto value = host.environment().get(var)) {
+      redactor.learn(*value); // "/home/<user>/..."
+    }
+  }
+  std::set<std::string> seen;
+  for (const auto& access : log) {
+    if (access.kind != HostAccess::Kind::file || !access.found || !access.error.empty() ||
+        access.path == "dmesg.txt" || !seen.insert(access.path).second) {
+      continue;
+    }
+    if (auto content = host.read_file(access.path, options.file_cap);
+        content && content->data.find('\0') == std::string::npos) {
+      redactor.learn(content->data);
+    }
+  }
+  if (probe.dmesg_file && *probe.dmesg_file == "-") {
+    return; // standard input was read by the check; nothing is copied either
+  }
+  auto opened = probe.dmesg_file ? host.open_user_file(*probe.dmesg_file) : host.open_kernel_log();
+  if (!opened || !*opened) {
+    return;
+  }
+  std::string buffer(1u << 20, '\0');
+  std::string pending;
+  for (std::size_t total = 0; total < options.log_cap;) {
+    auto got = (*opened)->read(buffer.data(), std::min(buffer.size(), options.log_cap - total));
+    if (!got || *got == 0) {
+      break;
+    }
+    total += *got;
+    pending.append(buffer.data(), *got);
+    if (const auto nl = pending.rfind('\n'); nl != std::string::npos) {
+      redactor.learn(std::string_view(pending).substr(0, nl + 1));
+      pending.erase(0, nl + 1);
+    }
+  }
+  redactor.learn(pending);
 }
 
 // An existing non-empty target is refused, or with --force only a previous snapshot is replaced.
@@ -261,59 +316,6 @@ std::string without_url_credentials(std::string_view value) {
   return out;
 }
 
-Redactor::Redactor(std::vector<std::string> hostnames) : m_hostnames(std::move(hostnames)) {
-  m_hostnames.erase(std::remove_if(m_hostnames.begin(), m_hostnames.end(),
-                                   [](const std::string& h) { return h.size() < 2; }),
-                    m_hostnames.end());
-}
-
-std::string Redactor::token_for(const std::string& value, const std::string& kind) {
-  int same_kind = 0;
-  for (const auto& [v, token] : m_tokens) {
-    if (v == value) {
-      return token;
-    }
-    same_kind += starts_with(token, kind + "-") ? 1 : 0;
-  }
-  m_tokens.emplace_back(value, fmt::format("{}-{}", kind, same_kind + 1));
-  return m_tokens.back().second;
-}
-
-std::string Redactor::apply(std::string_view text) {
-  // syslog / journal prefix "Nov 30 02:00:00 HOST kernel:" and "2026-11-30T02:00:00+0000 HOST
-  // kernel:"
-  static const std::regex journal_host(
-      R"(^((?:[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\S+) )(\S+)( kernel:))");
-  static const std::regex serial(R"(((?:[Ss]erial [Nn]umber(?::| is))\s*)([A-Za-z0-9_-]+))");
-  std::string out;
-  for (auto line : split_lines(text)) {
-    std::string l(line);
-    std::smatch m;
-    if (std::regex_search(l, m, journal_host)) {
-      l = m[1].str() + token_for(m[2].str(), "host") + m[3].str() + m.suffix().str();
-    }
-    std::string rebuilt;
-    auto begin = l.cbegin();
-    while (std::regex_search(begin, l.cend(), m, serial)) {
-      rebuilt.append(begin, m[0].first);
-      rebuilt += m[1].str() + token_for(m[2].str(), "serial");
-      begin = m[0].second;
-    }
-    rebuilt.append(begin, l.cend());
-    for (const auto& host : m_hostnames) {
-      for (std::size_t pos = rebuilt.find(host); pos != std::string::npos;
-           pos = rebuilt.find(host, pos)) {
-        const auto token = token_for(host, "host");
-        rebuilt.replace(pos, host.size(), token);
-        pos += token.size();
-      }
-    }
-    out += rebuilt;
-    out += '\n';
-  }
-  return out;
-}
-
 Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options,
                                        const CaptureOptions& options) {
   // Refused before the probes run (they can take seconds); commit() checks again at the end.
@@ -343,8 +345,10 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   pause_for_test(out);
 
   CaptureReport report;
-  Redactor redactor(options.redact ? std::vector<std::string>{host.hostname().value_or("")}
-                                   : std::vector<std::string>{});
+  Redactor redactor;
+  if (options.redact) {
+    learn_names(host, probe_options, options, log, redactor);
+  }
   nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
   std::set<std::pair<int, std::string>> done;
   const auto keep = [&](std::string_view rel, std::string data) -> Result<void> {
@@ -507,13 +511,14 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   TRY(make_deferred(host, out, deferred, report));
   nlohmann::ordered_json record;
   record["tool"] = "gpu-preflight";
-  record["source"] =
-      host.is_live() ? std::string("live host") : to_valid_utf8(host.root().string());
+  record["source"] = host.is_live()   ? std::string("live host")
+                     : options.redact ? to_valid_utf8(redactor.apply(host.root().string()))
+                                      : to_valid_utf8(host.root().string());
   record["redacted"] = options.redact;
   record["captured"] = report.captured;
   record["unreadable"] = nlohmann::ordered_json::array();
   for (const auto& u : report.unreadable) {
-    record["unreadable"].push_back(to_valid_utf8(u));
+    record["unreadable"].push_back(to_valid_utf8(options.redact ? redactor.apply(u) : u));
   }
   record["truncated"] = report.truncated;
   TRY(out.write(k_capture_record,

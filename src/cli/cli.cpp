@@ -368,8 +368,9 @@ int run_cli(int argc, char** argv) {
                       : "expected an octal file mode such as 0600 or 0640, got \"" + v + "\"";
           },
           "OCTAL"));
-  snapshot->add_flag("--redact", o.capture.redact,
-                     "Replace hostnames and serial numbers consistently");
+  snapshot->add_flag(
+      "--redact", o.capture.redact,
+      "Replace host and user names, IP and MAC addresses, serial numbers and GPU UUIDs consistently");
   auto* rules_cmd =
       app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
   rules_cmd->add_option("--format", o.rules_format, "Output format")

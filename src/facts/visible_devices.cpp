@@ -1,14 +1,17 @@
 #include "gpf/facts/visible_devices.hpp"
 
 #include "gpf/util/text.hpp"
+#include "gpf/util/uuid_index.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace gpf {
 namespace {
 
 // The GPU an entry names, or nullopt. UUID prefixes must be unique.
-std::optional<std::string> resolve_entry(std::string_view entry, const std::vector<GpuRef>& gpus) {
+std::optional<std::string> resolve_entry(std::string_view entry, const std::vector<GpuRef>& gpus,
+                                         const UuidIndex& uuids) {
   if (entry.empty()) {
     return std::nullopt;
   }
@@ -23,18 +26,14 @@ std::optional<std::string> resolve_entry(std::string_view entry, const std::vect
   } else if (!mig && !starts_with(uuid, "GPU-")) {
     return std::nullopt;
   }
-  const std::string prefix = to_lower(uuid);
-  std::optional<std::string> match;
-  for (const auto& gpu : gpus) {
-    if (gpu.uuid && starts_with(to_lower(*gpu.uuid), prefix)) {
-      if (match) {
-        return std::nullopt; // ambiguous prefix
-      }
-      match = gpu.bus_id;
-    }
+  if (auto at = uuids.unique(uuid)) {
+    return gpus[*at].bus_id;
   }
   // A MIG-<uuid> that no listed device carries: its GPU is unknown here, not absent.
-  return !match && mig && !starts_with(entry, "MIG-GPU-") ? std::optional<std::string>("") : match;
+  if (mig && !starts_with(entry, "MIG-GPU-")) {
+    return std::string();
+  }
+  return std::nullopt; // none, or an ambiguous prefix
 }
 
 } // namespace
@@ -53,9 +52,17 @@ VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
   if (trim(*value).empty()) {
     return vd;
   }
+  UuidIndex uuids; // one index, not a scan of every GPU per entry
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (gpus[i].uuid) {
+      uuids.add(*gpus[i].uuid, i);
+    }
+  }
+  uuids.build();
+  std::unordered_set<std::string> admitted;
   const auto entries = split(*value, ',');
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    auto bus = resolve_entry(trim(entries[i]), gpus);
+    auto bus = resolve_entry(trim(entries[i]), gpus, uuids);
     if (!bus) {
       for (std::size_t k = i; k < entries.size(); ++k) {
         vd.ignored.emplace_back(trim(entries[k]));
@@ -64,8 +71,7 @@ VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
     }
     vd.entries.emplace_back(trim(entries[i]), *bus);
     vd.mig = vd.mig || starts_with(trim(entries[i]), "MIG-");
-    if (!bus->empty() &&
-        std::find(vd.bus_ids.begin(), vd.bus_ids.end(), *bus) == vd.bus_ids.end()) {
+    if (!bus->empty() && admitted.insert(*bus).second) {
       vd.bus_ids.push_back(*bus);
     }
   }

@@ -2,6 +2,7 @@
 
 #include "gpf/util/enum_names.hpp"
 #include "gpf/util/json_read.hpp"
+#include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 #include "streams.hpp"
 
@@ -66,6 +67,9 @@ NodeType node_type(mode_t mode) {
 // "mode": "0666", "rw_access": true}, ...}. Unknown members are ignored; a mistyped one is an
 // error naming it (json_read.hpp).
 Result<std::map<std::string, NodeInfo>> parse_manifest(const std::string& text) {
+  if (!json_depth_within(text)) {
+    return Error{"devices.json nests deeper than " + std::to_string(k_json_max_depth) + " levels"};
+  }
   const auto doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     return Error{"devices.json is not a JSON object"};
@@ -108,6 +112,9 @@ Result<std::map<std::string, NodeInfo>> parse_manifest(const std::string& text) 
 // "other": {"exists": false}}. Entries that are not objects are ignored.
 std::map<std::string, FsSpace> parse_fs_records(const std::string& text) {
   std::map<std::string, FsSpace> records;
+  if (!json_depth_within(text)) {
+    return records;
+  }
   const auto doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     return records;
@@ -131,6 +138,27 @@ std::map<std::string, FsSpace> parse_fs_records(const std::string& text) {
     records[path] = space;
   }
   return records;
+}
+
+// Why an open file of a snapshot is not read: it is not a regular file (a directory reads as
+// EISDIR, as read(2) would say). nullopt for a regular file.
+std::optional<std::string> not_regular(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return os_error(errno);
+  }
+  if (S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return os_error(EISDIR);
+  }
+  const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a plain file";
+  return std::string("not a regular file (") + what + "): a snapshot holds regular files only";
 }
 
 // openat2(2) with RESOLVE_IN_ROOT (Linux 5.6+); -ENOSYS where the kernel lacks it.
@@ -248,7 +276,8 @@ Result<Host> Host::snapshot(const fs::path& dir) {
   if (auto records = host.read_file("statvfs.json")) {
     host.m_fs_records = parse_fs_records(records->data);
   }
-  if (auto unreadable = host.read_file("unreadable.json")) {
+  if (auto unreadable = host.read_file("unreadable.json");
+      unreadable && json_depth_within(unreadable->data)) {
     const auto doc = nlohmann::json::parse(unreadable->data, nullptr, false);
     if (doc.is_object()) {
       for (const auto& [path, reason] : doc.items()) {
@@ -312,8 +341,16 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
     record(HostAccess::Kind::file, path, -fd);
     return Error{os_error(-fd)};
   }
-  // No fstat: proc and sysfs files report size 0 anyway, and read(2) of a directory fails with
-  // EISDIR, the same answer. Read in chunks until EOF or one byte past the cap.
+  // A snapshot holds regular files only: a FIFO, socket or device node in it (/dev/zero as
+  // dmesg.txt) would hang or never end, so it is an error, not read. Live proc and sysfs files are
+  // read as they are (their sizes say nothing). Read in chunks until EOF or one byte past the cap.
+  if (!m_live) {
+    if (auto odd = not_regular(fd)) {
+      ::close(fd);
+      record_error(HostAccess::Kind::file, path, *odd);
+      return Error{*odd};
+    }
+  }
   FileContent content;
   const std::size_t chunk = 65536;
   for (;;) {
@@ -511,6 +548,13 @@ Result<std::unique_ptr<ByteStream>> Host::open_kernel_log() const {
   }
   const int fd = open_path("dmesg.txt", O_RDONLY | O_NOCTTY | O_NONBLOCK);
   const int err = fd >= 0 ? 0 : -fd;
+  if (err == 0) {
+    if (auto odd = not_regular(fd)) {
+      ::close(fd);
+      record_error(HostAccess::Kind::file, "dmesg.txt", *odd);
+      return Error{"dmesg.txt: " + *odd};
+    }
+  }
   record(HostAccess::Kind::file, "dmesg.txt", err);
   if (err == ENOENT) {
     return std::unique_ptr<ByteStream>();

@@ -3,6 +3,7 @@
 // sizes); nothing here trusts a count or an offset from the file before checking it against the
 // data.
 #include "gpf/probes/compat_parsers.hpp"
+#include "gpf/util/json_value.hpp"
 
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
@@ -169,6 +170,9 @@ std::vector<std::string> split_library_path(std::string_view value) {
 }
 
 std::optional<std::string> parse_cuda_version_json(std::string_view text) {
+  if (!json_depth_within(text)) {
+    return std::nullopt;
+  }
   const auto doc = nlohmann::json::parse(text, nullptr, false);
   const auto version = JsonIn(doc)["cuda"]["version"].lenient<std::string>();
   if (!version) {

@@ -1,5 +1,8 @@
 #include "gpf/rules/compat_view.hpp"
 
+#include <unordered_map>
+#include <unordered_set>
+
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -8,13 +11,16 @@ namespace gpf {
 
 std::vector<GpuArch> gpu_archs(const Facts& facts, const Matrix& matrix) {
   std::vector<GpuArch> out;
-  const auto cuda_device = [&facts](const std::string& bus) -> const CudaDevice* {
-    for (const auto& d : facts.cuda.devices) {
-      if (normalize_bus_id(d.bus_id) == bus) {
-        return &d;
-      }
+  // each CUDA device's bus id normalised once, not once per GPU (quadratic at 2000 GPUs)
+  std::unordered_map<std::string, const CudaDevice*> by_bus;
+  for (const auto& d : facts.cuda.devices) {
+    if (const auto bus = normalize_bus_id(d.bus_id)) {
+      by_bus.try_emplace(*bus, &d);
     }
-    return nullptr;
+  }
+  const auto cuda_device = [&by_bus](const std::string& bus) -> const CudaDevice* {
+    const auto it = by_bus.find(bus);
+    return it == by_bus.end() ? nullptr : it->second;
   };
   const auto fill = [&matrix](GpuArch& g, const CudaDevice* dev) {
     if (!g.model.empty()) {
@@ -46,9 +52,13 @@ std::vector<GpuArch> gpu_archs(const Facts& facts, const Matrix& matrix) {
     fill(g, cuda_device(gpu.bus_id));
     out.push_back(std::move(g));
   }
+  std::unordered_set<std::string> driver_buses;
+  for (const auto& gpu : facts.gpus) {
+    driver_buses.insert(gpu.bus_id);
+  }
   for (const auto& dev : facts.cuda.devices) {
     const auto bus = normalize_bus_id(dev.bus_id);
-    if (!bus || facts.gpu_by_bus(*bus)) {
+    if (!bus || driver_buses.count(*bus) != 0) {
       continue;
     }
     GpuArch g;

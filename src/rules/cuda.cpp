@@ -180,10 +180,14 @@ double init_ms(const CudaDevice& d) {
   return ms;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The median of sorted without one occurrence of value (which it holds), in O(log n): the median of
+// "the other GPUs" for every GPU without sorting the others once per GPU (quadratic at 2000 GPUs).
+double median_without(const std::vector<double>& sorted, double value) {
+  const auto p = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), value) -
+                                          sorted.begin());
+  const auto at = [&](std::size_t k) { return k < p ? sorted[k] : sorted[k + 1]; };
+  const auto m = sorted.size() - 1;
+  return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
 }
 
 std::string cuda_list(const CudaFacts& cuda) {
@@ -779,15 +783,14 @@ std::span<const Rule> cuda_rules() {
          if (measured.size() < 2) {
            return hits;
          }
+         std::vector<double> sorted;
          for (const auto* d : measured) {
-           std::vector<double> others;
-           for (const auto* o : measured) {
-             if (o != d) {
-               others.push_back(init_ms(*o));
-             }
-           }
+           sorted.push_back(init_ms(*d));
+         }
+         std::sort(sorted.begin(), sorted.end());
+         for (const auto* d : measured) {
            const double mine = init_ms(*d);
-           const double typical = median(others);
+           const double typical = median_without(sorted, mine);
            if (mine > 1000 && mine > 5 * typical) {
              hits.push_back(
                  {fmt::format("GPU {} (CUDA {}) took {} to initialise, {:.0f}x the other GPUs",

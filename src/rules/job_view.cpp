@@ -5,14 +5,12 @@
 namespace gpf {
 
 std::optional<std::size_t> JobView::index_of(const std::string& bus_id) const {
-  const auto it = std::find_if(index_space.begin(), index_space.end(),
-                               [&](const GpuRef& g) { return g.bus_id == bus_id; });
-  return it == index_space.end() ? std::nullopt
-                                 : std::optional<std::size_t>(it - index_space.begin());
+  const auto it = index_by_bus.find(bus_id);
+  return it == index_by_bus.end() ? std::nullopt : std::optional<std::size_t>(it->second);
 }
 
 bool JobView::admits(const std::string& bus_id) const {
-  return std::find(visible.bus_ids.begin(), visible.bus_ids.end(), bus_id) != visible.bus_ids.end();
+  return admitted.count(bus_id) != 0;
 }
 
 JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
@@ -32,6 +30,10 @@ JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
   }
   v.pci_order = !cuda_order || facts.cuda.device_order == "PCI_BUS_ID";
   v.visible = parse_visible_devices(facts.env.get("CUDA_VISIBLE_DEVICES"), v.index_space);
+  for (std::size_t i = 0; i < v.index_space.size(); ++i) {
+    v.index_by_bus.try_emplace(v.index_space[i].bus_id, i);
+  }
+  v.admitted.insert(v.visible.bus_ids.begin(), v.visible.bus_ids.end());
   v.driver = driver_view(facts);
   v.archs = gpu_archs(facts, matrix);
   v.matrix = &matrix;

@@ -2,6 +2,7 @@
 // the built-in table or overriding rows by id. The schema is documented in docs/user-rules.md.
 // Everything wrong with a rules file is an Error naming the file, the position and the problem.
 #include "gpf/rules/user_rules.hpp"
+#include "gpf/util/json_value.hpp"
 
 #include "gpf/util/text.hpp"
 
@@ -423,6 +424,9 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
 
   if (rules_text) {
     const std::string file = overrides.rules_file.value_or("rules file");
+    if (!json_depth_within(*rules_text)) {
+      return Error{fmt::format("{}: nested deeper than {} levels", file, k_json_max_depth)};
+    }
     Json doc;
     try {
       doc = Json::parse(*rules_text);

@@ -197,15 +197,3 @@ TEST_CASE("unreadable inputs are recorded and replay as the same error") {
   const auto replay = run_preflight({"--root", dir, "--format", "json"});
   CHECK(replay.out.find("proc/modules: Permission denied") != std::string::npos);
 }
-
-TEST_CASE("redaction replaces hostnames and serial numbers consistently") {
-  gpf::Redactor r({"node17.example"});
-  const auto out = r.apply(
-      "Nov 30 02:00:00 node17 kernel: NVRM: GPU Board Serial Number: 1650123456789\n"
-      "Nov 30 02:00:01 node17 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is 1650123456789.\n"
-      "Nov 30 02:00:02 other kernel: seen from node17.example\n");
-  CHECK(out ==
-        "Nov 30 02:00:00 host-1 kernel: NVRM: GPU Board Serial Number: serial-1\n"
-        "Nov 30 02:00:01 host-1 kernel: NVRM: GPU 0000:3b:00.0: GPU serial number is serial-1.\n"
-        "Nov 30 02:00:02 host-2 kernel: seen from host-3\n");
-}

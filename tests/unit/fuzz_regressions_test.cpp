@@ -27,6 +27,7 @@ GPF_DECLARE_FUZZ_TARGET(cuda_json)
 GPF_DECLARE_FUZZ_TARGET(user_rules)
 GPF_DECLARE_FUZZ_TARGET(ld_cache)
 GPF_DECLARE_FUZZ_TARGET(render)
+GPF_DECLARE_FUZZ_TARGET(redactor)
 
 namespace {
 namespace fs = std::filesystem;
@@ -51,6 +52,7 @@ const std::map<std::string, std::pair<Target, std::string>>& targets() {
        {gpf_fuzz_user_rules, "garbage-files/devices.json"}}, // not a rules file: refused
       {"ld_cache", {gpf_fuzz_ld_cache, "compat-lib-mismatch/etc/ld.so.cache"}},
       {"render", {gpf_fuzz_render, "garbage-files/proc/driver/nvidia/version"}},
+      {"redactor", {gpf_fuzz_redactor, "log-xid79-one-of-8/dmesg.txt"}},
   };
   return table;
 }

@@ -3,6 +3,7 @@
 // read into DIR in the snapshot layout (docs/snapshot-format.md), so that `check --root DIR`
 // reproduces the verdict offline. Read-only on the source; never follows links out of it (the
 // Host resolves snapshot paths inside their root).
+#include "gpf/capture/redactor.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/util/result.hpp"
@@ -17,7 +18,7 @@ struct CaptureOptions {
   std::filesystem::path out;
   bool force = false;               // replace a previous snapshot in DIR (it holds capture.json)
   unsigned mode = 0600;             // files' mode; directories add search where it grants read
-  bool redact = false;              // replace hostnames and serial numbers consistently
+  bool redact = false;              // replace names, addresses, serials, UUIDs (Redactor)
   std::size_t file_cap = 16u << 20; // bytes copied per file at most
   std::size_t log_cap = 256u << 20; // bytes of kernel log kept as dmesg.txt at most
 };
@@ -34,19 +35,6 @@ struct CaptureReport {
 // was planted in the way.
 Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options,
                                        const CaptureOptions& options);
-
-// Replaces hostnames (each of names, and the host field of syslog/journal lines) and serial numbers
-// with stable tokens ("host-1", "serial-1"): the same input always maps to the same token.
-class Redactor {
-public:
-  explicit Redactor(std::vector<std::string> hostnames);
-  std::string apply(std::string_view text);
-
-private:
-  std::string token_for(const std::string& value, const std::string& kind);
-  std::vector<std::string> m_hostnames;
-  std::vector<std::pair<std::string, std::string>> m_tokens; // value -> token, in first-seen order
-};
 
 // The environment variables a snapshot keeps: only those the checks read (docs/snapshot-format.md),
 // and never a name that looks like a secret.

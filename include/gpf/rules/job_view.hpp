@@ -10,6 +10,8 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace gpf {
@@ -28,6 +30,10 @@ struct JobView {
   std::optional<std::size_t> index_of(const std::string& bus_id) const;
   // Whether CUDA_VISIBLE_DEVICES (or its absence) admits the GPU.
   bool admits(const std::string& bus_id) const;
+
+  // Filled by derive_job_view: rules ask per GPU, so lookups are hashed, not scans.
+  std::unordered_map<std::string, std::size_t> index_by_bus; // first index of each bus id
+  std::unordered_set<std::string> admitted;                  // visible.bus_ids
 };
 
 JobView derive_job_view(const Facts& facts, const Matrix& matrix);

@@ -31,4 +31,34 @@ nlohmann::ordered_json json_opt(const std::optional<T>& v, std::size_t cap = k_n
   }
 }
 
+// JSON inputs from a snapshot are parsed only when their arrays and objects nest at most this
+// deep: the parser builds a value per level, so 8 MiB of "[" took 635 MB before it failed.
+inline constexpr std::size_t k_json_max_depth = 64;
+
+// Whether text's arrays and objects nest at most max_depth deep (strings and escapes skipped).
+// One pass, no allocation; says nothing else about validity.
+inline bool json_depth_within(std::string_view text, std::size_t max_depth = k_json_max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return false;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
 } // namespace gpf

@@ -297,6 +297,9 @@ Ordered cuda_facts_json(const CudaFacts& c) {
 }
 
 Result<CudaFacts> parse_cuda_json(std::string_view text) {
+  if (!json_depth_within(text)) {
+    return Error{fmt::format("nested deeper than {} levels", k_json_max_depth)};
+  }
   const auto doc = Json::parse(text, nullptr, false);
   if (doc.is_discarded()) {
     return Error{"not valid JSON"};

@@ -4,7 +4,15 @@
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/probes/probes.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace gpf {
+
+// The most of a kernel log one check scans (and `snapshot` keeps): far above any ring buffer or
+// a year of `journalctl -k`, so only a runaway input reaches it.
+constexpr std::size_t k_kernel_log_cap = 256u << 20;
 
 ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts) {
   ProbeStatus status;
@@ -25,9 +33,23 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   }
   KernelLogScanner scanner;
   std::string read_error;
+  std::size_t total = 0;
   for (;;) {
+    char probe_byte = 0;
+    if (const auto more = total >= k_kernel_log_cap ? stream->read(&probe_byte, 1)
+                                                    : Result<std::size_t>(std::size_t{0});
+        more && *more != 0) {
+      // a log this long is not a ring buffer (a sparse file, a device): stop, and say so
+      read_error = fmt::format("cut after {} MiB (the kernel-log read cap); later lines were not "
+                               "scanned",
+                               k_kernel_log_cap >> 20);
+      break;
+    }
+    if (total >= k_kernel_log_cap) {
+      break; // exactly the cap: nothing was left
+    }
     const auto room = scanner.room();
-    auto n = stream->read(room.data(), room.size());
+    auto n = stream->read(room.data(), std::min(room.size(), k_kernel_log_cap - total));
     if (!n) {
       read_error = n.error().message;
       break;
@@ -35,6 +57,7 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
     if (*n == 0) {
       break;
     }
+    total += *n;
     scanner.commit(*n);
   }
   facts.log = scanner.finish();

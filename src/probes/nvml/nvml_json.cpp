@@ -197,6 +197,9 @@ Result<NvmlGpu> nvml_gpu_from_json(const Json& j) {
 }
 
 Result<NvmlFacts> parse_nvml_json(std::string_view text) {
+  if (!json_depth_within(text)) {
+    return Error{fmt::format("nested deeper than {} levels", k_json_max_depth)};
+  }
   const Json doc = Json::parse(text, nullptr, false);
   if (doc.is_discarded()) {
     return Error{"not valid JSON"};

@@ -8,6 +8,7 @@
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
+#include "gpf/util/uuid_index.hpp"
 
 #include <fmt/format.h>
 
@@ -17,6 +18,13 @@ ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
   ProbeStatus status;
   const auto value = facts.env.get("CUDA_VISIBLE_DEVICES");
   if (value) {
+    UuidIndex uuids; // GPUs with a minor, by UUID: one index, not a scan per entry
+    for (std::size_t i = 0; i < facts.gpus.size(); ++i) {
+      if (facts.gpus[i].uuid && facts.gpus[i].device_minor) {
+        uuids.add(*facts.gpus[i].uuid, i);
+      }
+    }
+    uuids.build();
     for (auto entry : split(*value, ',')) {
       const auto ref = parse_mig_reference(entry);
       if (!ref) {
@@ -24,14 +32,11 @@ ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
       }
       MigEntry mig;
       mig.entry = to_valid_utf8(trim(entry));
-      for (const auto& gpu : facts.gpus) {
-        if (gpu.uuid && starts_with(to_lower(*gpu.uuid), to_lower(ref->gpu_uuid)) &&
-            gpu.device_minor) {
-          mig.bus_id = gpu.bus_id;
-          mig.path = fmt::format("proc/driver/nvidia/capabilities/gpu{}/mig/gi{}/ci{}/access",
-                                 *gpu.device_minor, ref->gpu_instance, ref->compute_instance);
-          break;
-        }
+      if (const auto at = uuids.first(ref->gpu_uuid)) {
+        const auto& gpu = facts.gpus[*at];
+        mig.bus_id = gpu.bus_id;
+        mig.path = fmt::format("proc/driver/nvidia/capabilities/gpu{}/mig/gi{}/ci{}/access",
+                               *gpu.device_minor, ref->gpu_instance, ref->compute_instance);
       }
       if (mig.bus_id) {
         const auto access = host.read_file(mig.path, 4096);

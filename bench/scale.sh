@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A check at the scale limits (bench/gen_scale_host.py): 2000 GPUs, 20000 MIG instances named in
+# CUDA_VISIBLE_DEVICES and a cuda.json just under the 8 MiB the probe accepts, against the same
+# host with a tenth of the GPUs and MIG entries; timed interleaved in this run so machine noise hits
+# both alike. Near-linear rules keep the ratio near 10 (quadratic ones made it ~100). Prints both
+# times, the ratio and each side's peak RSS. Usage: bench/scale.sh BUILD_DIR (N=runs, 5)
+set -euo pipefail
+build=${1:-build}
+bin=$(cd "$build" && pwd)/gpu-preflight
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+n=${N:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$here/gen_scale_host.py" "$tmp/large"
+python3 "$here/gen_scale_host.py" "$tmp/small" --gpus 200 --migs 2000 --cuda-json-bytes $((800 << 10))
+
+"$bin" --root "$tmp/large" --format json >/dev/null # must finish: a verdict, not a crash
+echo "scale: $n interleaved runs each"
+bench_interleaved "$n" "200 GPUs, 2000 MIG entries, 800 KiB cuda.json" "'$bin' --root '$tmp/small' --format json" \
+  "2000 GPUs, 20000 MIG entries, 8 MiB cuda.json" "'$bin' --root '$tmp/large' --format json"
+echo "  peak RSS, small: $(bench_peak_rss_kib "$bin" --root "$tmp/small" --format json) KiB"
+echo "  peak RSS, large: $(bench_peak_rss_kib "$bin" --root "$tmp/large" --format json) KiB (json)," \
+  "$(bench_peak_rss_kib "$bin" --root "$tmp/large" --format text) KiB (text)"
+echo "  CPU of one large run: $( { /usr/bin/time -f '%U s user + %S s sys' "$bin" --root "$tmp/large" --format json >/dev/null; } 2>&1 | tail -n 1)"

@@ -1,0 +1,110 @@
+// Hostile snapshots (ctest label security): a snapshot holds regular files only, so a FIFO or a
+// device node where a file is expected is an error, not a hang or an endless read; a link to a
+// host device resolves inside the snapshot; a sparse 1 TiB kernel log is cut at the read cap and
+// the cut is reported; JSON nested 8 MiB deep is refused before it is parsed.
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <fstream>
+
+using namespace gpf::test;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+void copy_fixture(const TempDir& t, const std::string& name) {
+  fs::copy(fixture(name), t.path,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing |
+               fs::copy_options::copy_symlinks);
+}
+
+// The report's findings as "id: message" lines and their evidence lines, for searching.
+std::string findings_of(const RunResult& r) {
+  std::string all;
+  const json doc = json::parse(r.out); // kept: a range over a temporary's member would dangle
+  for (const auto& f : doc.at("findings")) {
+    all += f.at("id").get<std::string>() + ": " + f.at("message").get<std::string>() + "\n";
+    for (const auto& e : f.at("evidence")) {
+      all += e.get<std::string>() + "\n";
+    }
+  }
+  return all;
+}
+
+bool has(const std::string& s, std::string_view needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("security: a FIFO in a snapshot is an error, not a hang") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  fs::remove(t.path / "proc/modules");
+  REQUIRE(::mkfifo((t.path / "proc/modules").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((t.path / "dmesg.txt").c_str(), 0600) == 0);
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  REQUIRE(r.exit_code == 0); // warn: the checks of those inputs are incomplete
+  const auto found = findings_of(r);
+  CHECK(has(found, "proc/modules: not a regular file (a FIFO)"));
+  CHECK(has(found,
+            "log.not-readable: Kernel log not checked: dmesg.txt: not a regular file (a FIFO)"));
+}
+
+TEST_CASE("security: a device node in a snapshot is not read") {
+  if (::geteuid() != 0) {
+    WARN("skipped: mknod needs root");
+    return;
+  }
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  // /dev/zero's numbers: reading it would never end
+  REQUIRE(::mknod((t.path / "dmesg.txt").c_str(), S_IFCHR | 0600, ::makedev(1, 5)) == 0);
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  CHECK(has(findings_of(r), "dmesg.txt: not a regular file (a character device)"));
+}
+
+TEST_CASE("security: a link to a host device resolves inside the snapshot") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  fs::create_symlink("/dev/zero", t.path / "dmesg.txt");
+  fs::create_symlink("../../../../../../dev/zero", t.path / "proc/driver/nvidia/params.x");
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  CHECK(r.exit_code == 0); // the link names the snapshot's own (absent) dev/zero: no kernel log
+  CHECK(has(r.out, "the snapshot has no dmesg.txt"));
+}
+
+TEST_CASE("security: a sparse 1 TiB kernel log is cut at the read cap, and the cut is reported") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  { std::ofstream(t.path / "dmesg.txt") << "[    1.000000] Linux version 6.8.0\n"; }
+  fs::resize_file(t.path / "dmesg.txt", std::uintmax_t{1} << 40);
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  CHECK(has(findings_of(r), "cut after 256 MiB (the kernel-log read cap)"));
+}
+
+TEST_CASE("security: JSON inputs nested 8 MiB deep are refused before parsing, in little memory") {
+  TempDir t;
+  copy_fixture(t, "cuda-replay-gpu-hung");
+  const std::string deep(8u << 20, '[');
+  t.write("cuda.json", deep.substr(0, (8u << 20) - 16));
+  t.write("nvml.json", deep.substr(0, 1u << 20));
+  t.write("devices.json", deep.substr(0, 1u << 20));
+  t.write("statvfs.json", deep.substr(0, 1u << 20));
+  t.write("unreadable.json", deep.substr(0, 1u << 20));
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  const auto found = findings_of(r);
+  CHECK(has(found, "nested deeper than 64 levels"));
+  rusage usage{};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 64 * 1024); // KiB; parsing it took 635 MB before
+}
