@@ -11,15 +11,16 @@ namespace gpf {
 
 // How a line of the log was written; one log may mix several (docs/kernel-log.md "Formats").
 enum class LogFormat {
-  dmesg,       // [  123.456789] msg (also <6>[...] from klogctl / dmesg -r, and dmesg -x)
-  dmesg_ctime, // [Mon Nov 30 02:00:00 2026] msg (dmesg -T)
-  dmesg_iso,   // 2026-11-30T02:00:00,123456+00:00 msg (dmesg --time-format iso)
-  kmsg,        // 6,1234,5678901,-;msg (/dev/kmsg records)
-  syslog,      // Nov 30 02:00:00 host kernel: msg (RFC 3164, journalctl -k short / short-precise)
-  syslog_iso,  // 2026-11-30T02:00:00.123+00:00 host kernel: msg (rsyslog, journalctl short-iso)
-  rfc5424,     // <4>1 2026-11-30T02:00:00Z host kernel - - - msg
-  journal,     // journalctl markers: -- Boot <id> --, -- Reboot --, -- Logs begin at ...
-  bare,        // NVRM: ... or kernel: NVRM: ... without any timestamp
+  dmesg,         // [  123.456789] msg (also <6>[...] from klogctl / dmesg -r, and dmesg -x)
+  dmesg_ctime,   // [Mon Nov 30 02:00:00 2026] msg (dmesg -T)
+  dmesg_iso,     // 2026-11-30T02:00:00,123456+00:00 msg (dmesg --time-format iso)
+  dmesg_reltime, // [Dec 1 10:00] / [  +0.000421] / [<  0.000421>] msg (dmesg -e, -H, delta)
+  kmsg,          // 6,1234,5678901,-;msg (/dev/kmsg records)
+  syslog,        // Nov 30 02:00:00 host kernel: msg (RFC 3164, journalctl -k short / short-precise)
+  syslog_iso,    // 2026-11-30T02:00:00.123+00:00 host kernel: msg (rsyslog, journalctl short-iso)
+  rfc5424,       // <4>1 2026-11-30T02:00:00Z host kernel - - - msg
+  journal,       // journalctl markers: -- Boot <id> --, -- Reboot --, -- Logs begin at ...
+  bare,          // NVRM: ... or kernel: NVRM: ... without any timestamp
 };
 
 enum class BootBoundaryKind { linux_version, journal_boot, journal_reboot, timestamp_reset };
