@@ -125,6 +125,14 @@ Json log_facts_json(const LogFacts& log) {
   j["ran"] = log.ran;
   j["source"] = to_valid_utf8(log.source);
   j["read_error"] = log.read_error.empty() ? Json(nullptr) : Json(to_valid_utf8(log.read_error));
+  Json sources = Json::array();
+  for (const auto& s : log.sources) {
+    sources.push_back(
+        Json{{"source", to_valid_utf8(s.source)},
+             {"state", s.state},
+             {"error", s.error.empty() ? Json(nullptr) : Json(to_valid_utf8(s.error))}});
+  }
+  j["sources"] = std::move(sources);
   Json formats = Json::array();
   for (auto f : log.formats) {
     formats.push_back(log_format_name(f));

@@ -195,11 +195,72 @@ TEST_CASE("fixture: a kernel log that cannot be read warns, never passes") {
   REQUIRE(f);
   CHECK(f->severity == Severity::warn);
   CHECK(any_evidence(*f, "Permission denied"));
-  CHECK(contains(f->remedy, "dmesg_restrict"));
+  // Every source tried is named: the ring buffer's error and the absent journal and syslog files.
+  CHECK(any_evidence(*f, "dmesg.txt: Permission denied"));
+  CHECK(any_evidence(*f, "systemd journal (var/log/journal, run/log/journal): not present"));
+  CHECK(any_evidence(*f, "var/log/kern.log: not present"));
+  CHECK(any_evidence(*f, "var/log/syslog: not present"));
+  // The remedy is a group to join or a rule to disable, never a host-wide sysctl.
+  CHECK(contains(f->remedy, "systemd-journal"));
+  CHECK(contains(f->remedy, "--disable log.not-readable"));
+  CHECK_FALSE(contains(f->remedy, "sysctl"));
   const auto* probe = r.facts.probe("kernel-log");
   REQUIRE(probe);
   CHECK(probe->state == ProbeState::error);
   CHECK(contains(probe->message, "Permission denied"));
+}
+
+// Info only when the live probes reached every GPU and each passed; warn when any GPU went unseen.
+TEST_CASE("log.not-readable is info when CUDA and NVML passed every GPU, warn otherwise") {
+  Facts f;
+  f.driver.loaded = true;
+  for (int i = 0; i < 2; ++i) {
+    GpuFacts g;
+    g.bus_id = k_buses[i];
+    f.gpus.push_back(g);
+  }
+  f.log.read_error = "/dev/kmsg: Operation not permitted; klogctl: Operation not permitted";
+  f.log.sources = {{"/dev/kmsg, klogctl", "error", f.log.read_error},
+                   {"systemd journal", "error",
+                    "systemd journal: Permission denied (no system journal file is readable by "
+                    "this user)"},
+                   {"/var/log/kern.log", "error", "/var/log/kern.log: Permission denied"}};
+  const auto severity = [](const Facts& facts) {
+    const auto a = assess(facts, test::kernel_log_rules(), {});
+    const auto* hit = find(a, "log.not-readable");
+    REQUIRE(hit);
+    CHECK(any_evidence(*hit, "systemd journal: Permission denied"));
+    CHECK(any_evidence(*hit, "/var/log/kern.log: Permission denied"));
+    return hit->severity;
+  };
+  CHECK(severity(f) == Severity::warn); // CUDA never ran
+
+  f.cuda.ran = true;
+  f.cuda.enumeration_complete = true;
+  for (int i = 0; i < 2; ++i) {
+    CudaDevice d;
+    d.index = i;
+    d.bus_id = k_buses[i];
+    d.usable = true;
+    f.cuda.devices.push_back(d);
+  }
+  CHECK(severity(f) == Severity::info);
+
+  f.cuda.devices[1].usable = false; // one GPU failed its CUDA start-up
+  CHECK(severity(f) == Severity::warn);
+  f.cuda.devices[1].usable = true;
+
+  f.cuda.devices.pop_back(); // one GPU CUDA did not see
+  CHECK(severity(f) == Severity::warn);
+  CudaDevice back;
+  back.index = 1;
+  back.bus_id = k_buses[1];
+  back.usable = true;
+  f.cuda.devices.push_back(back);
+
+  f.nvml.ran = true; // NVML ran but could not start
+  f.nvml.init_code = 999;
+  CHECK(severity(f) == Severity::warn);
 }
 
 TEST_CASE("fixture: a GPU the driver does not list is a warning with the log's evidence") {

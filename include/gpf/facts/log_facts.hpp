@@ -84,11 +84,20 @@ struct LogDriverLoad {
   unsigned count = 0;  // loads in the current boot (more than one: reloaded)
 };
 
+// A kernel-log source the probe tried, in order (not filled for --dmesg FILE).
+struct LogSourceTried {
+  std::string source; // "/dev/kmsg", "systemd journal", "var/log/kern.log", ...
+  std::string state;  // "used", "absent", "error", "passed over" (read but not chosen)
+  std::string error;  // the OS reason when state is "error"
+};
+
 struct LogFacts {
-  bool ran = false;               // a log was read (possibly with nothing in it)
-  std::string source;             // "/dev/kmsg", "klogctl", "dmesg.txt", "--dmesg FILE", "stdin"
-  std::string read_error;         // non-empty: the log could not be read (the OS reason)
-  std::vector<LogFormat> formats; // formats seen, in first-seen order
+  bool ran = false;   // a log was read (possibly with nothing in it)
+  std::string source; // "/dev/kmsg", "klogctl", "dmesg.txt", "systemd journal", "var/log/kern.log",
+                      // "--dmesg FILE", "stdin"
+  std::vector<LogSourceTried> sources;  // every source tried, in order
+  std::string read_error;               // non-empty: the log could not be read (the OS reason)
+  std::vector<LogFormat> formats;       // formats seen, in first-seen order
   std::optional<BootBoundary> boundary; // start of the current boot; nullopt: one boot, no marker
   unsigned boots_seen = 0;              // boots in the log (0 for an empty log)
   std::uint64_t bytes = 0;
