@@ -23,6 +23,8 @@ std::string_view kind_name(LogEventKind k) {
     return "fallen-off-bus";
   case LogEventKind::bar_invalid:
     return "bar-invalid";
+  case LogEventKind::dma_setup:
+    return "dma-setup";
   case LogEventKind::probe_not_called:
     return "probe-not-called";
   case LogEventKind::probe_failed:

@@ -51,9 +51,11 @@ std::span<const Rule> log_rules() {
            }
            EventPtrs serious;
            for (const auto& e : events) {
-             const bool harmless = is_xid(e) && (xid_class(e) == XidClass::application ||
-                                                 xid_class(e) == XidClass::informational ||
-                                                 (*e.xid == 154 && e.recovery_action == "None"));
+             // A BAR or IOMMU message may name any PCI device, not only a GPU: evidence only.
+             const bool harmless = e.kind == LogEventKind::dma_setup ||
+                                   (is_xid(e) && (xid_class(e) == XidClass::application ||
+                                                  xid_class(e) == XidClass::informational ||
+                                                  (*e.xid == 154 && e.recovery_action == "None")));
              if (!harmless) {
                serious.push_back(&e);
              }

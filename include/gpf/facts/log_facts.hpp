@@ -48,6 +48,10 @@ enum class LogEventKind {
   gsp_firmware,       // GSP firmware missing or failed to boot
   crash_dump,         // A GPU crash dump has been created
   nouveau,            // nouveau dddd:bb:dd.f: ... (nouveau bound an NVIDIA GPU)
+  // The device's BAR could not be reserved or assigned, or the IOMMU (DMAR, AMD-Vi) or vfio
+  // faulted on it: why a DMA/BAR set-up failed. No finding of its own (any PCI device may be
+  // named): evidence beside the GPU's RmInitAdapter failure. detail: "bar", "iommu" or "vfio".
+  dma_setup,
 };
 
 // One decoded event; repeated lines with the same key are one event with a count.
