@@ -6,9 +6,11 @@ set -euo pipefail
 # dpkg-dev: dpkg-shlibdeps for `make package`; shellcheck: the lint test of the shipped scripts;
 # strace: the read-only test (tests/faults/readonly_test.cpp); clang-14: the second compiler
 # .ci/run builds with; clang-format-14: `make format`, pinned because each clang-format release
-# lays out some code differently.
+# lays out some code differently. libsystemd-dev: sd-journal, the kernel log from the systemd
+# journal; systemd-journal-remote: writes the real .journal files the journal test reads.
 packages=(cmake g++ make clang clang-14 libclang-rt-14-dev clang-format-14 libcli11-dev libfmt-dev nlohmann-json3-dev
-          catch2 hyperfine time python3 dpkg-dev shellcheck strace)
+          catch2 hyperfine time python3 dpkg-dev shellcheck strace pkg-config libsystemd-dev
+          systemd-journal-remote)
 # `install-deps.sh bench`: also what `make bench` needs (Google Benchmark, valgrind for profiles).
 if [ "${1:-}" = bench ]; then
   packages+=(libbenchmark-dev valgrind)

@@ -6,6 +6,8 @@
 #include "gpf/util/text.hpp"
 #include "streams.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -538,7 +540,29 @@ NodeInfo Host::stat_node(std::string_view path) const {
   return info;
 }
 
-Result<std::unique_ptr<ByteStream>> Host::open_kernel_log() const {
+namespace {
+
+// A ring buffer whose first message is this many seconds after boot has lost the boot's start.
+constexpr double k_wrapped_after_s = 1.0;
+// How much of the ring buffer is read ahead to learn its first timestamp.
+constexpr std::size_t k_peek_bytes = 64 * 1024;
+
+// The first piece of stream, put back in front of the rest: what a ring buffer's first message
+// says about how far back it reaches.
+Result<std::unique_ptr<ByteStream>> peeked(std::unique_ptr<ByteStream> stream) {
+  std::string head(k_peek_bytes, '\0');
+  auto n = stream->read(head.data(), head.size());
+  if (!n) {
+    return n.error();
+  }
+  head.resize(*n);
+  return prepend(std::move(head), std::move(stream));
+}
+
+} // namespace
+
+// The ring buffer alone: /dev/kmsg or klogctl live; dmesg.txt (or dmesg.error) in a snapshot.
+Result<std::unique_ptr<ByteStream>> Host::open_ring_buffer() const {
   if (m_live) {
     return open_live_kernel_log(resolve("dev/kmsg"));
   }
@@ -563,6 +587,200 @@ Result<std::unique_ptr<ByteStream>> Host::open_kernel_log() const {
     return Error{"dmesg.txt: " + os_error(err)};
   }
   return fd_stream(fd, "dmesg.txt");
+}
+
+// The systemd journal: the live system journal, or a snapshot's var/log/journal and
+// run/log/journal (their *.journal files and those one directory down, the machine-id
+// directory; regular files only, opened inside the root). Not recorded for capture: the lines
+// read go into the snapshot's dmesg.txt, not the journal files.
+Result<std::unique_ptr<ByteStream>> Host::open_journal() const {
+  static constexpr std::string_view k_dirs[] = {"var/log/journal", "run/log/journal"};
+  JournalInput input;
+  input.live = m_live;
+  input.name = m_live ? "systemd journal" : "systemd journal (var/log/journal, run/log/journal)";
+  std::vector<std::string> errors;
+  for (const auto dir : k_dirs) {
+    const std::string d(dir);
+    if (auto it = m_unreadable.find(d); !m_live && it != m_unreadable.end()) {
+      errors.push_back(d + ": " + it->second);
+      continue;
+    }
+    if (m_live) {
+      input.live_dirs_exist = input.live_dirs_exist || fs::is_directory(resolve(dir));
+      continue;
+    }
+    const int dfd = open_path(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd < 0) {
+      if (-dfd != ENOENT && -dfd != ENOTDIR) {
+        errors.push_back(d + ": " + os_error(-dfd));
+      }
+      continue;
+    }
+    ::close(dfd);
+    // The journal files of dir and of its subdirectories (one per machine id).
+    std::vector<std::string> candidates;
+    std::vector<std::string> subdirs;
+    const auto add_dir = [&](const std::string& path, bool descend) {
+      const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
+      if (fd < 0) {
+        errors.push_back(path + ": " + os_error(-fd));
+        return;
+      }
+      DIR* listing = ::fdopendir(fd);
+      if (listing == nullptr) {
+        ::close(fd);
+        return;
+      }
+      std::vector<std::pair<std::string, unsigned char>> entries;
+      while (const dirent* e = ::readdir(listing)) {
+        const std::string name = e->d_name;
+        if (name != "." && name != "..") {
+          entries.emplace_back(name, e->d_type);
+        }
+      }
+      ::closedir(listing);
+      std::sort(entries.begin(), entries.end());
+      for (const auto& [name, type] : entries) {
+        const std::string child = path + "/" + name;
+        if (name.size() > 8 && name.ends_with(".journal")) {
+          candidates.push_back(child);
+        } else if (descend && type == DT_DIR) {
+          subdirs.push_back(child);
+        }
+      }
+    };
+    add_dir(d, true);
+    for (const auto& sub : std::vector<std::string>(subdirs)) {
+      add_dir(sub, false);
+    }
+    for (const auto& path : candidates) {
+      const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+      if (fd < 0) {
+        errors.push_back(path + ": " + os_error(-fd));
+        continue;
+      }
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd); // a FIFO, device or other non-file named *.journal is not read
+        continue;
+      }
+      input.files.emplace_back(path, OwnedFd(fd));
+    }
+  }
+  if (!m_live && input.files.empty()) {
+    if (!errors.empty()) {
+      return Error{input.name + ": " + fmt::format("{}", fmt::join(errors, "; "))};
+    }
+    return std::unique_ptr<ByteStream>();
+  }
+  if (!m_live) {
+    if (auto boot = read_file("proc/sys/kernel/random/boot_id", 256)) {
+      input.boot_id = std::string(trim(boot->data));
+    }
+  }
+  return open_journal_kernel_log(input, errors);
+}
+
+Result<std::unique_ptr<ByteStream>>
+Host::open_kernel_log(std::vector<LogSourceAttempt>* attempts) const {
+  std::vector<LogSourceAttempt> tried;
+  const auto note = [&](std::string source, const Result<std::unique_ptr<ByteStream>>& r) {
+    LogSourceAttempt a;
+    a.source = std::move(source);
+    if (!r) {
+      a.error = r.error().message;
+    } else if (!*r) {
+      a.found = false;
+    }
+    tried.push_back(std::move(a));
+  };
+  const auto finish = [&](std::unique_ptr<ByteStream> used) -> Result<std::unique_ptr<ByteStream>> {
+    if (used) {
+      for (auto& a : tried) {
+        a.used = a.error.empty() && a.found && a.source == used->name();
+      }
+    }
+    if (attempts != nullptr) {
+      *attempts = tried;
+    }
+    return used;
+  };
+
+  // 1. The ring buffer, and whether it still reaches back to the boot.
+  auto ring = open_ring_buffer();
+  const std::string ring_name = m_live ? "/dev/kmsg, klogctl" : "dmesg.txt";
+  if (ring && *ring) {
+    auto peek = peeked(std::move(ring.value()));
+    if (!peek) {
+      ring = peek.error();
+    } else {
+      ring = std::move(peek).value();
+    }
+  }
+  note(ring && *ring ? (*ring)->name() : ring_name, ring);
+  // Seconds after boot of the ring buffer's first message; 0 when unknown (taken as complete).
+  const double ring_first = ring && *ring ? (*ring)->first_seconds().value_or(0.0) : 0.0;
+  if (ring && *ring && ring_first <= k_wrapped_after_s) {
+    return finish(std::move(ring.value()));
+  }
+
+  // 2. The systemd journal: instead of a wrapped ring buffer when it reaches further back.
+  auto journal = open_journal();
+  note(journal && *journal
+           ? (*journal)->name()
+           : (m_live ? "systemd journal" : "systemd journal (var/log/journal, run/log/journal)"),
+       journal);
+  const bool journal_has_lines = journal && *journal && (*journal)->first_seconds();
+  if (ring && *ring) {
+    if (journal_has_lines &&
+        (*journal)->first_seconds().value_or(ring_first) + k_wrapped_after_s < ring_first) {
+      return finish(std::move(journal.value()));
+    }
+    return finish(std::move(ring.value()));
+  }
+  if (journal_has_lines) {
+    return finish(std::move(journal.value()));
+  }
+
+  // 3. The syslog daemon's files (boot-aware through the kernel banner and the kernel's own
+  // timestamps inside each line).
+  static constexpr std::string_view k_files[] = {"var/log/kern.log", "var/log/messages",
+                                                 "var/log/syslog"};
+  for (const auto path : k_files) {
+    const std::string label = m_live ? "/" + std::string(path) : std::string(path);
+    Result<std::unique_ptr<ByteStream>> file = std::unique_ptr<ByteStream>();
+    if (auto it = m_unreadable.find(std::string(path)); !m_live && it != m_unreadable.end()) {
+      file = Error{label + ": " + it->second};
+    } else {
+      const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+      if (fd >= 0) {
+        file = fd_stream(fd, label);
+      } else if (-fd != ENOENT && -fd != ENOTDIR) {
+        file = Error{label + ": " + os_error(-fd)};
+      }
+    }
+    note(label, file);
+    if (file && *file) {
+      return finish(std::move(file.value()));
+    }
+  }
+  // A journal without this boot's kernel messages is still a log that was read.
+  if (journal && *journal) {
+    return finish(std::move(journal.value()));
+  }
+  std::vector<std::string> errors;
+  for (const auto& a : tried) {
+    if (!a.error.empty()) {
+      errors.push_back(a.error);
+    }
+  }
+  if (attempts != nullptr) {
+    *attempts = tried;
+  }
+  if (errors.empty()) {
+    return std::unique_ptr<ByteStream>();
+  }
+  return Error{fmt::format("{}", fmt::join(errors, "; "))};
 }
 
 Result<std::unique_ptr<ByteStream>> Host::open_user_file(const std::string& path) const {

@@ -123,7 +123,97 @@ private:
 constexpr int k_syslog_action_read_all = 3;     // SYSLOG_ACTION_READ_ALL (klogctl(3))
 constexpr int k_syslog_action_size_buffer = 10; // SYSLOG_ACTION_SIZE_BUFFER
 
+// head first, then inner.
+class PrependStream final : public ByteStream {
+public:
+  PrependStream(std::string head, std::unique_ptr<ByteStream> inner, std::optional<double> first)
+      : m_head(std::move(head)), m_inner(std::move(inner)), m_first(first) {}
+  Result<std::size_t> read(char* buf, std::size_t size) override {
+    if (m_pos < m_head.size()) {
+      const std::size_t n = std::min(size, m_head.size() - m_pos);
+      std::memcpy(buf, m_head.data() + m_pos, n);
+      m_pos += n;
+      return n;
+    }
+    return m_inner->read(buf, size);
+  }
+  std::string name() const override { return m_inner->name(); }
+  std::optional<double> first_seconds() const override { return m_first; }
+
+private:
+  std::string m_head;
+  std::size_t m_pos = 0;
+  std::unique_ptr<ByteStream> m_inner;
+  std::optional<double> m_first;
+};
+
+std::optional<double> seconds_of(std::string_view digits_dot_digits) {
+  while (!digits_dot_digits.empty() && digits_dot_digits.front() == ' ') {
+    digits_dot_digits.remove_prefix(1);
+  }
+  const auto dot = digits_dot_digits.find('.');
+  if (dot == 0 || dot == std::string_view::npos || dot + 1 >= digits_dot_digits.size() ||
+      digits_dot_digits.size() > 24) {
+    return std::nullopt;
+  }
+  double whole = 0;
+  double frac = 0;
+  double scale = 1;
+  for (std::size_t i = 0; i < digits_dot_digits.size(); ++i) {
+    const char c = digits_dot_digits[i];
+    if (i == dot) {
+      continue;
+    }
+    if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+    if (i < dot) {
+      whole = whole * 10 + (c - '0');
+    } else {
+      scale /= 10;
+      frac += (c - '0') * scale;
+    }
+  }
+  return whole + frac;
+}
+
 } // namespace
+
+std::optional<double> first_line_seconds(std::string_view text) {
+  text = text.substr(0, text.find('\n'));
+  if (text.size() > 3 && text.front() == '<') {
+    const auto close = text.find('>');
+    if (close != std::string_view::npos && close <= 4) {
+      text.remove_prefix(close + 1);
+    }
+  }
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    return close == std::string_view::npos ? std::nullopt : seconds_of(text.substr(1, close - 1));
+  }
+  // /dev/kmsg: "PRIO,SEQ,USEC,FLAGS;msg"
+  const auto semi = text.find(';');
+  const auto c1 = text.find(',');
+  const auto c2 = c1 == std::string_view::npos ? c1 : text.find(',', c1 + 1);
+  const auto c3 = c2 == std::string_view::npos ? c2 : text.find(',', c2 + 1);
+  if (semi == std::string_view::npos || c3 == std::string_view::npos || c3 > semi || c3 - c2 < 2 ||
+      c3 - c2 > 20) {
+    return std::nullopt;
+  }
+  std::uint64_t usec = 0;
+  for (char c : text.substr(c2 + 1, c3 - c2 - 1)) {
+    if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+    usec = usec * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return static_cast<double>(usec) / 1e6;
+}
+
+std::unique_ptr<ByteStream> prepend(std::string head, std::unique_ptr<ByteStream> inner) {
+  const auto first = first_line_seconds(head);
+  return std::make_unique<PrependStream>(std::move(head), std::move(inner), first);
+}
 
 Result<std::unique_ptr<ByteStream>> fd_stream(int fd, const std::string& name) {
   struct stat st {};

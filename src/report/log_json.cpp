@@ -11,10 +11,11 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string_view kind_name(LogEventKind k) {
-  static constexpr auto k_names = enum_names<LogEventKind::nouveau>(
+  static constexpr auto k_names = enum_names<LogEventKind::dma_setup>(
       {"xid", "rm-init-failed", "rm-init-minor", "api-mismatch", "fallen-off-bus", "bar-invalid",
        "probe-not-called", "probe-failed", "no-gpu-initialized", "not-supported",
-       "not-supported-open-module", "power-cables", "gsp-firmware", "crash-dump", "nouveau"});
+       "not-supported-open-module", "power-cables", "gsp-firmware", "crash-dump", "nouveau",
+       "dma-setup"});
   return k_names(k);
 }
 
@@ -90,6 +91,14 @@ Json log_facts_json(const LogFacts& log) {
   j["ran"] = log.ran;
   j["source"] = to_valid_utf8(log.source);
   j["read_error"] = log.read_error.empty() ? Json(nullptr) : Json(to_valid_utf8(log.read_error));
+  Json sources = Json::array();
+  for (const auto& s : log.sources) {
+    sources.push_back(
+        Json{{"source", to_valid_utf8(s.source)},
+             {"state", s.state},
+             {"error", s.error.empty() ? Json(nullptr) : Json(to_valid_utf8(s.error))}});
+  }
+  j["sources"] = std::move(sources);
   Json formats = Json::array();
   for (auto f : log.formats) {
     formats.push_back(log_format_name(f));

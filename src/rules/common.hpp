@@ -167,6 +167,8 @@ inline std::string_view log_rule_id(const LogEvent& e) {
     return "gpu.crash-dump";
   case LogEventKind::nouveau:
     return "module.nouveau-loaded";
+  case LogEventKind::dma_setup:
+    return ""; // evidence for rminit.adapter-failed, not a finding of its own
   }
   return "";
 }

@@ -3,6 +3,34 @@
 #include "common.hpp"
 
 namespace gpf {
+namespace {
+
+// The live probes saw every GPU the driver lists, and each one passed: CUDA started on it (or it
+// is busy), the multi-GPU test (if run) passed, and NVML (if it ran) answered for it.
+bool live_probes_passed_every_gpu(const Facts& f) {
+  if (f.gpus.empty() || !f.cuda.enumerated() ||
+      (f.cuda.multi_gpu_ran && f.cuda.multi_gpu_ok != true)) {
+    return false;
+  }
+  if (f.nvml.ran && !f.nvml.init_ok()) {
+    return false;
+  }
+  for (const auto& g : f.gpus) {
+    const CudaDevice* d = f.cuda.device_by_bus(g.bus_id);
+    if (d == nullptr || !(d->usable || d->in_use)) {
+      return false;
+    }
+    if (f.nvml.ran) {
+      const NvmlGpu* n = f.nvml.gpu_by_bus(g.bus_id);
+      if (n == nullptr || !n->answered()) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+} // namespace
 
 std::span<const Rule> log_rules() {
   static const Rule rows[] = {
@@ -23,9 +51,11 @@ std::span<const Rule> log_rules() {
            }
            EventPtrs serious;
            for (const auto& e : events) {
-             const bool harmless = is_xid(e) && (xid_class(e) == XidClass::application ||
-                                                 xid_class(e) == XidClass::informational ||
-                                                 (*e.xid == 154 && e.recovery_action == "None"));
+             // A BAR or IOMMU message may name any PCI device, not only a GPU: evidence only.
+             const bool harmless = e.kind == LogEventKind::dma_setup ||
+                                   (is_xid(e) && (xid_class(e) == XidClass::application ||
+                                                  xid_class(e) == XidClass::informational ||
+                                                  (*e.xid == 154 && e.recovery_action == "None")));
              if (!harmless) {
                serious.push_back(&e);
              }
@@ -50,22 +80,44 @@ std::span<const Rule> log_rules() {
       {.id = "log.not-readable",
        .stage = Stage::host,
        .severity = Severity::warn,
+       .severity_from =
+           "info when the live CUDA (and NVML) probes reached every GPU and every one passed",
        .title = "The kernel log was read",
        .remedy =
-           "Run as root (reading the kernel log needs CAP_SYSLOG when kernel.dmesg_restrict=1), or `sysctl kernel.dmesg_restrict=0`, or pass the log with --dmesg FILE (`journalctl -k -b > kern.txt`, or the host's /var/log/kern.log); "
-           "in a container, run the check on the host",
-       .source = "docs/sources.md#design-decisions-of-the-checker",
+           "Add the user to the systemd-journal group (or adm, which can also read /var/log/kern.log): `usermod -aG systemd-journal USER`, then log in again; "
+           "or run as root, or pass the log with --dmesg FILE (`journalctl -k -b > kern.txt` on the host); "
+           "or, where the GPUs' own checks are enough, `--disable log.not-readable`",
+       .source = "docs/kernel-log.md#sources",
+       .explanation =
+           "Every kernel-log source was tried in order — the ring buffer (/dev/kmsg, klogctl), the systemd journal's kernel messages of this boot, /var/log/kern.log, /var/log/messages, /var/log/syslog — and none could be read. Without the log, Xids, RmInitAdapter failures and GPUs that fell off the bus are unseen; when the live CUDA and NVML probes reached and passed every GPU the gap is small (info), otherwise it warns.",
+       .evidence = "each source tried and its OS error",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          if (log.read_error.empty()) {
            return {};
          }
-         // The error names what could not be read (/dev/kmsg and klogctl, dmesg.txt, the --dmesg
-         // file).
-         return {{fmt::format("Kernel log {}: {}",
-                              log.ran ? "only partly checked, reading stopped" : "not checked",
-                              log.read_error),
-                  {log.read_error}}};
+         // The evidence names every source tried (/dev/kmsg and klogctl, the journal, the syslog
+         // files; dmesg.txt; the --dmesg file) and why each could not be read.
+         std::vector<std::string> evidence;
+         for (const auto& s : log.sources) {
+           if (s.state == "error") {
+             evidence.push_back(s.error);
+           } else if (s.state == "absent") {
+             evidence.push_back(s.source + ": not present");
+           }
+         }
+         if (evidence.empty()) {
+           evidence.push_back(log.read_error);
+         }
+         Hit hit{fmt::format("Kernel log {}: {}",
+                             log.ran ? "only partly checked, reading stopped" : "not checked",
+                             log.read_error),
+                 evidence};
+         if (!log.ran && live_probes_passed_every_gpu(c.facts)) {
+           hit.severity = Severity::info;
+           hit.message += " — the live CUDA and NVML probes reached every GPU and all passed";
+         }
+         return {hit};
        }},
       {.id = "log.earlier-boot",
        .stage = Stage::host,

@@ -83,6 +83,48 @@ TEST_CASE("every line format: format, timestamp and kernel message") {
   }
 }
 
+// dmesg -e / -H / --time-format delta / -d, as users paste them (util-linux dmesg(1)).
+TEST_CASE("relative and delta dmesg stamps: one row per form") {
+  const std::string probe = "nvidia: probe of 0000:01:00.0 failed with error -1";
+  const std::string xid = "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.";
+  const std::vector<FormatCase> cases{
+      // dmesg -H / --reltime: the first message of a minute carries the minute, the rest a delta
+      {"[Dec 1 10:00] " + xid, LogFormat::dmesg_reltime, "Dec 1 10:00", std::nullopt, xid},
+      {"[Dec  1 10:00] " + xid, LogFormat::dmesg_reltime, "Dec  1 10:00", std::nullopt, xid},
+      {"[Nov 30 23:59] " + xid, LogFormat::dmesg_reltime, "Nov 30 23:59", std::nullopt, xid},
+      {"[Dec 1 10:00:07] " + xid, LogFormat::dmesg_reltime, "Dec 1 10:00:07", std::nullopt, xid},
+      {"[  +0.000421] " + probe, LogFormat::dmesg_reltime, "+0.000421", std::nullopt, probe},
+      {"[ +12.500000] " + probe, LogFormat::dmesg_reltime, "+12.500000", std::nullopt, probe},
+      {"[  +2.5s] " + probe, LogFormat::dmesg_reltime, "+2.5s", std::nullopt, probe},
+      // dmesg -H -x: decoded facility and level before the stamp
+      {"kern  :warn  : [  +0.000421] " + probe, LogFormat::dmesg_reltime, "+0.000421", std::nullopt,
+       probe},
+      // dmesg --time-format delta
+      {"[<    0.000421>] " + probe, LogFormat::dmesg_reltime, "<    0.000421>", std::nullopt,
+       probe},
+      // dmesg -d: the time since boot stays, so the boot rule can use it
+      {"[  123.456789 <    0.000421>] " + xid, LogFormat::dmesg, "123.456789", 123.456789, xid},
+      {"[    0.000000 <    0.000000>] " + xid, LogFormat::dmesg, "0.000000", 0.0, xid},
+      // near misses stay bare
+      {"[Dec 1] " + xid, LogFormat::bare, "", std::nullopt, "[Dec 1] " + xid},
+      {"[+] " + xid, LogFormat::bare, "", std::nullopt, "[+] " + xid},
+      {"[  +0.5x] " + xid, LogFormat::bare, "", std::nullopt, "[  +0.5x] " + xid},
+      {"[Foo 1 10:00] " + xid, LogFormat::bare, "", std::nullopt, "[Foo 1 10:00] " + xid},
+      {"[  123.4 <x>] " + xid, LogFormat::bare, "", std::nullopt, "[  123.4 <x>] " + xid},
+  };
+  for (const auto& c : cases) {
+    INFO(c.line);
+    const LogLine l = parse_log_line(c.line);
+    CHECK(l.format == c.format);
+    CHECK(std::string(l.time) == c.time);
+    CHECK(l.monotonic.has_value() == c.monotonic.has_value());
+    if (l.monotonic && c.monotonic) {
+      CHECK(*l.monotonic == Approx(*c.monotonic).margin(1e-7));
+    }
+    CHECK(std::string(l.message) == c.message);
+  }
+}
+
 TEST_CASE("journal markers and continuation lines") {
   const std::pair<std::string, LineMarker> markers[] = {
       {"-- Boot 3b0e8f2c9a1d4e5f8a7b6c5d4e3f2a1b --", LineMarker::journal_boot},
@@ -145,10 +187,11 @@ TEST_CASE("monotonic seconds parse only the dmesg stamp form") {
 }
 
 TEST_CASE("every format has a name") {
-  for (auto f : {LogFormat::dmesg, LogFormat::dmesg_ctime, LogFormat::dmesg_iso, LogFormat::kmsg,
-                 LogFormat::syslog, LogFormat::syslog_iso, LogFormat::rfc5424, LogFormat::journal,
-                 LogFormat::bare}) {
+  for (auto f : {LogFormat::dmesg, LogFormat::dmesg_ctime, LogFormat::dmesg_iso,
+                 LogFormat::dmesg_reltime, LogFormat::kmsg, LogFormat::syslog,
+                 LogFormat::syslog_iso, LogFormat::rfc5424, LogFormat::journal, LogFormat::bare}) {
     CHECK_FALSE(log_format_name(f).empty());
   }
   CHECK(log_format_name(LogFormat::dmesg_ctime) == "dmesg-ctime");
+  CHECK(log_format_name(LogFormat::dmesg_reltime) == "dmesg-reltime");
 }

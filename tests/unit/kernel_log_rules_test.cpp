@@ -130,6 +130,59 @@ TEST_CASE("fixture: RmInitAdapter 0x26 (the seed case) is decoded and pinned to 
   CHECK(finding(r.assessment, "gpu.too-few-usable"));
 }
 
+// RmInitAdapter 0x26 whole: the same boot's BAR lines are the evidence, and in a VM (cpuinfo's
+// hypervisor flag) the likely cause is the pass-through not mapping the BAR.
+TEST_CASE("fixture: RmInitAdapter 0x26 in a VM names the unmapped BAR as the likely cause") {
+  const auto r = check_fixture("log-rminit-0x26-vm-bar");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  const auto* f = find(r.assessment, "rminit.adapter-failed");
+  REQUIRE(f);
+  CHECK(f->gpu == "0000:18:00.0");
+  CHECK(any_evidence(*f, "RmInitAdapter failed! (0x26:0xffff:1481)"));
+  CHECK(
+      any_evidence(*f, "pci 0000:18:00.0: BAR 1: no space for [mem size 0x4000000000 64bit pref]"));
+  CHECK(any_evidence(*f, "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:18:00.0)"));
+  CHECK(contains(f->message, "likely cause: the hypervisor's PCI pass-through did not map"));
+  CHECK(contains(f->remedy, "stop and start"));
+  CHECK_FALSE(contains(f->remedy, "Above 4G"));
+}
+
+// On bare metal with only an IOMMU fault: the IOMMU is the likely cause; a DMAR fault naming
+// another PCI device (a NIC) is neither evidence here nor a "GPU missing from the driver".
+TEST_CASE("fixture: RmInitAdapter 0x26 on bare metal with a DMAR fault names the IOMMU") {
+  const auto r = check_fixture("log-rminit-0x26-iommu");
+  const auto* f = find(r.assessment, "rminit.adapter-failed");
+  REQUIRE(f);
+  CHECK(any_evidence(*f, "Request device [18:00.0] fault addr 0xfffff000"));
+  CHECK_FALSE(any_evidence(*f, "[5e:00.0]"));
+  CHECK(contains(f->message, "likely cause: the IOMMU blocked the GPU's DMA"));
+  CHECK(contains(f->remedy, "iommu=pt"));
+  CHECK_FALSE(find(r.assessment, "log.gpu-missing-from-driver"));
+  REQUIRE(r.facts.log.gpu_events.count("0000:5e:00.0") == 1);
+  CHECK(r.facts.log.gpu_events.at("0000:5e:00.0").front().kind == LogEventKind::dma_setup);
+}
+
+// The same BAR lines on bare metal point at the firmware.
+TEST_CASE("RmInitAdapter with an unassigned BAR on bare metal: Above 4G decoding") {
+  Facts f;
+  f.driver.loaded = true;
+  GpuFacts g;
+  g.bus_id = "0000:18:00.0";
+  g.device_minor = 0;
+  f.gpus.push_back(g);
+  f.topology.iommu.hypervisor = false;
+  f.log =
+      scan_kernel_log(dmesg({"pci 0000:18:00.0: BAR 1: no space for [mem size 0x4000000000 "
+                             "64bit pref]",
+                             "NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"}));
+  const auto a = assess(f, test::kernel_log_rules(), {});
+  const auto* hit = find(a, "rminit.adapter-failed");
+  REQUIRE(hit);
+  CHECK(contains(hit->message, "firmware did not place the GPU's large BAR (bare metal)"));
+  CHECK(contains(hit->remedy, "Above 4G decoding"));
+  CHECK(any_evidence(*hit, "BAR 1: no space for"));
+}
+
 TEST_CASE("fixture: application-level Xids 13/31/43/45 only (pass)") {
   const auto r = check_fixture("log-app-xids");
   CHECK(r.assessment.verdict == Verdict::pass);
@@ -182,11 +235,72 @@ TEST_CASE("fixture: a kernel log that cannot be read warns, never passes") {
   REQUIRE(f);
   CHECK(f->severity == Severity::warn);
   CHECK(any_evidence(*f, "Permission denied"));
-  CHECK(contains(f->remedy, "dmesg_restrict"));
+  // Every source tried is named: the ring buffer's error and the absent journal and syslog files.
+  CHECK(any_evidence(*f, "dmesg.txt: Permission denied"));
+  CHECK(any_evidence(*f, "systemd journal (var/log/journal, run/log/journal): not present"));
+  CHECK(any_evidence(*f, "var/log/kern.log: not present"));
+  CHECK(any_evidence(*f, "var/log/syslog: not present"));
+  // The remedy is a group to join or a rule to disable, never a host-wide sysctl.
+  CHECK(contains(f->remedy, "systemd-journal"));
+  CHECK(contains(f->remedy, "--disable log.not-readable"));
+  CHECK_FALSE(contains(f->remedy, "sysctl"));
   const auto* probe = r.facts.probe("kernel-log");
   REQUIRE(probe);
   CHECK(probe->state == ProbeState::error);
   CHECK(contains(probe->message, "Permission denied"));
+}
+
+// Info only when the live probes reached every GPU and each passed; warn when any GPU went unseen.
+TEST_CASE("log.not-readable is info when CUDA and NVML passed every GPU, warn otherwise") {
+  Facts f;
+  f.driver.loaded = true;
+  for (int i = 0; i < 2; ++i) {
+    GpuFacts g;
+    g.bus_id = k_buses[i];
+    f.gpus.push_back(g);
+  }
+  f.log.read_error = "/dev/kmsg: Operation not permitted; klogctl: Operation not permitted";
+  f.log.sources = {{"/dev/kmsg, klogctl", "error", f.log.read_error},
+                   {"systemd journal", "error",
+                    "systemd journal: Permission denied (no system journal file is readable by "
+                    "this user)"},
+                   {"/var/log/kern.log", "error", "/var/log/kern.log: Permission denied"}};
+  const auto severity = [](const Facts& facts) {
+    const auto a = assess(facts, test::kernel_log_rules(), {});
+    const auto* hit = find(a, "log.not-readable");
+    REQUIRE(hit);
+    CHECK(any_evidence(*hit, "systemd journal: Permission denied"));
+    CHECK(any_evidence(*hit, "/var/log/kern.log: Permission denied"));
+    return hit->severity;
+  };
+  CHECK(severity(f) == Severity::warn); // CUDA never ran
+
+  f.cuda.ran = true;
+  f.cuda.enumeration_complete = true;
+  for (int i = 0; i < 2; ++i) {
+    CudaDevice d;
+    d.index = i;
+    d.bus_id = k_buses[i];
+    d.usable = true;
+    f.cuda.devices.push_back(d);
+  }
+  CHECK(severity(f) == Severity::info);
+
+  f.cuda.devices[1].usable = false; // one GPU failed its CUDA start-up
+  CHECK(severity(f) == Severity::warn);
+  f.cuda.devices[1].usable = true;
+
+  f.cuda.devices.pop_back(); // one GPU CUDA did not see
+  CHECK(severity(f) == Severity::warn);
+  CudaDevice back;
+  back.index = 1;
+  back.bus_id = k_buses[1];
+  back.usable = true;
+  f.cuda.devices.push_back(back);
+
+  f.nvml.ran = true; // NVML ran but could not start
+  f.nvml.init_code = 999;
+  CHECK(severity(f) == Severity::warn);
 }
 
 TEST_CASE("fixture: a GPU the driver does not list is a warning with the log's evidence") {

@@ -430,3 +430,36 @@ TEST_CASE("random splices of real log fragments never crash and keep the facts v
     }
   }
 }
+
+// A `dmesg -H` paste: relative stamps carry no time since boot, so the kernel banner is what
+// separates the boots; the unsupported-GPU message spread over several lines is still joined.
+TEST_CASE("dmesg -H output: events are decoded and the banner starts the current boot") {
+  const std::string log = "[Nov 30 22:10] " + k_banner + "\n" + "[  +0.000001] " +
+                          xid("0000:01:00", 48) + "\n" + "[Dec 1 10:00] " + k_banner + "\n" +
+                          "[  +6.240011] NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1db6)\n"
+                          "[  +0.000001] NVRM: installed in this system is not supported by the\n"
+                          "[  +0.000001] NVRM: NVIDIA 550.54.14 driver release.\n"
+                          "[  +0.000421] nvidia: probe of 0000:01:00.0 failed with error -1\n";
+  const auto f = scan_kernel_log(log);
+  REQUIRE(f.boundary);
+  CHECK(f.boundary->kind == BootBoundaryKind::linux_version);
+  CHECK(f.boots_seen == 2);
+  CHECK(xids_of(f.earlier_boot_events) == std::vector<unsigned>{48});
+  const auto& events = gpu(f, "0000:01:00.0");
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].kind == LogEventKind::not_supported);
+  CHECK(events[0].meaning.find("550.54.14") != std::string::npos);
+  CHECK(events[1].kind == LogEventKind::probe_failed);
+  CHECK(f.formats == std::vector<LogFormat>{LogFormat::dmesg_reltime});
+}
+
+// dmesg -d keeps the time since boot before the delta: a reset of it is a new boot.
+TEST_CASE("dmesg -d output: the time since boot drives the reset rule") {
+  const std::string log = "[  900.000000 <    0.000000>] " + xid("0000:3b:00", 48) + "\n" +
+                          "[    5.000000 <    0.000000>] " + xid("0000:3b:00", 13) + "\n";
+  const auto f = scan_kernel_log(log);
+  REQUIRE(f.boundary);
+  CHECK(f.boundary->kind == BootBoundaryKind::timestamp_reset);
+  CHECK(xids_of(gpu(f, "0000:3b:00.0")) == std::vector<unsigned>{13});
+  CHECK(xids_of(f.earlier_boot_events) == std::vector<unsigned>{48});
+}

@@ -135,6 +135,31 @@ TEST_CASE("every signature: kind, attribution and lines used") {
        LogEventKind::crash_dump,
        std::nullopt},
       {{"nouveau 0000:01:00.0: DRM: VRAM: 8192 MiB"}, LogEventKind::nouveau, "0000:01:00.0"},
+      // Why a DMA/BAR set-up failed (evidence beside RmInitAdapter), PCI core, DRM, IOMMU, vfio.
+      {{"pci 0000:18:00.0: BAR 1: no space for [mem size 0x4000000000 64bit pref]"},
+       LogEventKind::dma_setup,
+       "0000:18:00.0"},
+      {{"pci 0000:18:00.0: BAR 1: failed to assign [mem size 0x4000000000 64bit pref]"},
+       LogEventKind::dma_setup,
+       "0000:18:00.0"},
+      {{"nvidia 0000:01:00.0: [drm] Cannot reserve BAR2: -16"},
+       LogEventKind::dma_setup,
+       "0000:01:00.0"},
+      {{"DMAR: [DMA Read NO_PASID] Request device [18:00.0] fault addr 0xfffff000 [fault reason "
+        "0x06] PTE Read access is not set"},
+       LogEventKind::dma_setup,
+       "0000:18:00.0"},
+      {{"AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000d address=0xfffff000 flags=0x0020] "
+        "device=c1:00.0"},
+       LogEventKind::dma_setup,
+       "0000:c1:00.0"},
+      {{"nvidia 0000:c1:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000d "
+        "address=0xfffff000 flags=0x0020]"},
+       LogEventKind::dma_setup,
+       "0000:c1:00.0"},
+      {{"vfio-pci 0000:01:00.0: BAR 1: can't reserve [mem 0x38000000000-0x3bfffffffff 64bit pref]"},
+       LogEventKind::dma_setup,
+       "0000:01:00.0"},
   };
   for (const auto& c : cases) {
     INFO(c.messages.front());
@@ -173,7 +198,12 @@ TEST_CASE("every signature row is exercised by a case above or below") {
                                            "firmware-load",
                                            "firmware-path",
                                            "probe-of",
-                                           "nouveau"};
+                                           "nouveau",
+                                           "vfio-pci",
+                                           "dmar-fault",
+                                           "amd-vi-fault",
+                                           "drm-bar",
+                                           "pci-bar"};
   for (const auto& row : signature_table()) {
     INFO(row.name);
     CHECK(covered.count(row.name) == 1);
@@ -187,7 +217,12 @@ TEST_CASE("every signature row is exercised by a case above or below") {
 
 TEST_CASE("lines that look alike but are not signatures") {
   for (std::string_view m :
-       {"NVRM: Persistence mode is deprecated and will be removed in a future release.",
+       {"pci 0000:18:00.0: BAR 1: assigned [mem 0x38000000000-0x3bfffffffff 64bit pref]",
+        "DMAR: DRHD: handling fault status reg 2", "DMAR: IOMMU enabled",
+        "AMD-Vi: Interrupt remapping enabled",
+        "vfio-pci 0000:01:00.0: enabling device (0000 -> 0003)",
+        "[drm] Cannot reserve BAR2: -16", // names no device: nothing to attach it to
+        "NVRM: Persistence mode is deprecated and will be removed in a future release.",
         "nvidia 0000:3b:00.0: Direct firmware load for nvidia/550.54.14/gsp_log_ga10x.bin failed "
         "with error -2",
         "nouveau: detected PR support, will not use DSM", "NVRM: Xid (PCI:0000:3b:00): garbage",

@@ -11,15 +11,16 @@ namespace gpf {
 
 // How a line of the log was written; one log may mix several (docs/kernel-log.md "Formats").
 enum class LogFormat {
-  dmesg,       // [  123.456789] msg (also <6>[...] from klogctl / dmesg -r, and dmesg -x)
-  dmesg_ctime, // [Mon Nov 30 02:00:00 2026] msg (dmesg -T)
-  dmesg_iso,   // 2026-11-30T02:00:00,123456+00:00 msg (dmesg --time-format iso)
-  kmsg,        // 6,1234,5678901,-;msg (/dev/kmsg records)
-  syslog,      // Nov 30 02:00:00 host kernel: msg (RFC 3164, journalctl -k short / short-precise)
-  syslog_iso,  // 2026-11-30T02:00:00.123+00:00 host kernel: msg (rsyslog, journalctl short-iso)
-  rfc5424,     // <4>1 2026-11-30T02:00:00Z host kernel - - - msg
-  journal,     // journalctl markers: -- Boot <id> --, -- Reboot --, -- Logs begin at ...
-  bare,        // NVRM: ... or kernel: NVRM: ... without any timestamp
+  dmesg,         // [  123.456789] msg (also <6>[...] from klogctl / dmesg -r, and dmesg -x)
+  dmesg_ctime,   // [Mon Nov 30 02:00:00 2026] msg (dmesg -T)
+  dmesg_iso,     // 2026-11-30T02:00:00,123456+00:00 msg (dmesg --time-format iso)
+  dmesg_reltime, // [Dec 1 10:00] / [  +0.000421] / [<  0.000421>] msg (dmesg -e, -H, delta)
+  kmsg,          // 6,1234,5678901,-;msg (/dev/kmsg records)
+  syslog,        // Nov 30 02:00:00 host kernel: msg (RFC 3164, journalctl -k short / short-precise)
+  syslog_iso,    // 2026-11-30T02:00:00.123+00:00 host kernel: msg (rsyslog, journalctl short-iso)
+  rfc5424,       // <4>1 2026-11-30T02:00:00Z host kernel - - - msg
+  journal,       // journalctl markers: -- Boot <id> --, -- Reboot --, -- Logs begin at ...
+  bare,          // NVRM: ... or kernel: NVRM: ... without any timestamp
 };
 
 enum class BootBoundaryKind { linux_version, journal_boot, journal_reboot, timestamp_reset };
@@ -47,6 +48,10 @@ enum class LogEventKind {
   gsp_firmware,       // GSP firmware missing or failed to boot
   crash_dump,         // A GPU crash dump has been created
   nouveau,            // nouveau dddd:bb:dd.f: ... (nouveau bound an NVIDIA GPU)
+  // The device's BAR could not be reserved or assigned, or the IOMMU (DMAR, AMD-Vi) or vfio
+  // faulted on it: why a DMA/BAR set-up failed. No finding of its own (any PCI device may be
+  // named): evidence beside the GPU's RmInitAdapter failure. detail: "bar", "iommu" or "vfio".
+  dma_setup,
 };
 
 // One decoded event; repeated lines with the same key are one event with a count.
@@ -83,11 +88,20 @@ struct LogDriverLoad {
   unsigned count = 0;  // loads in the current boot (more than one: reloaded)
 };
 
+// A kernel-log source the probe tried, in order (not filled for --dmesg FILE).
+struct LogSourceTried {
+  std::string source; // "/dev/kmsg", "systemd journal", "var/log/kern.log", ...
+  std::string state;  // "used", "absent", "error", "passed over" (read but not chosen)
+  std::string error;  // the OS reason when state is "error"
+};
+
 struct LogFacts {
-  bool ran = false;               // a log was read (possibly with nothing in it)
-  std::string source;             // "/dev/kmsg", "klogctl", "dmesg.txt", "--dmesg FILE", "stdin"
-  std::string read_error;         // non-empty: the log could not be read (the OS reason)
-  std::vector<LogFormat> formats; // formats seen, in first-seen order
+  bool ran = false;   // a log was read (possibly with nothing in it)
+  std::string source; // "/dev/kmsg", "klogctl", "dmesg.txt", "systemd journal", "var/log/kern.log",
+                      // "--dmesg FILE", "stdin"
+  std::vector<LogSourceTried> sources;  // every source tried, in order
+  std::string read_error;               // non-empty: the log could not be read (the OS reason)
+  std::vector<LogFormat> formats;       // formats seen, in first-seen order
   std::optional<BootBoundary> boundary; // start of the current boot; nullopt: one boot, no marker
   unsigned boots_seen = 0;              // boots in the log (0 for an empty log)
   std::uint64_t bytes = 0;

@@ -78,6 +78,17 @@ public:
   virtual Result<std::size_t> read(char* buf, std::size_t size) = 0;
   // What is read, for messages: "/dev/kmsg", "klogctl", "dmesg.txt", a path, "stdin".
   virtual std::string name() const = 0;
+  // A kernel log's first message, in seconds since boot, when the source knows it without being
+  // read (a ring buffer that starts well after 0 has lost the start of the boot).
+  virtual std::optional<double> first_seconds() const { return std::nullopt; }
+};
+
+// One source the kernel-log search tried, in order, and what became of it.
+struct LogSourceAttempt {
+  std::string source; // "/dev/kmsg", "klogctl", "systemd journal", "var/log/kern.log", ...
+  std::string error;  // why it could not be read; "" when it was read or is absent
+  bool found = true;  // false: this host has no such source
+  bool used = false;  // the source the log was read from
 };
 
 // Reads from a pipe or terminal give up after this long without data (nothing blocks forever).
@@ -133,11 +144,16 @@ public:
   // Metadata for a device node; under a snapshot, devices.json (if present) supplies what a
   // stand-in file cannot carry (type, major/minor, mode, access) — see docs/snapshot-format.md.
   NodeInfo stat_node(std::string_view path) const;
-  // The kernel log. Live: /dev/kmsg read without blocking until EAGAIN, else
-  // klogctl(SYSLOG_ACTION_READ_ALL). Snapshot: dmesg.txt, streamed; a dmesg.error file (holding an
-  // OS error text such as "Permission denied") stands for a log that cannot be read. nullptr: a
-  // snapshot without dmesg.txt. Error: why the log cannot be read (the OS reason).
-  Result<std::unique_ptr<ByteStream>> open_kernel_log() const;
+  // The kernel log of the current boot, from the first source that can be read
+  // (docs/kernel-log.md "Sources"): the ring buffer (live: /dev/kmsg read without blocking until
+  // EAGAIN, else klogctl(SYSLOG_ACTION_READ_ALL); snapshot: dmesg.txt, or dmesg.error holding an OS
+  // error text that stands for a log that cannot be read), the systemd journal's kernel messages
+  // of the current boot, then var/log/kern.log, var/log/messages, var/log/syslog. A ring buffer
+  // that has lost the start of the boot gives way to a journal that reaches further back.
+  // nullptr: a snapshot with none of them. Error: every source tried with its reason. attempts,
+  // when given, receives each source tried.
+  Result<std::unique_ptr<ByteStream>>
+  open_kernel_log(std::vector<LogSourceAttempt>* attempts = nullptr) const;
   // A file named on the command line (--dmesg): a path of the invoking machine, not of the root,
   // or "-" for stdin. Error carries the path and the OS reason.
   Result<std::unique_ptr<ByteStream>> open_user_file(const std::string& path) const;
@@ -163,6 +179,9 @@ private:
   // Opens a root-relative path; returns an fd or -errno. Under a snapshot, resolution stays inside
   // the root: absolute symlinks and ".." resolve against the snapshot, never the real host.
   int open_path(std::string_view path, int flags) const;
+  // The sources open_kernel_log tries; nullptr when absent, Error when unreadable.
+  Result<std::unique_ptr<ByteStream>> open_ring_buffer() const;
+  Result<std::unique_ptr<ByteStream>> open_journal() const;
   void record(HostAccess::Kind kind, std::string_view path, int err) const;
   void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
   std::vector<HostAccess>* m_access_log = nullptr;

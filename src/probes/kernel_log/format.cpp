@@ -1,4 +1,5 @@
-// Line formats of kernel logs (docs/kernel-log.md): dmesg (plain, -r, -x, -T, --time-format iso),
+// Line formats of kernel logs (docs/kernel-log.md): dmesg (plain, -r, -x, -d, -T, -e/-H,
+// --time-format iso/delta),
 // /dev/kmsg records, journalctl -k (short, short-precise, short-iso, short-monotonic and its
 // markers), syslog files (RFC 3164, RFC 5424, rsyslog's ISO form) and bare pasted lines.
 #include "gpf/probes/kernel_log_format.hpp"
@@ -272,22 +273,72 @@ bool parse_rfc5424(std::string_view s, LogLine& out) {
   return true;
 }
 
-// Lines beginning with '[': dmesg's monotonic or ctime stamp.
+// "+0.000421", "+2.5s" (dmesg -e / -H: the time since the message before); true when text is
+// that form.
+bool is_relative_delta(std::string_view text) {
+  text = skip_spaces(text);
+  if (text.empty() || text.front() != '+') {
+    return false;
+  }
+  text.remove_prefix(1);
+  if (!text.empty() && text.back() == 's') {
+    text.remove_suffix(1);
+  }
+  return parse_monotonic_seconds(text).has_value();
+}
+
+// "<    0.000421>" (dmesg --time-format delta, and the second half of dmesg -d): true when text is
+// that form.
+bool is_angle_delta(std::string_view text) {
+  return text.size() >= 3 && text.front() == '<' && text.back() == '>' &&
+         parse_monotonic_seconds(text.substr(1, text.size() - 2)).has_value();
+}
+
+// "Dec 1 10:00" / "Dec  1 10:00:07" (the minute header of dmesg -e / -H); true when text is that
+// form.
+bool is_reltime_header(std::string_view text) {
+  if (text.size() < 10 || !is_month(text) || text[3] != ' ') {
+    return false;
+  }
+  text = skip_spaces(text.substr(4));
+  const std::size_t day = digits(text);
+  if (day == 0 || day > 2 || day >= text.size() || text[day] != ' ') {
+    return false;
+  }
+  text.remove_prefix(day + 1);
+  const bool minute = text.size() == 5 && is_digit(text[0]) && is_digit(text[1]) &&
+                      text[2] == ':' && is_digit(text[3]) && is_digit(text[4]);
+  return minute || (text.size() == 8 && is_clock(text));
+}
+
+// Lines beginning with '[': dmesg's monotonic, ctime, relative or delta stamp.
 bool parse_bracket(std::string_view line, LogLine& out) {
   const auto close = line.find(']');
   if (close == std::string_view::npos || close > 40) {
     return false;
   }
-  const std::string_view inside = line.substr(1, close - 1);
+  std::string_view inside = line.substr(1, close - 1);
   std::string_view rest = line.substr(close + 1);
   if (!rest.empty() && rest.front() == ' ') {
     rest.remove_prefix(1);
   }
+  const auto angle = inside.find('<');
   if (auto seconds = parse_monotonic_seconds(inside)) {
     out.format = LogFormat::dmesg;
     out.monotonic = seconds;
+  } else if (angle != std::string_view::npos && angle > 0 && inside[angle - 1] == ' ' &&
+             is_angle_delta(trim(inside.substr(angle))) &&
+             parse_monotonic_seconds(inside.substr(0, angle - 1))) {
+    // dmesg -d: "[  123.456789 <    0.000421>]" keeps the time since boot before the delta.
+    out.format = LogFormat::dmesg;
+    out.monotonic = parse_monotonic_seconds(inside.substr(0, angle - 1));
+    inside = inside.substr(0, angle - 1);
   } else if (is_weekday(inside) && inside.size() >= 24) {
     out.format = LogFormat::dmesg_ctime;
+  } else if (is_relative_delta(inside) || is_angle_delta(trim(inside)) ||
+             is_reltime_header(inside)) {
+    // Relative stamps carry no time since boot: the boot rule has only the banner for them.
+    out.format = LogFormat::dmesg_reltime;
   } else {
     return false;
   }
@@ -401,9 +452,9 @@ LogLine parse_log_line(std::string_view line) {
 }
 
 std::string_view log_format_name(LogFormat format) {
-  static constexpr auto k_names =
-      enum_names<LogFormat::bare>({"dmesg", "dmesg-ctime", "dmesg-iso", "kmsg", "syslog",
-                                   "syslog-iso", "rfc5424", "journal", "bare"});
+  static constexpr auto k_names = enum_names<LogFormat::bare>(
+      {"dmesg", "dmesg-ctime", "dmesg-iso", "dmesg-reltime", "kmsg", "syslog", "syslog-iso",
+       "rfc5424", "journal", "bare"});
   return k_names(format);
 }
 

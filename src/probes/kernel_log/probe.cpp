@@ -1,5 +1,6 @@
-// Probe "kernel-log": the kernel log through the Host — live /dev/kmsg (or klogctl), a snapshot's
-// dmesg.txt, or --dmesg FILE / '-' — streamed through the scanner in pieces, so a log of any size
+// Probe "kernel-log": the kernel log through the Host — the first readable of the ring buffer
+// (live /dev/kmsg or klogctl, a snapshot's dmesg.txt), the systemd journal and the syslog files,
+// or --dmesg FILE / '-' — streamed through the scanner in pieces, so a log of any size
 // reads in bounded memory. A log that cannot be read is an error with the OS reason, never a pass.
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/probes/probes.hpp"
@@ -16,9 +17,22 @@ constexpr std::size_t k_kernel_log_cap = 256u << 20;
 
 ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Facts& facts) {
   ProbeStatus status;
-  auto opened =
-      options.dmesg_file ? host.open_user_file(*options.dmesg_file) : host.open_kernel_log();
+  std::vector<LogSourceAttempt> attempts;
+  auto opened = options.dmesg_file ? host.open_user_file(*options.dmesg_file)
+                                   : host.open_kernel_log(&attempts);
+  const auto record_sources = [&] {
+    facts.log.sources.clear();
+    for (const auto& a : attempts) {
+      facts.log.sources.push_back({a.source,
+                                   a.used            ? "used"
+                                   : !a.found        ? "absent"
+                                   : a.error.empty() ? "passed over"
+                                                     : "error",
+                                   a.error});
+    }
+  };
   if (!opened) {
+    record_sources();
     facts.log.source = options.dmesg_file
                            ? (*options.dmesg_file == "-" ? "stdin" : *options.dmesg_file)
                        : host.is_live() ? "live kernel log"
@@ -28,8 +42,10 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   }
   const std::unique_ptr<ByteStream> stream = std::move(opened).value();
   if (!stream) {
+    record_sources();
     return status.skip(
-        "the snapshot has no dmesg.txt (pass --dmesg FILE to check a saved kernel log)");
+        "the snapshot has no kernel log (no dmesg.txt, systemd journal or "
+        "var/log/kern.log, messages, syslog; pass --dmesg FILE to check a saved one)");
   }
   KernelLogScanner scanner;
   std::string read_error;
@@ -62,6 +78,7 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   }
   facts.log = scanner.finish();
   facts.log.source = stream->name();
+  record_sources();
   if (!read_error.empty()) {
     facts.log.read_error = read_error;
     status.fail("kernel log read stopped part-way: " + read_error);

@@ -36,6 +36,7 @@ constexpr double k_reset_drop_s = 1.0;       // a monotonic timestamp falling fu
 // The prefilter. Anchors (byte pairs) and the needles they stand for:
 //   "nv" in any case → NVRM, nvidia      "uv" → nouveau      "ux" → Linux version
 //   "\n-" → a line starting "-- " (journal -- Boot / -- Reboot markers)
+//   "BA" → BAR, "DM" → DMAR, "Vi" → AMD-Vi, "vf" → vfio (why a GPU's DMA/BAR set-up failed)
 // Returns the first position in [p, end) where an anchor starts, or end.
 const char* next_candidate(const char* p, const char* end) {
 #if defined(__SSE2__)
@@ -46,6 +47,13 @@ const char* next_candidate(const char* p, const char* end) {
   const __m128i x = _mm_set1_epi8('x');
   const __m128i nl = _mm_set1_epi8('\n');
   const __m128i dash = _mm_set1_epi8('-');
+  const __m128i big_b = _mm_set1_epi8('B');
+  const __m128i big_a = _mm_set1_epi8('A');
+  const __m128i big_d = _mm_set1_epi8('D');
+  const __m128i big_m = _mm_set1_epi8('M');
+  const __m128i big_v = _mm_set1_epi8('V');
+  const __m128i i = _mm_set1_epi8('i');
+  const __m128i f = _mm_set1_epi8('f');
   for (; p < end; p += 16) {
     const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
@@ -54,8 +62,13 @@ const char* next_candidate(const char* p, const char* end) {
     const __m128i ux = _mm_and_si128(_mm_cmpeq_epi8(b0, u),
                                      _mm_or_si128(_mm_cmpeq_epi8(b1, v), _mm_cmpeq_epi8(b1, x)));
     const __m128i marker = _mm_and_si128(_mm_cmpeq_epi8(b0, nl), _mm_cmpeq_epi8(b1, dash));
-    const unsigned mask =
-        static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(nv, ux), marker)));
+    const __m128i dma = _mm_or_si128(
+        _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, big_b), _mm_cmpeq_epi8(b1, big_a)),
+                     _mm_and_si128(_mm_cmpeq_epi8(b0, big_d), _mm_cmpeq_epi8(b1, big_m))),
+        _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, big_v), _mm_cmpeq_epi8(b1, i)),
+                     _mm_and_si128(_mm_cmpeq_epi8(b0, v), _mm_cmpeq_epi8(b1, f))));
+    const unsigned mask = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(nv, ux), _mm_or_si128(marker, dma))));
     if (mask != 0) {
       const char* hit = p + __builtin_ctz(mask);
       return hit < end ? hit : end;
@@ -67,7 +80,8 @@ const char* next_candidate(const char* p, const char* end) {
     const char c0 = p[0];
     const char c1 = p[1];
     if ((((c0 | 0x20) == 'n') && ((c1 | 0x20) == 'v')) || (c0 == 'u' && (c1 == 'v' || c1 == 'x')) ||
-        (c0 == '\n' && c1 == '-')) {
+        (c0 == '\n' && c1 == '-') || (c0 == 'B' && c1 == 'A') || (c0 == 'D' && c1 == 'M') ||
+        (c0 == 'V' && c1 == 'i') || (c0 == 'v' && c1 == 'f')) {
       return p;
     }
   }
@@ -92,6 +106,14 @@ bool is_needle(const char* begin, const char* end, const char* h) {
     return has_at(begin, end, at - 2, "nouveau") || has_at(begin, end, at - 3, "Linux version ");
   case '\n':
     return has_at(begin, end, at + 1, "-- ");
+  case 'B':
+    return has_at(begin, end, at, "BAR");
+  case 'D':
+    return has_at(begin, end, at, "DMAR");
+  case 'V':
+    return has_at(begin, end, at - 4, "AMD-Vi");
+  case 'v':
+    return has_at(begin, end, at, "vfio");
   default:
     return false;
   }

@@ -280,6 +280,69 @@ bool decode_bar(std::string_view text, Recognised& out) {
   return true;
 }
 
+// The first PCI address in text: "0000:01:00.0", "[01:00.0]", "device=01:00.0".
+std::optional<std::string> first_bus_id(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto start = text.find_first_not_of(" []=(),", i);
+    if (start == std::string_view::npos) {
+      break;
+    }
+    auto stop = text.find_first_of(" []=(),", start);
+    std::string_view token =
+        text.substr(start, stop == std::string_view::npos ? std::string_view::npos : stop - start);
+    while (!token.empty() && token.back() == ':') {
+      token.remove_suffix(1);
+    }
+    if (token.find('.') != std::string_view::npos && token.size() <= 16) {
+      if (auto bus = normalize_bus_id(token)) {
+        return bus;
+      }
+    }
+    if (stop == std::string_view::npos) {
+      break;
+    }
+    i = stop + 1;
+  }
+  return std::nullopt;
+}
+
+// Why a device's DMA/BAR set-up failed, from the PCI core, the DRM layer, the IOMMU drivers and
+// vfio: "pci 0000:01:00.0: BAR 1: no space for [mem size 0x800000000 64bit pref]",
+// "[drm] Cannot reserve BAR2: -16", "DMAR: [DMA Read NO_PASID] Request device [01:00.0] fault
+// addr 0x…", "AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000d address=0x… flags=0x0020]
+// device=01:00.0" (or with the device's prefix), "vfio-pci 0000:01:00.0: BAR 1: can't reserve".
+bool decode_dma_setup(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::dma_setup;
+  const bool bar_failed = contains(text, "no space for") || contains(text, "failed to assign") ||
+                          contains(text, "can't reserve") || contains(text, "can't claim") ||
+                          contains(text, "can't assign") || contains(text, "Cannot reserve BAR");
+  if (contains(text, "vfio-pci ") && (bar_failed || contains(text, "fault"))) {
+    e.detail = "vfio";
+    e.meaning = "vfio-pci could not set up the device's BAR or DMA";
+  } else if (contains(text, "DMAR:") && contains(text, "Request device [")) {
+    e.detail = "iommu";
+    e.bus_id = first_bus_id(after(text, "Request device "));
+    e.meaning = "the Intel IOMMU (DMAR) blocked a DMA of the device";
+  } else if (contains(text, "AMD-Vi") && contains(text, "IO_PAGE_FAULT")) {
+    e.detail = "iommu";
+    if (auto dev = after(text, "device="); !dev.empty()) {
+      e.bus_id = first_bus_id(dev);
+    }
+    e.meaning = "the AMD IOMMU (AMD-Vi) blocked a DMA of the device";
+  } else if (bar_failed) {
+    e.detail = "bar";
+    e.meaning = "the kernel could not reserve or assign a PCI BAR of the device";
+  } else {
+    return false;
+  }
+  if (!e.bus_id) {
+    e.bus_id = first_bus_id(text);
+  }
+  return e.bus_id.has_value();
+}
+
 std::string device_count(std::string_view text, std::string_view marker) {
   const auto n = leading_uint(after(text, marker));
   return n ? std::to_string(*n) : std::string("?");
@@ -489,6 +552,16 @@ constexpr Signature k_signatures[] = {
      "facts §5 (kernel firmware loader)"},
     {"probe-of", "nvidia: probe of ", false, 1, "", decode_probe_of, k_src_observed},
     {"nouveau", "nouveau ", false, 1, "", decode_nouveau, k_src_observed},
+    {"vfio-pci", "vfio-pci ", false, 1, "", decode_dma_setup,
+     "https://github.com/torvalds/linux/blob/master/drivers/vfio/pci/vfio_pci_core.c"},
+    {"dmar-fault", "DMAR:", false, 1, "", decode_dma_setup,
+     "https://github.com/torvalds/linux/blob/master/drivers/iommu/intel/dmar.c"},
+    {"amd-vi-fault", "AMD-Vi", false, 1, "", decode_dma_setup,
+     "https://github.com/torvalds/linux/blob/master/drivers/iommu/amd/iommu.c"},
+    {"drm-bar", "Cannot reserve BAR", false, 1, "", decode_dma_setup,
+     "kernel DRM message as users report it beside RmInitAdapter failures"},
+    {"pci-bar", "BAR ", false, 1, "", decode_dma_setup,
+     "https://github.com/torvalds/linux/blob/master/drivers/pci/setup-res.c"},
 };
 
 // A multi-line message is complete once its text holds one of the row's '|'-separated end markers.
