@@ -26,6 +26,11 @@ json outcome(const std::string& out) {
        {"verdict", "exit_code", "cuda_visible_devices", "usable_gpus", "total_gpus"}) {
     o[key] = j.at(key);
   }
+  // The job's own MIG entries are kept in the recommendation, so their UUIDs are pseudonyms in a
+  // replay: compare how many there are, not their text.
+  if (const std::string cvd = j.at("cuda_visible_devices"); cvd.find("MIG-") != std::string::npos) {
+    o["cuda_visible_devices"] = j.at("recommended_gpus");
+  }
   o["cuda_device_order"] = j.value("cuda_device_order", "");
   for (const auto& f : j.at("findings")) {
     o["findings"].push_back({f.at("id"), f.at("severity"), f.value("gpu", "")});

@@ -16,6 +16,24 @@ struct FormatCase {
   std::string message;
   bool kernel = true;
 };
+
+// Each line parses to its row: format, timestamp, time since boot, message, kernel or not.
+void check_cases(const std::vector<FormatCase>& cases) {
+  for (const auto& c : cases) {
+    INFO(c.line);
+    const LogLine l = parse_log_line(c.line);
+    CHECK(l.format == c.format);
+    CHECK(std::string(l.time) == c.time);
+    CHECK(l.monotonic.has_value() == c.monotonic.has_value());
+    if (l.monotonic && c.monotonic) {
+      CHECK(*l.monotonic == Approx(*c.monotonic).margin(1e-7));
+    }
+    CHECK(std::string(l.message) == c.message);
+    CHECK(l.kernel == c.kernel);
+    CHECK_FALSE(l.continuation);
+    CHECK(l.marker == LineMarker::none);
+  }
+}
 } // namespace
 
 TEST_CASE("every line format: format, timestamp and kernel message") {
@@ -67,20 +85,7 @@ TEST_CASE("every line format: format, timestamp and kernel message") {
       {"[abc] text", LogFormat::bare, "", std::nullopt, "[abc] text"},
       {"12,34;no usec", LogFormat::bare, "", std::nullopt, "12,34;no usec"},
   };
-  for (const auto& c : cases) {
-    INFO(c.line);
-    const LogLine l = parse_log_line(c.line);
-    CHECK(l.format == c.format);
-    CHECK(std::string(l.time) == c.time);
-    CHECK(l.monotonic.has_value() == c.monotonic.has_value());
-    if (l.monotonic && c.monotonic) {
-      CHECK(*l.monotonic == Approx(*c.monotonic).margin(1e-7));
-    }
-    CHECK(std::string(l.message) == c.message);
-    CHECK(l.kernel == c.kernel);
-    CHECK_FALSE(l.continuation);
-    CHECK(l.marker == LineMarker::none);
-  }
+  check_cases(cases);
 }
 
 // dmesg -e / -H / --time-format delta / -d, as users paste them (util-linux dmesg(1)).
@@ -112,17 +117,7 @@ TEST_CASE("relative and delta dmesg stamps: one row per form") {
       {"[Foo 1 10:00] " + xid, LogFormat::bare, "", std::nullopt, "[Foo 1 10:00] " + xid},
       {"[  123.4 <x>] " + xid, LogFormat::bare, "", std::nullopt, "[  123.4 <x>] " + xid},
   };
-  for (const auto& c : cases) {
-    INFO(c.line);
-    const LogLine l = parse_log_line(c.line);
-    CHECK(l.format == c.format);
-    CHECK(std::string(l.time) == c.time);
-    CHECK(l.monotonic.has_value() == c.monotonic.has_value());
-    if (l.monotonic && c.monotonic) {
-      CHECK(*l.monotonic == Approx(*c.monotonic).margin(1e-7));
-    }
-    CHECK(std::string(l.message) == c.message);
-  }
+  check_cases(cases);
 }
 
 TEST_CASE("journal markers and continuation lines") {

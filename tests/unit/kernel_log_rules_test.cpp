@@ -135,7 +135,7 @@ TEST_CASE("fixture: RmInitAdapter 0x26 (the seed case) is decoded and pinned to 
 TEST_CASE("fixture: RmInitAdapter 0x26 in a VM names the unmapped BAR as the likely cause") {
   const auto r = check_fixture("log-rminit-0x26-vm-bar");
   CHECK(r.assessment.verdict == Verdict::fail);
-  const auto* f = find(r.assessment, "rminit.adapter-failed");
+  const auto* f = finding(r.assessment, "rminit.adapter-failed");
   REQUIRE(f);
   CHECK(f->gpu == "0000:18:00.0");
   CHECK(any_evidence(*f, "RmInitAdapter failed! (0x26:0xffff:1481)"));
@@ -151,13 +151,13 @@ TEST_CASE("fixture: RmInitAdapter 0x26 in a VM names the unmapped BAR as the lik
 // another PCI device (a NIC) is neither evidence here nor a "GPU missing from the driver".
 TEST_CASE("fixture: RmInitAdapter 0x26 on bare metal with a DMAR fault names the IOMMU") {
   const auto r = check_fixture("log-rminit-0x26-iommu");
-  const auto* f = find(r.assessment, "rminit.adapter-failed");
+  const auto* f = finding(r.assessment, "rminit.adapter-failed");
   REQUIRE(f);
   CHECK(any_evidence(*f, "Request device [18:00.0] fault addr 0xfffff000"));
   CHECK_FALSE(any_evidence(*f, "[5e:00.0]"));
   CHECK(contains(f->message, "likely cause: the IOMMU blocked the GPU's DMA"));
   CHECK(contains(f->remedy, "iommu=pt"));
-  CHECK_FALSE(find(r.assessment, "log.gpu-missing-from-driver"));
+  CHECK_FALSE(finding(r.assessment, "log.gpu-missing-from-driver"));
   REQUIRE(r.facts.log.gpu_events.count("0000:5e:00.0") == 1);
   CHECK(r.facts.log.gpu_events.at("0000:5e:00.0").front().kind == LogEventKind::dma_setup);
 }
@@ -176,7 +176,7 @@ TEST_CASE("RmInitAdapter with an unassigned BAR on bare metal: Above 4G decoding
                              "64bit pref]",
                              "NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"}));
   const auto a = assess(f, test::kernel_log_rules(), {});
-  const auto* hit = find(a, "rminit.adapter-failed");
+  const auto* hit = finding(a, "rminit.adapter-failed");
   REQUIRE(hit);
   CHECK(contains(hit->message, "firmware did not place the GPU's large BAR (bare metal)"));
   CHECK(contains(hit->remedy, "Above 4G decoding"));
@@ -267,7 +267,7 @@ TEST_CASE("log.not-readable is info when CUDA and NVML passed every GPU, warn ot
                    {"/var/log/kern.log", "error", "/var/log/kern.log: Permission denied"}};
   const auto severity = [](const Facts& facts) {
     const auto a = assess(facts, test::kernel_log_rules(), {});
-    const auto* hit = find(a, "log.not-readable");
+    const auto* hit = finding(a, "log.not-readable");
     REQUIRE(hit);
     CHECK(any_evidence(*hit, "systemd journal: Permission denied"));
     CHECK(any_evidence(*hit, "/var/log/kern.log: Permission denied"));

@@ -183,10 +183,11 @@ TEST_CASE("redactor: GPU and MIG UUIDs keep their shape, prefixes and the GPU th
   // The parsers resolve the pseudonyms exactly as they resolved the originals.
   const std::vector<gpf::GpuRef> gpus{{"0000:3b:00.0", ra}, {"0000:5d:00.0", rb}};
   const auto vd = gpf::parse_visible_devices(std::string(lines[2].substr(21)), gpus);
-  REQUIRE(vd.entries.size() == 2);
+  REQUIRE(vd.entries.size() == 3);
   CHECK(vd.entries[0].second == "0000:3b:00.0"); // the redacted prefix still names only GPU a
   CHECK(vd.entries[1].second == "0000:3b:00.0"); // the MIG entry names its parent
-  CHECK(vd.ignored.size() == 1);                 // a MIG UUID, as before
+  CHECK(vd.entries[2].second.empty()); // a MIG-<uuid>: its GPU is not in the name, as before
+  CHECK(vd.ignored.empty());
   const auto ref = gpf::parse_mig_reference("MIG-" + ra + "/1/0");
   REQUIRE(ref);
   CHECK(ref->gpu_uuid == ra);
