@@ -78,7 +78,9 @@ void promote_root_cause(Assessment& a, std::span<const Rule> rules) {
 std::vector<std::string> kept_mig_entries(const Facts& facts, const VisibleDevices& visible,
                                           const std::set<std::string>& usable) {
   std::vector<std::string> kept;
-  for (const auto& [entry, bus] : visible.entries) {
+  for (const auto& named : visible.entries) {
+    const std::string& entry = named.first; // not a structured binding: clang 14 cannot capture one
+    const std::string& bus = named.second;
     const auto& migs = facts.topology.mig_entries;
     const auto mig =
         std::find_if(migs.begin(), migs.end(), [&](const MigEntry& m) { return m.entry == entry; });
