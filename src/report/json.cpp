@@ -146,7 +146,7 @@ Json report_json(const Report& r) {
   j["recommended_gpus"] = a.recommendation.devices;
   j["recommendation"] = Json{{"devices", a.recommendation.devices},
                              {"mig", a.recommendation.mig},
-                             {"single_gpu_only", a.recommendation.narrowed_by.has_value()},
+                             {"single_gpu_only", a.recommendation.single_gpu_only()},
                              {"chosen_by", opt(a.recommendation.chosen_by)},
                              {"summary", verdict_headline(a)}};
   if (const Finding* primary = a.primary_cause()) {

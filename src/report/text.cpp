@@ -75,7 +75,7 @@ std::string render_text(const Report& r, bool color) {
     if (a.verdict != Verdict::fail && f.effect == Effect::gpu_unusable && f.gpu) {
       out += "  effect:   this GPU is left out of the recommendation; the job runs on the others\n";
     } else if (a.verdict != Verdict::fail && f.effect == Effect::single_gpu_only &&
-               a.recommendation.single_gpu_only) {
+               a.recommendation.single_gpu_only()) {
       out += "  effect:   the recommendation keeps one GPU\n";
     }
   }
@@ -111,7 +111,7 @@ std::string render_text(const Report& r, bool color) {
     // quoted as in the env format, so the line can be pasted into a shell as it is
     out += fmt::format("  export CUDA_VISIBLE_DEVICES={}\n",
                        shell_quote(a.recommendation.cuda_visible_devices));
-    if (a.recommendation.narrowed_by) {
+    if (a.recommendation.single_gpu_only()) {
       out += "  (one GPU only until a multi-GPU start-up test passes; see the findings)\n";
     }
     if (a.recommendation.mig) {

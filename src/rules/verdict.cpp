@@ -246,7 +246,6 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
       uuids.push_back(g.uuid.value_or(""));
     }
   }
-  rec.single_gpu_only = single;
   if (rec.mig) {
     rec.cuda_visible_devices = fmt::format("{}", fmt::join(kept, ","));
     rec.devices = static_cast<int>(kept.size());

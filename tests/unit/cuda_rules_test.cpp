@@ -328,7 +328,7 @@ TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the ker
     CHECK_FALSE(finding(a, "cuda.multi-gpu-failed"));
     CHECK(a.verdict == Verdict::warn);
     CHECK(a.recommendation.cuda_visible_devices == "0");
-    CHECK(a.recommendation.single_gpu_only);
+    CHECK(a.recommendation.single_gpu_only());
     CHECK_THAT(hung->remedy, Catch::Contains("NCCL_P2P_DISABLE=1") && Catch::Contains("ACS") &&
                                  Catch::Contains("IOMMU"));
     CHECK_THAT(joined(hung->evidence),

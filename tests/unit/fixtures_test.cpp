@@ -146,7 +146,7 @@ TEST_CASE("the kernel heuristic needs two usable GPUs") {
   REQUIRE(f);
   CHECK(f->evidence[0] == "uname -r: 4.18.0-553.el8_10.x86_64");
   CHECK(r.facts.kernel.flavour == KernelFlavour::rhel);
-  CHECK(r.assessment.recommendation.single_gpu_only);
+  CHECK(r.assessment.recommendation.single_gpu_only());
 }
 
 TEST_CASE("WSL2: driver and device probes are not applicable, GPUs unconfirmed") {

@@ -24,7 +24,6 @@ struct GpuAssessment {
 struct Recommendation {
   std::string cuda_visible_devices;             // "" when no GPU is usable
   std::optional<std::string> cuda_device_order; // "PCI_BUS_ID" when the indices rely on it
-  bool single_gpu_only = false;
   // What the job gets: GPUs, or MIG instances when the job's CUDA_VISIBLE_DEVICES names them
   // (then cuda_visible_devices keeps the job's own MIG entries, never a parent GPU's index).
   int devices = 0;
@@ -33,6 +32,7 @@ struct Recommendation {
   std::optional<std::string> chosen_by;
   // The finding (index into Assessment::findings) that kept one GPU of several.
   std::optional<std::size_t> narrowed_by;
+  bool single_gpu_only() const { return narrowed_by.has_value(); }
 };
 
 struct Assessment {
