@@ -41,23 +41,6 @@ constexpr std::size_t k_max_evidence = 12;
 
 using EventPtrs = std::vector<const LogEvent*>;
 
-// "GPU 3 (0000:3b:00.0, GPU-…)": index in the recommendation's index space, bus id, UUID if known.
-inline std::string gpu_label(const RuleContext& c, const std::string& bus) {
-  const Facts& f = c.facts;
-  const auto& space = c.job.index_space;
-  const auto it =
-      std::find_if(space.begin(), space.end(), [&](const GpuRef& g) { return g.bus_id == bus; });
-  std::optional<std::string> uuid = it != space.end() ? it->uuid : std::nullopt;
-  if (!uuid) {
-    if (auto u = f.log.gpu_uuids.find(bus); u != f.log.gpu_uuids.end()) {
-      uuid = u->second;
-    }
-  }
-  const std::string where = uuid ? fmt::format("{}, {}", bus, *uuid) : bus;
-  return it != space.end() ? fmt::format("GPU {} ({})", it - space.begin(), where)
-                           : fmt::format("GPU {}", where);
-}
-
 inline std::string when(const LogEvent& e) {
   const auto stamp = [](const std::string& t) {
     return t.empty() ? std::string() : fmt::format(" at [{}]", t);
@@ -219,7 +202,7 @@ inline std::vector<Hit> gpu_events_rule(const RuleContext& c, std::string_view r
         active.push_back(&e);
       }
     }
-    const std::string label = gpu_label(c, bus);
+    const std::string label = c.job.label(bus);
     if (!active.empty()) {
       Hit hit{fmt::format("{}: {}", label, describe(active)), evidence_of(active), bus,
               spec.effect};

@@ -688,17 +688,15 @@ std::span<const Rule> cuda_rules() {
            }
            if (!bad) {
              hits.push_back(
-                 {fmt::format("GPU {} (CUDA {}) was not tested: its child never reported", d.bus_id,
-                              d.index),
+                 {fmt::format("{} was not tested: its child never reported", c.job.label(d.bus_id)),
                   {device_label(d) + ": no steps recorded"},
                   d.bus_id,
                   Effect::gpu_unusable});
              continue;
            }
-           hits.push_back(
-               gpu_hit(d, *bad,
-                       fmt::format("GPU {} (CUDA {}) failed CUDA start-up at step {}: {}", d.bus_id,
-                                   d.index, bad->name, bad->error_name)));
+           hits.push_back(gpu_hit(d, *bad,
+                                  fmt::format("{} failed CUDA start-up at step {}: {}",
+                                              c.job.label(d.bus_id), bad->name, bad->error_name)));
          }
          return hits;
        }},
@@ -735,10 +733,9 @@ std::span<const Rule> cuda_rules() {
                  fmt::format("compute mode {} (0 default, 2 prohibited, 3 exclusive-process)",
                              *d.compute_mode));
            }
-           hits.push_back(
-               {fmt::format("GPU {} (CUDA {}) is in use by another process: {} at step {}",
-                            d.bus_id, d.index, bad->error_name, bad->name),
-                std::move(ev), d.bus_id});
+           hits.push_back({fmt::format("{} is in use by another process: {} at step {}",
+                                       c.job.label(d.bus_id), bad->error_name, bad->name),
+                           std::move(ev), d.bus_id});
          }
          return hits;
        }},
@@ -758,8 +755,8 @@ std::span<const Rule> cuda_rules() {
              continue;
            }
            hits.push_back(gpu_hit(d, *bad,
-                                  fmt::format("GPU {} (CUDA {}) hung in CUDA start-up at step {}",
-                                              d.bus_id, d.index, bad->name)));
+                                  fmt::format("{} hung in CUDA start-up at step {}",
+                                              c.job.label(d.bus_id), bad->name)));
          }
          return hits;
        }},
@@ -793,8 +790,8 @@ std::span<const Rule> cuda_rules() {
            const double typical = median_without(sorted, mine);
            if (mine > 1000 && mine > 5 * typical) {
              hits.push_back(
-                 {fmt::format("GPU {} (CUDA {}) took {} to initialise, {:.0f}x the other GPUs",
-                              d->bus_id, d->index, ms_text(mine),
+                 {fmt::format("{} took {} to initialise, {:.0f}x the other GPUs",
+                              c.job.label(d->bus_id), ms_text(mine),
                               typical > 0 ? mine / typical : 0.0),
                   {fmt::format("{}: cuInit + primary_context {}; median of the other GPUs {}",
                                device_label(*d), ms_text(mine), ms_text(typical)),
@@ -823,8 +820,8 @@ std::span<const Rule> cuda_rules() {
              continue;
            }
            hits.push_back(
-               {fmt::format("GPU {} is listed by the driver but CUDA does not enumerate it",
-                            gpu.bus_id),
+               {fmt::format("{} is listed by the driver but CUDA does not enumerate it",
+                            c.job.label(gpu.bus_id)),
                 {fmt::format("/proc/driver/nvidia/gpus/{}: listed by the driver", gpu.bus_id),
                  cuda_list(cuda)},
                 gpu.bus_id,

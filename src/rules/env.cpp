@@ -92,7 +92,7 @@ std::span<const Rule> env_rules() {
            }
            const auto [it, inserted] = first.emplace(key, entry);
            if (!inserted) {
-             repeats.push_back(fmt::format("GPU {} is named by \"{}\" and \"{}\"", bus,
+             repeats.push_back(fmt::format("{} is named by \"{}\" and \"{}\"", c.job.label(bus),
                                            quote_evidence(it->second, 80),
                                            quote_evidence(entry, 80)));
            }
@@ -126,8 +126,9 @@ std::span<const Rule> env_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "CUDA_VISIBLE_DEVICES entry \"{}\" names a MIG instance that does not exist on GPU {}: CUDA ignores it and every entry after it",
-                    quote_evidence(mig.entry, 120), mig.bus_id.value_or("?")),
+                    "CUDA_VISIBLE_DEVICES entry \"{}\" names a MIG instance that does not exist on {}: CUDA ignores it and every entry after it",
+                    quote_evidence(mig.entry, 120),
+                    mig.bus_id ? c.job.label(*mig.bus_id) : std::string("its GPU")),
                 {"/" + mig.path + ": No such file or directory",
                  "CUDA_VISIBLE_DEVICES=" +
                      quote_evidence(c.facts.env.get("CUDA_VISIBLE_DEVICES").value_or(""), 300)},

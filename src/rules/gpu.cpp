@@ -6,11 +6,14 @@
 namespace gpf {
 namespace {
 
-std::string gpu_arch_label(const GpuArch& g) {
-  return fmt::format("GPU {} ({}{})", g.bus_id, g.model.empty() ? "unknown model" : g.model,
-                     g.cc ? fmt::format(", compute capability {}{}", g.cc->str(),
-                                        g.arch.empty() ? "" : ", " + g.arch)
-                          : "");
+// The GPU's label with what the architecture rules judged: "GPU 0 (0000:3b:00.0, Tesla
+// V100-SXM2-16GB) with compute capability 7.0 (volta)".
+std::string gpu_arch_label(const RuleContext& c, const GpuArch& g) {
+  if (!g.cc) {
+    return c.job.label(g.bus_id);
+  }
+  return fmt::format("{} with compute capability {}{}", c.job.label(g.bus_id), g.cc->str(),
+                     g.arch.empty() ? "" : " (" + g.arch + ")");
 }
 
 // CUcomputemode (cuda.h): 0 DEFAULT, 1 EXCLUSIVE_THREAD (removed in later toolkits), 2 PROHIBITED,
@@ -40,11 +43,11 @@ std::vector<Hit> compute_mode_hits(const RuleContext& c, bool prohibited) {
     hits.push_back(
         {prohibited
              ? fmt::format(
-                   "GPU {} is in compute mode Prohibited: no process can create a CUDA context on it",
-                   d.bus_id)
+                   "{} is in compute mode Prohibited: no process can create a CUDA context on it",
+                   c.job.label(d.bus_id))
              : fmt::format(
-                   "GPU {} is in an exclusive compute mode: only one process at a time can use it (a second one gets CUDA_ERROR_DEVICE_UNAVAILABLE, 46)",
-                   d.bus_id),
+                   "{} is in an exclusive compute mode: only one process at a time can use it (a second one gets CUDA_ERROR_DEVICE_UNAVAILABLE, 46)",
+                   c.job.label(d.bus_id)),
          {evidence},
          d.bus_id});
   }
@@ -75,15 +78,15 @@ std::span<const Rule> gpu_rules() {
            hit.gpu = gpu.bus_id;
            hit.effect = Effect::gpu_unusable;
            if (!node || !node->info.exists()) {
-             hit.message = fmt::format("GPU {} has no device node /{} (its Device Minor is {})",
-                                       gpu.bus_id, path, *gpu.device_minor);
+             hit.message = fmt::format("{} has no device node /{} (its Device Minor is {})",
+                                       c.job.label(gpu.bus_id), path, *gpu.device_minor);
              hit.evidence = {
                  fmt::format("/{}: No such file or directory", path),
                  fmt::format("/proc/driver/nvidia/gpus/{}/information: Device Minor: {}",
                              gpu.bus_id, *gpu.device_minor)};
            } else if (node->info.rw_access == false) {
-             hit.message =
-                 fmt::format("GPU {}: this user cannot open /{} read-write", gpu.bus_id, path);
+             hit.message = fmt::format("{}: this user cannot open /{} read-write",
+                                       c.job.label(gpu.bus_id), path);
              hit.evidence = {node_evidence(*node)};
            } else {
              continue;
@@ -104,7 +107,8 @@ std::span<const Rule> gpu_rules() {
          for (const auto& gpu : c.facts.gpus) {
            if (gpu.excluded == true) {
              hits.push_back(
-                 {fmt::format("GPU {} is excluded by the driver (NVreg_ExcludedGpus)", gpu.bus_id),
+                 {fmt::format("{} is excluded by the driver (NVreg_ExcludedGpus)",
+                              c.job.label(gpu.bus_id)),
                   {fmt::format("/proc/driver/nvidia/gpus/{}/information: GPU Excluded: Yes",
                                gpu.bus_id)},
                   gpu.bus_id,
@@ -125,8 +129,8 @@ std::span<const Rule> gpu_rules() {
          for (const auto& gpu : c.facts.gpus) {
            if (!gpu.error.empty()) {
              hits.push_back(
-                 {fmt::format("GPU {} cannot be confirmed: its information file is unreadable",
-                              gpu.bus_id),
+                 {fmt::format("{} cannot be confirmed: its information file is unreadable",
+                              c.job.label(gpu.bus_id)),
                   {gpu.error},
                   gpu.bus_id,
                   Effect::gpu_unusable});
@@ -268,7 +272,7 @@ std::span<const Rule> gpu_rules() {
                {fmt::format(
                     "{} is unusable for this job: {}. "
                     "Kernels fail with \"no kernel image is available for execution on the device\" (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)",
-                    gpu_arch_label(g), why),
+                    gpu_arch_label(c, g), why),
                 {expected_evidence(*expected), g.cc_evidence},
                 g.bus_id,
                 Effect::gpu_unusable});
@@ -300,7 +304,7 @@ std::span<const Rule> gpu_rules() {
            hits.push_back(
                {fmt::format(
                     "{} cannot be driven by the open kernel module, which supports Turing and later only (it needs the GPU System Processor)",
-                    gpu_arch_label(g)),
+                    gpu_arch_label(c, g)),
                 {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
                 g.bus_id,
                 Effect::gpu_unusable});
@@ -332,7 +336,7 @@ std::span<const Rule> gpu_rules() {
            hits.push_back(
                {fmt::format(
                     "{} needs the open kernel module (Grace Hopper and Blackwell data-center GPUs are not supported by the proprietary flavour), but the proprietary module is loaded",
-                    gpu_arch_label(g)),
+                    gpu_arch_label(c, g)),
                 {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
                 g.bus_id,
                 Effect::gpu_unusable});
@@ -378,7 +382,7 @@ std::span<const Rule> gpu_rules() {
            } else {
              continue;
            }
-           hits.push_back({fmt::format("{}: {}", gpu_arch_label(g), why),
+           hits.push_back({fmt::format("{}: {}", gpu_arch_label(c, g), why),
                            {d.kernel_module_evidence, g.cc_evidence},
                            g.bus_id,
                            Effect::gpu_unusable});
@@ -411,7 +415,7 @@ std::span<const Rule> gpu_rules() {
                {fmt::format(
                     "{} is a GeForce GPU: forward compatibility (the cuda-compat libcuda {}) is not supported on it; "
                     "cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)",
-                    gpu_arch_label(g), c.facts.compat.libcuda.version_text),
+                    gpu_arch_label(c, g), c.facts.compat.libcuda.version_text),
                 {library_evidence(c.facts.compat.libcuda), g.cc_evidence},
                 g.bus_id,
                 Effect::gpu_unusable});
@@ -438,8 +442,8 @@ std::span<const Rule> gpu_rules() {
            }
            hits.push_back(
                {fmt::format(
-                    "GPU {}: its architecture is unknown (model \"{}\" is not in the model table and the CUDA probe gave no compute capability), so the CUDA-architecture and driver-flavour checks were not applied to it",
-                    g.bus_id, g.model.empty() ? "unknown" : g.model),
+                    "{}: its architecture is unknown (model \"{}\" is not in the model table and the CUDA probe gave no compute capability), so the CUDA-architecture and driver-flavour checks were not applied to it",
+                    c.job.label(g.bus_id), g.model.empty() ? "unknown" : g.model),
                 {g.model.empty()
                      ? fmt::format("/proc/driver/nvidia/gpus/{}/information: no Model line",
                                    g.bus_id)

@@ -75,8 +75,8 @@ std::span<const Rule> gsp_rules() {
            }
            missing[file].push_back(g.bus_id);
            if (id_known && why.size() < 4) {
-             why.push_back(fmt::format("GPU {}: PCI device 0x{:04x} loads {}", g.bus_id, device_id,
-                                       file.empty() ? "a gsp_*.bin" : file));
+             why.push_back(fmt::format("{}: PCI device 0x{:04x} loads {}", c.job.label(g.bus_id),
+                                       device_id, file.empty() ? "a gsp_*.bin" : file));
            }
          }
          std::vector<Hit> hits;

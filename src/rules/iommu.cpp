@@ -38,8 +38,8 @@ std::span<const Rule> iommu_rules() {
                evidence.size() < k_max_lines / 2) {
              if (auto type = t.iommu.group_type.find(*path->iommu_group);
                  type != t.iommu.group_type.end()) {
-               evidence.push_back(fmt::format("/sys/kernel/iommu_groups/{}/type: {} (GPU {})",
-                                              *path->iommu_group, type->second, g));
+               evidence.push_back(fmt::format("/sys/kernel/iommu_groups/{}/type: {} — {}",
+                                              *path->iommu_group, type->second, c.job.label(g)));
              }
            }
          }

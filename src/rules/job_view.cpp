@@ -1,5 +1,7 @@
 #include "gpf/rules/job_view.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace gpf {
@@ -11,6 +13,16 @@ std::optional<std::size_t> JobView::index_of(const std::string& bus_id) const {
 
 bool JobView::admits(const std::string& bus_id) const {
   return admitted.count(bus_id) != 0;
+}
+
+std::string JobView::label(const std::string& bus_id) const {
+  const auto name = name_by_bus.find(bus_id);
+  const bool named = name != name_by_bus.end();
+  if (const auto index = index_of(bus_id)) {
+    return named ? fmt::format("GPU {} ({}, {})", *index, bus_id, name->second)
+                 : fmt::format("GPU {} ({})", *index, bus_id);
+  }
+  return named ? fmt::format("GPU {} ({})", bus_id, name->second) : "GPU " + bus_id;
 }
 
 JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
@@ -37,6 +49,20 @@ JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
   v.driver = driver_view(facts);
   v.archs = gpu_archs(facts, matrix);
   v.matrix = &matrix;
+  // Names for label(): the model where the driver or CUDA gave one, else a known UUID.
+  for (const auto& g : v.archs) {
+    if (!g.model.empty()) {
+      v.name_by_bus.try_emplace(g.bus_id, g.model);
+    }
+  }
+  for (const auto& g : v.index_space) {
+    if (g.uuid) {
+      v.name_by_bus.try_emplace(g.bus_id, *g.uuid);
+    }
+  }
+  for (const auto& [bus, uuid] : facts.log.gpu_uuids) {
+    v.name_by_bus.try_emplace(bus, uuid);
+  }
   return v;
 }
 

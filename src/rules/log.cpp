@@ -66,7 +66,7 @@ std::span<const Rule> log_rules() {
            Hit hit{
                fmt::format(
                    "{} is not listed by the NVIDIA driver (/proc/driver/nvidia/gpus); the kernel log says: {}",
-                   gpu_label(c, bus), describe(serious)),
+                   c.job.label(bus), describe(serious)),
                evidence_of(serious), bus};
            if (const Rule* rule = find_rule(log_rule_id(*serious.front()))) {
              hit.remedy = serious.front()->kind == LogEventKind::rm_init_failed

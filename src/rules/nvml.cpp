@@ -62,13 +62,9 @@ template <class Fn> std::vector<Hit> each_gpu(const RuleContext& ctx, Fn&& fn) {
     if (g.bus_id.empty()) {
       continue;
     }
-    fn(g, hits);
+    fn(g, ctx.job.label(g.bus_id), hits);
   }
   return hits;
-}
-
-std::string gpu_name(const NvmlGpu& g) {
-  return g.name ? fmt::format("{} ({})", g.bus_id, *g.name) : g.bus_id;
 }
 
 std::string process_list(const std::vector<NvmlProcess>& procs) {
@@ -202,10 +198,10 @@ std::span<const Rule> nvml_rules() {
            "the others were asked in their own children and still answered.",
        .evidence = "the NVML call the GPU's child was in when the deadline killed it",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.hang) {
              hits.emplace_back(
-                 fmt::format("GPU {}: NVML call {} did not return before the deadline", gpu_name(g),
+                 fmt::format("{}: NVML call {} did not return before the deadline", gpu,
                              g.hang->step),
                  std::vector<std::string>{fmt::format("step {} still running after {:.0f} ms",
                                                       g.hang->step, g.hang->after_ms)},
@@ -214,9 +210,9 @@ std::span<const Rule> nvml_rules() {
                  "check the kernel log for Xid errors on {}; reset the GPU (`{}`) or reboot",
                  g.bus_id, reset_command(g.bus_id));
            } else if (!g.child_error.empty()) {
-             hits.emplace_back(
-                 fmt::format("GPU {}: its NVML child failed: {}", gpu_name(g), g.child_error),
-                 std::vector<std::string>{g.child_error}, g.bus_id, Effect::gpu_unusable);
+             hits.emplace_back(fmt::format("{}: its NVML child failed: {}", gpu, g.child_error),
+                               std::vector<std::string>{g.child_error}, g.bus_id,
+                               Effect::gpu_unusable);
            }
          });
        }},
@@ -232,7 +228,7 @@ std::span<const Rule> nvml_rules() {
            "No permission is not reported: that GPU belongs to another container.",
        .evidence = "the handle call by PCI bus id and its nvmlReturn_t",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            // NO_PERMISSION: the GPU is not this process's (container, cgroup), not a broken one.
            if (!g.handle_error || g.handle_error->code == k_nvml_no_permission) {
              return;
@@ -240,7 +236,7 @@ std::span<const Rule> nvml_rules() {
            const auto& e = *g.handle_error;
            const bool lost = e.code == k_nvml_gpu_is_lost;
            hits.emplace_back(
-               fmt::format("GPU {}: {}", g.bus_id,
+               fmt::format("{}: {}", gpu,
                            lost ? "NVML reports it lost (fallen off the bus)"
                                 : "NVML cannot open it: " + code_text(e.code, e.text)),
                std::vector<std::string>{fmt::format("nvmlDeviceGetHandleByPciBusId_v2({}) = {}",
@@ -264,12 +260,11 @@ std::span<const Rule> nvml_rules() {
            "A failed remap means a memory row could not be repaired; NVIDIA treats it as the RMA criterion.",
        .evidence = "nvmlDeviceGetRemappedRows: failureOccurred and the uncorrectable count",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.remap_failure == true) {
              hits.emplace_back(
-                 fmt::format(
-                     "GPU {}: a row remapping has failed: its memory can no longer be repaired",
-                     gpu_name(g)),
+                 fmt::format("{}: a row remapping has failed: its memory can no longer be repaired",
+                             gpu),
                  std::vector<std::string>{
                      fmt::format("remapped rows: failure occurred = 1, uncorrectable = {}",
                                  g.remapped_uncorrectable.value_or(0))},
@@ -288,12 +283,12 @@ std::span<const Rule> nvml_rules() {
            "NVIDIA says new work can still start meanwhile, so the GPU stays in the recommendation.",
        .evidence = "nvmlDeviceGetRemappedRows: isPending and the counts",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.remap_pending == true && g.remap_failure != true) {
              hits.emplace_back(
-                 fmt::format("GPU {}: row remappings are pending; "
+                 fmt::format("{}: row remappings are pending; "
                              "they take effect at the next GPU reset (new work can still start)",
-                             gpu_name(g)),
+                             gpu),
                  std::vector<std::string>{fmt::format(
                      "remapped rows: pending = 1, correctable = {}, uncorrectable = {}",
                      g.remapped_correctable.value_or(0), g.remapped_uncorrectable.value_or(0))},
@@ -314,12 +309,12 @@ std::span<const Rule> nvml_rules() {
            "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a reset or a driver reload.",
        .evidence = "nvmlDeviceGetRetiredPagesPendingStatus and the retired page counts",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.retired_pages_pending == true) {
              hits.emplace_back(
                  fmt::format(
-                     "GPU {}: memory pages are pending retirement; no new context is safe until they are retired",
-                     gpu_name(g)),
+                     "{}: memory pages are pending retirement; no new context is safe until they are retired",
+                     gpu),
                  std::vector<std::string>{
                      fmt::format("retired pages: pending = yes, double-bit = {}, single-bit = {}",
                                  g.retired_pages_dbe.value_or(0), g.retired_pages_sbe.value_or(0))},
@@ -342,7 +337,7 @@ std::span<const Rule> nvml_rules() {
            "An unknown value is the driver asking for something.",
        .evidence = "field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.recovery_action || *g.recovery_action == 0) {
              return;
            }
@@ -376,7 +371,7 @@ std::span<const Rule> nvml_rules() {
                  a, reset_command(g.bus_id));
            }
            hits.emplace_back(
-               fmt::format("GPU {}: the driver asks for a recovery action: {}", gpu_name(g), what),
+               fmt::format("{}: the driver asks for a recovery action: {}", gpu, what),
                std::vector<std::string>{fmt::format("NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = {}", a)},
                g.bus_id, Effect::gpu_unusable);
            hits.back().remedy = remedy;
@@ -396,7 +391,7 @@ std::span<const Rule> nvml_rules() {
            "From Ampere on errors are contained to the application that met them: a warning, unless the row-remap or recovery-action checks fire.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) and the architecture",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.ecc_volatile_uncorrected || *g.ecc_volatile_uncorrected == 0) {
              return;
            }
@@ -410,15 +405,15 @@ std::span<const Rule> nvml_rules() {
            if (contained) {
              hits.emplace_back(
                  fmt::format(
-                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded (contained on this architecture)",
-                     gpu_name(g), *g.ecc_volatile_uncorrected),
+                     "{}: {} uncorrectable ECC error(s) since the driver loaded (contained on this architecture)",
+                     gpu, *g.ecc_volatile_uncorrected),
                  ev, g.bus_id);
              hits.back().severity = Severity::warn;
            } else {
              hits.emplace_back(
                  fmt::format(
-                     "GPU {}: {} uncorrectable ECC error(s) since the driver loaded: new contexts fail until the page is retired",
-                     gpu_name(g), *g.ecc_volatile_uncorrected),
+                     "{}: {} uncorrectable ECC error(s) since the driver loaded: new contexts fail until the page is retired",
+                     gpu, *g.ecc_volatile_uncorrected),
                  ev, g.bus_id, Effect::gpu_unusable);
            }
            hits.back().remedy =
@@ -436,11 +431,11 @@ std::span<const Rule> nvml_rules() {
            "Aggregate counts are history: they say the board has had memory errors, not that it has one now.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.ecc_aggregate_uncorrected && *g.ecc_aggregate_uncorrected > 0 &&
                !(g.ecc_volatile_uncorrected && *g.ecc_volatile_uncorrected > 0)) {
              hits.emplace_back(
-                 fmt::format("GPU {}: {} uncorrectable ECC error(s) over its lifetime", gpu_name(g),
+                 fmt::format("{}: {} uncorrectable ECC error(s) over its lifetime", gpu,
                              *g.ecc_aggregate_uncorrected),
                  std::vector<std::string>{fmt::format("aggregate uncorrectable ECC errors: {}",
                                                       *g.ecc_aggregate_uncorrected)},
@@ -461,7 +456,7 @@ std::span<const Rule> nvml_rules() {
        .evidence =
            "nvmlDeviceGetCurrentClocksEventReasons bits 0x8, 0x40, 0x80 and the temperature",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.clock_event_reasons) {
              return;
            }
@@ -486,8 +481,8 @@ std::span<const Rule> nvml_rules() {
                                             *g.temperature_c, *g.slowdown_temperature_c)
                               : fmt::format("temperature {} °C", *g.temperature_c));
            }
-           hits.emplace_back(fmt::format("GPU {}: clocks held down by {} (half speed or less)",
-                                         gpu_name(g), fmt::join(reasons, ", ")),
+           hits.emplace_back(fmt::format("{}: clocks held down by {} (half speed or less)", gpu,
+                                         fmt::join(reasons, ", ")),
                              ev, g.bus_id);
          });
        }},
@@ -502,11 +497,11 @@ std::span<const Rule> nvml_rules() {
            "A narrower link than the slot and GPU allow (x8 of x16) points at a lane or riser fault.",
        .evidence = "nvmlDeviceGetCurrPcieLinkWidth against nvmlDeviceGetMaxPcieLinkWidth",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.pcie_width && g.pcie_width_max && *g.pcie_width > 0 &&
                *g.pcie_width < *g.pcie_width_max) {
              hits.emplace_back(
-                 fmt::format("GPU {}: PCIe link trained at x{} of x{}", gpu_name(g), *g.pcie_width,
+                 fmt::format("{}: PCIe link trained at x{} of x{}", gpu, *g.pcie_width,
                              *g.pcie_width_max),
                  std::vector<std::string>{fmt::format("current link width x{}, maximum x{}",
                                                       *g.pcie_width, *g.pcie_width_max)},
@@ -524,11 +519,11 @@ std::span<const Rule> nvml_rules() {
            "GPUs lower their link speed when idle, so a lower generation at preflight time is normal.",
        .evidence = "nvmlDeviceGetCurrPcieLinkGeneration against nvmlDeviceGetMaxPcieLinkGeneration",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.pcie_gen && g.pcie_gen_max && *g.pcie_gen < *g.pcie_gen_max) {
              hits.emplace_back(
-                 fmt::format("GPU {}: PCIe link at generation {} of {} (normal while idle)",
-                             gpu_name(g), *g.pcie_gen, *g.pcie_gen_max),
+                 fmt::format("{}: PCIe link at generation {} of {} (normal while idle)", gpu,
+                             *g.pcie_gen, *g.pcie_gen_max),
                  std::vector<std::string>{fmt::format("current link generation {}, maximum {}",
                                                       *g.pcie_gen, *g.pcie_gen_max)},
                  g.bus_id);
@@ -546,7 +541,7 @@ std::span<const Rule> nvml_rules() {
            "A link down while the others are up costs peer bandwidth; NCCL may fall back to slower paths.",
        .evidence = "nvmlDeviceGetNvLinkState per link",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            const auto& l = g.nvlink_active;
            const bool some_up = std::find(l.begin(), l.end(), true) != l.end();
            std::vector<std::string> down;
@@ -556,8 +551,8 @@ std::span<const Rule> nvml_rules() {
              }
            }
            if (some_up && !down.empty()) {
-             hits.emplace_back(fmt::format("GPU {}: NVLink {} down while its other links are up",
-                                           gpu_name(g), fmt::join(down, ", ")),
+             hits.emplace_back(fmt::format("{}: NVLink {} down while its other links are up", gpu,
+                                           fmt::join(down, ", ")),
                                std::vector<std::string>{fmt::format(
                                    "{} of {} links active; inactive: {}", l.size() - down.size(),
                                    l.size(), fmt::join(down, ", "))},
@@ -577,7 +572,8 @@ std::span<const Rule> nvml_rules() {
        .evidence =
            "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [&ctx](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
+                                     std::vector<Hit>& hits) {
            if (!g.fabric_state || *g.fabric_state == 0) {
              return; // not an NVSwitch fabric GPU
            }
@@ -607,9 +603,8 @@ std::span<const Rule> nvml_rules() {
              ev.push_back("fabric manager package: " + svc.fabric_manager_version_source);
            }
            hits.emplace_back(
-               fmt::format("GPU {}: {}: CUDA fails with cudaErrorSystemNotReady (802)", gpu_name(g),
-                           what),
-               ev, g.bus_id, Effect::gpu_unusable);
+               fmt::format("{}: {}: CUDA fails with cudaErrorSystemNotReady (802)", gpu, what), ev,
+               g.bus_id, Effect::gpu_unusable);
          });
        }},
       {.id = "nvml.compute-prohibited",
@@ -621,11 +616,10 @@ std::span<const Rule> nvml_rules() {
        .explanation = "PROHIBITED allows no CUDA context on the GPU.",
        .evidence = "nvmlDeviceGetComputeMode",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.compute_mode == k_compute_prohibited) {
              hits.emplace_back(
-                 fmt::format("GPU {}: compute mode PROHIBITED: no CUDA context can be created",
-                             gpu_name(g)),
+                 fmt::format("{}: compute mode PROHIBITED: no CUDA context can be created", gpu),
                  std::vector<std::string>{"compute mode = 2 (PROHIBITED)"}, g.bus_id,
                  Effect::gpu_unusable);
              hits.back().remedy = fmt::format(
@@ -643,11 +637,11 @@ std::span<const Rule> nvml_rules() {
            "In EXCLUSIVE_PROCESS mode one process owns the GPU; the job's context creation would fail.",
        .evidence = "nvmlDeviceGetComputeMode and nvmlDeviceGetComputeRunningProcesses_v2",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.compute_mode == k_compute_exclusive_process && g.processes &&
                !g.processes->empty()) {
              hits.emplace_back(
-                 fmt::format("GPU {}: EXCLUSIVE_PROCESS mode and already taken by {}", gpu_name(g),
+                 fmt::format("{}: EXCLUSIVE_PROCESS mode and already taken by {}", gpu,
                              process_list(*g.processes)),
                  std::vector<std::string>{"compute mode = 3 (EXCLUSIVE_PROCESS)",
                                           "compute processes: " + process_list(*g.processes)},
@@ -667,12 +661,11 @@ std::span<const Rule> nvml_rules() {
            "A busy GPU is in use, not broken, so it stays in the recommendation.",
        .evidence = "nvmlDeviceGetComputeRunningProcesses_v2: pid and used memory",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.compute_mode != k_compute_exclusive_process && g.processes &&
                !g.processes->empty()) {
              hits.emplace_back(
-                 fmt::format("GPU {}: already in use by {}", gpu_name(g),
-                             process_list(*g.processes)),
+                 fmt::format("{}: already in use by {}", gpu, process_list(*g.processes)),
                  std::vector<std::string>{"compute processes: " + process_list(*g.processes)},
                  g.bus_id);
            }
@@ -688,12 +681,12 @@ std::span<const Rule> nvml_rules() {
            "A pending MIG mode takes effect at the next reset; until then the GPU runs in its current mode.",
        .evidence = "nvmlDeviceGetMigMode: current and pending",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.mig_current && g.mig_pending && *g.mig_current != *g.mig_pending) {
              hits.emplace_back(
                  fmt::format(
-                     "GPU {}: MIG mode change pending ({} -> {}); it applies at the next GPU reset",
-                     gpu_name(g), *g.mig_current ? "enabled" : "disabled",
+                     "{}: MIG mode change pending ({} -> {}); it applies at the next GPU reset",
+                     gpu, *g.mig_current ? "enabled" : "disabled",
                      *g.mig_pending ? "enabled" : "disabled"),
                  std::vector<std::string>{fmt::format("MIG mode current = {}, pending = {}",
                                                       *g.mig_current, *g.mig_pending)},
@@ -714,7 +707,8 @@ std::span<const Rule> nvml_rules() {
            "Without persistence the driver tears a GPU down when its last client exits, so every job's first CUDA call pays the GPU's initialisation again.",
        .evidence = "nvmlDeviceGetPersistenceMode and the CUDA probe's context-creation time",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [&ctx](const NvmlGpu& g, std::vector<Hit>& hits) {
+         return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
+                                     std::vector<Hit>& hits) {
            if (g.persistence_mode == false) {
              std::vector<std::string> ev{"persistence mode = disabled"};
              if (const auto* d = ctx.facts.cuda.device_by_bus(g.bus_id)) {
@@ -726,8 +720,8 @@ std::span<const Rule> nvml_rules() {
              }
              hits.emplace_back(
                  fmt::format(
-                     "GPU {}: persistence mode off: every first CUDA start re-initialises the GPU",
-                     gpu_name(g)),
+                     "{}: persistence mode off: every first CUDA start re-initialises the GPU",
+                     gpu),
                  ev, g.bus_id);
            }
          });

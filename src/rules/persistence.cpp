@@ -46,8 +46,8 @@ std::span<const Rule> persistence_rules() {
          for (const auto& d : cuda.devices) {
            if (const double ms = device_init_ms(d);
                ms >= k_slow_init_ms && evidence.size() < k_max_lines) {
-             evidence.push_back(fmt::format("GPU {} (CUDA {}): cuInit + primary context {:.0f} ms",
-                                            d.bus_id, d.index, ms));
+             evidence.push_back(
+                 fmt::format("{}: cuInit + primary context {:.0f} ms", c.job.label(d.bus_id), ms));
            }
          }
          if (evidence.empty()) {

@@ -109,9 +109,8 @@ std::span<const Rule> rminit_rules() {
              continue;
            }
            const EventPtrs one{&e};
-           Hit hit{fmt::format("{}: {}", gpu_label(c, gpu->bus_id), describe(one)),
-                   evidence_of(one), gpu->bus_id,
-                   e.before_driver_load ? Effect::none : Effect::gpu_unusable};
+           Hit hit{fmt::format("{}: {}", c.job.label(gpu->bus_id), describe(one)), evidence_of(one),
+                   gpu->bus_id, e.before_driver_load ? Effect::none : Effect::gpu_unusable};
            if (e.before_driver_load) {
              hit.severity = Severity::info;
              hit.message += " — before the last driver reload; no longer counted";

@@ -215,8 +215,8 @@ CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Sever
         v.evidence = fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", gpu.bus_id,
                                  gpu.model.value_or("(none)"));
         if (!v.known() && !check->present) {
-          Hit h{fmt::format("Site rule {}: GPU {} has no model name, so {} could not be confirmed",
-                            id, gpu.bus_id, check->description),
+          Hit h{fmt::format("Site rule {}: {} has no model name, so {} could not be confirmed", id,
+                            c.job.label(gpu.bus_id), check->description),
                 {v.evidence},
                 gpu.bus_id};
           h.severity = at_most_warn(severity);
@@ -224,7 +224,7 @@ CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Sever
           continue;
         }
         if (auto why = violation(*check, v); !why.empty()) {
-          hits.push_back({fmt::format("Site rule {}: GPU {} fails {}: {}", id, gpu.bus_id,
+          hits.push_back({fmt::format("Site rule {}: {} fails {}: {}", id, c.job.label(gpu.bus_id),
                                       check->description, why),
                           {v.evidence},
                           gpu.bus_id,

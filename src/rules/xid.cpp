@@ -105,7 +105,7 @@ std::span<const Rule> xid_rules() {
            }
            const RecoveryActionInfo* action = find_recovery_action(*e->recovery_action);
            const EventPtrs one{e};
-           Hit hit{fmt::format("{}: {}", gpu_label(c, bus), describe(one)), evidence_of(one), bus};
+           Hit hit{fmt::format("{}: {}", c.job.label(bus), describe(one)), evidence_of(one), bus};
            if (!action) {
              hit.severity = Severity::warn;
              hit.message += " (an action this checker does not know)";

@@ -84,7 +84,7 @@ TEST_CASE("fixture: Xid 79 on one of 8 GPUs drops that GPU only (warn)") {
   REQUIRE(f);
   CHECK(f->gpu == "0000:5d:00.0");
   CHECK(f->severity == Severity::fail);
-  CHECK(contains(f->message, "GPU 3 (0000:5d:00.0, GPU-00000003-1111-2222-3333-444455550003)"));
+  CHECK(contains(f->message, "GPU 3 (0000:5d:00.0, NVIDIA H100 80GB HBM3)"));
   CHECK(contains(f->message, "Xid 79"));
   CHECK(any_evidence(
       *f,
@@ -118,10 +118,9 @@ TEST_CASE("fixture: RmInitAdapter 0x26 (the seed case) is decoded and pinned to 
   const auto* f = finding(r.assessment, "rminit.adapter-failed");
   REQUIRE(f);
   CHECK(f->gpu == "0000:18:00.0");
-  CHECK(contains(
-      f->message,
-      "GPU 0 (0000:18:00.0, GPU-00000000-1111-2222-3333-444455550000): failed to initialise: "
-      "RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26), NV_ERR_GENERIC (0xffff)"));
+  CHECK(contains(f->message,
+                 "GPU 0 (0000:18:00.0, NVIDIA H100 80GB HBM3): failed to initialise: "
+                 "RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26), NV_ERR_GENERIC (0xffff)"));
   CHECK(contains(f->message, "3 times, first at [31.402113], last at [187.993001]"));
   CHECK(any_evidence(*f, "NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)"));
   CHECK(any_evidence(*f, "rm_init_adapter failed, device minor number 0"));

@@ -153,7 +153,8 @@ TEST_CASE(
   auto hits = run_rule("iommu.not-passthrough", dma);
   REQUIRE(hits.size() == 1);
   CHECK_FALSE(hits[0].severity);
-  CHECK(hits[0].evidence.at(0) == "/sys/kernel/iommu_groups/30/type: DMA-FQ (GPU 0000:18:00.0)");
+  CHECK(hits[0].evidence.at(0) ==
+        "/sys/kernel/iommu_groups/30/type: DMA-FQ — GPU 0 (0000:18:00.0, NVIDIA H100 80GB HBM3)");
   CHECK(run_rule("iommu.not-passthrough", dma, {k_a}).empty()); // one GPU: no peer-to-peer
 
   dma.topology.iommu.hypervisor = true;
@@ -275,7 +276,8 @@ TEST_CASE("persistence: only with a slow CUDA start measured and no daemon on th
   f.cuda.devices.push_back(d);
   auto hits = run_rule("persistence.not-running", f);
   REQUIRE(hits.size() == 1);
-  CHECK(hits[0].evidence.at(0) == "GPU 0000:18:00.0 (CUDA 0): cuInit + primary context 3000 ms");
+  CHECK(hits[0].evidence.at(0) ==
+        "GPU 0 (0000:18:00.0, NVIDIA H100 80GB HBM3): cuInit + primary context 3000 ms");
   s.persistenced = {{812, "nvidia-persiste"}};
   CHECK(run_rule("persistence.not-running", f).empty());
   s.persistenced.clear();
@@ -338,7 +340,8 @@ TEST_CASE("CUDA_VISIBLE_DEVICES duplicates: by GPU, MIG instances of one GPU dif
   CHECK(dup("0,1").empty());
   auto hits = dup("0,1,GPU-0000:18");
   REQUIRE(hits.size() == 1);
-  CHECK(hits[0].evidence.at(1) == "GPU 0000:18:00.0 is named by \"0\" and \"GPU-0000:18\"");
+  CHECK(hits[0].evidence.at(1) ==
+        "GPU 0 (0000:18:00.0, NVIDIA H100 80GB HBM3) is named by \"0\" and \"GPU-0000:18\"");
   CHECK(dup("1, 1").size() == 1);
   CHECK(dup("0,7,0").empty()); // 7 ends the list for CUDA: the second 0 is never read
   CHECK(dup("MIG-GPU-0000:18:00.0/1/0,MIG-GPU-0000:18:00.0/2/0").empty());

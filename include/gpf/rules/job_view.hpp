@@ -30,10 +30,15 @@ struct JobView {
   std::optional<std::size_t> index_of(const std::string& bus_id) const;
   // Whether CUDA_VISIBLE_DEVICES (or its absence) admits the GPU.
   bool admits(const std::string& bus_id) const;
+  // The one way a message names a GPU: "GPU 3 (0000:3b:00.0, NVIDIA H100 80GB HBM3)" — the index
+  // CUDA_VISIBLE_DEVICES would use, the bus id, and the model (else the UUID, when only the kernel
+  // log or CUDA knows it). A GPU outside the index space: "GPU 0000:5d:00.0 (NVIDIA H100 …)".
+  std::string label(const std::string& bus_id) const;
 
   // Filled by derive_job_view: rules ask per GPU, so lookups are hashed, not scans.
   std::unordered_map<std::string, std::size_t> index_by_bus; // first index of each bus id
   std::unordered_set<std::string> admitted;                  // visible.bus_ids
+  std::unordered_map<std::string, std::string> name_by_bus;  // model, else UUID, for label()
 };
 
 JobView derive_job_view(const Facts& facts, const Matrix& matrix);
