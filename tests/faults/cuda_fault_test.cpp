@@ -39,7 +39,7 @@ TEST_CASE(
                  {"FAKE_CUDA_INIT_HANG", "1"},
                  {"FAKE_CUDA_IGNORE_SIGTERM", "1"},
                  {"FAKE_CUDA_IGNORE_SIGINT", "1"}};
-  const auto r = run_binary(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "2"}), options);
+  const auto r = run_watched(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "2"}), options);
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 1);
@@ -56,7 +56,7 @@ TEST_CASE(
 TEST_CASE("faults cuda: a GPU child crashing with SIGSEGV drops that GPU, names the signal") {
   RunOptions options;
   options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_SEGV", "2"}};
-  const auto r = run_binary(live_args(fixture("cuda-4gpu")), options);
+  const auto r = run_watched(live_args(fixture("cuda-4gpu")), options);
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 0);
@@ -95,7 +95,7 @@ TEST_CASE(
         sent_at = elapsed;
       }
     };
-    const auto r = run_binary(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "30"}), options);
+    const auto r = run_watched(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "30"}), options);
     INFO("stderr: " << r.err);
     REQUIRE(sent_at);
     REQUIRE_FALSE(r.timed_out);
@@ -121,7 +121,7 @@ TEST_CASE("faults: a reader that goes away after 10 bytes (| head -c 10): no han
       options.ignore_sigpipe = ignore_sigpipe;
       options.env = {{"FAKE_CUDA_GPUS", "4"}};
       const auto r =
-          run_binary({"--root", fixture("log-xid79-one-of-8"), "--format", format}, options);
+          run_watched({"--root", fixture("log-xid79-one-of-8"), "--format", format}, options);
       INFO("stderr: " << r.err);
       REQUIRE_FALSE(r.timed_out);
       CHECK(r.out.size() <= 10);

@@ -3,6 +3,7 @@
 // a wall-clock guard (SIGKILL at the limit, reported as timed_out) with its children watched
 // through /proc, so a test can assert "no hang, no zombie, no orphan".
 #include "support/lookup.hpp"
+#include "support/run.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -41,30 +42,15 @@ private:
 // pid -> start time (field 22 of /proc/PID/stat), so a reused pid is not mistaken for the child.
 using ProcSet = std::map<pid_t, unsigned long long>;
 
-enum class Stdout { capture, close_after_10_bytes };
+using test::RunOptions;
+using test::Stdout;
 
-struct RunOptions {
-  std::map<std::string, std::string> env; // on top of this process's (FAKE_CUDA_* removed)
-  double limit_s = 60;                    // SIGKILL after this long
-  Stdout out = Stdout::capture;
-  bool ignore_sigpipe = false;      // start it with SIGPIPE ignored
-  std::vector<std::string> wrapper; // e.g. {"setpriv", "--reuid=65534", ...}
-  // Called about every 20 ms while it runs, with its pid and the seconds since the start.
-  std::function<void(pid_t, double)> on_tick;
-};
-
-struct Outcome {
-  int exit_code = -1;        // when it exited
-  std::optional<int> signal; // when a signal killed it
-  bool timed_out = false;
-  double seconds = 0;
-  std::string out;
-  std::string err;
+struct Outcome : test::RunResult {
   ProcSet children_seen; // every child /proc showed while it ran
-  nlohmann::json json() const { return nlohmann::json::parse(out); }
 };
 
-Outcome run_binary(const std::vector<std::string>& args, const RunOptions& options = {});
+// The binary run by test::run_binary, with its children recorded through /proc while it runs.
+Outcome run_watched(const std::vector<std::string>& args, const RunOptions& options = {});
 
 // Child pids of pid according to /proc/*/stat (ppid field).
 ProcSet children_of(pid_t pid);

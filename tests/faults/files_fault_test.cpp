@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Outcome check_json(const std::string& root, RunOptions options = {}) {
-  return run_binary({"--root", root, "--format", "json"}, options);
+  return run_watched({"--root", root, "--format", "json"}, options);
 }
 
 // The run finished by itself, with a verdict, and printed a JSON report.

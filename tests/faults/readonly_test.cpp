@@ -36,7 +36,7 @@ Trace traced(const TempDir& scratch, const std::vector<std::string>& args,
   // LeakSanitizer stops the world with ptrace, which a traced process cannot do.
   options.env["ASAN_OPTIONS"] = "detect_leaks=0";
   options.wrapper = {"strace", "-f", "-qq", "-e", "trace=%file,%process", "-o", log};
-  t.outcome = run_binary(args, options);
+  t.outcome = run_watched(args, options);
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);) {
     t.lines.push_back(line);

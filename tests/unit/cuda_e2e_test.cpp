@@ -19,7 +19,7 @@ RunResult live(const std::string& root, const Env& env, std::vector<std::string>
                const std::string& lib = k_fake) {
   std::vector<std::string> args{"--root", root, "--libcuda", lib, "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return run_gpf(args, env);
+  return run_preflight(args, env);
 }
 
 std::string severity(const json& report, const std::string& id) {
@@ -206,7 +206,8 @@ TEST_CASE(
   CHECK(no_peer.at("cuda_visible_devices") == "0");
 
   const json skipped =
-      run_gpf({"--root", fixture("cuda-2gpu-kernel54"), "--no-cuda", "--format", "json"}).json();
+      run_preflight({"--root", fixture("cuda-2gpu-kernel54"), "--no-cuda", "--format", "json"})
+          .json();
   CHECK(severity(skipped, "kernel.below-5.5-multi-gpu") == "warn");
   CHECK(skipped.at("cuda_visible_devices") == "0");
   CHECK(cuda_probe(skipped).at("status") == "skipped");
@@ -275,7 +276,7 @@ TEST_CASE("e2e cuda: a live result saved as cuda.json replays to the same verdic
   TempSnapshot snap("cuda-4gpu");
   snap.write("cuda.json", live_report.at("facts").at("cuda").dump(2));
   const auto again =
-      run_gpf({"--root", snap.path(), "--format", "json"}); // no FAKE_CUDA_*: nothing live
+      run_preflight({"--root", snap.path(), "--format", "json"}); // no FAKE_CUDA_*: nothing live
   const json replay = again.json();
   CHECK(again.exit_code == first.exit_code);
   CHECK(replay.at("verdict") == live_report.at("verdict"));
@@ -293,12 +294,12 @@ TEST_CASE("e2e cuda: `snapshot` records the live CUDA result as cuda.json, and t
   const Env env{{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_ERROR", "2:214"}};
   TempSnapshot scratch("cuda-no-driver"); // a scratch directory removed at the end
   const std::string dir = scratch.path() + "/capture";
-  const auto captured =
-      run_gpf({"--root", fixture("cuda-4gpu"), "--libcuda", k_fake, "snapshot", "-o", dir}, env);
+  const auto captured = run_preflight(
+      {"--root", fixture("cuda-4gpu"), "--libcuda", k_fake, "snapshot", "-o", dir}, env);
   REQUIRE(captured.exit_code == 0);
   REQUIRE(std::filesystem::exists(std::filesystem::path(dir) / "cuda.json"));
   const json live_report = live(fixture("cuda-4gpu"), env).json();
-  const json replay = run_gpf({"--root", dir, "--format", "json"}).json();
+  const json replay = run_preflight({"--root", dir, "--format", "json"}).json();
   CHECK(replay.at("verdict") == live_report.at("verdict"));
   CHECK(replay.at("cuda_visible_devices") == "0,1,3");
   CHECK(replay.at("cuda_visible_devices") == live_report.at("cuda_visible_devices"));
@@ -307,25 +308,26 @@ TEST_CASE("e2e cuda: `snapshot` records the live CUDA result as cuda.json, and t
 }
 
 TEST_CASE("e2e cuda: replay of a recorded cuda.json, a garbage one, and none") {
-  const json hung = run_gpf({"--root", fixture("cuda-replay-gpu-hung"), "--format", "json"}).json();
+  const json hung =
+      run_preflight({"--root", fixture("cuda-replay-gpu-hung"), "--format", "json"}).json();
   CHECK(hung.at("verdict") == "warn");
   CHECK(hung.at("cuda_visible_devices") == "0");
   REQUIRE(finding(hung, "cuda.gpu-hung"));
 
   const json garbage =
-      run_gpf({"--root", fixture("cuda-replay-garbage"), "--format", "json"}).json();
+      run_preflight({"--root", fixture("cuda-replay-garbage"), "--format", "json"}).json();
   CHECK(cuda_probe(garbage).at("status") == "error");
   REQUIRE(finding(garbage, "probe.failed"));
   CHECK_THAT(evidence(*finding(garbage, "probe.failed")),
              Catch::Contains("cuda.json: not valid JSON"));
 
-  const json none = run_gpf({"--root", fixture("cuda-4gpu"), "--format", "json"}).json();
+  const json none = run_preflight({"--root", fixture("cuda-4gpu"), "--format", "json"}).json();
   CHECK(cuda_probe(none).at("status") == "skipped");
   CHECK(none.at("verdict") == "pass");
   CHECK(none.at("cuda_device_order") == "PCI_BUS_ID"); // the driver's PCI order without CUDA
 }
 
 TEST_CASE("e2e cuda: option errors exit 2") {
-  CHECK(run_gpf({"--cuda-timeout", "0", "--no-cuda"}).exit_code == 2);
-  CHECK(run_gpf({"--cvd-form", "bus", "--no-cuda"}).exit_code == 2);
+  CHECK(run_preflight({"--cuda-timeout", "0", "--no-cuda"}).exit_code == 2);
+  CHECK(run_preflight({"--cvd-form", "bus", "--no-cuda"}).exit_code == 2);
 }

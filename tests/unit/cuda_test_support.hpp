@@ -3,6 +3,7 @@
 // environment, and a scratch copy of a fixture snapshot.
 #include "support/child_env.hpp"
 #include "support/lookup.hpp"
+#include "support/run.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -71,59 +72,8 @@ private:
   std::vector<std::string> m_set;
 };
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  double seconds = 0;
-  nlohmann::json json() const { return nlohmann::json::parse(out); }
-};
-
-// Runs the gpu-preflight binary with args and env (on top of this process's environment, minus
-// inherited FAKE_CUDA_* / CUDA_*); captures stdout and the wall time. `wrapper` (a program and its
-// options, e.g. setpriv to run as another user) goes before the binary.
-inline RunResult run_gpf(const std::vector<std::string>& args, const Env& env = {},
-                         const std::vector<std::string>& wrapper = {}) {
-  std::vector<std::string> argv_s = wrapper;
-  argv_s.push_back(GPF_BINARY);
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<std::string> env_s = child_environment(env);
-  const std::vector<char*> argv = c_strings(argv_s);
-  const std::vector<char*> envp = c_strings(env_s);
-
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    throw std::runtime_error("pipe failed");
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw std::runtime_error("posix_spawn failed");
-  }
-  RunResult result;
-  char buffer[65536];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) != 0;) {
-    if (n > 0) {
-      result.out.append(buffer, static_cast<std::size_t>(n));
-    } else if (errno != EINTR) {
-      break;
-    }
-  }
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
+using test::run_preflight;
+using test::RunResult;
 
 // A scratch copy of a fixture snapshot, removed at the end of the scope.
 class TempSnapshot {

@@ -27,7 +27,7 @@ RunResult nvml_run(Env env, std::vector<std::string> extra = {},
   std::vector<std::string> args{"--root",    fixture(root), "--no-cuda", "--libnvml",
                                 k_fake_nvml, "--format",    "json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return run_gpf(args, env);
+  return run_preflight(args, env);
 }
 
 std::string severity(const json& report, const std::string& id) {
@@ -288,14 +288,15 @@ TEST_CASE("e2e nvml: init errors are one clear finding each") {
 }
 
 TEST_CASE("e2e nvml: no NVML library on a host without a driver is not a second failure") {
-  const json j = run_gpf({"--root", fixture("no-driver"), "--no-cuda", "--libnvml",
-                          "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
+  const json j = run_preflight({"--root", fixture("no-driver"), "--no-cuda", "--libnvml",
+                                "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
                      .json();
   CHECK(severity(j, "nvml.library-missing") == "absent");
   CHECK(severity(j, "nvml.init-failed") == "absent");
-  const json with_driver = run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
-                                    "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
-                               .json();
+  const json with_driver =
+      run_preflight({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
+                     "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
+          .json();
   CHECK(severity(with_driver, "nvml.library-missing") == "warn");
 }
 
@@ -303,19 +304,19 @@ TEST_CASE("e2e nvml: `snapshot` records nvml.json and the replay agrees; absent 
   const Env env{{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}};
   TempSnapshot scratch("no-driver");
   const std::string dir = scratch.path() + "/capture";
-  const auto captured = run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
-                                 k_fake_nvml, "snapshot", "-o", dir},
-                                env);
+  const auto captured = run_preflight({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
+                                       k_fake_nvml, "snapshot", "-o", dir},
+                                      env);
   REQUIRE(captured.exit_code == 0);
   REQUIRE(std::filesystem::exists(std::filesystem::path(dir) / "nvml.json"));
   const json live = nvml_run({{"FAKE_NVML_REMAP_FAILURE", "1:1"}}).json();
-  const json replay = run_gpf({"--root", dir, "--no-cuda", "--format", "json"}).json();
+  const json replay = run_preflight({"--root", dir, "--no-cuda", "--format", "json"}).json();
   CHECK(replay.at("verdict") == live.at("verdict"));
   CHECK(replay.at("cuda_visible_devices") == "0,2,3");
   CHECK(replay.at("facts").at("nvml").at("gpus") == live.at("facts").at("nvml").at("gpus"));
   REQUIRE(finding(replay, "nvml.row-remap-failure"));
   const json none =
-      run_gpf({"--root", fixture("healthy-4gpu"), "--no-cuda", "--format", "json"}).json();
+      run_preflight({"--root", fixture("healthy-4gpu"), "--no-cuda", "--format", "json"}).json();
   bool skipped = false;
   for (const auto& p : none.at("probes")) {
     skipped = skipped || (p.at("name") == "nvml" && p.at("status") == "skipped");
@@ -329,7 +330,7 @@ TEST_CASE("e2e nvml: the text report's GPU table has a health column") {
     std::vector<std::string> args{"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
                                   k_fake_nvml};
     args.insert(args.end(), extra.begin(), extra.end());
-    return run_gpf(args, env);
+    return run_preflight(args, env);
   };
   const auto r = text({{"FAKE_NVML_REMAP_PENDING", "1:1"}, {"FAKE_NVML_CLOCKS", "1:0x8"}}, {});
   INFO(r.out);
@@ -356,11 +357,13 @@ TEST_CASE("e2e nvml: an ordinary user whose kernel log is unreadable still gets 
     WARN("skipped: needs root and /usr/bin/setpriv to run the check as an ordinary user");
     return;
   }
-  const auto r =
-      run_gpf({"--root", fixture("log-not-readable"), "--no-cuda", "--libnvml", k_fake_nvml,
-               "--format", "json"},
-              {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}},
-              {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+  gpf::test::RunOptions as_nobody;
+  as_nobody.env = {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}};
+  as_nobody.wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                       "--"};
+  const auto r = gpf::test::run_binary({"--root", fixture("log-not-readable"), "--no-cuda",
+                                        "--libnvml", k_fake_nvml, "--format", "json"},
+                                       as_nobody);
   INFO(r.out);
   if (r.exit_code == 126 || r.exit_code == 127) {
     WARN(
