@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace gpf {
 
@@ -77,20 +79,24 @@ void promote_root_cause(Assessment& a, std::span<const Rule> rules) {
 // whose GPU cannot be known from the variable alone (MIG-<uuid>) are kept as the job wrote them.
 std::vector<std::string> kept_mig_entries(const Facts& facts, const VisibleDevices& visible,
                                           const std::set<std::string>& usable) {
+  // Hashed, not scanned: a job may name tens of thousands of instances.
+  std::unordered_map<std::string_view, const MigEntry*> mig_by_entry;
+  for (const auto& m : facts.topology.mig_entries) {
+    mig_by_entry.try_emplace(m.entry, &m);
+  }
   std::vector<std::string> kept;
+  std::unordered_set<std::string_view> seen;
   for (const auto& named : visible.entries) {
     const std::string& entry = named.first; // not a structured binding: clang 14 cannot capture one
     const std::string& bus = named.second;
-    const auto& migs = facts.topology.mig_entries;
-    const auto mig =
-        std::find_if(migs.begin(), migs.end(), [&](const MigEntry& m) { return m.entry == entry; });
-    if (mig != migs.end() && mig->exists == false) {
+    if (const auto mig = mig_by_entry.find(entry);
+        mig != mig_by_entry.end() && mig->second->exists == false) {
       break;
     }
     if (!bus.empty() && usable.count(bus) == 0) {
       continue;
     }
-    if (std::find(kept.begin(), kept.end(), entry) == kept.end()) {
+    if (seen.insert(entry).second) {
       kept.push_back(entry);
     }
   }
