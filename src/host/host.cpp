@@ -383,9 +383,16 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
   if (content.data.size() > cap) {
     content.data.resize(cap);
     content.truncated = true;
+    const std::lock_guard<std::mutex> hold(m_cuts->lock);
+    m_cuts->cuts.push_back(fmt::format("{} (first {} bytes)", path, cap));
   }
   record(HostAccess::Kind::file, path, 0);
   return content;
+}
+
+std::vector<std::string> Host::take_cut_reads() const {
+  const std::lock_guard<std::mutex> hold(m_cuts->lock);
+  return std::exchange(m_cuts->cuts, {});
 }
 
 Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {

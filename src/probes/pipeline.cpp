@@ -50,6 +50,7 @@ Facts collect_facts(const Host& host, const ProbeOptions& options) {
     status.what = probe.what;
     status.duration_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    status.cut = host.take_cut_reads();
     facts.probes.push_back(std::move(status));
   }
   return facts;

@@ -197,6 +197,13 @@ Json report_json(const Report& r) {
     if (!p.message.empty()) {
       pj["message"] = u8(p.message);
     }
+    if (!p.cut.empty()) {
+      Json cut = Json::array();
+      for (const auto& c : p.cut) {
+        cut.push_back(u8(c));
+      }
+      pj["cut"] = std::move(cut);
+    }
     probes.push_back(std::move(pj));
   }
   j["probes"] = std::move(probes);
@@ -205,8 +212,12 @@ Json report_json(const Report& r) {
 }
 
 std::string render_json(const Report& r) {
-  return report_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-         "\n";
+  // The document is freed before the text is returned, and the newline is appended in place: a
+  // report of thousands of GPUs is held once, not three times.
+  std::string text =
+      report_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  text += '\n';
+  return text;
 }
 
 } // namespace gpf

@@ -26,6 +26,39 @@ std::span<const Rule> probe_rules() {
          }
          return hits;
        }},
+      // A cut is never silent: the part read was judged, the rest was not.
+      {.id = "probe.input-cut",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Every input was read whole",
+       .remedy =
+           "Look at the named file: an input this large is unusual (a snapshot may have been tampered with); "
+           "the checks judged only the part that was read",
+       .source = "docs/reliability.md#bounded-reads-bounded-memory",
+       .explanation =
+           "Every read is capped (docs/reliability.md lists the caps) so that a huge or endless file cannot exhaust memory or time. "
+           "A file longer than its cap is judged on its first part only, and this says which.",
+       .evidence = "Each input that was cut, with the probe that read it and the cap.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<std::string> ev;
+         for (const auto& p : c.facts.probes) {
+           for (const auto& cut : p.cut) {
+             ev.push_back(fmt::format("probe {}: {}", p.name, cut));
+           }
+         }
+         if (ev.empty()) {
+           return {};
+         }
+         const std::size_t n = ev.size();
+         if (ev.size() > k_max_evidence) {
+           ev.resize(k_max_evidence);
+         }
+         return {
+             {fmt::format(
+                  "{} input(s) were longer than their read cap and were judged on their first part only",
+                  n),
+              std::move(ev)}};
+       }},
       // The child still ran: its results stand, but the run may have changed the host.
       {.id = "probe.driver-not-isolated",
        .stage = Stage::host,

@@ -120,3 +120,31 @@ TEST_CASE("security: JSON inputs nested 8 MiB deep are refused before parsing, i
   REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
   CHECK(usage.ru_maxrss < 64 * 1024); // KiB; parsing it took 635 MB before
 }
+
+TEST_CASE("security: every input cut at its read cap is named in the report, never silently") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  // proc/cpuinfo is read up to 64 KiB and proc/modules up to 1 MiB (docs/reliability.md).
+  t.write("proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu hypervisor\n" + std::string(70000, ' '));
+  std::string modules;
+  while (modules.size() <= (1u << 20)) {
+    modules += "filler_module_with_a_long_name 16384 0 - Live 0x0000000000000000\n";
+  }
+  t.write("proc/modules", "nvidia 56823808 0 - Live 0x0000000000000000\n" + modules);
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  std::vector<std::string> cut;
+  for (const auto& p : doc.at("probes")) {
+    for (const auto& c : p.value("cut", json::array())) {
+      cut.push_back(p.at("name").get<std::string>() + ": " + c.get<std::string>());
+    }
+  }
+  CHECK(cut == std::vector<std::string>{"modules: proc/modules (first 1048576 bytes)",
+                                        "iommu: proc/cpuinfo (first 65536 bytes)"});
+  const auto found = findings_of(r);
+  CHECK(has(found, "probe.input-cut: 2 input(s) were longer than their read cap"));
+  CHECK(has(found, "probe iommu: proc/cpuinfo (first 65536 bytes)"));
+  // the part that was read still counts: the nvidia module was seen, the verdict is a pass
+  CHECK(doc.at("verdict") == "pass");
+}

@@ -26,6 +26,7 @@ struct ProbeStatus {
   ProbeState state = ProbeState::ok;
   std::string message; // why skipped / what failed (OS reason)
   double duration_ms = 0;
+  std::vector<std::string> cut; // inputs read only up to their cap: "path (first N bytes)"
 
   // The input is one this kind of host does not have: its checks do not apply (not a finding).
   ProbeStatus& skip(std::string why) {

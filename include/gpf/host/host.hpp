@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -171,6 +172,10 @@ public:
   // From now on, every read, listing and stat is appended to log (nullptr stops recording).
   void record_into(std::vector<HostAccess>* log) { m_access_log = log; }
 
+  // Every read cut at its cap since the last call, as "path (first N bytes)", in order; cleared
+  // by the call. The pipeline files them under the probe that read them, so no cut is silent.
+  std::vector<std::string> take_cut_reads() const;
+
   // Non-empty when the snapshot's devices.json exists but could not be parsed.
   const std::string& manifest_error() const { return m_manifest_error; }
 
@@ -185,6 +190,11 @@ private:
   void record(HostAccess::Kind kind, std::string_view path, int err) const;
   void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
   std::vector<HostAccess>* m_access_log = nullptr;
+  struct CutLog {
+    std::mutex lock; // NVML's waiter and the probes may read at once
+    std::vector<std::string> cuts;
+  };
+  std::shared_ptr<CutLog> m_cuts = std::make_shared<CutLog>(); // shared by copies
   std::filesystem::path m_root;
   std::shared_ptr<const int>
       m_root_fd; // snapshot: an O_PATH descriptor of the root, shared by copies
