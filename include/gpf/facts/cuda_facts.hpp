@@ -54,6 +54,10 @@ struct CudaPeerResult {
   std::string error_text;
 };
 
+// A real enumeration takes a few steps per GPU; a recorded list longer than this is cut on reading
+// (bounded memory on a hostile cuda.json).
+inline constexpr std::size_t k_max_replayed_steps = 256;
+
 struct CudaFacts {
   bool ran = false;         // the probe ran live or was replayed
   std::string source;       // "live", "cuda.json", or "" when skipped
@@ -65,6 +69,9 @@ struct CudaFacts {
   std::optional<int> driver_version;                 // cuDriverGetVersion, e.g. 12040
   CudaStep init;                                     // cuInit in the enumeration child
   std::vector<CudaStep> enumeration_steps; // every step of the enumeration child, cuInit included
+  // A replayed cuda.json keeps at most k_max_replayed_steps of each step list (and the first
+  // failed step after them); the others are only counted here.
+  std::size_t steps_not_kept = 0;
   std::string device_order;        // CUDA_DEVICE_ORDER the enumeration ran with ("" = unset)
   std::vector<CudaDevice> devices; // in CUDA order
   bool multi_gpu_ran = false;

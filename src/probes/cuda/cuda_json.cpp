@@ -300,11 +300,48 @@ Result<CudaFacts> parse_cuda_json(std::string_view text) {
   if (!json_depth_within(text)) {
     return Error{fmt::format("nested deeper than {} levels", k_json_max_depth)};
   }
-  const auto doc = Json::parse(text, nullptr, false);
+  // Step lists are cut while parsing, so a padded file never becomes a large document: the
+  // first k_max_replayed_steps of each list are kept, then only the first failed step.
+  std::vector<std::string> key_at(k_json_max_depth + 2);
+  std::vector<std::size_t> kept_at(k_json_max_depth + 2);
+  std::vector<bool> failure_kept_at(k_json_max_depth + 2);
+  std::size_t not_kept = 0;
+  const Json::parser_callback_t cut_steps = [&](int depth, Json::parse_event_t event,
+                                                Json& parsed) {
+    const auto d = static_cast<std::size_t>(depth);
+    if (d >= key_at.size()) {
+      return true; // deeper than json_depth_within allows: not reached
+    }
+    if (event == Json::parse_event_t::key) {
+      key_at[d] = parsed.is_string() ? parsed.get<std::string>() : std::string();
+    } else if (event == Json::parse_event_t::array_start) {
+      kept_at[d] = 0;
+      failure_kept_at[d] = false;
+    } else if (event == Json::parse_event_t::object_end && d > 0) {
+      const auto list = d - 1; // the array holding this object, named by the key at its depth
+      if (key_at[list] != "steps" && key_at[list] != "enumeration_steps") {
+        return true;
+      }
+      const auto ok = parsed.find("ok");
+      const bool failed = ok != parsed.end() && *ok == false;
+      if (kept_at[list] < k_max_replayed_steps || (failed && !failure_kept_at[list])) {
+        ++kept_at[list];
+        failure_kept_at[list] = failure_kept_at[list] || failed;
+        return true;
+      }
+      ++not_kept;
+      return false;
+    }
+    return true;
+  };
+  const auto doc = Json::parse(text, cut_steps, false);
   if (doc.is_discarded()) {
     return Error{"not valid JSON"};
   }
-  return read_facts(JsonIn(doc, "", k_string_cap));
+  CudaFacts facts;
+  TRY_ASSIGN(facts, read_facts(JsonIn(doc, "", k_string_cap)));
+  facts.steps_not_kept = not_kept;
+  return facts;
 }
 
 } // namespace gpf

@@ -98,6 +98,10 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
       return status.skip("cuda.json records that the CUDA probe did not run");
     }
     status.message = "replayed cuda.json: " + summary(facts.cuda);
+    if (facts.cuda.steps_not_kept > 0) {
+      status.cut.push_back(fmt::format("cuda.json ({} steps beyond the first {} of a list)",
+                                       facts.cuda.steps_not_kept, k_max_replayed_steps));
+    }
     return status;
   }
 
