@@ -125,3 +125,24 @@ TEST_CASE("cuda.json: unknown members are ignored, missing ones keep defaults") 
   REQUIRE(s);
   CHECK_FALSE(s->ran);
 }
+
+TEST_CASE("cuda.json: long step lists are cut on reading, keeping the first failure") {
+  CudaFacts c = sample();
+  c.enumeration_steps.clear();
+  for (int i = 0; i < 1000; ++i) {
+    c.enumeration_steps.push_back(
+        {"step" + std::to_string(i), true, false, 1, std::nullopt, "", ""});
+  }
+  c.enumeration_steps[600] = {"cuDeviceGet", false, false, 1, 101, "CUDA_ERROR_INVALID_DEVICE", ""};
+  c.enumeration_steps[700] = {"cuDeviceGet", false, false, 1, 999, "CUDA_ERROR_UNKNOWN", ""};
+  c.devices[1].steps.assign(300, c.devices[1].steps.front());
+  auto back = parse_cuda_json(cuda_facts_json(c).dump());
+  REQUIRE(back);
+  const auto& steps = back->enumeration_steps;
+  REQUIRE(steps.size() == k_max_replayed_steps + 1);
+  CHECK(steps[k_max_replayed_steps - 1].name == "step255");
+  CHECK(steps.back().error_code == 101); // the first failure beyond the cut, not a later one
+  CHECK(back->devices[0].steps.size() == 1);
+  CHECK(back->devices[1].steps.size() == k_max_replayed_steps);
+  CHECK(back->steps_not_kept == (1000 - k_max_replayed_steps - 1) + (300 - k_max_replayed_steps));
+}
