@@ -102,7 +102,12 @@ RunResult run_preflight(const std::vector<std::string>& args,
                         const std::map<std::string, std::string>& env_overrides) {
   std::vector<std::string> argv{GPF_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_program(argv, env_overrides);
+  // The text report follows the locale and COLUMNS: the same for every test unless it says.
+  std::map<std::string, std::string> env{{"LC_ALL", "C.UTF-8"}, {"COLUMNS", "\x01unset"}};
+  for (const auto& [k, v] : env_overrides) {
+    env[k] = v;
+  }
+  return run_program(argv, env);
 }
 
 } // namespace gpf::test
