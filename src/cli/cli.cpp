@@ -269,22 +269,22 @@ void add_check_options(CLI::App& app, CliOptions& o) {
 }
 
 constexpr const char* k_top_footer = R"text(Examples:
-  gpu-preflight                        check this host (check is the default command)
+  gpu-preflight                          check this host (check is the default)
   gpu-preflight --min-gpus 8 && torchrun --nproc-per-node=8 train.py
-  eval "$(gpu-preflight --format env)" export CUDA_VISIBLE_DEVICES for the usable GPUs
-  gpu-preflight exec -- python train.py
-                                       check, then run the job on the recommended GPUs
-  gpu-preflight snapshot -o node17 && gpu-preflight --root node17
-                                       capture this host, judge the capture anywhere
-  gpu-preflight explain 79             what Xid 79 means and what to do about it
+  eval "$(gpu-preflight --format env)"   export the usable GPUs
+  gpu-preflight exec -- python train.py  check, then run on the usable GPUs
+  gpu-preflight snapshot -o node17       capture this host; then, anywhere:
+  gpu-preflight --root node17            judge the capture
+  gpu-preflight explain 79               what Xid 79 means and what to do
 
 Exit status:
   0  ready: pass, or warn without --strict
   1  not ready: fail, or warn with --strict (exec: the command's own status)
-  2  the checker could not do its job (a bad option, an unusable --root, an internal error)
+  2  the checker could not do its job (a bad option, an unusable --root, an
+     internal error)
 
-Environment: CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER (the job's choice of GPUs), NO_COLOR,
-TERM=dumb (no colour), COLUMNS (report width).
+Environment: CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER (the job's GPUs), NO_COLOR,
+TERM=dumb (no colour), COLUMNS (report width), LANG/LC_ALL (UTF-8 or ASCII).
 More: gpu-preflight help CMD, man gpu-preflight, /usr/share/doc/gpu-preflight/)text";
 
 constexpr const char* k_check_footer = R"(Examples:
@@ -697,9 +697,9 @@ std::vector<std::string> split_exec_command(const CLI::App& app, const CLI::App&
 
 int run_cli(int argc, char** argv) {
   CliOptions o;
-  CLI::App app{
-      "gpu-preflight: can this machine train right now, on which GPUs, and if not, why and what fixes it.",
-      "gpu-preflight"};
+  CLI::App app{"gpu-preflight: can this machine train right now, on which GPUs, and if not,\n"
+               "why and what fixes it.",
+               "gpu-preflight"};
   app.formatter(std::make_shared<HelpFormatter>()); // before the subcommands, which copy it
   app.set_version_flag("--version", std::string(k_tool_name) + " " + k_tool_version);
   app.fallthrough();

@@ -71,6 +71,13 @@ TEST_CASE("the top-level help has examples, exit codes, the subcommands and a do
   }
   CHECK_FALSE(has(r.out, "INT:INT"));
   CHECK_FALSE(has(r.out, "TEXT"));
+  // it fits an 80-column terminal
+  std::size_t start = 0;
+  for (std::size_t nl = r.out.find('\n'); nl != std::string::npos; nl = r.out.find('\n', start)) {
+    INFO(r.out.substr(start, nl - start));
+    CHECK(nl - start <= 80);
+    start = nl + 1;
+  }
 }
 
 TEST_CASE("help [CMD] is --help of the tool or of the command") {
