@@ -65,9 +65,12 @@ Facts collect_facts(const Host& host, const ProbeOptions& options) {
     if (probe.run == probe_cuda) {
       // Live children (not a replay): they may run into the deadline, so say what is going on.
       if ((host.is_live() || options.libcuda) && !options.no_cuda) {
+        // (no GPU listed, as on WSL2: CUDA's enumeration says how many there are)
         const auto n = facts.gpus.size();
-        report_progress(fmt::format("probing CUDA on {} GPU{}\u2026 (deadline {:g} s)", n,
-                                    n == 1 ? "" : "s", options.cuda_timeout_s));
+        const std::string on =
+            n == 0 ? std::string() : fmt::format(" on {} GPU{}", n, n == 1 ? "" : "s");
+        report_progress(
+            fmt::format("probing CUDA{}\u2026 (deadline {:g} s)", on, options.cuda_timeout_s));
       }
       start_nvml(host, options, facts); // NVML's children work while the CUDA stage runs
     }

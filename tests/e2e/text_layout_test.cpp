@@ -247,6 +247,12 @@ TEST_CASE("a progress line on a terminal while the live probes run, nothing in a
   CHECK(piped.exit_code == 0);
   CHECK(piped.err.empty());
   CHECK(json::parse(piped.out).at("verdict") == "pass");
+  // no GPU listed by the driver (WSL2): CUDA's enumeration will tell, no count in the line
+  CHECK(has(run_on_pty(
+                {"--root", fixture("cuda-wsl2"), "--libcuda", GPF_FAKE_LIBCUDA, "--format", "json"},
+                env, true)
+                .pty,
+            "probing CUDA\u2026 (deadline 30 s)"));
   // a snapshot replay runs no live probe: no progress line
   CHECK_FALSE(has(run_on_pty({"--root", healthy8()}, env, true).pty, "probing"));
 }
