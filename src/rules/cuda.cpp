@@ -377,12 +377,20 @@ std::span<const Rule> cuda_rules() {
            why = toolkit_needs(r.judgement) + " (CUDA " + std::to_string(e.version.major()) +
                  " has no minor-version compatibility)";
          }
-         return {
-             {fmt::format(
-                  "The job's CUDA {} cannot run on driver {}: {}. "
-                  "The CUDA runtime refuses to start (cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
-                  e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text, why),
-              r.evidence}};
+         Hit hit{
+             fmt::format(
+                 "The job's CUDA {} cannot run on driver {}: {}. "
+                 "The CUDA runtime refuses to start (cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
+                 e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text, why),
+             r.evidence};
+         // the version to install, not "the version named in the finding"
+         if (r.judgement.floor && !r.reported_only) {
+           hit.remedy = fmt::format(
+               "Upgrade the driver to at least {} (CUDA {}.x's floor), or run a build of the framework made with an older CUDA (e.g. a cu118/cu121 wheel); "
+               "on data-center GPUs the cuda-compat package (forward compatibility) is another way",
+               r.judgement.floor->floor_text, e.version.major());
+         }
+         return {std::move(hit)};
        }},
       {.id = "cuda.minor-version-compat",
        .stage = Stage::host,

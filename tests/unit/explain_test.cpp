@@ -1,12 +1,16 @@
 // `explain` says more than the finding: every rule has an explanation of its own (not its title),
 // the ones written for the driver, device-node, GPU, Xid and CUDA rules say how to confirm by hand
-// with a command and what the finding does to the verdict; a GPU row names each cause once.
+// with a command and what the finding does to the verdict; a GPU row names each cause once; a
+// remedy names this host's values.
 #include "gpf/report/rules_doc.hpp"
 #include "gpf/rules/rule.hpp"
 
 #include "support/checked.hpp"
+#include "support/run.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <set>
@@ -78,6 +82,34 @@ TEST_CASE("a GPU row names each cause once") {
     for (const auto& g : c.assessment.gpus) {
       const std::set<std::string> unique(g.reasons.begin(), g.reasons.end());
       CHECK(unique.size() == g.reasons.size());
+    }
+  }
+}
+
+TEST_CASE("remedies carry this host's values, not placeholders") {
+  const auto remedy_of = [](const std::string& fixture_name, const std::string& id) {
+    const auto r = run_preflight({"--root", fixture(fixture_name), "--format", "json"});
+    const auto report = nlohmann::json::parse(r.out);
+    for (const auto& f : report.at("findings")) {
+      if (f.at("id") == id) {
+        return f.at("remedy").get<std::string>();
+      }
+    }
+    return std::string("(no finding)");
+  };
+  CHECK_THAT(remedy_of("compat-cuda121-driver470", "cuda.driver-too-old"),
+             Catch::Contains("at least 525.60.13"));
+  CHECK_THAT(remedy_of("cuda-replay-gpu-hung", "cuda.gpu-hung"),
+             Catch::Contains("`nvidia-smi -r -i 0000:02:00.0`"));
+  CHECK_THAT(remedy_of("topo-nvswitch-no-fm", "nvswitch.fabric-manager-missing"),
+             Catch::Contains("nvidia-fabricmanager-550"));
+  // a remedy fits its error: a damaged file is not "run as root"
+  CHECK_THAT(remedy_of("garbage-files", "probe.failed"), !Catch::Contains("root"));
+  for (const auto& name : fixture_names()) {
+    INFO(name);
+    const auto r = run_preflight({"--root", fixture(name), "--format", "json"});
+    for (const char* placeholder : {"<bus id>", "<version>", "<branch>"}) {
+      CHECK(r.out.find(placeholder) == std::string::npos);
     }
   }
 }
