@@ -55,12 +55,18 @@ entries() {
 }
 
 commands() {
-  local name desc
-  "$bin" --help | sed -n '/^Subcommands:/,/^$/p' | sed -n 's/^  \([a-z][a-z-]*\) \{2,\}\(.*\)$/\1 \2/p' |
-    while read -r name desc; do
+  local name
+  "$bin" --help | sed -n '/^Subcommands:/,/^$/p' | sed -n 's/^  \([a-z][a-z-]*\) \{2,\}.*$/\1/p' |
+    while read -r name; do
       echo ".SS $name"
-      roff "$desc"
-      "$bin" "$name" --help | entries
+      # the description, whole: the first line of the command's own help
+      roff "$("$bin" "$name" --help | head -n 1)"
+      if [ "$name" = check ]; then
+        # the default command: its options are the OPTIONS above
+        echo "Takes the options listed under OPTIONS, after its name or before it."
+      else
+        "$bin" "$name" --help | entries
+      fi
     done
 }
 

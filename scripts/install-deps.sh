@@ -7,10 +7,11 @@ set -euo pipefail
 # strace: the read-only test (tests/faults/readonly_test.cpp); clang-14: the second compiler
 # .ci/run builds with; clang-format-14: `make format`, pinned because each clang-format release
 # lays out some code differently. libsystemd-dev: sd-journal, the kernel log from the systemd
-# journal; systemd-journal-remote: writes the real .journal files the journal test reads.
+# journal; systemd-journal-remote: writes the real .journal files the journal test reads. zsh:
+# the completion test loads the generated zsh completion into it.
 packages=(cmake g++ make clang clang-14 libclang-rt-14-dev clang-format-14 libcli11-dev libfmt-dev nlohmann-json3-dev
           catch2 hyperfine time python3 dpkg-dev shellcheck strace pkg-config libsystemd-dev
-          systemd-journal-remote)
+          systemd-journal-remote zsh)
 # `install-deps.sh bench`: also what `make bench` needs (Google Benchmark, valgrind for profiles).
 if [ "${1:-}" = bench ]; then
   packages+=(libbenchmark-dev valgrind)

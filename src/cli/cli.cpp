@@ -1,15 +1,23 @@
 // The command line. CLI11 parses; run_cli maps every outcome to 0/1/2 (CLI11's own codes, which
-// start at 100, never leak out). Subcommands: check (default), exec, snapshot.
+// start at 100, never leak out). Subcommands: check (default), exec, snapshot, rules, explain,
+// help, completion. Errors are in the tool's words, with a suggestion for a near miss.
 #include "gpf/cli/cli.hpp"
+
+#include "completion.hpp"
 
 #include "gpf/capture/snapshot.hpp"
 #include "gpf/host/host.hpp"
+#include "gpf/probes/kernel_log_tables.hpp"
 #include "gpf/probes/pipeline.hpp"
+#include "gpf/probes/progress.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/rules_doc.hpp"
+#include "gpf/report/text_report.hpp"
 #include "gpf/rules/user_rules.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "gpf/rules/xid_rule.hpp"
 #include "gpf/util/checker_failure.hpp"
+#include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
 #include <CLI/CLI.hpp>
@@ -18,7 +26,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
+#include <map>
+#include <sstream>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace gpf {
@@ -37,11 +49,17 @@ struct CliOptions {
   RuleOverrides rules;
   std::string rules_format; // `rules --format`
   std::string explain_id;   // `explain ID`
+  bool verbose = false;     // --verbose
   ExecOptions exec;
   std::vector<std::string> command; // exec
   CaptureOptions capture;           // snapshot
   std::string capture_dir;
   std::string capture_mode = "0600";
+  std::string min_gpus = "1";   // --min-gpus: a number, or "all"
+  std::string help_topic;       // `help [CMD]`
+  std::string completion_shell; // `completion SHELL`
+  // The values of each option that takes one of a few words (for completion).
+  std::map<const CLI::Option*, std::vector<std::string>> choices;
 };
 
 struct CheckRun {
@@ -58,76 +76,258 @@ bool use_color(const std::string& mode, int fd) {
     return false;
   }
   const char* no_color = std::getenv("NO_COLOR"); // https://no-color.org: any non-empty value
-  return (no_color == nullptr || *no_color == '\0') && ::isatty(fd) == 1;
+  const char* term = std::getenv("TERM");         // a dumb terminal shows escapes as text
+  return (no_color == nullptr || *no_color == '\0') &&
+         (term == nullptr || std::string_view(term) != "dumb") && ::isatty(fd) == 1;
 }
+
+// A validator whose message is the tool's own ("--min-gpus: \"abc\" is not a number") and which
+// adds nothing to the option's metavar in the help.
+CLI::Validator validator(std::function<std::string(std::string&)> check) {
+  return CLI::Validator(std::move(check), "");
+}
+
+// The option takes one of a few words: checked with a suggestion, remembered for completion.
+CLI::Option* one_of(CliOptions& o, CLI::Option* opt, std::vector<std::string> words) {
+  opt->check(validator([words](std::string& v) {
+    if (std::find(words.begin(), words.end(), v) != words.end()) {
+      return std::string();
+    }
+    return fmt::format("\"{}\" is not one of {}{}", v, fmt::join(words, ", "),
+                       did_you_mean(suggestions(v, words, 1)));
+  }));
+  o.choices[opt] = std::move(words);
+  return opt;
+}
+
+// --min-gpus: a count, or "all" (every GPU the driver lists).
+std::string check_min_gpus(std::string& v) {
+  if (v == "all") {
+    return {};
+  }
+  if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos) {
+    return fmt::format("\"{}\" is not a number (a GPU count, or all)", v);
+  }
+  return std::stoi(v) <= (1 << 16)
+             ? std::string()
+             : fmt::format("{} is more GPUs than a host has (at most {})", v, 1 << 16);
+}
+
+// Whether the locale asks for UTF-8 (LC_ALL, else LC_CTYPE, else LANG; unset is the C locale).
+bool utf8_locale() {
+  for (const char* name : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') {
+      const std::string l = to_lower(v);
+      return contains(l, "utf-8") || contains(l, "utf8");
+    }
+  }
+  return false;
+}
+
+// The text report's width: COLUMNS when it holds a sensible number, else the terminal's, else 80.
+std::size_t text_width(int fd) {
+  if (const char* c = std::getenv("COLUMNS"); c != nullptr) {
+    if (const auto n = parse_uint(c); n && *n >= 20 && *n <= 1000) {
+      return *n;
+    }
+  }
+  winsize ws{};
+  if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    return ws.ws_col;
+  }
+  return 80;
+}
+
+TextOptions text_options(const CliOptions& o, int fd) {
+  return TextOptions{.color = use_color(o.color, fd),
+                     .width = text_width(fd),
+                     .verbose = o.verbose,
+                     .utf8 = utf8_locale()};
+}
+
+// The progress line on stderr while slow probes run: only on a terminal, overwritten in place and
+// cleared before anything else is written. Nothing of it reaches a pipe or a file.
+class Progress {
+public:
+  explicit Progress(bool utf8) : m_on(::isatty(STDERR_FILENO) == 1), m_utf8(utf8) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() { clear(); }
+  void show(const std::string& text) {
+    if (!m_on) {
+      return;
+    }
+    std::string line = m_utf8 ? text : ascii_ellipsis(text);
+    clear();
+    std::cerr << line << std::flush;
+    m_shown = line.size();
+  }
+  void clear() {
+    if (m_shown > 0) {
+      std::cerr << '\r' << std::string(m_shown, ' ') << '\r' << std::flush;
+      m_shown = 0;
+    }
+  }
+
+private:
+  static std::string ascii_ellipsis(std::string s) {
+    for (auto at = s.find("\u2026"); at != std::string::npos; at = s.find("\u2026")) {
+      s.replace(at, 3, "...");
+    }
+    return s;
+  }
+  bool m_on;
+  bool m_utf8;
+  std::size_t m_shown = 0;
+};
 
 void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--root", o.root,
                  "Judge a snapshot directory laid out like the host instead of this host")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            return v.empty() ? std::string("an empty --root names no directory") : std::string();
-          },
-          "DIR"));
-  app.add_option("--format", o.format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "env", "line"}));
+      ->type_name("DIR")
+      ->check(validator([](std::string& v) {
+        return v.empty() ? std::string("an empty value names no directory") : std::string();
+      }));
+  one_of(o,
+         app.add_option("--format", o.format, "Output format: text (default), json, env, line")
+             ->type_name("FORMAT"),
+         {"text", "json", "env", "line"});
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
-  app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")
-      ->check(CLI::Range(0, 1 << 16));
-  app.add_option("--color", o.color, "Colour in text output")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--min-gpus", o.min_gpus,
+                 "GPUs the job needs, or 'all' for every GPU the driver lists (fewer usable: "
+                 "fail; default 1)")
+      ->type_name("N")
+      ->check(validator(check_min_gpus));
+  one_of(o,
+         app.add_option("--color", o.color, "Colour in text output: auto (default), always, never")
+             ->type_name("WHEN"),
+         {"auto", "always", "never"});
+  app.add_flag("--verbose", o.verbose,
+               "Text report: list every informational finding, even on a pass");
   app.add_option(
-      "--dmesg", o.probe.dmesg_file,
-      "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt");
+         "--dmesg", o.probe.dmesg_file,
+         "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt")
+      ->type_name("FILE");
   app.add_option(
          "--expect-cuda", o.probe.expect_cuda,
          "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            const auto parsed = Version::parse_exact(v);
-            const bool ok = parsed && parsed->parts().size() >= 2 && parsed->parts().size() <= 3 &&
-                            parsed->str().size() <= v.size();
-            return ok ? std::string() : "expected a CUDA version X.Y or X.Y.Z, got \"" + v + "\"";
-          },
-          "X.Y"));
-  app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)");
+      ->type_name("X.Y")
+      ->check(validator([](std::string& v) {
+        const auto parsed = Version::parse_exact(v);
+        const bool ok = parsed && parsed->parts().size() >= 2 && parsed->parts().size() <= 3 &&
+                        parsed->str().size() <= v.size();
+        return ok ? std::string()
+                  : fmt::format("\"{}\" is not a CUDA version (X.Y or X.Y.Z, e.g. 12.4)", v);
+      }));
+  app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)")
+      ->type_name("FILE");
   app.add_option("--disable", o.rules.disable, "Turn a rule off (repeatable)")
+      ->type_name("ID")
       ->allow_extra_args(false);
   app.add_option("--severity", o.rules.severity,
                  "Change a rule's severity: ID=info|warn|fail (repeatable)")
+      ->type_name("ID=LEVEL")
       ->allow_extra_args(false);
   app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");
   app.add_flag("--no-nvml", o.probe.no_nvml, "Skip the live NVML health probe");
   app.add_option(
-      "--libnvml", o.libnvml,
-      "The NVML library to probe (default: libnvidia-ml.so.1 through the loader); with --root, runs the "
-      "live probe against it instead of replaying the snapshot's nvml.json");
+         "--libnvml", o.libnvml,
+         "The NVML library to probe (default: libnvidia-ml.so.1 through the loader); with --root, runs the "
+         "live probe against it instead of replaying the snapshot's nvml.json")
+      ->type_name("FILE");
   app.add_flag(
       "--skip-busy", o.probe.skip_busy,
       "Skip the live CUDA probe when a process (other than NVIDIA's daemons) has a GPU device node open");
   app.add_option(
          "--timeout,--cuda-timeout", o.probe.cuda_timeout_s,
          "Deadline of the CUDA and of the NVML stage (they run side by side), in seconds (default 30)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            // CLI::Range lets NaN through (every comparison with it is false)
-            double s = 0;
-            const bool ok =
-                CLI::detail::lexical_cast(v, s) && std::isfinite(s) && s >= 0.1 && s <= 3600.0;
-            return ok ? std::string() : "expected seconds between 0.1 and 3600, got \"" + v + "\"";
-          },
-          "SECONDS"));
+      ->type_name("SEC")
+      ->check(validator([](std::string& v) {
+        // CLI::Range lets NaN through (every comparison with it is false)
+        double s = 0;
+        if (!CLI::detail::lexical_cast(v, s) || !std::isfinite(s)) {
+          return fmt::format("\"{}\" is not a number of seconds", v);
+        }
+        return s >= 0.1 && s <= 3600.0 ? std::string()
+                                       : fmt::format("{} s is outside 0.1 to 3600 seconds", v);
+      }));
   app.add_option(
-      "--libcuda", o.libcuda,
-      "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
-      "live probe against it instead of replaying the snapshot's cuda.json");
-  app.add_option("--cvd-form", o.cvd_form,
-                 "Recommend CUDA_VISIBLE_DEVICES as indices or as GPU UUIDs")
-      ->check(CLI::IsMember({"index", "uuid"}));
+         "--libcuda", o.libcuda,
+         "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
+         "live probe against it instead of replaying the snapshot's cuda.json")
+      ->type_name("FILE");
+  one_of(o,
+         app.add_option(
+                "--cvd-form", o.cvd_form,
+                "Recommend CUDA_VISIBLE_DEVICES as GPU indices (default) or UUIDs: index, uuid")
+             ->type_name("FORM"),
+         {"index", "uuid"});
   app.add_option("--json-out", o.json_out,
                  "Also write the JSON report to FILE (replaced whole), whatever --format says")
       ->type_name("FILE");
 }
+
+constexpr const char* k_top_footer = R"text(Examples:
+  gpu-preflight                          check this host (check is the default)
+  gpu-preflight --min-gpus 8 && torchrun --nproc-per-node=8 train.py
+  eval "$(gpu-preflight --format env)"   export the usable GPUs
+  gpu-preflight exec -- python train.py  check, then run on the usable GPUs
+  gpu-preflight snapshot -o node17       capture this host; then, anywhere:
+  gpu-preflight --root node17            judge the capture
+  gpu-preflight explain 79               what Xid 79 means and what to do
+
+Exit status:
+  0  ready: pass, or warn without --strict
+  1  not ready: fail, or warn with --strict (exec: the command's own status)
+  2  the checker could not do its job (a bad option, an unusable --root, an
+     internal error)
+
+Environment: CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER (the job's GPUs), NO_COLOR,
+TERM=dumb (no colour), COLUMNS (report width), LANG/LC_ALL (UTF-8 or ASCII).
+More: gpu-preflight help CMD, man gpu-preflight, /usr/share/doc/gpu-preflight/)text";
+
+constexpr const char* k_check_footer = R"(Examples:
+  gpu-preflight check --min-gpus all --strict
+  gpu-preflight check --root node17 --format json --no-cuda
+  gpu-preflight check --dmesg saved-dmesg.txt --expect-cuda 12.4
+
+Exit status: 0 ready, 1 not ready, 2 the checker could not do its job.)";
+
+// Words joined into lines of at most `width` columns, '\n' between them.
+std::string wrap_words(const std::string& text, std::size_t width) {
+  std::string out;
+  std::size_t col = 0;
+  for (const auto word : split(text, ' ')) {
+    if (col > 0 && col + 1 + word.size() > width) {
+      out += '\n';
+      col = 0;
+    } else if (col > 0) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+  }
+  return out;
+}
+
+// CLI11's layout with the descriptions wrapped under their column, so that the help fits an
+// 80-column terminal (scripts/gen-manpage.sh reads the continuation lines back).
+class HelpFormatter : public CLI::Formatter {
+public:
+  static constexpr std::size_t k_width = 80;
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    return wrap_words(CLI::Formatter::make_option_desc(opt), k_width - get_column_width());
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true),
+                             wrap_words(sub->get_description(), k_width - get_column_width()),
+                             get_column_width());
+    return out.str();
+  }
+};
 
 // The live host, or the --root snapshot; prints the reason when the root is unusable.
 std::optional<Host> open_host(const CliOptions& o) {
@@ -148,9 +348,18 @@ std::optional<Host> open_host(const CliOptions& o) {
 
 CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Rule> rules) {
   CheckRun run;
+  Progress progress(utf8_locale());
+  const ProgressFn previous =
+      set_progress_listener([&progress](const std::string& text) { progress.show(text); });
   run.facts = collect_facts(host, o.probe);
-  run.assessment = assess(run.facts, rules, o.check);
-  run.exit_code = exit_code_for(run.assessment.verdict, o.check.strict);
+  set_progress_listener(previous);
+  progress.clear();
+  CheckOptions check = o.check;
+  // "all": every GPU the driver lists (at least one, so a host without GPUs is not ready).
+  check.min_gpus = o.min_gpus == "all" ? std::max(1, static_cast<int>(run.facts.gpus.size()))
+                                       : std::stoi(o.min_gpus);
+  run.assessment = assess(run.facts, rules, check);
+  run.exit_code = exit_code_for(run.assessment.verdict, check.strict);
   return run;
 }
 
@@ -194,7 +403,7 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
   } else if (o.format == "line") {
     out = render_line(report);
   } else {
-    out = render_text(report, use_color(o.color, STDOUT_FILENO));
+    out = render_text(report, text_options(o, STDOUT_FILENO));
   }
   const int written = write_stdout(out);
   return written != 0 ? written : run.exit_code;
@@ -212,7 +421,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
     return k_exit_error;
   }
   if (run.exit_code != 0) {
-    std::cerr << render_text(report, use_color(o.color, STDERR_FILENO));
+    std::cerr << render_text(report, text_options(o, STDERR_FILENO));
     std::cerr << "gpu-preflight: not starting " << o.command.front() << "\n";
     return k_exit_not_ready;
   }
@@ -275,15 +484,170 @@ int run_rules_command(std::span<const Rule> rules, const std::string& format) {
   return write_stdout(out);
 }
 
-int run_explain_command(const RuleSet& rules, const std::string& id) {
-  const Rule* rule = rules.find(id);
-  if (!rule) {
-    std::cerr << "gpu-preflight: error: explain: no rule \"" << id
-              << "\" (gpu-preflight rules lists them)\n";
-    return k_exit_error;
+// "79", "xid.79", "xid79", "Xid 79": the Xid number a rule id stands for; nullopt otherwise.
+std::optional<unsigned> xid_number(std::string_view id) {
+  if (id.size() > 3 &&
+      (id.substr(0, 3) == "xid" || id.substr(0, 3) == "Xid" || id.substr(0, 3) == "XID")) {
+    id.remove_prefix(3);
+    if (id.front() == '.' || id.front() == ' ' || id.front() == '-' || id.front() == '_') {
+      id.remove_prefix(1);
+    }
   }
-  const std::string out = render_explain(*rule);
-  return write_stdout(out);
+  if (id.empty() || id.size() > 4 || id.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(std::stoul(std::string(id)));
+}
+
+int run_explain_command(const RuleSet& rules, const std::string& id) {
+  if (const Rule* rule = rules.find(id)) {
+    return write_stdout(render_explain(*rule));
+  }
+  if (const auto xid = xid_number(id)) {
+    if (const Rule* rule = rules.find(xid_rule_id(*xid))) {
+      const XidInfo* info = find_xid(*xid);
+      const std::string head =
+          info ? fmt::format("Xid {} ({}: {}) is judged by rule {}.\n\n", *xid, info->mnemonic,
+                             info->meaning, rule->id)
+               : fmt::format("Xid {} is not in the Xid catalog this build knows; rule {} judges "
+                             "it.\n\n",
+                             *xid, rule->id);
+      return write_stdout(wrap_text(head.substr(0, head.size() - 2), 0, 0, 80) + "\n" +
+                          render_explain(*rule));
+    }
+  }
+  std::vector<std::string> ids;
+  for (const auto& r : rules.rules()) {
+    ids.emplace_back(r.id);
+  }
+  std::cerr << "gpu-preflight: error: explain: no rule \"" << printable(id) << "\""
+            << did_you_mean(suggestions(id, ids))
+            << " (gpu-preflight rules lists them; an Xid number such as 79 works too)\n";
+  return k_exit_error;
+}
+
+// Every option name of a command (and of the top level, which its options fall through to).
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames()) {
+      out.push_back("--" + l);
+    }
+    for (const auto& sn : opt->get_snames()) {
+      out.push_back("-" + sn);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    out.push_back(sub->get_name());
+  }
+  return out;
+}
+
+// A parse error in the tool's words: an unknown command or option gets a suggestion.
+std::string parse_error_text(CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) {
+    return e.what();
+  }
+  const auto extras = app.remaining(true);
+  if (extras.empty()) {
+    return e.what();
+  }
+  const std::string& word = extras.front();
+  const CLI::App* in = &app;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    in = sub; // the subcommand given, if any
+  }
+  if (!word.empty() && word[0] == '-' && word != "-") {
+    const std::string name = word.substr(0, word.find('='));
+    auto names = option_names(*in);
+    if (in != &app) {
+      const auto top = option_names(app);
+      names.insert(names.end(), top.begin(), top.end());
+    }
+    return fmt::format("unknown option \"{}\"{}", printable(name),
+                       did_you_mean(suggestions(name, names)));
+  }
+  if (in == &app) {
+    return fmt::format("unknown command \"{}\"{}", printable(word),
+                       did_you_mean(suggestions(word, command_names(app))));
+  }
+  return fmt::format("{}: unexpected argument \"{}\"", in->get_name(), printable(word));
+}
+
+// What completion offers, read from the app itself so that it follows every option added.
+CompletionModel completion_model(const CLI::App& app, const CliOptions& o,
+                                 std::span<const Rule> rules) {
+  const auto options_of = [&](const CLI::App& a) {
+    std::vector<CompletionOption> out;
+    for (const CLI::Option* opt : a.get_options()) {
+      if (opt->get_positional() && opt->get_lnames().empty() && opt->get_snames().empty()) {
+        continue;
+      }
+      CompletionOption c;
+      for (const auto& l : opt->get_lnames()) {
+        c.names.push_back("--" + l);
+      }
+      for (const auto& sn : opt->get_snames()) {
+        c.names.push_back("-" + sn);
+      }
+      if (c.names.empty()) {
+        continue;
+      }
+      if (const auto it = o.choices.find(opt); it != o.choices.end()) {
+        c.value = ValueKind::choice;
+        c.choices = it->second;
+      } else if (opt->get_expected_max() == 0) {
+        c.value = ValueKind::none;
+      } else {
+        const std::string type = opt->get_type_name();
+        c.value = type == "DIR"    ? ValueKind::dir
+                  : type == "FILE" ? ValueKind::file
+                                   : ValueKind::word;
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  };
+  CompletionModel m{"gpu-preflight", "_gpu_preflight", {}};
+  CompletionCommand top{"", options_of(app), command_names(app)};
+  m.commands.push_back(top);
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    CompletionCommand c{sub->get_name(), options_of(*sub), {}};
+    if (sub->get_name() == "exec") {
+      c.options.insert(c.options.end(), top.options.begin(), top.options.end());
+    } else if (sub->get_name() == "explain") {
+      for (const auto& r : rules) {
+        c.words.emplace_back(r.id);
+      }
+    } else if (sub->get_name() == "help") {
+      c.words = command_names(app);
+    } else if (sub->get_name() == "completion") {
+      c.words = {"bash", "zsh", "fish"};
+    }
+    m.commands.push_back(std::move(c));
+  }
+  return m;
+}
+
+int run_help_command(const CLI::App& app, const std::string& topic) {
+  // app.help() would show the help of the subcommand given, which is `help` itself
+  if (topic.empty()) {
+    return write_stdout(
+        app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal));
+  }
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == topic) {
+      return write_stdout(sub->help(app.get_name()));
+    }
+  }
+  std::cerr << "gpu-preflight: error: help: no command \"" << printable(topic) << "\""
+            << did_you_mean(suggestions(topic, command_names(app))) << " (see --help)\n";
+  return k_exit_error;
 }
 
 // Whether the option word takes the next word as its value ("--root DIR", not "--strict" or
@@ -333,13 +697,17 @@ std::vector<std::string> split_exec_command(const CLI::App& app, const CLI::App&
 
 int run_cli(int argc, char** argv) {
   CliOptions o;
-  CLI::App app{
-      "gpu-preflight: can this machine train right now, on which GPUs, and if not, why and what fixes it.",
-      "gpu-preflight"};
+  CLI::App app{"gpu-preflight: can this machine train right now, on which GPUs, and if not,\n"
+               "why and what fixes it.",
+               "gpu-preflight"};
+  app.formatter(std::make_shared<HelpFormatter>()); // before the subcommands, which copy it
   app.set_version_flag("--version", std::string(k_tool_name) + " " + k_tool_version);
   app.fallthrough();
   add_check_options(app, o);
-  app.add_subcommand("check", "Run the checks and print a verdict (the default)");
+  // check is the default command: its help shows the same options, which it takes after its name.
+  auto* check = app.add_subcommand("check", "Run the checks and print a verdict (the default)");
+  add_check_options(*check, o);
+  check->footer(k_check_footer);
   auto* exec = app.add_subcommand(
       "exec", "Run the checks, then start CMD on the recommended GPUs, or refuse (exit 1)");
   exec->add_flag("--quiet", o.exec.quiet, "No summary line on stderr");
@@ -351,6 +719,7 @@ int run_cli(int argc, char** argv) {
   snapshot
       ->add_option("-o,--output", o.capture_dir,
                    "The directory to write (must be empty unless --force)")
+      ->type_name("DIR")
       ->required();
   snapshot->add_flag("--force", o.capture.force,
                      "Replace a previous snapshot in DIR (a directory holding capture.json)");
@@ -359,25 +728,43 @@ int run_cli(int argc, char** argv) {
           "--mode", o.capture_mode,
           "Mode of the files written, octal (default 0600; directories 0700 plus search where read is granted)")
       ->type_name("OCTAL")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            const bool ok = !v.empty() && v.size() <= 4 &&
-                            v.find_first_not_of("01234567") == std::string::npos &&
-                            std::stoul(v, nullptr, 8) <= 0777;
-            return ok ? std::string()
-                      : "expected an octal file mode such as 0600 or 0640, got \"" + v + "\"";
-          },
-          "OCTAL"));
+      ->check(validator([](std::string& v) {
+        const bool ok = !v.empty() && v.size() <= 4 &&
+                        v.find_first_not_of("01234567") == std::string::npos &&
+                        std::stoul(v, nullptr, 8) <= 0777;
+        return ok ? std::string()
+                  : fmt::format("\"{}\" is not an octal file mode such as 0600 or 0640", v);
+      }));
   snapshot->add_flag(
       "--redact", o.capture.redact,
       "Replace host and user names, IP and MAC addresses, serial numbers and GPU UUIDs consistently");
   auto* rules_cmd =
       app.add_subcommand("rules", "List every rule: id, severity, what it checks, source");
-  rules_cmd->add_option("--format", o.rules_format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  one_of(o,
+         rules_cmd->add_option("--format", o.rules_format, "Output format: text, json, markdown")
+             ->type_name("FORMAT"),
+         {"text", "json", "markdown"});
   auto* explain_cmd =
       app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
-  explain_cmd->add_option("id", o.explain_id, "Rule id, e.g. cuda.driver-too-old")->required();
+  explain_cmd
+      ->add_option("id", o.explain_id,
+                   "Rule id (e.g. devnode.nvidia-uvm-missing), or an Xid number (e.g. 79)")
+      ->type_name("ID")
+      ->required();
+  auto* help_cmd = app.add_subcommand("help", "Show the help of gpu-preflight or of one command");
+  help_cmd->add_option("command", o.help_topic, "The command, e.g. check")->type_name("CMD");
+  auto* completion_cmd = app.add_subcommand(
+      "completion",
+      "Print the shell completion script: bash, zsh or fish (the package installs them)");
+  one_of(o,
+         completion_cmd->add_option("shell", o.completion_shell, "bash, zsh or fish")
+             ->type_name("SHELL")
+             ->required(),
+         {"bash", "zsh", "fish"});
+  completion_cmd->footer(
+      "Example: source <(gpu-preflight completion bash)   (zsh: source <(gpu-preflight completion zsh),\n"
+      "after compinit)");
+  app.footer(k_top_footer); // after the subcommands, which would inherit it
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   o.command = split_exec_command(app, *exec, args);
@@ -392,7 +779,7 @@ int run_cli(int argc, char** argv) {
       app.exit(e); // --help / --version
       return k_exit_ready;
     }
-    std::cerr << "gpu-preflight: error: " << e.what() << " (see --help)\n";
+    std::cerr << "gpu-preflight: error: " << parse_error_text(app, e) << " (see --help)\n";
     return k_exit_error;
   }
   if (!o.libcuda.empty()) {
@@ -407,6 +794,13 @@ int run_cli(int argc, char** argv) {
     if (!rules) {
       std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";
       return k_exit_error;
+    }
+    if (help_cmd->parsed()) {
+      return run_help_command(app, o.help_topic);
+    }
+    if (completion_cmd->parsed()) {
+      return write_stdout(
+          completion_script(completion_model(app, o, rules->rules()), o.completion_shell));
     }
     if (rules_cmd->parsed()) {
       return run_rules_command(rules->rules(), o.rules_format.empty() ? o.format : o.rules_format);

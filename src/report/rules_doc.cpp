@@ -3,6 +3,7 @@
 #include "gpf/util/enum_names.hpp"
 
 #include "gpf/report/report.hpp"
+#include "gpf/report/text_report.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -148,19 +149,25 @@ std::string render_rules_markdown(std::span<const Rule> rules) {
 }
 
 std::string render_explain(const Rule& r) {
-  std::string out = fmt::format(
-      "{}  ({}, {} stage)\n\nChecks:    {}\n\nMeaning:   {}\n\nEvidence:  {}\n\nRemedy:    {}\n\n",
-      r.id, severity_name(r.severity), stage_name(r.stage), r.title, meaning(r), evidence(r),
-      r.remedy);
+  // Each field under its label, wrapped to 80 columns so that it reads in a terminal.
+  const auto field = [](std::string_view label, std::string_view text) {
+    return fmt::format("{:<11}", label) + wrap_text(text, 11, 11, 80) + "\n";
+  };
+  std::string out =
+      fmt::format("{}  ({}, {} stage)\n\n", r.id, severity_name(r.severity), stage_name(r.stage));
+  out += field("Checks:", r.title);
+  out += field("Meaning:", meaning(r));
+  out += field("Evidence:", evidence(r));
+  out += field("Remedy:", r.remedy);
   if (!r.severity_from.empty()) {
-    out += fmt::format("Severity:  {}\n\n", severity_text(r));
+    out += field("Severity:", severity_text(r));
   }
   if (!r.caused_by.empty()) {
-    out += fmt::format(
-        "Causes:    usually {}; when one is found, it is named as the primary cause\n\n",
-        caused_by_text(r));
+    out += field("Causes:",
+                 fmt::format("usually {}; when one is found, it is named as the primary cause",
+                             caused_by_text(r)));
   }
-  return out + fmt::format("Sources:   {}\n", r.source);
+  return out + fmt::format("{:<11}{}\n", "Sources:", r.source); // a URL is never cut
 }
 
 } // namespace gpf

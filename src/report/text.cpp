@@ -1,11 +1,16 @@
 // The human report: verdict first, findings by severity with evidence and remedy, then the
-// recommendation. Colour only when asked (--color) — the caller decides. Text from the inputs is
-// shown, never obeyed: control characters come out escaped (printable).
+// recommendation and a closing line that repeats the verdict and the export. Colour only when
+// asked (--color) — the caller decides. Text from the inputs is shown, never obeyed: control
+// characters come out escaped (printable). Lines are wrapped to the width with hanging indents;
+// on a pass the info findings are folded into one line unless verbose.
 #include "gpf/util/text.hpp"
 #include "gpf/report/report.hpp"
+#include "gpf/report/text_report.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
+#include <regex>
 
 namespace gpf {
 namespace {
@@ -48,36 +53,191 @@ std::string health_of(const Report& r, const std::string& bus_id) {
                      what.empty() ? "ok" : fmt::format("{}", fmt::join(what, ", ")));
 }
 
+// Columns a string takes on a terminal: code points, not bytes (the text has no escapes here).
+std::size_t columns(std::string_view s) {
+  return static_cast<std::size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// The byte length of the first n columns of s.
+std::size_t bytes_of_columns(std::string_view s, std::size_t n) {
+  std::size_t i = 0;
+  for (std::size_t col = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (col == n) {
+        break;
+      }
+      ++col;
+    }
+  }
+  return i;
+}
+
+// Appends text wrapped at spaces to `width` columns and a newline: the first line continues
+// after `used` columns, the next ones start with `hang` spaces. A word longer than a whole line
+// is cut, but for a URL; everything else stays whole, so commands and paths can be copied.
+void append_wrapped(std::string& out, std::string_view text, std::size_t used, std::size_t hang,
+                    std::size_t width) {
+  std::size_t col = used;
+  bool words_on_line = false;
+  for (std::string_view word : split(text, ' ')) {
+    std::size_t w = columns(word);
+    if (words_on_line && col + 1 + w > width) {
+      out += '\n' + std::string(hang, ' ');
+      col = hang;
+      words_on_line = false;
+    } else if (words_on_line) {
+      out += ' ';
+      ++col;
+    }
+    // alone on its line and still too long: cut where the line ends (a URL stays whole, for
+    // the terminal to open it)
+    while (col + w > width && col < width && !contains(word, "://")) {
+      const std::size_t fit = width - col;
+      const std::size_t cut = bytes_of_columns(word, fit);
+      out += std::string(word.substr(0, cut)) + '\n' + std::string(hang, ' ');
+      word.remove_prefix(cut);
+      w -= fit;
+      col = hang;
+    }
+    out += word;
+    col += w;
+    words_on_line = true;
+  }
+  out += '\n';
+}
+
+// One labelled field ("  evidence: ...") wrapped with its text aligned after the label.
+void append_field(std::string& out, std::string_view label, std::string_view text,
+                  std::size_t width) {
+  out += label;
+  append_wrapped(out, text, columns(label), columns(label), width);
+}
+
+// Our own punctuation in ASCII for a terminal whose locale is not UTF-8.
+std::string ascii_punctuation(std::string s) {
+  static const std::pair<std::string_view, std::string_view> k_map[] = {
+      {"\u2014", "-"}, {"\u2013", "-"},  {"\u2026", "..."}, {"\u2018", "'"},
+      {"\u2019", "'"}, {"\u201c", "\""}, {"\u201d", "\""},  {"\u2192", "->"}};
+  for (const auto& [from, to] : k_map) {
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at)) {
+      s.replace(at, from.size(), to);
+      at += to.size();
+    }
+  }
+  return s;
+}
+
+// Evidence as the text report shows it: the driver banner shortened (the JSON keeps it whole).
+std::string shown_evidence(std::string_view e) {
+  constexpr std::string_view k_banner = "NVRM version: ";
+  const auto at = e.find(k_banner);
+  if (at != std::string_view::npos) {
+    if (const auto brief = short_driver_banner(e.substr(at))) {
+      return std::string(e.substr(0, at + k_banner.size())) + *brief;
+    }
+  }
+  return quote_evidence(e, 512);
+}
+
+// The info findings in one line: "cuda.x, nvml.y (8 GPUs)".
+std::string folded(const std::vector<const Finding*>& infos) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const Finding* f : infos) {
+    auto it =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == f->id; });
+    if (it == counts.end()) {
+      counts.emplace_back(f->id, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [id, n] : counts) {
+    parts.push_back(n > 1 ? fmt::format("{} (x{})", id, n) : id);
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 } // namespace
 
+std::string wrap_text(std::string_view text, std::size_t used, std::size_t hang,
+                      std::size_t width) {
+  std::string out;
+  append_wrapped(out, text, used, hang, width);
+  return out;
+}
+
+std::optional<std::string> short_driver_banner(std::string_view s) {
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (...)"
+  static const std::regex k_version(R"(\s(\d+\.\d+(\.\d+)?)\s)");
+  const std::string text(s.substr(0, 1024));
+  if (text.find("NVRM version:") == std::string::npos) {
+    return std::nullopt;
+  }
+  std::smatch m;
+  if (!std::regex_search(text, m, k_version)) {
+    return std::nullopt;
+  }
+  const std::string lower = to_lower(text.substr(0, static_cast<std::size_t>(m.position(0))));
+  const std::string_view kind = contains(lower, "open kernel module") ? "open kernel module"
+                                : contains(lower, "kernel module")    ? "proprietary kernel module"
+                                                                      : "";
+  return kind.empty() ? m[1].str() : fmt::format("{} ({})", m[1].str(), kind);
+}
+
 std::string render_text(const Report& r, bool color) {
+  return render_text(r, TextOptions{.color = color});
+}
+
+std::string render_text(const Report& r, const TextOptions& opt) {
   const Assessment& a = r.assessment;
-  const Palette p{color};
+  const Palette p{opt.color};
+  const std::size_t width = std::max<std::size_t>(opt.width, 40);
   const auto verdict_colour = a.verdict == Verdict::fail   ? "1;31"
                               : a.verdict == Verdict::warn ? "1;33"
                                                            : "1;32";
-  std::string out;
-  out += fmt::format("gpu-preflight: {} — {}\n",
-                     p.paint(upper(verdict_name(a.verdict)), verdict_colour), verdict_headline(a));
+  const std::string verdict_word = upper(verdict_name(a.verdict));
+  std::string out = fmt::format("gpu-preflight: {} — ", p.paint(verdict_word, verdict_colour));
+  append_wrapped(out, verdict_headline(a), columns("gpu-preflight: " + verdict_word + " — "), 2,
+                 width);
   // A PASS after a verified CUDA start-up must not read like one where CUDA was never tried.
   if (const auto skipped = not_checked(r.facts); !skipped.empty()) {
-    out += fmt::format("not checked: {}\n", skipped);
+    append_field(out, "not checked: ", skipped, width);
   }
+  const bool fold = a.verdict == Verdict::pass && !opt.verbose;
+  std::vector<const Finding*> folded_infos;
   for (const auto& f : a.findings) {
-    out += fmt::format(
-        "\n{} {}{}\n  {}\n",
-        p.paint(fmt::format("[{}]", upper(severity_name(f.severity))), colour_of(f.severity)), f.id,
-        f.gpu ? fmt::format(" (GPU {})", printable(*f.gpu)) : std::string(), printable(f.message));
-    for (const auto& e : f.evidence) {
-      out += fmt::format("  evidence: {}\n", printable(quote_evidence(e, 512)));
+    if (fold && f.severity == Severity::info) {
+      folded_infos.push_back(&f);
+      continue;
     }
-    out += fmt::format("  remedy:   {}\n", printable(f.remedy));
+    const std::string tag = fmt::format("[{}]", upper(severity_name(f.severity)));
+    out += "\n" + p.paint(tag, colour_of(f.severity)) + " ";
+    append_wrapped(out,
+                   f.id + (f.gpu ? fmt::format(" (GPU {})", printable(*f.gpu)) : std::string()),
+                   columns(tag) + 1, 2, width);
+    out += "  ";
+    append_wrapped(out, printable(f.message), 2, 2, width);
+    for (const auto& e : f.evidence) {
+      append_field(out, "  evidence: ", printable(shown_evidence(e)), width);
+    }
+    append_field(out, "  remedy:   ", printable(f.remedy), width);
     if (a.verdict != Verdict::fail && f.effect == Effect::gpu_unusable && f.gpu) {
-      out += "  effect:   this GPU is left out of the recommendation; the job runs on the others\n";
+      append_field(out, "  effect:   ",
+                   "this GPU is left out of the recommendation; the job runs on the others", width);
     } else if (a.verdict != Verdict::fail && f.effect == Effect::single_gpu_only &&
                a.recommendation.single_gpu_only()) {
-      out += "  effect:   the recommendation keeps one GPU\n";
+      append_field(out, "  effect:   ", "the recommendation keeps one GPU", width);
     }
+  }
+  if (!folded_infos.empty()) {
+    const std::string tag = "[INFO]";
+    out += "\n" + p.paint(tag, colour_of(Severity::info)) + " ";
+    append_wrapped(out,
+                   fmt::format("{} note{} (--verbose shows them): {}", folded_infos.size(),
+                               folded_infos.size() == 1 ? "" : "s", folded(folded_infos)),
+                   columns(tag) + 1, 2, width);
   }
   if (!a.gpus.empty()) {
     // Mark the GPUs the job gets when that is not simply every usable one.
@@ -87,41 +247,65 @@ std::string render_text(const Report& r, bool color) {
                       });
     out += mark ? "\nGPUs (* = recommended):\n" : "\nGPUs:\n";
     for (const auto& g : a.gpus) {
-      out += fmt::format(
-          "{}{} {} {}{}{}\n",
-          !mark           ? "  "
-          : g.recommended ? " * "
-                          : "   ",
-          g.index ? std::to_string(*g.index) : "-", g.bus_id,
+      const std::string lead = !mark ? "  " : g.recommended ? " * " : "   ";
+      const std::string row = fmt::format(
+          "{} {} {}{}{}", g.index ? std::to_string(*g.index) : "-", g.bus_id,
           printable(g.model.value_or("(unknown model)")),
           g.usable ? "" : printable(fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", "))),
           health_of(r, g.bus_id));
+      out += lead;
+      append_wrapped(out, row, lead.size(), lead.size() + 2, width);
     }
   }
   out += "\nRecommendation:\n";
+  std::string exports;
   if (a.verdict == Verdict::fail) {
     out += "  do not start a job here: fix the failures above first\n";
   } else if (a.recommendation.cuda_visible_devices.empty()) {
     out += "  no GPU can be recommended\n";
   } else {
     if (a.recommendation.cuda_device_order) {
+      exports =
+          fmt::format("CUDA_DEVICE_ORDER={} ", shell_quote(*a.recommendation.cuda_device_order));
       out += fmt::format("  export CUDA_DEVICE_ORDER={}\n",
                          shell_quote(*a.recommendation.cuda_device_order));
     }
     // quoted as in the env format, so the line can be pasted into a shell as it is
+    exports +=
+        fmt::format("CUDA_VISIBLE_DEVICES={}", shell_quote(a.recommendation.cuda_visible_devices));
     out += fmt::format("  export CUDA_VISIBLE_DEVICES={}\n",
                        shell_quote(a.recommendation.cuda_visible_devices));
     if (a.recommendation.single_gpu_only()) {
-      out += "  (one GPU only until a multi-GPU start-up test passes; see the findings)\n";
+      append_wrapped(out,
+                     "  (one GPU only until a multi-GPU start-up test passes; see the findings)", 0,
+                     3, width);
     }
     if (a.recommendation.mig) {
-      out += "  (the job's own MIG instances, up to the first that does not exist)\n";
+      append_wrapped(out, "  (the job's own MIG instances, up to the first that does not exist)", 0,
+                     3, width);
     } else if (a.recommendation.chosen_by) {
-      out += fmt::format("  (only GPUs the job's CUDA_VISIBLE_DEVICES={} names)\n",
-                         printable(quote_evidence(*a.recommendation.chosen_by, 120)));
+      append_wrapped(out,
+                     fmt::format("  (only GPUs the job's CUDA_VISIBLE_DEVICES={} names)",
+                                 printable(quote_evidence(*a.recommendation.chosen_by, 120))),
+                     0, 3, width);
     }
   }
-  return out;
+  // The closing line: the verdict again where the reader's eyes end up, with what to run.
+  // The export stays whole on one line, so that it can be pasted as it is.
+  out += "\n" + p.paint(verdict_word, verdict_colour) + ": ";
+  const std::size_t used = verdict_word.size() + 2;
+  const std::string headline = verdict_headline(a);
+  if (a.verdict == Verdict::fail) {
+    append_wrapped(out, headline + "; fix the failures above", used, 2, width);
+  } else if (exports.empty()) {
+    append_wrapped(out, headline, used, 2, width);
+  } else if (used + columns(headline + "; export " + exports) <= width) {
+    out += headline + "; export " + exports + "\n";
+  } else {
+    append_wrapped(out, headline + ";", used, 2, width);
+    out += "  export " + exports + "\n";
+  }
+  return opt.utf8 ? out : ascii_punctuation(std::move(out));
 }
 
 } // namespace gpf

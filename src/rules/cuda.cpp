@@ -377,12 +377,20 @@ std::span<const Rule> cuda_rules() {
            why = toolkit_needs(r.judgement) + " (CUDA " + std::to_string(e.version.major()) +
                  " has no minor-version compatibility)";
          }
-         return {
-             {fmt::format(
-                  "The job's CUDA {} cannot run on driver {}: {}. "
-                  "The CUDA runtime refuses to start (cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
-                  e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text, why),
-              r.evidence}};
+         Hit hit{
+             fmt::format(
+                 "The job's CUDA {} cannot run on driver {}: {}. "
+                 "The CUDA runtime refuses to start (cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
+                 e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text, why),
+             r.evidence};
+         // the version to install, not "the version named in the finding"
+         if (r.judgement.floor && !r.reported_only) {
+           hit.remedy = fmt::format(
+               "Upgrade the driver to at least {} (CUDA {}.x's floor), or run a build of the framework made with an older CUDA (e.g. a cu118/cu121 wheel); "
+               "on data-center GPUs the cuda-compat package (forward compatibility) is another way",
+               r.judgement.floor->floor_text, e.version.major());
+         }
+         return {std::move(hit)};
        }},
       {.id = "cuda.minor-version-compat",
        .stage = Stage::host,
@@ -529,6 +537,14 @@ std::span<const Rule> cuda_rules() {
            "in a container, start it with the NVIDIA runtime (--gpus all / --runtime=nvidia); "
            "--libcuda PATH names the library explicitly",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "libcuda.so.1 is the driver's CUDA library. It comes with the driver (not with the "
+           "CUDA toolkit), and every CUDA program loads it through the dynamic loader at "
+           "start-up. If the loader cannot find it, PyTorch and every other framework report no "
+           "GPU. Usual causes: the driver's user-space packages are not installed (a "
+           "module-only installation), or a container was started without the NVIDIA runtime. "
+           "Confirm by hand: `ldconfig -p | grep libcuda.so.1`. A host-level failure: no GPU is "
+           "recommended (info on a host with no NVIDIA driver at all).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::load) {
@@ -555,6 +571,13 @@ std::span<const Rule> cuda_rules() {
            "Remove the CUDA toolkit's stubs directory (…/lib64/stubs) from LD_LIBRARY_PATH and from the loader's configuration (/etc/ld.so.conf.d, then ldconfig): the stub is for linking only; "
            "the driver's libcuda.so.1 must be found first",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "The CUDA toolkit ships a stub libcuda.so in its lib64/stubs directory, for linking "
+           "on machines without a driver. It implements nothing: cuInit returns "
+           "CUDA_ERROR_STUB_LIBRARY (34). When the stubs directory comes first on "
+           "LD_LIBRARY_PATH or in the loader's configuration, a job loads the stub and sees no "
+           "GPU. Confirm by hand: `ldconfig -p | grep libcuda` and `echo \"$LD_LIBRARY_PATH\" | "
+           "tr : '\\n' | grep stubs`. A host-level failure: no GPU is recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          const bool stub_path = contains(cuda.library_path, "/stubs/");
@@ -577,6 +600,15 @@ std::span<const Rule> cuda_rules() {
            "Make libcuda match the kernel module: reboot (or reload the nvidia modules) after a driver upgrade, remove a stale libcuda.so.1 from LD_LIBRARY_PATH or the container image; "
            "for 804, remove the cuda-compat directory from the library path on GPUs without forward-compatibility support",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "libcuda and the kernel module must come from the same driver release. After an "
+           "upgrade without a reboot, or with an old libcuda.so.1 baked into a container image, "
+           "cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803); "
+           "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804) means a cuda-compat "
+           "forward-compatibility library is used on a GPU that does not support it. Confirm by "
+           "hand: compare `cat /proc/driver/nvidia/version` with the version in the name of the "
+           "file libcuda.so.1 points to (`ls -l /usr/lib/x86_64-linux-gnu/libcuda.so.1`). A "
+           "host-level failure: no GPU is recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::mismatch) {
@@ -606,6 +638,13 @@ std::span<const Rule> cuda_rules() {
        .remedy =
            "The library is not a usable NVIDIA driver libcuda (too old, or another library under the same name): point --libcuda or LD_LIBRARY_PATH at the driver's libcuda.so.1, or upgrade the driver",
        .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "The probe resolves the driver API functions a CUDA program needs at start-up "
+           "(cuInit, device enumeration, contexts, memory). A library that lacks one is not the "
+           "libcuda of a supported driver (a very old driver, or another library under the same "
+           "name), and frameworks would fail on it the same way. Confirm by hand: `nm -D "
+           "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep -w cuInit`, and the version in the "
+           "library's file name. A host-level failure: no GPU is recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_symbols.empty()) {
@@ -624,6 +663,13 @@ std::span<const Rule> cuda_rules() {
            "Nothing to do for the job; "
            "upgrade the driver to get the skipped measurements (UUIDs, error names, the multi-GPU test)",
        .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "Entry points the probe uses when they exist (GPU UUIDs, error names, peer access) "
+           "are missing from this libcuda, so some measurements were skipped; typically an "
+           "older driver. A job is not affected. Confirm by hand: `nm -D "
+           "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep cuDeviceGetUuid`. Info: this finding "
+           "changes neither the verdict nor the recommendation; a skipped multi-GPU test is "
+           "judged by the rules that need it.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
@@ -645,6 +691,15 @@ std::span<const Rule> cuda_rules() {
            "CUDA_ERROR_UNKNOWN (999): often /dev/nvidia-uvm is missing (`nvidia-modprobe -u -c=0`) or a GPU is in a bad state (check dmesg for Xid errors); "
            "CUDA_ERROR_SYSTEM_NOT_READY (802) on NVSwitch systems: start nvidia-fabricmanager",
        .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "The probe runs cuInit and the device enumeration in a child process, as a training "
+           "framework does on its first CUDA call; an error here is what the job would get. The "
+           "code in the evidence points at the cause: 100 (no device visible: driver, container "
+           "devices, CUDA_VISIBLE_DEVICES), 999 (unknown: often /dev/nvidia-uvm missing or a "
+           "GPU in a bad state), 802 (system not ready: an NVSwitch system without Fabric "
+           "Manager), 803/804 (driver and library mismatch). Confirm by hand: `python3 -c "
+           "'import torch; print(torch.cuda.device_count())'` and `dmesg | tail -50`. A "
+           "host-level failure: no GPU is recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::failed) {
@@ -660,6 +715,14 @@ std::span<const Rule> cuda_rules() {
            "A GPU or the driver is wedged: check dmesg for Xid and RmInitAdapter errors, stop processes stuck on the GPU, reset the GPU (`nvidia-smi -r`) or reboot; "
            "if initialisation is merely slow, run nvidia-persistenced and raise --cuda-timeout",
        .source = "docs/cuda-probe.md#schedule-and-deadlines",
+       .explanation =
+           "cuInit or the enumeration did not return before the deadline (--timeout, 30 s by "
+           "default), and the child was killed. A job would hang the same way on its first CUDA "
+           "call, holding its allocation without an error. Causes: a wedged GPU or driver (an "
+           "Xid, a GPU off the bus), a process stuck in the driver, or a large node "
+           "initialising every GPU without nvidia-persistenced. Confirm by hand: `timeout 60 "
+           "nvidia-smi` (a hang confirms it) and `dmesg | grep -i -e xid -e nvrm`. A host-level "
+           "failure: no GPU is recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::hung) {
@@ -679,6 +742,15 @@ std::span<const Rule> cuda_rules() {
            "Run the job without this GPU (the recommendation leaves it out); "
            "check dmesg for Xid errors on its bus id, reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
        .source = "docs/cuda-probe.md",
+       .explanation =
+           "Each GPU is started on its own, in its own child process (a context, a memory "
+           "allocation and a copy), so that one bad GPU does not hide the others. This GPU "
+           "failed where the others passed: a job that puts a rank on it would crash at "
+           "start-up. The error in the evidence names the cause, such as an uncorrectable ECC "
+           "state, a GPU in exclusive use by another process, or an earlier Xid. Confirm by "
+           "hand, with the GPU's index: `CUDA_VISIBLE_DEVICES=3 python3 -c 'import torch; "
+           "torch.zeros(1, device=\"cuda\")'` and `nvidia-smi -q -i 3`. The GPU is left out of "
+           "the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -747,6 +819,13 @@ std::span<const Rule> cuda_rules() {
            "Run the job without this GPU (the recommendation leaves it out); "
            "a hang at start-up usually means the GPU is wedged: check dmesg for Xid errors, reset it (`nvidia-smi -r -i <bus id>`) or reboot",
        .source = "docs/cuda-probe.md",
+       .explanation =
+           "This GPU's own start-up child (context, allocation, copy) did not finish before the "
+           "deadline and was killed, while the others finished. A job rank placed on it would "
+           "hang, and with it every collective of the job. Usually the GPU is wedged after an "
+           "error; sometimes a process holds it. Confirm by hand, with the GPU's index: "
+           "`timeout 60 nvidia-smi -q -i 3` and `dmesg | grep -i xid`. The GPU is left out of "
+           "the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -769,6 +848,14 @@ std::span<const Rule> cuda_rules() {
            "Run nvidia-persistenced so GPUs stay initialised between jobs; "
            "if only this GPU is slow, check dmesg for errors on its bus id and its PCIe link (`lspci -vv`: LnkSta speed and width)",
        .source = "docs/sources.md#persistence",
+       .explanation =
+           "This GPU took more than five times the median start-up time of the others, and over "
+           "a second. Either the GPUs are not kept initialised (no nvidia-persistenced, so each "
+           "new process pays the driver's start-up), or this GPU has a problem of its own: a "
+           "degraded PCIe link, pending errors, throttling. In data-parallel training the "
+           "slowest rank sets everyone's pace, and long start-ups trip launcher timeouts. "
+           "Confirm by hand: `systemctl status nvidia-persistenced` and `lspci -vv -d 10de: | "
+           "grep LnkSta`. Warn: the GPU stays in the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<const CudaDevice*> measured;
          for (const auto& d : c.facts.cuda.devices) {
@@ -809,6 +896,13 @@ std::span<const Rule> cuda_rules() {
            "Check that the job can reach the GPU (container device list, cgroup device rules, MIG mode) and dmesg for errors on its bus id; "
            "the recommendation leaves it out",
        .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .explanation =
+           "The driver lists this GPU but CUDA's enumeration in the probe did not return it, so "
+           "a job cannot use it either. Typical causes: a container or cgroup exposing only "
+           "some GPUs, a GPU in MIG mode without instances the job may use, or a GPU that "
+           "failed after the driver loaded. Confirm by hand: compare `nvidia-smi -L` with "
+           "`python3 -c 'import torch; print(torch.cuda.device_count())'`. The GPU is left out "
+           "of the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -836,6 +930,13 @@ std::span<const Rule> cuda_rules() {
        .remedy = "Compare `nvidia-smi -L` with the CUDA devices in the evidence; "
                  "a snapshot without that GPU's /proc/driver/nvidia/gpus entry is incomplete",
        .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "CUDA enumerated a device whose PCI bus id is not among the GPUs in "
+           "/proc/driver/nvidia/gpus. The two views of the machine disagree, so indices "
+           "computed from the driver's list may not be the ones the job sees. Live, this points "
+           "at an inconsistent driver state; on a snapshot, at an incomplete capture. Confirm "
+           "by hand: `nvidia-smi -L` against `ls /proc/driver/nvidia/gpus`. Warn: --strict "
+           "makes the check not ready.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -871,6 +972,14 @@ std::span<const Rule> cuda_rules() {
            "Start the job on one GPU; "
            "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
        .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+       .explanation =
+           "With two or more usable GPUs, the probe enables peer access and copies between "
+           "them, as NCCL does before its first all-reduce. A failure means multi-GPU training "
+           "would fail or fall back. Known causes: PCIe ACS redirecting peer traffic to the "
+           "root complex, an IOMMU in translation mode, and kernels older than 5.5 on some "
+           "platforms. Confirm by hand: `nvidia-smi topo -m`, `nvidia-smi topo -p2p r`, and "
+           "NCCL's `all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one "
+           "GPU; NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, false);
        }},
@@ -882,6 +991,14 @@ std::span<const Rule> cuda_rules() {
            "Start the job on one GPU; "
            "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
        .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+       .explanation =
+           "With two or more usable GPUs, the probe enables peer access and copies between "
+           "them; here the copies did not finish before the deadline. A multi-GPU job would "
+           "hang in its first collective with no error, holding its allocation. Known causes: "
+           "PCIe ACS redirecting peer traffic, an IOMMU in translation mode, and kernels older "
+           "than 5.5 on some platforms. Confirm by hand: `nvidia-smi topo -m` and `timeout 120 "
+           "all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one GPU; "
+           "NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);
        }},

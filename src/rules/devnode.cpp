@@ -34,6 +34,14 @@ std::span<const Rule> devnode_rules() {
            "Create the nodes: `nvidia-modprobe -c=0` (or `nvidia-smi` as root, which runs it); "
            "check that nvidia-modprobe is installed setuid root and that udev rules for NVIDIA ran",
        .source = "docs/sources.md#device-nodes",
+       .explanation =
+           "/dev/nvidiactl is the control node every CUDA and NVML client opens first; without "
+           "it cuInit fails even when the module is loaded and the per-GPU nodes exist. The "
+           "nodes are made by nvidia-modprobe (setuid root, run by the driver libraries on "
+           "first use), by udev rules or by nvidia-persistenced; a container must be given "
+           "them. Confirm by hand: `ls -l /dev/nvidiactl` should show a character device, major "
+           "195, minor 255. A host-level failure: the verdict is fail and no GPU is "
+           "recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(c, "dev/nvidiactl",
                              "every CUDA and NVML client opens it first, so CUDA cannot start");
@@ -45,6 +53,14 @@ std::span<const Rule> devnode_rules() {
        .remedy =
            "Load the UVM module and create its nodes: `nvidia-modprobe -u -c=0` (or `modprobe nvidia_uvm` as root)",
        .source = "docs/sources.md#device-nodes",
+       .explanation =
+           "/dev/nvidia-uvm belongs to the nvidia_uvm module, CUDA's unified-memory manager, "
+           "and every CUDA context needs it. Without it cuInit fails with CUDA_ERROR_UNKNOWN "
+           "(999) and PyTorch reports a \"CUDA unknown error\", while nvidia-smi, which does "
+           "not use UVM, looks healthy. It is typically missing after a boot where nothing "
+           "loaded nvidia_uvm, or in a container started without it. Confirm by hand: `ls -l "
+           "/dev/nvidia-uvm /dev/nvidia-uvm-tools` and `lsmod | grep nvidia_uvm`. A host-level "
+           "failure: the verdict is fail and no GPU is recommended until the node exists.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(
              c, "dev/nvidia-uvm",
@@ -58,6 +74,13 @@ std::span<const Rule> devnode_rules() {
            "Give this user access: add it to the group owning the nodes (often `video`), or set NVreg_DeviceFileMode/DeviceFileGID for the driver; "
            "in a container, pass the devices through",
        .source = "docs/sources.md#device-nodes",
+       .explanation =
+           "The control nodes exist but this user cannot open them read-write (their mode or "
+           "group, a security module, a container's device rules). CUDA then cannot create a "
+           "context for this user; an administrator's shell may work while the job's user "
+           "(Slurm, a service account) does not. Confirm as the job's user: `ls -l "
+           "/dev/nvidia*`, `id`, and `test -r /dev/nvidiactl -a -w /dev/nvidiactl && echo ok`. "
+           "A host-level failure: the verdict is fail and no GPU is recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& node : c.facts.devices) {

@@ -29,6 +29,15 @@ std::span<const Rule> driver_rules() {
            "in a container, start it with the NVIDIA runtime (--gpus all)",
        .source =
            "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
+       .explanation =
+           "The nvidia kernel module creates /proc/driver/nvidia when it loads; without it no "
+           "process can open a GPU. CUDA then finds no device, so PyTorch reports "
+           "torch.cuda.is_available() == False and a job either crashes on its first CUDA call "
+           "or, worse, trains on the CPU. Confirm by hand: `lsmod | grep '^nvidia'` and `cat "
+           "/proc/driver/nvidia/version`; `dmesg | grep -i nvrm` shows why a load failed. A "
+           "host-level failure: the verdict is fail and no GPU is recommended. When the module "
+           "list or the kernel log shows why (nouveau, a failed probe, a kernel too old for the "
+           "driver), that finding is named as the primary cause.",
        // What keeps the driver from loading, when the kernel log or the module list says so.
        .caused_by =
            "module.nouveau-loaded kernel.below-driver-floor gpu.not-supported "
@@ -48,6 +57,14 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Remove NVreg_EnableGpuFirmware=0 from the module options (the open module requires GSP), or install the proprietary flavour for GPUs that must run without GSP",
        .source = "docs/sources.md#gsp-firmware",
+       .explanation =
+           "The open kernel module works only with GSP firmware, which runs most of the driver "
+           "on the GPU's own processor. NVreg_EnableGpuFirmware=0 asks it to run without, and "
+           "the GPUs then fail to initialise (RmInitAdapter errors in the kernel log), so CUDA "
+           "finds no device. Confirm by hand: `grep EnableGpuFirmware "
+           "/proc/driver/nvidia/params` (0 = disabled) and `cat /proc/driver/nvidia/version` "
+           "(\"Open Kernel Module\"). A host-level failure: the verdict is fail and no GPU is "
+           "recommended until the option is removed and the driver reloaded.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour != DriverFlavour::open) {
            return {};
@@ -64,6 +81,14 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Nothing to do unless GSP is wanted: remove NVreg_EnableGpuFirmware=0 from the module options",
        .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .explanation =
+           "With the proprietary module, GSP firmware can be turned off "
+           "(NVreg_EnableGpuFirmware=0), and the driver then runs its resource manager on the "
+           "CPU as older branches did. Training works either way; it is reported for the record "
+           "because GSP changes which failures can happen (the GSP Xids 119 and 120 occur only "
+           "with it) and because some features need it. Confirm by hand: `grep "
+           "EnableGpuFirmware /proc/driver/nvidia/params` and `grep -r EnableGpuFirmware "
+           "/etc/modprobe.d/`. Info: no effect on the verdict or the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour == DriverFlavour::open) {
            return {};
@@ -80,6 +105,13 @@ std::span<const Rule> driver_rules() {
            "Nothing to do unless the keys are unexpected; "
            "the GSP switch is EnableGpuFirmware in params, not a registry key (RMEdgeTrigger and RmEnableNvGpuFirmwareLoad exist in no driver)",
        .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .explanation =
+           "/proc/driver/nvidia/registry lists the registry keys the driver was loaded with "
+           "(NVreg_RegistryDwords and similar); on a stock installation it reads `Binary: "
+           "\"\"`. Keys there change the driver's behaviour in ways no other finding sees, so "
+           "they are shown for whoever reads the report later. Confirm by hand: `cat "
+           "/proc/driver/nvidia/registry` and `grep -r NVreg /etc/modprobe.d/`. Info: no effect "
+           "on the verdict or the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& reg = c.facts.driver.registry;
          if (!reg || (reg->parsed && reg->binary_keys.empty())) {
@@ -102,6 +134,15 @@ std::span<const Rule> driver_rules() {
            "Make the versions match: reboot (after a driver upgrade the old module stays loaded), or unload and reload the NVIDIA modules (`rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia`) with no GPU process running; "
            "in a container, use the host's driver libraries",
        .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "The kernel log's \"API mismatch\" line means a user-space NVIDIA component "
+           "(libcuda, libnvidia-ml, nvidia-smi) of one version talked to a kernel module of "
+           "another, and the module refused it. It is the classic state after a driver upgrade "
+           "without a reboot: new libraries, old module still loaded. Every CUDA and NVML call "
+           "fails; nvidia-smi prints \"Failed to initialize NVML: Driver/library version "
+           "mismatch\". Confirm by hand: `cat /proc/driver/nvidia/version` against `modinfo -F "
+           "version nvidia` and `nvidia-smi`. Fails the host (no GPU recommended); a mismatch "
+           "logged before the driver was last reloaded counts as info.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const DriverFacts& driver = c.facts.driver;
@@ -137,6 +178,14 @@ std::span<const Rule> driver_rules() {
            "Another driver owns the GPU(s): unbind it (nouveau: blacklist it and rebuild the initramfs; "
            "vfio-pci: remove the GPU from its ids) and reload the NVIDIA driver",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "\"The NVIDIA probe routine was not called for N device(s)\" means the kernel found "
+           "NVIDIA PCI devices that another driver had already claimed (nouveau, vfio-pci for "
+           "passthrough, a stale binding), so the nvidia driver never took them. Those GPUs are "
+           "invisible to CUDA: a job that expects eight GPUs gets fewer. Confirm by hand: "
+           "`lspci -nnk -d 10de:` shows the \"Kernel driver in use\" of each GPU. The verdict "
+           "is warn (info when logged before the last driver reload); the GPUs the driver "
+           "lists are judged as usual, and --min-gpus fails the check when too few remain.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-not-called", true);
        }},
@@ -148,6 +197,14 @@ std::span<const Rule> driver_rules() {
        .remedy =
            "Check the messages before this one for the cause (unsupported GPU, BAR, power); reboot after fixing it",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "The driver tried to take a GPU and gave up (\"probe of ... failed\"): an "
+           "unsupported GPU for this branch, BARs not assigned, missing power, or a GPU that "
+           "did not answer. That GPU is missing from /proc/driver/nvidia/gpus and from CUDA, so "
+           "the job sees fewer GPUs than the machine has. Confirm by hand: `dmesg | grep -i -e "
+           "NVRM -e 'probe of'` (the lines just before name the reason) and `lspci -nnk -d "
+           "10de:`. The verdict is warn (info when logged before the last driver reload); "
+           "another finding usually names the cause.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-failed", true);
        }},
@@ -159,6 +216,14 @@ std::span<const Rule> driver_rules() {
        .remedy = "Check the messages before this one for the cause and reload the driver; "
                  "with no NVIDIA GPU present, check lspci and the instance type",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "The module loaded but initialised no GPU (\"None of the NVIDIA devices were "
+           "initialized\"): /proc/driver/nvidia/gpus is empty and CUDA finds no device. Usual "
+           "causes: every GPU failed its probe (the lines before say why), the GPUs are bound "
+           "to another driver, or the machine has no NVIDIA GPU at all (a wrong instance type). "
+           "Confirm by hand: `lspci -nnk -d 10de:` and `ls /proc/driver/nvidia/gpus`. Warn "
+           "(info when logged before the last driver reload); with no GPU listed nothing can be "
+           "recommended and --min-gpus fails the check.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.no-gpu-initialized", true);
        }},

@@ -38,6 +38,12 @@ std::span<const Rule> env_rules() {
            "Fix CUDA_VISIBLE_DEVICES: use indices below the GPU count or full GPU UUIDs (`nvidia-smi -L`)",
        .source =
            "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+       .explanation =
+           "CUDA_VISIBLE_DEVICES names an index past the GPU count, or a UUID of no GPU here. "
+           "CUDA stops reading the list at the first invalid entry and ignores the rest, so the "
+           "job sees fewer GPUs than meant, or none. Confirm by hand: `echo "
+           "\"$CUDA_VISIBLE_DEVICES\"` and `nvidia-smi -L`. Warn: the recommendation keeps the "
+           "GPUs before the invalid entry, and --min-gpus fails the check when too few remain.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& vd = c.job.visible;
          if (vd.ignored.empty()) {
@@ -56,6 +62,11 @@ std::span<const Rule> env_rules() {
        .remedy = "Unset CUDA_VISIBLE_DEVICES or set it to the GPUs the job should use",
        .source =
            "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+       .explanation =
+           "CUDA_VISIBLE_DEVICES set to the empty string hides every GPU from CUDA (unset shows "
+           "them all). A launcher or scheduler often leaves it empty for a job that asked for "
+           "no GPU. The job would run without GPUs or fail. Confirm by hand: `env | grep "
+           "CUDA_VISIBLE_DEVICES`. Warn: no GPU is recommended, and --min-gpus fails the check.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto value = c.facts.env.get("CUDA_VISIBLE_DEVICES");
          if (!value || !trim(*value).empty()) {

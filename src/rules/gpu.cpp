@@ -66,6 +66,14 @@ std::span<const Rule> gpu_rules() {
            "Create the node with `nvidia-modprobe -c=N` for the GPU's Device Minor N, or fix its permissions; "
            "in a container, pass the device through",
        .source = "docs/sources.md#device-nodes",
+       .explanation =
+           "Each GPU has its own node /dev/nvidiaN, N being the \"Device Minor\" in "
+           "/proc/driver/nvidia/gpus/BUS/information. A GPU whose node is missing or cannot be "
+           "opened cannot be used by CUDA, though the driver lists it; in containers this is "
+           "what passing some GPUs through and not others looks like. Confirm by hand: `grep "
+           "Minor /proc/driver/nvidia/gpus/*/information` and `ls -l /dev/nvidia[0-9]*`. The "
+           "GPU is left out of the recommendation (the verdict is at least warn); the check "
+           "fails when fewer than --min-gpus GPUs remain.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -102,6 +110,13 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Remove the GPU from NVreg_ExcludedGpus (modprobe options) and reload the driver if it should be used",
        .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .explanation =
+           "The driver was told to leave this GPU alone through NVreg_ExcludedGpus, a module "
+           "option an administrator sets to take a failing GPU out of service (or sets by "
+           "mistake). The driver lists it but CUDA cannot use it. Confirm by hand: `grep "
+           "ExcludedGpus /proc/driver/nvidia/params` and `grep -r ExcludedGpus "
+           "/etc/modprobe.d/`. The GPU is left out of the recommendation (the verdict is at "
+           "least warn); the check fails when fewer than --min-gpus GPUs remain.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -124,6 +139,12 @@ std::span<const Rule> gpu_rules() {
        .remedy = "Run as a user that can read /proc/driver/nvidia, or capture a complete snapshot",
        .source =
            "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
+       .explanation =
+           "Each GPU's /proc/driver/nvidia/gpus/BUS/information gives its model and Device "
+           "Minor, which pair it with its /dev/nvidiaN node and its CUDA device. When the file "
+           "exists but cannot be read (permissions, a damaged snapshot), the GPU cannot be "
+           "judged, and a GPU that was not judged is not recommended. Confirm by hand: `cat "
+           "/proc/driver/nvidia/gpus/*/information`. The GPU is left out of the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -145,6 +166,14 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Fix the findings that made GPUs unusable, or lower --min-gpus if the job needs fewer",
        .source = "docs/sources.md#design-decisions-of-the-checker",
+       .explanation =
+           "After the GPU rules have left out every GPU that cannot run a job, fewer GPUs are "
+           "usable and recommended than --min-gpus asks for (the job's CUDA_VISIBLE_DEVICES or "
+           "MIG instances count as they are written). A job launched with a fixed world size, "
+           "such as `torchrun --nproc-per-node=8`, would fail at start-up or wait for ranks "
+           "that never come. The findings of the lost GPUs say why each was left out and are "
+           "named first. Confirm by hand: `nvidia-smi -L` for the count. The verdict is fail "
+           "(exit 1); `--min-gpus all` asks for every GPU the driver lists.",
        .caused_by = "gpu-effects env.cuda-visible-devices-empty "
                     "env.cuda-visible-devices-unknown-entry env.cuda-visible-devices-mig-unknown",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -174,6 +203,15 @@ std::span<const Rule> gpu_rules() {
        .remedy = "Drain the node and reboot it (a GPU off the bus does not come back without one); "
                  "check its power and seating if it recurs and contact the vendor",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "\"GPU has fallen off the bus\" (Xid 79, or the same NVRM message without an Xid) "
+           "means the GPU stopped answering on PCIe: its reads return all ones. Every process "
+           "on it has failed, new ones cannot start on it, and the node is often unstable "
+           "(nvidia-smi hangs or prints ERR!). Causes: power (supply, cables), heat, a PCIe "
+           "link, riser or slot fault, or a failing GPU. Confirm by hand: `dmesg | grep -i -e "
+           "'fallen off' -e xid` and `lspci -d 10de:` (a GPU off the bus shows \"rev ff\"). The "
+           "GPU is left out of the recommendation; only a reboot brings it back, and a repeat "
+           "calls for the vendor.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.fallen-off-bus", {});
        }},
@@ -185,6 +223,14 @@ std::span<const Rule> gpu_rules() {
            "Enable \"Above 4G decoding\" (and Resizable BAR where used) in the BIOS, or boot with pci=realloc; "
            "in a VM give the guest enough MMIO space for the GPU's BARs",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "The GPU's PCI memory windows (BARs) were not assigned by the firmware or the "
+           "kernel, typically because \"Above 4G decoding\" is off in the BIOS for GPUs with "
+           "large BARs, or because a VM has too little MMIO space. The driver logs that the I/O "
+           "region assigned to the device is invalid and cannot initialise the GPU, so CUDA "
+           "does not see it. Confirm by hand: `lspci -vv -d 10de: | grep -e Region -e 'Memory "
+           "at'` (unassigned or disabled regions) and `dmesg | grep -i bar`. The GPU is left "
+           "out of the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.bar-invalid", {});
        }},
@@ -195,6 +241,13 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Install a driver branch that supports this GPU (newer GPUs need newer branches, old GPUs a legacy branch)",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "The installed driver branch does not support this GPU: the kernel log says it \"is "
+           "not supported by the NVIDIA ... driver release\". New GPUs need a recent branch and "
+           "old ones move to legacy branches. The GPU is not initialised and CUDA does not see "
+           "it. Confirm by hand: `dmesg | grep 'is not supported by'` and the GPU's PCI ID in "
+           "`lspci -nn -d 10de:` against the supported-GPU list of the driver's README. The GPU "
+           "is left out of the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.not-supported", {});
        }},
@@ -205,6 +258,13 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Install the proprietary kernel module flavour (R580 or older for Maxwell/Pascal/Volta): the open module needs GSP",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "The open kernel module drives only GPUs with a GSP processor (Turing and newer); "
+           "Maxwell, Pascal and Volta GPUs need the proprietary flavour of the module. With the "
+           "open module loaded such a GPU is not initialised and CUDA does not see it. Confirm "
+           "by hand: `cat /proc/driver/nvidia/version` (\"Open Kernel Module\") and the model "
+           "in `lspci -d 10de:`. The GPU is left out of the recommendation; on a host of only "
+           "such GPUs nothing can be recommended.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.not-supported-open-module", {});
        }},
@@ -215,6 +275,13 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "Power the node down and connect the GPU's auxiliary power cables; check the PSU and cabling",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The driver found the GPU's auxiliary power not connected (Xid 54, or the message "
+           "that the GPU does not have the necessary power cables connected). The GPU does not "
+           "initialise, or runs throttled and can fall off the bus under load; a training job "
+           "at full power is the worst case. Confirm by hand: `dmesg | grep -i -e 'power cable' "
+           "-e 'Xid.*: 54'` and `nvidia-smi -q -d POWER`. The GPU is left out of the "
+           "recommendation; it needs hands on the machine.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.power-cables", {});
        }},
@@ -226,6 +293,13 @@ std::span<const Rule> gpu_rules() {
        .remedy =
            "A fatal GPU event happened: run `nvidia-bug-report.sh` as root before unloading the driver and check the Xid findings",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "The driver saved a GPU crash dump: a fatal GPU event happened since it was loaded, "
+           "and its state is kept for NVIDIA's debugging until the driver is unloaded "
+           "(`nvidia-bug-report.sh` collects it). The event itself usually also appears as an "
+           "Xid, which decides what happens to the GPU. Confirm by hand: `dmesg | grep -i -e "
+           "'crash dump' -e xid`. Warn (info for a dump from before the last driver reload); "
+           "the GPUs stay in the recommendation unless an Xid finding leaves one out.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "gpu.crash-dump", true);
        }},

@@ -23,6 +23,14 @@ std::span<const Rule> gsp_rules() {
            "Install the GSP firmware files for exactly the loaded driver version (/lib/firmware/nvidia/<version>/gsp_*.bin, from the driver or the distribution's firmware package), then reload the driver; "
            "if the firmware is present and still fails to boot, reset or power-cycle the GPU",
        .source = "docs/sources.md#gsp-firmware",
+       .explanation =
+           "With GSP, the driver loads firmware files for its exact version (gsp_*.bin under "
+           "/lib/firmware/nvidia/VERSION/) onto the GPU's GSP processor, which then runs most "
+           "of the driver. If the file is missing, or the firmware fails to boot, the GPU is "
+           "not initialised and CUDA does not see it. Confirm by hand: `ls "
+           "/lib/firmware/nvidia/$(cat /sys/module/nvidia/version)/` and `dmesg | grep -i gsp`. "
+           "The GPU is left out of the recommendation (warn when the log names no GPU; info "
+           "before the last driver reload).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "gsp.firmware-load-failed", {Effect::gpu_unusable, true});
          for (auto& hit : host_events_rule(c, "gsp.firmware-load-failed", true)) {

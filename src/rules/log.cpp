@@ -43,6 +43,12 @@ std::span<const Rule> log_rules() {
        .remedy =
            "The GPU failed to come up: fix the cause in the finding, then reboot or reload the driver",
        .source = "docs/sources.md#rminitadapter-failures",
+       .explanation =
+           "The kernel log blames a PCI device (an Xid, an RmInitAdapter failure) that is not "
+           "among the GPUs the driver lists now: a GPU that failed to come up and dropped out. "
+           "The job will see fewer GPUs than the machine has. Confirm by hand: compare `lspci "
+           "-d 10de:` with `nvidia-smi -L`. Warn: the recommendation covers the GPUs the driver "
+           "lists, and --min-gpus fails the check when too few remain.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {
@@ -125,6 +131,11 @@ std::span<const Rule> log_rules() {
        .title = "Events from earlier boots in the log (not counted)",
        .remedy = "Nothing to do: only the current boot counts",
        .source = "docs/kernel-log.md#boot-rule",
+       .explanation =
+           "The log holds NVIDIA events from boots before the current one (a persistent "
+           "journal, or a saved log). A reboot resets the GPUs, so these no longer describe "
+           "their state; they are listed, not judged. Confirm by hand: `journalctl -k -b -1 | "
+           "grep -i xid`. Info: no effect on the verdict or the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          if (log.earlier_boot_events.empty()) {
@@ -156,6 +167,11 @@ std::span<const Rule> log_rules() {
        .title = "The kernel log is well-formed text",
        .remedy = "Nothing to do unless the log was expected to be clean; check how it was captured",
        .source = "docs/kernel-log.md#speed-and-memory",
+       .explanation =
+           "The kernel log had lines that are not valid text (invalid UTF-8, NUL bytes, lines "
+           "past the length cap); they were repaired or cut and the rest was scanned. An event "
+           "inside a damaged line may be missed. Confirm by hand: `dmesg > /tmp/kernel.log && "
+           "file /tmp/kernel.log`. Info: no effect on the verdict or the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          std::vector<std::string> what;

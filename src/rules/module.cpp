@@ -12,6 +12,13 @@ std::span<const Rule> module_rules() {
        .remedy =
            "Blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in /etc/modprobe.d/), rebuild the initramfs and reboot",
        .source = "docs/sources.md#other-kernel-log-messages",
+       .explanation =
+           "nouveau is the kernel's own open-source driver for NVIDIA GPUs. When it is loaded "
+           "it takes the GPUs first, and the nvidia module cannot bind them or cannot load at "
+           "all; CUDA works only with the nvidia driver. Confirm by hand: `lsmod | grep "
+           "nouveau` and `lspci -nnk -d 10de:` (\"Kernel driver in use: nouveau\"). A "
+           "host-level failure: the verdict is fail, no GPU is recommended, and it is named as "
+           "the cause of driver.not-loaded.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!c.facts.modules.has("nouveau")) {
            return {};

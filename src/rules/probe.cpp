@@ -13,15 +13,35 @@ std::span<const Rule> probe_rules() {
        .remedy =
            "Run as root or fix the unreadable path named in the evidence; a check that could not read is not a pass",
        .source = "docs/sources.md#design-decisions-of-the-checker",
+       .explanation =
+           "A probe could not read its input (a file that exists but is not readable, a damaged "
+           "snapshot entry), so what it checks was not judged. An input that was not read is "
+           "not counted as healthy, so the check warns instead of passing. Confirm by hand: "
+           "read the path in the evidence as the same user (`cat PATH`); some inputs, such as "
+           "the kernel log on hardened kernels, need root. Warn: --strict makes the check not "
+           "ready.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& p : c.facts.probes) {
            // the kernel log has its own finding (log.not-readable) with the remedies that fit it
            if (p.state == ProbeState::error && p.name != "kernel-log") {
-             hits.push_back(
-                 {fmt::format("Probe \"{}\" could not read its input, so its checks are incomplete",
-                              p.name),
-                  {p.message}});
+             Hit hit{
+                 fmt::format("Probe \"{}\" could not read its input, so its checks are incomplete",
+                             p.name),
+                 {p.message}};
+             // the remedy that fits the error: root helps only where permission was denied
+             if (contains(p.message, "Permission denied") ||
+                 contains(p.message, "Operation not permitted")) {
+               hit.remedy =
+                   "Run as root, or as a user that can read the path named in the evidence";
+             } else if (contains(p.message, "No such file")) {
+               hit.remedy =
+                   "The path named in the evidence disappeared while it was read, or is missing from the snapshot: check again, or capture the snapshot again (`gpu-preflight snapshot -o DIR` as root)";
+             } else {
+               hit.remedy =
+                   "The input named in the evidence is damaged or not in the expected format (see the reason): look at it by hand, or capture the snapshot again";
+             }
+             hits.push_back(std::move(hit));
            }
          }
          return hits;

@@ -20,7 +20,29 @@ int Assessment::usable_count() const {
 
 namespace {
 
-Finding make_finding(const Rule& rule, Hit&& hit) {
+// A rule's remedy is written once for every host; a finding's names this host's values instead of
+// the placeholders: "<bus id>" (the finding's GPU), "<version>" (the loaded driver's version) and
+// "<branch>" (its major number, as in nvidia-fabricmanager-550). Unknown values stay as written.
+void fill_placeholders(std::string& remedy, const std::optional<std::string>& gpu,
+                       const Facts& facts) {
+  const std::string& version = facts.driver.version_text;
+  const std::pair<std::string_view, std::string> values[] = {
+      {"<bus id>", gpu.value_or("")},
+      {"<version>", version},
+      {"<branch>", version.substr(0, version.find('.'))},
+  };
+  for (const auto& [placeholder, value] : values) {
+    if (value.empty()) {
+      continue;
+    }
+    for (auto at = remedy.find(placeholder); at != std::string::npos;
+         at = remedy.find(placeholder, at + value.size())) {
+      remedy.replace(at, placeholder.size(), value);
+    }
+  }
+}
+
+Finding make_finding(const Rule& rule, Hit&& hit, const Facts& facts) {
   Finding f;
   f.id = std::string(rule.id);
   // A row declares whether its findings can be lower (severity_from); never higher than the row.
@@ -31,6 +53,7 @@ Finding make_finding(const Rule& rule, Hit&& hit) {
   f.evidence = std::move(hit.evidence);
   f.remedy = hit.remedy.empty() ? std::string(rule.remedy) : std::move(hit.remedy);
   f.gpu = std::move(hit.gpu);
+  fill_placeholders(f.remedy, f.gpu, facts);
   f.effect = hit.effect;
   f.headline = std::move(hit.headline);
   return f;
@@ -127,7 +150,7 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
         continue;
       }
       for (auto& hit : rule.check(ctx)) {
-        a.findings.push_back(make_finding(rule, std::move(hit)));
+        a.findings.push_back(make_finding(rule, std::move(hit), facts));
       }
     }
   };
@@ -142,7 +165,9 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
   const auto host_fail_ids = [&] {
     std::vector<std::string> ids;
     for (const auto& f : a.findings) {
-      if (f.severity == Severity::fail && !f.gpu) {
+      // each id once: a GPU row names a cause, not every line that showed it
+      if (f.severity == Severity::fail && !f.gpu &&
+          std::find(ids.begin(), ids.end(), f.id) == ids.end()) {
         ids.push_back(f.id);
       }
     }
@@ -186,7 +211,8 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
     }
     g.usable = usable.count(g.bus_id) != 0;
     for (const auto& f : a.findings) {
-      if (f.effect == Effect::gpu_unusable && f.gpu == g.bus_id) {
+      if (f.effect == Effect::gpu_unusable && f.gpu == g.bus_id &&
+          std::find(g.reasons.begin(), g.reasons.end(), f.id) == g.reasons.end()) {
         g.reasons.push_back(f.id);
       }
     }

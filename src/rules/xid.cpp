@@ -16,6 +16,16 @@ std::span<const Rule> xid_rules() {
            "Drain the GPU and reset it (`nvidia-smi -r -i <bus id>` with no process on it, or reload the driver) or reboot; "
            "if the Xid returns after the reset, take the GPU out of service and contact the vendor",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The GPU logged an Xid that NVIDIA's catalog resolves with a GPU reset, for example "
+           "Xid 48 (an uncorrectable double-bit ECC error), 64 (a row-remapping failure), 74 "
+           "(an NVLink error), 95 (an uncontained memory error) or 119/120 (GSP errors). Until "
+           "it is reset, work on it may fail or compute on corrupted memory: a job started "
+           "there would crash or, worse, train on bad data. Confirm by hand: `dmesg | grep -i "
+           "xid` for the number and the bus id, and `nvidia-smi -q -d ECC,ROW_REMAPPER`. The "
+           "GPU is left out of the recommendation (the verdict is at least warn, fail when "
+           "fewer than --min-gpus remain). An Xid logged before the last driver reload, which "
+           "reset the GPU, or settled by a later Xid 154, counts as info.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reset-required", {Effect::gpu_unusable, true, true});
        }},
@@ -27,6 +37,13 @@ std::span<const Rule> xid_rules() {
        .remedy = "Drain the node and reboot it (cold reboot / power-cycle for Xid 110; "
                  "restart the VM for Xid 151); if it returns, take the GPU out of service",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The GPU logged an Xid that NVIDIA's catalog resolves only with a node reboot or a "
+           "VM restart, such as Xid 110 (a security fault: cold reboot), 151 (a key-rotation "
+           "error in a confidential-computing VM: restart it) or 167 (a fatal PCIe timeout). No "
+           "GPU reset recovers it, and jobs placed on it fail. Confirm by hand: `dmesg | grep "
+           "-i xid`. The GPU is left out of the recommendation; a later Xid 154 that settles it "
+           "makes this info.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reboot-required", {Effect::gpu_unusable, false, true});
        }},
@@ -39,6 +56,14 @@ std::span<const Rule> xid_rules() {
        .remedy =
            "Update the NVIDIA driver (and the vGPU manager / firmware for vGPU) to a supported matching version",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The GPU logged an Xid whose catalog resolution is a driver or firmware update, such "
+           "as Xid 78 (a vGPU start failure, usually mismatched guest and host vGPU software). "
+           "The GPU will not run work until the software is brought to matching, supported "
+           "versions. Confirm by hand: `dmesg | grep -i xid` and `cat "
+           "/proc/driver/nvidia/version` (on vGPU, compare with the host's vGPU manager). The "
+           "GPU is left out of the recommendation; before the last driver reload, or settled by "
+           "a later Xid 154, it counts as info.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.update-required", {Effect::gpu_unusable, true, true});
        }},
@@ -52,6 +77,14 @@ std::span<const Rule> xid_rules() {
            "The GPU still works: reset it when convenient (pending row remaps and contained errors apply at reset); "
            "if the Xid repeats, check the GPU's health (nvidia-smi -q -d ECC,ROW_REMAPPER, NVLink status) and contact the vendor",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The GPU logged an Xid that leaves it working but calls for attention: for example "
+           "Xid 63 (a memory row remap or page retirement was recorded and applies at the next "
+           "reset), 94 (a contained ECC error: the affected process was stopped, the others "
+           "continue), or 8 and 32 (a timeout or a PCIe push-buffer fault). Once on a large "
+           "fleet is routine; repeats on the same GPU predict a failure. Confirm by hand: "
+           "`dmesg | grep -i xid` and `nvidia-smi -q -d ECC,ROW_REMAPPER`. Warn: the GPU stays "
+           "in the recommendation, and --strict makes the check not ready.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.warning", {Effect::none, true, true});
        }},
@@ -63,6 +96,14 @@ std::span<const Rule> xid_rules() {
            "Nothing to do for the GPU: the faulting application (see pid/name in the evidence) has a bug or was stopped; "
            "debug it with compute-sanitizer if it is yours",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The GPU logged an Xid caused by a program, not by the hardware: 13 (an exception "
+           "such as an out-of-bounds access or illegal instruction), 31 (a GPU memory page "
+           "fault), 43 or 45 (the driver stopped or removed a faulting program's channels). The "
+           "driver ended that program's work; the GPU is fine and the next job can use it. It "
+           "is listed so that the previous job's crash is not taken for a hardware fault. "
+           "Confirm by hand: `dmesg | grep -i xid` shows the pid and name of the program with "
+           "the Xid. Info: no effect on the verdict or the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.application", {Effect::none});
        }},
@@ -72,6 +113,13 @@ std::span<const Rule> xid_rules() {
        .title = "Informational Xids in the current boot",
        .remedy = "Nothing to do unless it repeats",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The GPU logged an Xid that NVIDIA's catalog lists as informational or already "
+           "handled by the driver, for example 37 or 38 (firmware method or watchdog notices), "
+           "121 (corrected errors on the C2C link to a Grace CPU) or 160 to 165 (channel "
+           "retirement and power-smoothing events). Nothing needs to be done for a job. Confirm "
+           "by hand: `dmesg | grep -i xid`. Info: no effect on the verdict or the "
+           "recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.informational", {Effect::none});
        }},
@@ -84,6 +132,14 @@ std::span<const Rule> xid_rules() {
        .remedy =
            "Look the Xid up in NVIDIA's Xid catalog for this driver version (docs.nvidia.com/deploy/xid-errors) and reset the GPU if in doubt",
        .source = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+       .explanation =
+           "The GPU logged an Xid this build's catalog does not list: newer than the catalog, "
+           "or specific to a platform. Not knowing what it means, the checker warns instead of "
+           "passing silently. Confirm by hand: find the number in NVIDIA's Xid catalog "
+           "(docs.nvidia.com/deploy/xid-errors) for the driver in `cat "
+           "/proc/driver/nvidia/version`, and its text in `dmesg | grep -i xid`. Warn: the GPU "
+           "stays in the recommendation and --strict makes the check not ready; before the last "
+           "driver reload, or settled by a later Xid 154, it counts as info.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.unknown", {Effect::none, true, true});
        }},
@@ -96,6 +152,13 @@ std::span<const Rule> xid_rules() {
        .title = "The driver's latest recovery action (Xid 154) for each GPU",
        .remedy = "Follow the recovery action named in the finding",
        .source = "docs/sources.md#xid-errors",
+       .explanation =
+           "Recent drivers announce what a GPU needs after an error with Xid 154 and a recovery "
+           "action: None, GPU Reset Required, Node Reboot Required, Drain P2P, Drain and Reset, "
+           "Recover IMEX Domain. The latest action for a GPU is authoritative and settles its "
+           "earlier Xids. Confirm by hand: `dmesg | grep -i 'Xid.*154'`. What it does follows "
+           "the action: none is info, a drain is a warning, a reset or a reboot leaves the GPU "
+           "out of the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {

@@ -137,7 +137,7 @@ TEST_CASE(
   CHECK(run_preflight({"--severity", "driver.end-of-life=loud", "rules"}).exit_code == 2);
   r = run_preflight({"--expect-cuda", "twelve", "rules"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("expected a CUDA version") != std::string::npos);
+  CHECK(r.err.find("--expect-cuda: \"twelve\" is not a CUDA version") != std::string::npos);
 }
 
 TEST_CASE(

@@ -17,6 +17,11 @@ std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
 }
 
+// The text report on a terminal wide enough that the header is not wrapped.
+RunResult wide_text(const std::vector<std::string>& args) {
+  return run_preflight(args, {{"COLUMNS", "200"}});
+}
+
 bool has(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
@@ -25,7 +30,7 @@ bool has(const std::string& haystack, const std::string& needle) {
 
 TEST_CASE("one GPU kept on an old kernel: the header, line and JSON say 1 of 4") {
   const auto root = fixture("old-kernel-4gpu");
-  const auto text = run_preflight({"--root", root});
+  const auto text = wide_text({"--root", root});
   CHECK(text.exit_code == 0);
   CHECK(first_line(text.out) ==
         "gpu-preflight: WARN — ready on 1 of 4 GPUs (multi-GPU start-up untested on kernel 5.4.0)");
@@ -61,7 +66,7 @@ TEST_CASE("one GPU kept on an old kernel: the header, line and JSON say 1 of 4")
 
 TEST_CASE("a GPU-level fail drops its GPU: the header says so and names it") {
   const auto root = fixture("log-xid79-one-of-8");
-  const auto text = run_preflight({"--root", root});
+  const auto text = wide_text({"--root", root});
   CHECK(text.exit_code == 0);
   CHECK(
       first_line(text.out) ==
@@ -74,7 +79,7 @@ TEST_CASE("a GPU-level fail drops its GPU: the header says so and names it") {
 
 TEST_CASE("the root cause leads: nouveau before the driver it keeps away") {
   const auto root = fixture("nouveau");
-  CHECK(first_line(run_preflight({"--root", root}).out) ==
+  CHECK(first_line(wide_text({"--root", root}).out) ==
         "gpu-preflight: FAIL — not ready: module.nouveau-loaded (+1 more)");
   CHECK(run_preflight({"--root", root, "--format", "line"}).out ==
         "FAIL module.nouveau-loaded +1 more\n");
@@ -83,7 +88,7 @@ TEST_CASE("the root cause leads: nouveau before the driver it keeps away") {
 }
 
 TEST_CASE("the job's own CUDA_VISIBLE_DEVICES: said when it chose, MIG instances kept") {
-  const auto restricted = run_preflight({"--root", fixture("environ-restricted")});
+  const auto restricted = wide_text({"--root", fixture("environ-restricted")});
   CHECK(first_line(restricted.out) ==
         "gpu-preflight: PASS — ready on 2 of 4 GPUs (CUDA_VISIBLE_DEVICES=1,3 chose them)");
   CHECK(has(restricted.out, " * 1 0000:2a:00.0"));
@@ -100,14 +105,14 @@ TEST_CASE("the job's own CUDA_VISIBLE_DEVICES: said when it chose, MIG instances
 }
 
 TEST_CASE("the text says what was not checked, and a live probe's replay is not in it") {
-  const auto plain = run_preflight({"--root", fixture("healthy-4gpu"), "--no-cuda"});
+  const auto plain = wide_text({"--root", fixture("healthy-4gpu"), "--no-cuda"});
   const auto lines = plain.out.substr(0, plain.out.find("\n\n"));
   CHECK(
       has(lines,
           "\nnot checked: kernel log (the snapshot has no kernel log); CUDA start-up (--no-cuda)"));
   CHECK(has(lines, "GPU health (NVML) (the snapshot has no nvml.json"));
 
-  const auto replayed = run_preflight({"--root", fixture("cuda-replay-gpu-hung")});
+  const auto replayed = wide_text({"--root", fixture("cuda-replay-gpu-hung")});
   const auto head = replayed.out.substr(0, replayed.out.find("\n\n"));
   CHECK_FALSE(has(head, "CUDA start-up"));
 }

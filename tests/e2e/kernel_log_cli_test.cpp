@@ -52,7 +52,9 @@ TEST_CASE("option --dmesg naming a file that cannot be read warns, never passes"
 }
 
 TEST_CASE("text output quotes the log lines and the decoded meaning") {
-  const auto r = run_preflight({"--root", fixture("log-rminit-0x26"), "--color", "never"});
+  // wide enough for the log line on one line
+  const auto r = run_preflight({"--root", fixture("log-rminit-0x26"), "--color", "never"},
+                               {{"COLUMNS", "200"}});
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("[FAIL] rminit.adapter-failed") != std::string::npos);
   CHECK(r.out.find("RM_INIT_GPU_DMA_CONFIGURATION_FAILED (0x26)") != std::string::npos);

@@ -59,6 +59,14 @@ for f in kubernetes/npd-gpu-preflight.json kubernetes/npd-gpu-preflight-pod.json
   [ -s "$share/$f" ] || fail "$f missing"
 done
 [ -s "$root/usr/share/doc/gpu-preflight/copyright" ] || fail "no copyright file"
+# Shell completion where bash-completion, zsh and fish look for it; each matches the binary's own.
+for f in bash-completion/completions/gpu-preflight:bash zsh/vendor-completions/_gpu-preflight:zsh \
+         fish/vendor_completions.d/gpu-preflight.fish:fish; do
+  path=$root/usr/share/${f%%:*}
+  [ -s "$path" ] || fail "${f%%:*} missing"
+  cmp -s "$path" <("$installed" completion "${f##*:}") || fail "${f%%:*} differs from completion ${f##*:}"
+done
+bash -n "$root/usr/share/bash-completion/completions/gpu-preflight" || fail "the bash completion does not parse"
 man=$root/usr/share/man/man1/gpu-preflight.1.gz
 gzip -t "$man" || fail "the man page is not a valid gzip file"
 zcat "$man" | grep -q '^\.TH GPU-PREFLIGHT 1' || fail "the man page has no .TH header"
@@ -67,6 +75,11 @@ zcat "$man" | grep -qF "gpu-preflight $version" || fail "the man page does not n
 for opt in $("$installed" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
   zcat "$man" | grep -qF -- "${opt//-/\\-}" || fail "the man page lacks $opt"
 done
+# Every subcommand has its section, and the environment is described.
+for cmd in $("$installed" --help | sed -n '/^Subcommands:/,/^$/p' | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p'); do
+  zcat "$man" | grep -qx "\.SS $cmd" || fail "the man page has no section for $cmd"
+done
+zcat "$man" | grep -q '^\.SH ENVIRONMENT' || fail "the man page has no ENVIRONMENT section"
 if command -v groff >/dev/null; then
   warnings=$(zcat "$man" | groff -man -ww -z 2>&1) || true
   [ -z "$warnings" ] || fail "groff warns about the man page: $warnings"

@@ -192,7 +192,11 @@ RunResult run(const std::vector<std::string>& argv_in, const RunOptions& options
 RunResult run_binary(const std::vector<std::string>& args, const RunOptions& options) {
   std::vector<std::string> argv{GPF_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv, options);
+  // The text report follows the locale and COLUMNS: the same for every test unless it says.
+  RunOptions pinned = options;
+  pinned.env.try_emplace("LC_ALL", "C.UTF-8");
+  pinned.env.try_emplace("COLUMNS", k_unset);
+  return run(argv, pinned);
 }
 
 RunResult run_program(const std::vector<std::string>& argv,
