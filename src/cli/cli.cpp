@@ -48,6 +48,7 @@ struct CheckRun {
   Facts facts;
   Assessment assessment;
   int exit_code = 0;
+  RunInfo info;
 };
 
 bool use_color(const std::string& mode, int fd) {
@@ -148,6 +149,12 @@ std::optional<Host> open_host(const CliOptions& o) {
 
 CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Rule> rules) {
   CheckRun run;
+  run.info = RunInfo{host.hostname(),     std::chrono::system_clock::now(),
+                     o.check.min_gpus,    o.check.strict,
+                     o.probe.expect_cuda, o.rules.disable};
+  if (run.info.host_name && run.info.host_name->empty()) {
+    run.info.host_name.reset();
+  }
   run.facts = collect_facts(host, o.probe);
   run.assessment = assess(run.facts, rules, o.check);
   run.exit_code = exit_code_for(run.assessment.verdict, o.check.strict);
@@ -182,7 +189,7 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
     return k_exit_error;
   }
   const CheckRun run = perform_check(*host, o, rules);
-  const Report report{run.facts, run.assessment, run.exit_code};
+  const Report report{run.facts, run.assessment, run.exit_code, run.info};
   if (!write_json_out(o, report)) {
     return k_exit_error;
   }
@@ -207,7 +214,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
     return k_exit_error;
   }
   const CheckRun run = perform_check(*host, o, rules);
-  const Report report{run.facts, run.assessment, run.exit_code};
+  const Report report{run.facts, run.assessment, run.exit_code, run.info};
   if (!write_json_out(o, report)) {
     return k_exit_error;
   }
