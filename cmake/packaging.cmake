@@ -21,6 +21,10 @@ install(TARGETS gpu-preflight RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${GPF_MAN}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(PROGRAMS contrib/slurm/healthcheck.sh contrib/slurm/prolog.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
 install(FILES contrib/slurm/common.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
+install(PROGRAMS contrib/prometheus/gpu-preflight-textfile.sh DESTINATION ${GPF_SHARE_DIR}/prometheus)
+install(FILES contrib/prometheus/gpu-preflight-textfile.service contrib/prometheus/gpu-preflight-textfile.timer
+              contrib/prometheus/gpu-preflight-alerts.yml
+        DESTINATION ${GPF_SHARE_DIR}/prometheus)
 install(FILES contrib/kubernetes/npd-gpu-preflight.json contrib/kubernetes/npd-gpu-preflight-pod.json
               contrib/kubernetes/npd-gpu-preflight-daemonset.yaml
         DESTINATION ${GPF_SHARE_DIR}/kubernetes)

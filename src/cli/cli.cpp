@@ -71,7 +71,7 @@ void add_check_options(CLI::App& app, CliOptions& o) {
           },
           "DIR"));
   app.add_option("--format", o.format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "env", "line"}));
+      ->check(CLI::IsMember({"text", "json", "env", "line", "prometheus"}));
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")
       ->check(CLI::Range(0, 1 << 16));
@@ -200,6 +200,8 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
     out = render_env(report);
   } else if (o.format == "line") {
     out = render_line(report);
+  } else if (o.format == "prometheus") {
+    out = render_prometheus(report);
   } else {
     out = render_text(report, use_color(o.color, STDOUT_FILENO));
   }
