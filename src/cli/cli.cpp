@@ -3,6 +3,7 @@
 #include "gpf/cli/cli.hpp"
 
 #include "gpf/capture/snapshot.hpp"
+#include "gpf/cli/fleet.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/report/report.hpp"
@@ -42,6 +43,8 @@ struct CliOptions {
   CaptureOptions capture;           // snapshot
   std::string capture_dir;
   std::string capture_mode = "0600";
+  SummarizeOptions summarize; // summarize (src/cli/summarize.cpp)
+  DiffOptions diff;           // diff (src/cli/diff.cpp)
 };
 
 struct CheckRun {
@@ -387,6 +390,8 @@ int run_cli(int argc, char** argv) {
   auto* explain_cmd =
       app.add_subcommand("explain", "Explain one rule: meaning, evidence, remedy, sources");
   explain_cmd->add_option("id", o.explain_id, "Rule id, e.g. cuda.driver-too-old")->required();
+  auto* summarize_cmd = add_summarize_command(app, o.summarize);
+  auto* diff_cmd = add_diff_command(app, o.diff);
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   o.command = split_exec_command(app, *exec, args);
@@ -412,6 +417,12 @@ int run_cli(int argc, char** argv) {
   }
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   try {
+    if (summarize_cmd->parsed()) {
+      return run_summarize(o.summarize);
+    }
+    if (diff_cmd->parsed()) {
+      return run_diff(o.diff);
+    }
     auto rules = RuleSet::load(builtin_rules(), o.rules);
     if (!rules) {
       std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";
