@@ -21,6 +21,7 @@ install(TARGETS gpu-preflight RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${GPF_MAN}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(PROGRAMS contrib/slurm/healthcheck.sh contrib/slurm/prolog.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
 install(FILES contrib/slurm/common.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
+install(PROGRAMS contrib/slurm/fleet-check.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
 install(PROGRAMS contrib/prometheus/gpu-preflight-textfile.sh DESTINATION ${GPF_SHARE_DIR}/prometheus)
 install(FILES contrib/prometheus/gpu-preflight-textfile.service contrib/prometheus/gpu-preflight-textfile.timer
               contrib/prometheus/gpu-preflight-alerts.yml
