@@ -260,6 +260,12 @@ std::string shown(const Json& v) {
     }
     return printable(fmt::format("{}", fmt::join(parts, ", ")));
   }
+  // a primary cause: its id and GPU
+  if (v.is_object() && v.contains("id") && v["id"].is_string()) {
+    const Json gpu = v.value("gpu", Json());
+    return printable(v["id"].get<std::string>() +
+                     (gpu.is_string() ? " " + gpu.get<std::string>() : std::string()));
+  }
   if (v.is_null()) {
     return "(none)";
   }
