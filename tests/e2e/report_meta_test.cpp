@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,7 @@ TEST_CASE("report: a snapshot records the node's name and the replay reports it"
   CHECK(recorded == name);
 }
 
+// GPF_UPDATE_GOLDENS=1 rewrites the example from the real output (after an intended change).
 TEST_CASE("docs/json-output.md: the example is the real output, member for member") {
   std::ifstream in(std::string(GPF_SOURCE_DIR) + "/docs/json-output.md");
   std::stringstream text;
@@ -111,6 +113,22 @@ TEST_CASE("docs/json-output.md: the example is the real output, member for membe
   const json real =
       check_json({"--root", std::string(GPF_SOURCE_DIR) + "/docs/examples/broken-node"});
   REQUIRE(example.size() >= 10); // abridged by leaving members out, never by changing one
+  if (std::getenv("GPF_UPDATE_GOLDENS") != nullptr) {
+    // the same members, in the example's order, with today's values
+    const nlohmann::ordered_json in_order =
+        nlohmann::ordered_json::parse(doc.substr(start + 8, end - start - 8));
+    const auto again = run_preflight({"check", "--format", "json", "--root",
+                                      std::string(GPF_SOURCE_DIR) + "/docs/examples/broken-node"});
+    const auto real_in_order = nlohmann::ordered_json::parse(again.out); // the report's key order
+    nlohmann::ordered_json fresh;
+    for (const auto& [key, value] : in_order.items()) {
+      fresh[key] = real_in_order.at(key);
+    }
+    std::ofstream(std::string(GPF_SOURCE_DIR) + "/docs/json-output.md")
+        << doc.substr(0, start + 8) << fresh.dump(2) << "\n"
+        << doc.substr(end);
+    return;
+  }
   for (const auto& [key, value] : example.items()) {
     INFO(key);
     REQUIRE(real.contains(key));
