@@ -230,7 +230,7 @@ TEST_CASE("summarize: text names each node's verdict and cause, the spread and t
   CHECK(r.out.find("superseded") != std::string::npos);
 }
 
-TEST_CASE("summarize: exit 0 when every node is ready; stdin JSON lines; --max-age") {
+TEST_CASE("summarize: exit 0 when every node is ready, JSON lines on stdin, and --max-age") {
   const auto& f = fleet();
   // three ready nodes as JSON lines on stdin (the output of srun ... --format json | jq -c)
   std::string lines;
