@@ -14,7 +14,7 @@ gpf_need_packages() {
   echo "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   if ! { timeout 120 apt-get update -qq &&
-         timeout 300 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }; then
+         timeout 300 apt-get install -y -qq -o DPkg::Lock::Timeout=120 --no-install-recommends "${missing[@]}" >/dev/null; }; then
     echo "SKIP: could not install ${missing[*]}"
     exit 77
   fi
