@@ -40,6 +40,11 @@ install(FILES ${GPF_COMPLETIONS}/_gpu-preflight DESTINATION ${CMAKE_INSTALL_DATA
 install(FILES ${GPF_COMPLETIONS}/gpu-preflight.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 install(PROGRAMS contrib/slurm/healthcheck.sh contrib/slurm/prolog.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
 install(FILES contrib/slurm/common.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
+install(PROGRAMS contrib/slurm/fleet-check.sh DESTINATION ${GPF_SHARE_DIR}/slurm)
+install(PROGRAMS contrib/prometheus/gpu-preflight-textfile.sh DESTINATION ${GPF_SHARE_DIR}/prometheus)
+install(FILES contrib/prometheus/gpu-preflight-textfile.service contrib/prometheus/gpu-preflight-textfile.timer
+              contrib/prometheus/gpu-preflight-alerts.yml
+        DESTINATION ${GPF_SHARE_DIR}/prometheus)
 install(FILES contrib/kubernetes/npd-gpu-preflight.json contrib/kubernetes/npd-gpu-preflight-pod.json
               contrib/kubernetes/npd-gpu-preflight-daemonset.yaml
         DESTINATION ${GPF_SHARE_DIR}/kubernetes)

@@ -63,7 +63,8 @@ GPF_FUZZ_TARGET(render) {
   options.cuda_timeout_s = 1;
   const auto facts = gpf::collect_facts(*host, options);
   const auto assessment = gpf::assess(facts, gpf::builtin_rules(), gpf::CheckOptions{});
-  const gpf::Report report{facts, assessment, gpf::exit_code_for(assessment.verdict, false)};
+  const gpf::Report report{facts, assessment, gpf::exit_code_for(assessment.verdict, false),
+                           gpf::RunInfo{}};
 
   const auto json = gpf::render_json(report);
   gpf::fuzz::require(gpf::fuzz::is_valid_utf8(json), "JSON is valid UTF-8");

@@ -444,6 +444,11 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     TRY(out.write("statvfs.json", fs_records.dump(2) + "\n"));
     report.captured.emplace_back("statvfs.json");
   }
+  // The node's name (uname's live, the source snapshot's otherwise), so that a report judged from
+  // the snapshot names the node it came from.
+  if (auto name = host.hostname(); name && !name->empty()) {
+    TRY(keep("proc/sys/kernel/hostname", *name + "\n"));
+  }
   if (host.is_live()) {
     // The capture date, so end-of-life rules replay as of the day the snapshot was taken.
     if (auto today = host.today()) {

@@ -6,6 +6,7 @@
 #include "completion.hpp"
 
 #include "gpf/capture/snapshot.hpp"
+#include "gpf/cli/fleet.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/probes/kernel_log_tables.hpp"
 #include "gpf/probes/pipeline.hpp"
@@ -60,12 +61,15 @@ struct CliOptions {
   std::string completion_shell; // `completion SHELL`
   // The values of each option that takes one of a few words (for completion).
   std::map<const CLI::Option*, std::vector<std::string>> choices;
+  SummarizeOptions summarize; // summarize (src/cli/summarize.cpp)
+  DiffOptions diff;           // diff (src/cli/diff.cpp)
 };
 
 struct CheckRun {
   Facts facts;
   Assessment assessment;
   int exit_code = 0;
+  RunInfo info;
 };
 
 bool use_color(const std::string& mode, int fd) {
@@ -190,9 +194,9 @@ void add_check_options(CLI::App& app, CliOptions& o) {
         return v.empty() ? std::string("an empty value names no directory") : std::string();
       }));
   one_of(o,
-         app.add_option("--format", o.format, "Output format: text (default), json, env, line")
+         app.add_option("--format", o.format, "Output format: text (default), json, env, line, prometheus")
              ->type_name("FORMAT"),
-         {"text", "json", "env", "line"});
+         {"text", "json", "env", "line", "prometheus"});
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
   app.add_option("--min-gpus", o.min_gpus,
                  "GPUs the job needs, or 'all' for every GPU the driver lists (fewer usable: "
@@ -360,6 +364,11 @@ CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Ru
                                        : std::stoi(o.min_gpus);
   run.assessment = assess(run.facts, rules, check);
   run.exit_code = exit_code_for(run.assessment.verdict, check.strict);
+  run.info = RunInfo{host.hostname(), std::chrono::system_clock::now(), check.min_gpus,
+                     check.strict,    o.probe.expect_cuda,              o.rules.disable};
+  if (run.info.host_name && run.info.host_name->empty()) {
+    run.info.host_name.reset();
+  }
   return run;
 }
 
@@ -391,7 +400,7 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
     return k_exit_error;
   }
   const CheckRun run = perform_check(*host, o, rules);
-  const Report report{run.facts, run.assessment, run.exit_code};
+  const Report report{run.facts, run.assessment, run.exit_code, run.info};
   if (!write_json_out(o, report)) {
     return k_exit_error;
   }
@@ -402,6 +411,8 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
     out = render_env(report);
   } else if (o.format == "line") {
     out = render_line(report);
+  } else if (o.format == "prometheus") {
+    out = render_prometheus(report);
   } else {
     out = render_text(report, text_options(o, STDOUT_FILENO));
   }
@@ -416,7 +427,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
     return k_exit_error;
   }
   const CheckRun run = perform_check(*host, o, rules);
-  const Report report{run.facts, run.assessment, run.exit_code};
+  const Report report{run.facts, run.assessment, run.exit_code, run.info};
   if (!write_json_out(o, report)) {
     return k_exit_error;
   }
@@ -765,6 +776,8 @@ int run_cli(int argc, char** argv) {
       "Example: source <(gpu-preflight completion bash)   (zsh: source <(gpu-preflight completion zsh),\n"
       "after compinit)");
   app.footer(k_top_footer); // after the subcommands, which would inherit it
+  auto* summarize_cmd = add_summarize_command(app, o.summarize);
+  auto* diff_cmd = add_diff_command(app, o.diff);
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   o.command = split_exec_command(app, *exec, args);
@@ -790,6 +803,12 @@ int run_cli(int argc, char** argv) {
   }
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   try {
+    if (summarize_cmd->parsed()) {
+      return run_summarize(o.summarize);
+    }
+    if (diff_cmd->parsed()) {
+      return run_diff(o.diff);
+    }
     auto rules = RuleSet::load(builtin_rules(), o.rules);
     if (!rules) {
       std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";

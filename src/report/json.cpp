@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <ctime>
+
 namespace gpf {
 namespace {
 using Json = nlohmann::ordered_json;
@@ -93,6 +95,16 @@ Json devices_json(const std::vector<DeviceNodeFact>& devices) {
 
 } // namespace
 
+std::string rfc3339_utc(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  if (::gmtime_r(&secs, &tm) == nullptr) {
+    return "1970-01-01T00:00:00Z"; // out of gmtime's range: cannot happen for a clock reading
+  }
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
 Json facts_json(const Facts& facts) {
   Json j;
   j["kernel"] = kernel_json(facts.kernel);
@@ -133,6 +145,17 @@ Json report_json(const Report& r) {
   Json j;
   j["schema_version"] = k_schema_version;
   j["tool"] = Json{{"name", k_tool_name}, {"version", k_tool_version}};
+  j["host"] = r.run.host_name ? Json(u8(*r.run.host_name)) : Json(nullptr);
+  j["checked_at"] = rfc3339_utc(r.run.checked_at);
+  Json disabled = Json::array();
+  for (const auto& id : r.run.disabled_rules) {
+    disabled.push_back(u8(id));
+  }
+  j["options"] =
+      Json{{"min_gpus", r.run.min_gpus},
+           {"strict", r.run.strict},
+           {"expect_cuda", r.run.expect_cuda ? Json(u8(*r.run.expect_cuda)) : Json(nullptr)},
+           {"disabled_rules", std::move(disabled)}};
   j["verdict"] = verdict_name(a.verdict);
   j["exit_code"] = r.exit_code;
   j["cuda_visible_devices"] = a.recommendation.cuda_visible_devices;

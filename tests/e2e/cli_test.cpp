@@ -1,5 +1,5 @@
 // End-to-end: the binary on fixture snapshots. Exit codes, the three formats, golden JSON
-// (durations masked) validated against docs/report.schema.json.
+// (durations and checked_at masked) validated against docs/report.schema.json.
 // Regenerate goldens after an intended change: GPF_UPDATE_GOLDENS=1 ctest -R golden
 #include "support/run.hpp"
 #include "support/schema.hpp"
@@ -17,10 +17,12 @@ using nlohmann::json;
 
 namespace {
 
+// What differs from one run to the next: probe durations and the time of the check.
 json mask_durations(json j) {
   for (auto& p : j.at("probes")) {
     p["duration_ms"] = 0;
   }
+  j["checked_at"] = "2000-01-01T00:00:00Z";
   return j;
 }
 

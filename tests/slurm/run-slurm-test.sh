@@ -8,6 +8,7 @@
 #   - a node an admin drained stays drained, with the admin's reason, whatever the check says
 #   - slurmd itself runs the health check (HealthCheckProgram, HealthCheckInterval, reconfigure)
 #   - a job whose Prolog fails never runs; with a passing Prolog the same job runs
+#   - contrib/slurm/fleet-check.sh runs the check through srun and its summary names the node
 # Needs root (package install, daemons as SlurmUser=root); otherwise exits 77, which ctest reports
 # as skipped. Every wait is bounded; daemons are stopped by their pid files and the temporary
 # directory removed on any exit.
@@ -266,5 +267,26 @@ reason_is "$expected_reason" || fail "reason '$(reason_of)', expected '$expected
 run_hc "$passing" 0
 wait_for 30 "the passing health check to resume the node" node_is IDLE
 
+step "fleet-check.sh: the check on every node through srun, then summarize"
+echo "$passing" >"$tmp/prolog-root"
+# The live check on the node (no GPU here: not ready), so the report carries the node's own name.
+rc=0
+GPU_PREFLIGHT=$bin GPU_PREFLIGHT_FLEET_DIR=$tmp/fleet GPU_PREFLIGHT_FLEET_TIME=2 \
+  timeout 120 "$src/contrib/slurm/fleet-check.sh" -N1 -p gpftest -- --no-cuda --no-nvml \
+  >"$tmp/fleet.txt" 2>"$tmp/fleet.err" || rc=$?
+cat "$tmp/fleet.txt" "$tmp/fleet.err"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fleet-check.sh exited $rc"
+grep -q "^gpu-preflight summary: 1 node from 1 report" "$tmp/fleet.txt" || fail "no summary of one node"
+verdict=$(grep -o '"verdict": "[a-z]*"' "$tmp/fleet/task-0.json" | head -n 1 | cut -d'"' -f4)
+grep -Eq "^  ${verdict^^} +1  $node( |\$)" "$tmp/fleet.txt" ||
+  fail "the summary does not name node $node with its verdict $verdict"
+expected_rc=0
+[ "$verdict" = fail ] && expected_rc=1
+[ "$rc" -eq "$expected_rc" ] || fail "fleet-check.sh exited $rc for a $verdict node"
+# JSON summary, and a node whose task wrote no report is an error (exit 2)
+GPU_PREFLIGHT=$bin GPU_PREFLIGHT_SUMMARY=json timeout 120 "$src/contrib/slurm/fleet-check.sh" -N1 -p gpftest \
+  -- --no-cuda --no-nvml >"$tmp/fleet.json" || true
+grep -q "\"node\": \"$node\"" "$tmp/fleet.json" || fail "the JSON summary does not name node $node"
+
 echo
-echo "PASS: Slurm health check and Prolog on a real one-node cluster"
+echo "PASS: Slurm health check, Prolog and fleet-check on a real one-node cluster"

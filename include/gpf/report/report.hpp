@@ -3,18 +3,38 @@
 #include "gpf/facts/facts.hpp"
 #include "gpf/rules/verdict.hpp"
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gpf {
 
 inline constexpr int k_schema_version = 1;
 
+// How the check was run: when, and the options that change its verdict (the JSON report's
+// checked_at and options, so that a report read elsewhere stands alone).
+struct RunInfo {
+  // The node's name: uname's nodename live, the snapshot's proc/sys/kernel/hostname under --root,
+  // nullopt when the snapshot records none (never the checking machine's name then).
+  std::optional<std::string> host_name;
+  std::chrono::system_clock::time_point checked_at = std::chrono::system_clock::now();
+  int min_gpus = 1;
+  bool strict = false;
+  std::optional<std::string> expect_cuda;  // --expect-cuda as given
+  std::vector<std::string> disabled_rules; // --disable, in the order given
+};
+
 struct Report {
   const Facts& facts;
   const Assessment& assessment;
   int exit_code;
+  RunInfo run;
 };
+
+// "2026-12-01T10:15:00Z": RFC 3339 in UTC, whole seconds.
+std::string rfc3339_utc(std::chrono::system_clock::time_point t);
 
 nlohmann::ordered_json report_json(const Report& report);
 std::string render_json(const Report& report); // pretty, ends with '\n'
@@ -35,6 +55,13 @@ std::string cause_label(const Finding& f);
 // The probes that were skipped or could not read their input, with why:
 // "kernel log (the snapshot has no dmesg.txt); CUDA start-up (--no-cuda)"; "" when none.
 std::string not_checked(const Facts& facts);
+
+// The Prometheus text exposition format: gauges named gpu_preflight_*, label values escaped,
+// no timestamps (docs/integrations/prometheus.md lists the series).
+std::string render_prometheus(const Report& report);
+// A GPU's CUDA start-up: load, cuInit, device_get and primary_context of its child, in ms;
+// nullopt when one of them failed or did not run.
+std::optional<double> cuda_startup_ms(const CudaDevice& device);
 
 // JSON of the facts alone (the "facts" member of the report).
 nlohmann::ordered_json facts_json(const Facts& facts);

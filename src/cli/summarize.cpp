@@ -1,0 +1,929 @@
+// `gpu-preflight summarize [PATH...]`: many nodes' JSON reports (files, directories of them, JSON
+// lines on stdin) read one document at a time into a small record per node; the newest report of
+// a node counts, older ones are listed as superseded. Prints nodes per verdict with their primary
+// cause, findings by id with the nodes and GPUs they hit, the spread of driver, kernel, CUDA and
+// GPU model, and fleet-relative outliers of CUDA start-up time (docs/fleet.md).
+#include "gpf/cli/cli.hpp"
+#include "gpf/cli/fleet.hpp"
+#include "gpf/util/json_read.hpp"
+#include "gpf/util/json_value.hpp"
+#include "gpf/util/text.hpp"
+#include "gpf/version_info.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace gpf {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+// One report's text is parsed only up to this size (a real report is tens of KiB); a longer file
+// is read as JSON lines, each line under the same cap, so memory stays bounded for any input.
+constexpr std::size_t k_document_cap = 16u << 20;
+// Lists in the text output name this many nodes, then "+N more" (the JSON has them all).
+constexpr std::size_t k_text_list = 12;
+// The scale of a median absolute deviation that estimates a normal distribution's standard
+// deviation (https://en.wikipedia.org/wiki/Median_absolute_deviation).
+constexpr double k_mad_scale = 1.4826;
+constexpr double k_outlier_mads = 3.0;
+// Nodes needed in a group (same GPU model and driver) before one of them can stand out.
+constexpr std::size_t k_outlier_min_group = 3;
+
+struct NodeFinding {
+  std::string id;
+  std::string severity;
+  std::string gpu; // "" for the node
+};
+
+// What summarize keeps of one report: a few hundred bytes, whatever the report's size.
+struct NodeRecord {
+  std::string key;  // the host, or the source for a report without one
+  std::string name; // shown: the host, or the file name
+  bool hostless = false;
+  std::string source;
+  std::string checked_at;
+  std::optional<std::int64_t> checked_s; // checked_at parsed, seconds since the epoch
+  std::uint64_t seq = 0;                 // input order: the later of two equal times wins
+  std::string verdict;
+  int exit_code = 0;
+  std::string primary; // "id" or "id bus_id"; "" for pass
+  int usable = 0;
+  int total = 0;
+  std::vector<NodeFinding> findings;
+  std::string driver;                // "550.54.14 (open)" or "none"
+  std::string driver_version;        // "550.54.14" or ""
+  std::string kernel;                // release
+  std::string cuda;                  // the driver's CUDA version, "" when not probed
+  std::map<std::string, int> models; // GPU model -> count
+  std::optional<double> startup_ms;  // the slowest GPU's CUDA start-up
+  std::string startup_gpu;
+  bool stale = false;
+};
+
+struct Superseded {
+  std::string name;
+  std::string source;
+  std::string checked_at;
+  std::string by_source;
+  std::string by_checked_at;
+};
+
+struct Unreadable {
+  std::string source;
+  std::string why;
+};
+
+std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
+  // 2026-12-01T10:15:00Z, optionally with a fraction of seconds; only UTC ("Z") is written.
+  std::tm tm{};
+  const std::string text(s);
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) {
+    return std::nullopt;
+  }
+  if (*end == '.') {
+    ++end;
+    while (*end >= '0' && *end <= '9') {
+      ++end;
+    }
+  }
+  if (std::string_view(end) != "Z" && std::string_view(end) != "+00:00") {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(::timegm(&tm));
+}
+
+std::string model_key(const NodeRecord& n) {
+  if (n.models.empty()) {
+    return "no GPU";
+  }
+  std::vector<std::string> names;
+  for (const auto& [model, count] : n.models) {
+    names.push_back(model);
+  }
+  return fmt::format("{}", fmt::join(names, " + "));
+}
+
+// The report's members summarize needs; Error when it is not a gpu-preflight report.
+Result<NodeRecord> read_record(const nlohmann::json& doc) {
+  const JsonIn in(doc);
+  if (!doc.is_object()) {
+    return Error{"not a gpu-preflight report (not a JSON object)"};
+  }
+  std::string tool;
+  if (!in["tool"]["name"].get(tool) || tool != k_tool_name) {
+    return Error{"not a gpu-preflight report (no tool.name \"gpu-preflight\")"};
+  }
+  NodeRecord n;
+  int schema = 0;
+  TRY(in["schema_version"].get(schema));
+  if (schema != 1) {
+    return Error{fmt::format("schema_version {} is not one this version reads (1)", schema)};
+  }
+  TRY(in["verdict"].get(n.verdict));
+  if (n.verdict != "pass" && n.verdict != "warn" && n.verdict != "fail") {
+    return Error{"verdict is missing or not pass, warn or fail"};
+  }
+  n.exit_code = -1;
+  TRY(in["exit_code"].get(n.exit_code));
+  if (n.exit_code != 0 && n.exit_code != 1) {
+    return Error{"exit_code is missing or not 0 or 1"};
+  }
+  std::optional<std::string> host;
+  TRY(in["host"].get(host));
+  if (host && !host->empty()) {
+    n.key = n.name = *host;
+  } else {
+    n.hostless = true;
+  }
+  TRY(in["checked_at"].get(n.checked_at));
+  n.checked_s = parse_rfc3339(n.checked_at);
+  TRY(in["usable_gpus"].get(n.usable));
+  TRY(in["total_gpus"].get(n.total));
+  if (!in["primary_cause"].absent()) {
+    std::string id;
+    std::optional<std::string> gpu;
+    TRY(in["primary_cause"]["id"].get(id));
+    TRY(in["primary_cause"]["gpu"].get(gpu));
+    n.primary = gpu ? id + " " + *gpu : id;
+  }
+  TRY(in["findings"].each([&](const JsonIn& f) -> Result<void> {
+    NodeFinding nf;
+    TRY(f["id"].get(nf.id));
+    TRY(f["severity"].get(nf.severity));
+    TRY(f["gpu"].get(nf.gpu));
+    n.findings.push_back(std::move(nf));
+    return {};
+  }));
+  TRY(in["gpus"].each([&](const JsonIn& g) -> Result<void> {
+    std::optional<std::string> model;
+    TRY(g["model"].get(model));
+    ++n.models[model.value_or("unknown model")];
+    return {};
+  }));
+  const JsonIn facts = in["facts"];
+  std::optional<std::string> version;
+  std::string flavour = "unknown";
+  TRY(facts["driver"]["version"].get(version));
+  TRY(facts["driver"]["flavour"].get(flavour));
+  n.driver_version = version.value_or("");
+  n.driver = version ? fmt::format("{} ({})", *version, flavour) : std::string("none");
+  TRY(facts["kernel"]["release"].get(n.kernel));
+  const JsonIn cuda = facts["cuda"];
+  std::optional<std::string> cuda_version;
+  TRY(cuda["driver_cuda_version"].get(cuda_version));
+  n.cuda = cuda_version.value_or("");
+  // CUDA start-up of a GPU: load, cuInit, device_get and primary_context of its child (as the
+  // Prometheus series gpu_preflight_cuda_startup_seconds); the node's is its slowest GPU's.
+  TRY(cuda["devices"].each([&](const JsonIn& d) -> Result<void> {
+    double total = 0;
+    int seen = 0;
+    bool ok = true;
+    TRY(d["steps"].each([&](const JsonIn& s) -> Result<void> {
+      std::string name;
+      bool step_ok = false;
+      double ms = 0;
+      TRY(s["name"].get(name));
+      TRY(s["ok"].get(step_ok));
+      TRY(s["duration_ms"].get(ms));
+      if (name == "load" || name == "cuInit" || name == "device_get" || name == "primary_context") {
+        ok = ok && step_ok;
+        total += ms;
+        ++seen;
+      }
+      return {};
+    }));
+    if (ok && seen == 4 && (!n.startup_ms || total > *n.startup_ms)) {
+      n.startup_ms = total;
+      std::string bus;
+      TRY(d["bus_id"].get(bus));
+      n.startup_gpu = bus;
+    }
+    return {};
+  }));
+  return n;
+}
+
+class Fleet {
+public:
+  explicit Fleet(std::optional<std::int64_t> max_age_s) : m_max_age_s(max_age_s) {}
+
+  // One document's text from source: parsed, checked and kept as its node's record.
+  void document(std::string_view text, const std::string& source) {
+    ++m_reports;
+    if (!json_depth_within(text)) {
+      return unreadable(
+          source,
+          fmt::format("not a gpu-preflight report (JSON nested deeper than {})", k_json_max_depth));
+    }
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      return unreadable(source, "not valid JSON: " + parse_reason(e.what()));
+    }
+    if (doc.is_array()) { // an array of reports, as `jq -s` writes them
+      --m_reports;
+      std::size_t i = 0;
+      for (const auto& one : doc) {
+        ++m_reports;
+        add(one, fmt::format("{}[{}]", source, i++));
+      }
+      return;
+    }
+    add(doc, source);
+  }
+
+  void unreadable(const std::string& source, std::string why) {
+    std::cerr << "gpu-preflight: summarize: " << printable(source) << ": " << printable(why)
+              << "\n";
+    m_unreadable.push_back({source, std::move(why)});
+  }
+  void not_a_report() { ++m_reports; }
+
+  int exit_code() const {
+    if (!m_unreadable.empty() || m_nodes.empty()) {
+      return k_exit_error;
+    }
+    for (const auto& [key, n] : m_nodes) {
+      if (!ready(n)) {
+        return k_exit_not_ready;
+      }
+    }
+    return k_exit_ready;
+  }
+
+  Json to_json() const;
+  std::string to_text() const;
+  void finish(std::int64_t now_s) {
+    for (auto& [key, n] : m_nodes) {
+      if (m_max_age_s) {
+        n.stale = !n.checked_s || now_s - *n.checked_s > *m_max_age_s;
+      }
+    }
+    m_now_s = now_s;
+  }
+
+private:
+  static std::string parse_reason(std::string_view what) {
+    // "[json.exception.parse_error.101] parse error at line 3, ..." without the bracketed tag
+    const auto tag = what.find("] ");
+    return std::string(tag == std::string_view::npos ? what : what.substr(tag + 2));
+  }
+
+  static bool ready(const NodeRecord& n) { return n.exit_code == 0 && !n.stale; }
+
+  void add(const nlohmann::json& doc, const std::string& source) {
+    auto record = read_record(doc);
+    if (!record) {
+      return unreadable(source, record.error().message);
+    }
+    NodeRecord n = std::move(record).value();
+    n.source = source;
+    n.seq = m_seq++;
+    if (n.hostless) {
+      n.key = "\x01" + source; // never a host name
+      n.name = fs::path(source).filename().string();
+      if (n.name.empty()) {
+        n.name = source;
+      }
+    }
+    auto [it, inserted] = m_nodes.try_emplace(n.key);
+    if (!inserted) {
+      NodeRecord& old = it->second;
+      // the newer check wins; a report without a readable time is older than any with one
+      const auto older = [](const NodeRecord& a, const NodeRecord& b) {
+        const auto ta = a.checked_s.value_or(std::numeric_limits<std::int64_t>::min());
+        const auto tb = b.checked_s.value_or(std::numeric_limits<std::int64_t>::min());
+        return ta != tb ? ta < tb : a.seq < b.seq;
+      };
+      if (older(n, old)) {
+        m_superseded.push_back({n.name, n.source, n.checked_at, old.source, old.checked_at});
+        return;
+      }
+      m_superseded.push_back({old.name, old.source, old.checked_at, n.source, n.checked_at});
+    }
+    it->second = std::move(n);
+  }
+
+  struct FindingGroup {
+    std::string severity;
+    std::set<std::string> nodes;
+    std::vector<std::pair<std::string, std::string>> gpus; // node, bus id
+  };
+  struct Outlier {
+    const NodeRecord* node;
+    double median;
+    double mad;
+    std::size_t group;
+    std::string model;
+    std::string driver;
+  };
+
+  std::map<std::string, FindingGroup> finding_groups() const;
+  std::vector<Outlier> outliers() const;
+  static std::vector<std::pair<std::string, int>> spread(const std::map<std::string, int>& counts);
+
+  std::optional<std::int64_t> m_max_age_s;
+  std::int64_t m_now_s = 0;
+  std::map<std::string, NodeRecord> m_nodes;
+  std::vector<Superseded> m_superseded;
+  std::vector<Unreadable> m_unreadable;
+  std::size_t m_reports = 0;
+  std::uint64_t m_seq = 0;
+};
+
+int severity_rank(std::string_view s) {
+  return s == "fail" ? 0 : s == "warn" ? 1 : 2;
+}
+
+std::map<std::string, Fleet::FindingGroup> Fleet::finding_groups() const {
+  std::map<std::string, FindingGroup> groups;
+  for (const auto& [key, n] : m_nodes) {
+    for (const auto& f : n.findings) {
+      auto& g = groups[f.id];
+      if (g.severity.empty() || severity_rank(f.severity) < severity_rank(g.severity)) {
+        g.severity = f.severity;
+      }
+      g.nodes.insert(n.name);
+      if (!f.gpu.empty()) {
+        g.gpus.emplace_back(n.name, f.gpu);
+      }
+    }
+  }
+  return groups;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// A node stands out when its CUDA start-up is more than 3 scaled median absolute deviations from
+// the median of the nodes with the same GPU model and driver version (at least 3 such nodes). The
+// spread is at least 1% of the median, so that identical replays do not make every difference an
+// outlier.
+std::vector<Fleet::Outlier> Fleet::outliers() const {
+  std::map<std::pair<std::string, std::string>, std::vector<const NodeRecord*>> groups;
+  for (const auto& [key, n] : m_nodes) {
+    if (n.startup_ms) {
+      groups[{model_key(n), n.driver_version}].push_back(&n);
+    }
+  }
+  std::vector<Outlier> out;
+  for (const auto& [group_key, nodes] : groups) {
+    if (nodes.size() < k_outlier_min_group) {
+      continue;
+    }
+    std::vector<double> values;
+    for (const auto* n : nodes) {
+      values.push_back(*n->startup_ms);
+    }
+    const double median = median_of(values);
+    std::vector<double> deviations;
+    for (const double v : values) {
+      deviations.push_back(std::abs(v - median));
+    }
+    const double mad = median_of(deviations);
+    const double spread = std::max(k_mad_scale * mad, 0.01 * median);
+    for (const auto* n : nodes) {
+      if (spread > 0 && std::abs(*n->startup_ms - median) > k_outlier_mads * spread) {
+        out.push_back({n, median, mad, nodes.size(), group_key.first, group_key.second});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Outlier& a, const Outlier& b) {
+    return std::abs(*a.node->startup_ms - a.median) > std::abs(*b.node->startup_ms - b.median);
+  });
+  return out;
+}
+
+std::vector<std::pair<std::string, int>> Fleet::spread(const std::map<std::string, int>& counts) {
+  std::vector<std::pair<std::string, int>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
+}
+
+std::string ms_text(double ms) {
+  return fmt::format("{:.1f} ms", ms);
+}
+
+Json Fleet::to_json() const {
+  Json j;
+  j["tool"] = Json{{"name", k_tool_name}, {"version", k_tool_version}};
+  std::size_t ready_count = 0;
+  std::size_t stale = 0;
+  for (const auto& [key, n] : m_nodes) {
+    ready_count += ready(n) ? 1 : 0;
+    stale += n.stale ? 1 : 0;
+  }
+  j["reports"] = Json{{"read", m_reports},
+                      {"nodes", m_nodes.size()},
+                      {"superseded", m_superseded.size()},
+                      {"unreadable", m_unreadable.size()},
+                      {"stale", stale}};
+  j["ready_nodes"] = ready_count;
+  j["not_ready_nodes"] = m_nodes.size() - ready_count;
+  Json nodes = Json::array();
+  for (const auto& [key, n] : m_nodes) {
+    nodes.push_back(
+        Json{{"node", json_text(n.name)},
+             {"host", n.hostless ? Json(nullptr) : Json(json_text(n.name))},
+             {"source", json_text(n.source)},
+             {"checked_at", json_text(n.checked_at)},
+             {"verdict", n.verdict},
+             {"ready", ready(n)},
+             {"stale", n.stale},
+             {"primary_cause", n.primary.empty() ? Json(nullptr) : Json(json_text(n.primary))},
+             {"usable_gpus", n.usable},
+             {"total_gpus", n.total},
+             {"cuda_startup_ms", n.startup_ms ? Json(*n.startup_ms) : Json(nullptr)}});
+  }
+  j["nodes"] = std::move(nodes);
+  Json findings = Json::array();
+  auto groups = finding_groups();
+  std::vector<std::pair<std::string, const FindingGroup*>> ordered;
+  for (const auto& [id, g] : groups) {
+    ordered.emplace_back(id, &g);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return severity_rank(a.second->severity) != severity_rank(b.second->severity)
+               ? severity_rank(a.second->severity) < severity_rank(b.second->severity)
+               : a.second->nodes.size() > b.second->nodes.size();
+  });
+  for (const auto& [id, g] : ordered) {
+    Json names = Json::array();
+    for (const auto& name : g->nodes) {
+      names.push_back(json_text(name));
+    }
+    Json gpus = Json::array();
+    for (const auto& [node, bus] : g->gpus) {
+      gpus.push_back(Json{{"node", json_text(node)}, {"bus_id", json_text(bus)}});
+    }
+    findings.push_back(Json{{"id", json_text(id)},
+                            {"severity", json_text(g->severity)},
+                            {"nodes", std::move(names)},
+                            {"gpus", std::move(gpus)}});
+  }
+  j["findings"] = std::move(findings);
+  std::map<std::string, int> drivers;
+  std::map<std::string, int> kernels;
+  std::map<std::string, int> cudas;
+  std::map<std::string, int> model_gpus;
+  std::map<std::string, int> model_nodes;
+  for (const auto& [key, n] : m_nodes) {
+    ++drivers[n.driver];
+    ++kernels[n.kernel.empty() ? "unknown" : n.kernel];
+    ++cudas[n.cuda.empty() ? "not probed" : n.cuda];
+    for (const auto& [model, count] : n.models) {
+      model_gpus[model] += count;
+      ++model_nodes[model];
+    }
+  }
+  const auto counted = [](const std::map<std::string, int>& counts) {
+    Json arr = Json::array();
+    for (const auto& [value, count] : spread(counts)) {
+      arr.push_back(Json{{"value", json_text(value)}, {"nodes", count}});
+    }
+    return arr;
+  };
+  Json models = Json::array();
+  for (const auto& [model, count] : spread(model_gpus)) {
+    models.push_back(
+        Json{{"value", json_text(model)}, {"gpus", count}, {"nodes", model_nodes[model]}});
+  }
+  j["spread"] = Json{{"driver", counted(drivers)},
+                     {"kernel", counted(kernels)},
+                     {"cuda", counted(cudas)},
+                     {"gpu_model", std::move(models)}};
+  Json outs = Json::array();
+  for (const auto& o : outliers()) {
+    outs.push_back(Json{{"node", json_text(o.node->name)},
+                        {"metric", "cuda_startup_ms"},
+                        {"value", *o.node->startup_ms},
+                        {"gpu", json_text(o.node->startup_gpu)},
+                        {"median", o.median},
+                        {"mad", o.mad},
+                        {"group_nodes", o.group},
+                        {"gpu_model", json_text(o.model)},
+                        {"driver", json_text(o.driver)}});
+  }
+  j["outliers"] = std::move(outs);
+  Json sup = Json::array();
+  for (const auto& s : m_superseded) {
+    sup.push_back(Json{{"node", json_text(s.name)},
+                       {"source", json_text(s.source)},
+                       {"checked_at", json_text(s.checked_at)},
+                       {"superseded_by", json_text(s.by_source)}});
+  }
+  j["superseded"] = std::move(sup);
+  Json bad = Json::array();
+  for (const auto& u : m_unreadable) {
+    bad.push_back(Json{{"source", json_text(u.source)}, {"error", json_text(u.why)}});
+  }
+  j["unreadable"] = std::move(bad);
+  return j;
+}
+
+std::string listed(const std::vector<std::string>& items) {
+  std::string s = fmt::format(
+      "{}",
+      fmt::join(items.begin(),
+                items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), k_text_list)),
+                ", "));
+  if (items.size() > k_text_list) {
+    s += fmt::format(", +{} more", items.size() - k_text_list);
+  }
+  return s;
+}
+
+std::string age_text(std::int64_t s) {
+  if (s >= 86400) {
+    return fmt::format("{}d {}h", s / 86400, (s % 86400) / 3600);
+  }
+  if (s >= 3600) {
+    return fmt::format("{}h {}m", s / 3600, (s % 3600) / 60);
+  }
+  return fmt::format("{}m", std::max<std::int64_t>(s, 0) / 60);
+}
+
+std::string Fleet::to_text() const {
+  std::string out;
+  std::size_t ready_count = 0;
+  for (const auto& [key, n] : m_nodes) {
+    ready_count += ready(n) ? 1 : 0;
+  }
+  out += fmt::format("gpu-preflight summary: {} node{} from {} report{}", m_nodes.size(),
+                     m_nodes.size() == 1 ? "" : "s", m_reports, m_reports == 1 ? "" : "s");
+  std::vector<std::string> notes;
+  if (!m_superseded.empty()) {
+    notes.push_back(fmt::format("{} superseded", m_superseded.size()));
+  }
+  if (!m_unreadable.empty()) {
+    notes.push_back(fmt::format("{} unreadable", m_unreadable.size()));
+  }
+  out += notes.empty() ? "\n" : fmt::format(" ({})\n", fmt::join(notes, ", "));
+  out += fmt::format("ready: {} of {}; not ready: {}\n", ready_count, m_nodes.size(),
+                     m_nodes.size() - ready_count);
+  for (const std::string_view verdict : {"fail", "warn", "pass"}) {
+    std::vector<std::string> items;
+    for (const auto& [key, n] : m_nodes) {
+      if (n.verdict == verdict) {
+        std::string item = printable(n.name);
+        if (!n.primary.empty()) {
+          item += " (" + printable(n.primary) + ")";
+        }
+        items.push_back(std::move(item));
+      }
+    }
+    if (!items.empty()) {
+      out += fmt::format("  {} {:>4}  {}\n",
+                         verdict == "fail"   ? "FAIL"
+                         : verdict == "warn" ? "WARN"
+                                             : "PASS",
+                         items.size(), listed(items));
+    }
+  }
+  std::vector<std::string> stale;
+  for (const auto& [key, n] : m_nodes) {
+    if (n.stale) {
+      stale.push_back(printable(n.name) +
+                      (n.checked_s ? fmt::format(" (checked {}, {} ago)", printable(n.checked_at),
+                                                 age_text(m_now_s - *n.checked_s))
+                                   : std::string(" (no readable checked_at)")));
+    }
+  }
+  if (!stale.empty()) {
+    out += fmt::format("  STALE {:>2}  {}\n", stale.size(), listed(stale));
+  }
+
+  const auto groups = finding_groups();
+  if (!groups.empty()) {
+    out += "\nfindings (id, severity: nodes, GPUs)\n";
+    std::vector<std::pair<std::string, const FindingGroup*>> ordered;
+    for (const auto& [id, g] : groups) {
+      ordered.emplace_back(id, &g);
+    }
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+      return severity_rank(a.second->severity) != severity_rank(b.second->severity)
+                 ? severity_rank(a.second->severity) < severity_rank(b.second->severity)
+                 : a.second->nodes.size() > b.second->nodes.size();
+    });
+    for (const auto& [id, g] : ordered) {
+      std::map<std::string, std::vector<std::string>> per_node;
+      for (const auto& [node, bus] : g->gpus) {
+        per_node[node].push_back(printable(bus));
+      }
+      std::vector<std::string> items;
+      for (const auto& node : g->nodes) {
+        auto it = per_node.find(node);
+        items.push_back(printable(node) + (it == per_node.end()
+                                               ? std::string()
+                                               : fmt::format(" [{}]", fmt::join(it->second, " "))));
+      }
+      out += fmt::format("  {} ({}): {} node{}{}: {}\n", printable(id), g->severity,
+                         g->nodes.size(), g->nodes.size() == 1 ? "" : "s",
+                         g->gpus.empty() ? std::string()
+                                         : fmt::format(", {} GPU{}", g->gpus.size(),
+                                                       g->gpus.size() == 1 ? "" : "s"),
+                         listed(items));
+    }
+  }
+
+  std::map<std::string, int> drivers;
+  std::map<std::string, int> kernels;
+  std::map<std::string, int> cudas;
+  std::map<std::string, int> model_gpus;
+  std::map<std::string, int> model_nodes;
+  for (const auto& [key, n] : m_nodes) {
+    ++drivers[n.driver];
+    ++kernels[n.kernel.empty() ? "unknown" : n.kernel];
+    ++cudas[n.cuda.empty() ? "not probed" : n.cuda];
+    for (const auto& [model, count] : n.models) {
+      model_gpus[model] += count;
+      ++model_nodes[model];
+    }
+  }
+  const auto line = [](const std::map<std::string, int>& counts) {
+    std::vector<std::string> parts;
+    for (const auto& [value, count] : spread(counts)) {
+      parts.push_back(fmt::format("{}: {}", printable(value), count));
+    }
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
+  out += "\nspread (nodes)\n";
+  out += "  driver     " + line(drivers) + "\n";
+  out += "  kernel     " + line(kernels) + "\n";
+  out += "  CUDA       " + line(cudas) + "\n";
+  std::vector<std::string> models;
+  for (const auto& [model, count] : spread(model_gpus)) {
+    models.push_back(fmt::format("{}: {} GPUs on {} node{}", printable(model), count,
+                                 model_nodes[model], model_nodes[model] == 1 ? "" : "s"));
+  }
+  out +=
+      fmt::format("  GPU model  {}\n", models.empty() ? std::string("none")
+                                                      : fmt::format("{}", fmt::join(models, ", ")));
+
+  const auto outs = outliers();
+  out += "\noutliers (CUDA start-up of the slowest GPU, > 3 scaled MADs from the median of nodes "
+         "with the same GPU model and driver)\n";
+  if (outs.empty()) {
+    out += "  none\n";
+  }
+  for (const auto& o : outs) {
+    out += fmt::format("  {} {}: {} vs median {} (MAD {}, {} nodes with {}, driver {})\n",
+                       printable(o.node->name), printable(o.node->startup_gpu),
+                       ms_text(*o.node->startup_ms), ms_text(o.median), ms_text(o.mad), o.group,
+                       printable(o.model), o.driver.empty() ? "none" : printable(o.driver));
+  }
+  if (!m_superseded.empty()) {
+    out += "\nsuperseded (a newer report of the node counts)\n";
+    std::size_t shown = 0;
+    for (const auto& s : m_superseded) {
+      if (shown++ == k_text_list) {
+        out += fmt::format("  +{} more\n", m_superseded.size() - k_text_list);
+        break;
+      }
+      out +=
+          fmt::format("  {}: {} ({}) by {} ({})\n", printable(s.name), printable(s.source),
+                      printable(s.checked_at), printable(s.by_source), printable(s.by_checked_at));
+    }
+  }
+  if (!m_unreadable.empty()) {
+    out += "\nunreadable\n";
+    for (const auto& u : m_unreadable) {
+      out += fmt::format("  {}: {}\n", printable(u.source), printable(u.why));
+    }
+  }
+  return out;
+}
+
+// JSON lines from `in` (after `prefix`, what was read already): each line one document, each
+// capped. A first line that is no JSON value means the input is neither one report nor JSON lines.
+void read_lines(std::istream& in, std::string prefix, const std::string& name, Fleet& fleet) {
+  std::string line;
+  bool overflow = false;
+  std::size_t number = 0;
+  bool seen_document = false;
+  bool give_up = false;
+  const auto finish = [&] {
+    ++number;
+    const std::string source = fmt::format("{}:{}", name, number);
+    if (overflow) {
+      fleet.not_a_report();
+      fleet.unreadable(source, fmt::format("a line longer than {} MiB", k_document_cap >> 20));
+    } else if (!trim(line).empty()) {
+      if (!seen_document) {
+        seen_document = true;
+        if (!nlohmann::json::accept(line)) {
+          fleet.not_a_report();
+          fleet.unreadable(name, "not valid JSON (neither one report nor JSON lines)");
+          give_up = true;
+          return;
+        }
+      }
+      fleet.document(line, source);
+    }
+    line.clear();
+    overflow = false;
+  };
+  const auto feed = [&](std::string_view chunk) {
+    while (!chunk.empty() && !give_up) {
+      const auto nl = chunk.find('\n');
+      const auto piece = chunk.substr(0, nl);
+      if (!overflow) {
+        if (line.size() + piece.size() > k_document_cap) {
+          overflow = true;
+          line.clear();
+          line.shrink_to_fit();
+        } else {
+          line.append(piece);
+        }
+      }
+      if (nl == std::string_view::npos) {
+        return;
+      }
+      finish();
+      chunk.remove_prefix(nl + 1);
+    }
+  };
+  feed(prefix);
+  prefix.clear();
+  prefix.shrink_to_fit();
+  std::string buf(1 << 16, '\0');
+  while (!give_up && in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    feed(std::string_view(buf.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (!give_up && (!line.empty() || overflow)) {
+    finish();
+  }
+}
+
+// One input: a whole report (or an array of them) when it fits the cap and parses as one JSON
+// value, JSON lines otherwise.
+void read_input(std::istream& in, const std::string& name, Fleet& fleet) {
+  // Up to the cap and one byte more, in pieces: most reports are a few KiB.
+  std::string head;
+  std::string buf(1 << 16, '\0');
+  while (head.size() <= k_document_cap && in) {
+    const std::size_t want = std::min(buf.size(), k_document_cap + 1 - head.size());
+    in.read(buf.data(), static_cast<std::streamsize>(want));
+    head.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) {
+    fleet.not_a_report();
+    return fleet.unreadable(name, "read error");
+  }
+  if (head.size() <= k_document_cap) {
+    if (trim(head).empty()) {
+      fleet.not_a_report();
+      return fleet.unreadable(name, "empty");
+    }
+    if (json_depth_within(head) && nlohmann::json::accept(head)) {
+      return fleet.document(head, name);
+    }
+    // JSON lines, or one damaged report: a one-document input names its own parse error
+    const auto first_nl = head.find('\n');
+    const auto first = trim(std::string_view(head).substr(0, first_nl));
+    if (first_nl == std::string::npos || trim(std::string_view(head).substr(first_nl)).empty() ||
+        !nlohmann::json::accept(first)) {
+      return fleet.document(head, name);
+    }
+  }
+  // the rest of the input when the head is only its beginning (decided before head is moved)
+  std::istringstream none;
+  std::istream& rest = head.size() <= k_document_cap ? none : in;
+  read_lines(rest, std::move(head), name, fleet);
+}
+
+std::optional<std::int64_t> parse_age(const std::string& text) {
+  if (text.empty()) {
+    return std::nullopt;
+  }
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1
+                       : unit == "m"               ? 60
+                       : unit == "h"               ? 3600
+                       : unit == "d"               ? 86400
+                                                   : -1;
+  if (scale < 0 || !std::isfinite(value) || value < 0 || value * scale > 1e12) {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(value * scale);
+}
+
+bool is_report_file(const fs::path& p) {
+  const auto ext = p.extension().string();
+  return ext == ".json" || ext == ".jsonl" || ext == ".ndjson";
+}
+
+} // namespace
+
+CLI::App* add_summarize_command(CLI::App& app, SummarizeOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "summarize",
+      "Summarise many nodes' JSON reports: verdicts, findings, spread, outliers (docs/fleet.md)");
+  cmd->add_option(
+         "paths", o.paths,
+         "Report files, directories of them (*.json, *.jsonl), or - for JSON lines on stdin "
+         "(the default)")
+      ->type_name("PATH");
+  cmd->add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--max-age", o.max_age,
+                  "List reports older than this as stale (not ready): 90s, 30m, 24h, 7d")
+      ->type_name("AGE")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return parse_age(v) ? std::string()
+                                : "expected an age such as 3600, 30m, 24h or 7d, got \"" + v + "\"";
+          },
+          "AGE"));
+  return cmd;
+}
+
+int run_summarize(const SummarizeOptions& o) {
+  Fleet fleet(parse_age(o.max_age));
+  std::vector<std::string> paths = o.paths;
+  if (paths.empty()) {
+    paths.emplace_back("-");
+  }
+  for (const auto& path : paths) {
+    if (path == "-") {
+      read_input(std::cin, "stdin", fleet);
+      continue;
+    }
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> files;
+      for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file(ec) && is_report_file(it->path())) {
+          files.push_back(it->path());
+        }
+      }
+      if (ec) {
+        fleet.not_a_report();
+        fleet.unreadable(path, ec.message());
+      }
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) {
+        std::ifstream in(f, std::ios::binary);
+        if (!in) {
+          fleet.not_a_report();
+          fleet.unreadable(f.string(), "cannot open");
+          continue;
+        }
+        read_input(in, f.string(), fleet);
+      }
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in || fs::is_directory(path, ec)) {
+      fleet.not_a_report();
+      fleet.unreadable(path, ec ? ec.message() : std::string("cannot open"));
+      continue;
+    }
+    read_input(in, path, fleet);
+  }
+  fleet.finish(std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count());
+  const std::string out =
+      o.format == "json"
+          ? fleet.to_json().dump(2, ' ', false, Json::error_handler_t::replace) + "\n"
+          : fleet.to_text();
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fflush(stdout) != 0) {
+    std::cerr << "gpu-preflight: error: cannot write the summary\n";
+    return k_exit_error;
+  }
+  return fleet.exit_code();
+}
+
+} // namespace gpf
