@@ -72,6 +72,7 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--format", o.format, "Output format")
       ->check(CLI::IsMember({"text", "json", "env", "line"}));
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
+  app.add_flag("--expect-idle", o.check.expect_idle, "Warn about processes already on a GPU");
   app.add_option("--min-gpus", o.check.min_gpus, "GPUs the job needs (fewer usable: fail)")
       ->check(CLI::Range(0, 1 << 16));
   app.add_option("--color", o.color, "Colour in text output")
