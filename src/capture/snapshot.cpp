@@ -372,8 +372,11 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   nlohmann::ordered_json fs_records = nlohmann::ordered_json::object();
   Deferred deferred; // links, presence stand-ins and listings: made after every file
   for (const auto& access : log) {
+    // A node is looked at again even when the path was not found: a source snapshot's
+    // devices.json may know it (an fd link whose target is outside that snapshot).
     if (!done.insert({static_cast<int>(access.kind), access.path}).second ||
-        (!access.found && access.kind != HostAccess::Kind::filesystem)) {
+        (!access.found && access.kind != HostAccess::Kind::filesystem &&
+         access.kind != HostAccess::Kind::node)) {
       continue;
     }
     if (!access.error.empty()) {

@@ -237,7 +237,7 @@ struct GpuHolder {
 struct GpuProcessFacts {
   bool ran = false;
   std::size_t processes = 0;      // pids listed in proc
-  std::vector<GpuHolder> holders; // other than the checker itself
+  std::vector<GpuHolder> holders; // every process holding one (the checker holds none yet)
   std::size_t unreadable = 0;     // processes whose fd directory could not be listed
 };
 

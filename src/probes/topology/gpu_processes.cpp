@@ -49,12 +49,9 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
   if (!pids) {
     return status.fail("proc: " + pids.error().message);
   }
-  std::string self;
-  if (auto link = host.read_link("proc/self")) {
-    self = *link;
-  }
+  // The checker itself holds no NVIDIA node yet: the CUDA and NVML stages start after this probe.
   for (const auto& name : *pids) {
-    if (!is_pid(name) || name == self) {
+    if (!is_pid(name)) {
       continue;
     }
     ++out.processes;
