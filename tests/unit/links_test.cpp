@@ -492,3 +492,28 @@ TEST_CASE("gpu processes: the device number decides, whatever the link's text sa
   CHECK(clean.facts.topology.gpu_processes.holders.empty());
   CHECK_FALSE(finding(clean.assessment, "process.holds-gpu"));
 }
+
+TEST_CASE("rdma: a GPU whose nearest NIC is on another NUMA node is information") {
+  Facts f;
+  GpuFacts g0;
+  g0.bus_id = "0000:18:00.0";
+  GpuFacts g1;
+  g1.bus_id = "0000:9a:00.0";
+  f.gpus = {g0, g1};
+  f.topology.rdma.ran = true;
+  f.topology.rdma.nearest = {
+      {"0000:18:00.0", "mlx5_0", "0000:19:00.0", PciDistance::switch_shared, 0, 0},
+      {"0000:9a:00.0", "mlx5_0", "0000:19:00.0", PciDistance::apart, 1, 0}};
+  const auto a = assess(f, builtin_rules(), CheckOptions{});
+  const auto hits = findings(a, "rdma.nic-other-socket");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0]->severity == Severity::info);
+  CHECK(hits[0]->message.find("1 GPU(s)") != std::string::npos);
+  CHECK(hits[0]->message.find("0000:9a:00.0") != std::string::npos);
+  CHECK(hits[0]->message.find("0000:18:00.0") == std::string::npos);
+  CHECK(any_evidence_contains(*hits[0], "GPU 0000:9a:00.0 numa_node 1; nearest NIC mlx5_0 "
+                                        "(0000:19:00.0) numa_node 0"));
+  // unknown NUMA nodes (-1 or absent) say nothing
+  f.topology.rdma.nearest[1].gpu_numa_node = -1;
+  CHECK(findings(assess(f, builtin_rules(), CheckOptions{}), "rdma.nic-other-socket").empty());
+}
