@@ -58,6 +58,9 @@ def main() -> int:
         "*/proc/cmdline": ["redactor"],
         "*/cuda.json": ["cuda_json", "redactor"],
         "*/etc/ld.so.cache": ["ld_cache"],
+        "*/sys/devices/**/aer_dev_*": ["sysfs_links"],
+        "*/sys/devices/**/*_link_*": ["sysfs_links"],
+        "*/sys/devices/**/ports/*/*": ["sysfs_links"],
     }
     for pattern, targets in by_name.items():
         for _, data in each(pattern):

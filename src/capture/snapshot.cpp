@@ -363,11 +363,20 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     return written;
   };
 
+  std::set<std::string> link_paths; // paths read as links (made as links after the files)
+  for (const auto& access : log) {
+    if (access.kind == HostAccess::Kind::link && access.found && access.error.empty()) {
+      link_paths.insert(access.path);
+    }
+  }
   nlohmann::ordered_json fs_records = nlohmann::ordered_json::object();
   Deferred deferred; // links, presence stand-ins and listings: made after every file
   for (const auto& access : log) {
+    // A node is looked at again even when the path was not found: a source snapshot's
+    // devices.json may know it (an fd link whose target is outside that snapshot).
     if (!done.insert({static_cast<int>(access.kind), access.path}).second ||
-        (!access.found && access.kind != HostAccess::Kind::filesystem)) {
+        (!access.found && access.kind != HostAccess::Kind::filesystem &&
+         access.kind != HostAccess::Kind::node)) {
       continue;
     }
     if (!access.error.empty()) {
@@ -417,8 +426,12 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
       if (!info.exists()) {
         break;
       }
-      TRY(out.write(access.path, ""));
-      report.captured.push_back(access.path);
+      // A node reached through a link that is kept as a link (proc/<pid>/fd/<n> -> /dev/nvidia3):
+      // the link is the replay's file; devices.json alone carries the device number.
+      if (link_paths.count(access.path) == 0) {
+        TRY(out.write(access.path, ""));
+        report.captured.push_back(access.path);
+      }
       if (!info.stand_in) {
         nlohmann::ordered_json entry;
         entry["type"] = node_type_word(info.type);

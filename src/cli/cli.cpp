@@ -209,6 +209,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          {"auto", "always", "never"});
   app.add_flag("--verbose", o.verbose,
                "Text report: list every informational finding, even on a pass");
+  app.add_flag("--expect-idle", o.check.expect_idle,
+               "Warn about processes already on a GPU (the node should be idle)");
   app.add_option(
          "--dmesg", o.probe.dmesg_file,
          "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt")

@@ -23,7 +23,7 @@ struct ProbeRow {
   std::string_view what;
   ProbeFn run;
 };
-constexpr std::array<ProbeRow, 14> k_pipeline{{
+constexpr std::array<ProbeRow, 16> k_pipeline{{
     {"kernel", "kernel release", probe_kernel},
     {"modules", "kernel modules", probe_modules},
     {"driver", "driver files", probe_driver},
@@ -36,6 +36,8 @@ constexpr std::array<ProbeRow, 14> k_pipeline{{
     {"services", "daemons", probe_services},
     {"firmware", "GSP firmware files", probe_firmware},
     {"mig", "MIG instances", probe_mig},
+    {"rdma", "InfiniBand/RoCE ports", probe_rdma},
+    {"gpu-processes", "processes on the GPUs", probe_gpu_processes},
     {"cuda", "CUDA start-up", probe_cuda},
     {"nvml", "GPU health (NVML)", probe_nvml},
 }};

@@ -11,11 +11,11 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string_view kind_name(LogEventKind k) {
-  static constexpr auto k_names = enum_names<LogEventKind::dma_setup>(
+  static constexpr auto k_names = enum_names<LogEventKind::hung_task>(
       {"xid", "rm-init-failed", "rm-init-minor", "api-mismatch", "fallen-off-bus", "bar-invalid",
        "probe-not-called", "probe-failed", "no-gpu-initialized", "not-supported",
        "not-supported-open-module", "power-cables", "gsp-firmware", "crash-dump", "nouveau",
-       "dma-setup"});
+       "dma-setup", "sxid", "hung-task"});
   return k_names(k);
 }
 
@@ -40,6 +40,9 @@ Json event_json(const LogEvent& e) {
   j["before_driver_load"] = e.before_driver_load;
   if (e.xid) {
     j["xid"] = *e.xid;
+  }
+  if (e.sxid) {
+    j["sxid"] = *e.sxid;
   }
   if (e.gpu_instance || e.compute_instance) {
     j["gpu_instance"] = opt(e.gpu_instance);

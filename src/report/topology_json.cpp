@@ -29,6 +29,29 @@ std::string_view acs_state_name(AcsState s) {
   return k_names(s);
 }
 
+Json tenths_json(const std::optional<unsigned>& v) {
+  return v ? Json(static_cast<double>(*v) / 10.0) : Json(nullptr);
+}
+
+Json link_json(const PciLinkState& l) {
+  Json j;
+  j["width"] = opt(l.width);
+  j["max_width"] = opt(l.max_width);
+  j["speed_gts"] = tenths_json(l.speed);
+  j["max_speed_gts"] = tenths_json(l.max_speed);
+  j["speed_text"] = to_valid_utf8(l.speed_text);
+  j["max_speed_text"] = to_valid_utf8(l.max_speed_text);
+  return j;
+}
+
+Json aer_json(const AerCounts& a) {
+  Json j;
+  j["fatal"] = opt(a.fatal);
+  j["nonfatal"] = opt(a.nonfatal);
+  j["correctable"] = opt(a.correctable);
+  return j;
+}
+
 Json pcie_json(const PcieFacts& p) {
   Json j;
   j["ran"] = p.ran;
@@ -43,6 +66,8 @@ Json pcie_json(const PcieFacts& p) {
     gj["device_id"] = g.device_id ? Json(fmt::format("0x{:04x}", *g.device_id)) : Json(nullptr);
     gj["iommu_group"] = opt(g.iommu_group);
     gj["error"] = to_valid_utf8(g.error);
+    gj["link"] = link_json(g.link);
+    gj["aer"] = aer_json(g.aer);
     gpus.push_back(std::move(gj));
   }
   j["gpus"] = std::move(gpus);
@@ -59,6 +84,8 @@ Json pcie_json(const PcieFacts& p) {
     bj["redirects_p2p"] = b.config.acs ? Json(b.config.acs->redirects_p2p()) : Json(nullptr);
     bj["note"] = to_valid_utf8(b.config.note);
     bj["error"] = to_valid_utf8(b.error);
+    bj["link"] = link_json(b.link);
+    bj["aer"] = aer_json(b.aer);
     bridges.push_back(std::move(bj));
   }
   j["bridges"] = std::move(bridges);
@@ -126,6 +153,65 @@ Json firmware_json(const FirmwareFacts& f) {
   return j;
 }
 
+Json rdma_json(const RdmaFacts& r) {
+  Json j;
+  j["ran"] = r.ran;
+  Json devices = Json::array();
+  for (const auto& d : r.devices) {
+    Json dj;
+    dj["name"] = to_valid_utf8(d.name);
+    dj["path"] = to_valid_utf8(d.path);
+    dj["bus_id"] = to_valid_utf8(d.bus_id);
+    dj["numa_node"] = opt(d.numa_node);
+    Json ports = Json::array();
+    for (const auto& p : d.ports) {
+      Json pj;
+      pj["port"] = p.port;
+      pj["state"] = to_valid_utf8(p.state);
+      pj["phys_state"] = to_valid_utf8(p.phys_state);
+      pj["active"] = p.active();
+      pj["rate_gbps"] = tenths_json(p.rate);
+      pj["rate"] = to_valid_utf8(p.rate_text);
+      pj["link_layer"] = to_valid_utf8(p.link_layer);
+      pj["error"] = to_valid_utf8(p.error);
+      ports.push_back(std::move(pj));
+    }
+    dj["ports"] = std::move(ports);
+    devices.push_back(std::move(dj));
+  }
+  j["devices"] = std::move(devices);
+  Json nearest = Json::array();
+  for (const auto& n : r.nearest) {
+    nearest.push_back(Json{{"gpu", n.gpu},
+                           {"nic", to_valid_utf8(n.nic)},
+                           {"nic_bus_id", to_valid_utf8(n.nic_bus_id)},
+                           {"distance", pci_distance_name(n.distance)},
+                           {"gpu_numa_node", opt(n.gpu_numa_node)},
+                           {"nic_numa_node", opt(n.nic_numa_node)}});
+  }
+  j["nearest_nic"] = std::move(nearest);
+  return j;
+}
+
+Json gpu_processes_json(const GpuProcessFacts& g) {
+  Json j;
+  j["ran"] = g.ran;
+  j["processes"] = g.processes;
+  j["unreadable"] = g.unreadable;
+  Json holders = Json::array();
+  for (const auto& h : g.holders) {
+    Json hj;
+    hj["pid"] = h.pid;
+    hj["comm"] = to_valid_utf8(h.comm);
+    hj["state"] = std::string(1, h.state >= 'A' && h.state <= 'Z' ? h.state : '?');
+    hj["gpu_minors"] = h.minors;
+    hj["fds"] = strings(h.fds);
+    holders.push_back(std::move(hj));
+  }
+  j["holders"] = std::move(holders);
+  return j;
+}
+
 } // namespace
 
 Json topology_json(const TopologyFacts& t) {
@@ -143,6 +229,8 @@ Json topology_json(const TopologyFacts& t) {
                        {"exists", opt(m.exists)}});
   }
   j["mig_entries"] = std::move(mig);
+  j["rdma"] = rdma_json(t.rdma);
+  j["gpu_processes"] = gpu_processes_json(t.gpu_processes);
   return j;
 }
 

@@ -152,6 +152,12 @@ inline std::string_view log_rule_id(const LogEvent& e) {
     return "module.nouveau-loaded";
   case LogEventKind::dma_setup:
     return ""; // evidence for rminit.adapter-failed, not a finding of its own
+  case LogEventKind::sxid: {
+    const SxidInfo* info = e.sxid ? find_sxid(*e.sxid) : nullptr;
+    return info && info->cls == SxidClass::fatal ? "nvswitch.sxid-fatal" : "nvswitch.sxid-nonfatal";
+  }
+  case LogEventKind::hung_task:
+    return "hang.driver-stuck";
   }
   return "";
 }

@@ -26,6 +26,48 @@ bool has_nvswitch(const TopologyFacts& t) {
   return !t.services.nvswitch_nodes.empty() || !t.pcie.nvswitches.empty();
 }
 
+constexpr std::string_view k_fm_guide =
+    "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html";
+
+// The current boot's SXid events that log_rule_id() gives to rule_id, one hit each, naming the
+// GPUs of the fabric (every GPU the driver lists: on an NVSwitch baseboard they all talk through
+// the switches).
+std::vector<Hit> sxid_hits(const RuleContext& c, std::string_view rule_id) {
+  std::vector<Hit> hits;
+  std::vector<std::string> gpus;
+  for (const auto& g : c.facts.gpus) {
+    gpus.push_back(gpu_label(c, g.bus_id));
+  }
+  for (const auto& e : c.facts.log.host_events) {
+    if (e.kind != LogEventKind::sxid || log_rule_id(e) != rule_id) {
+      continue;
+    }
+    const EventPtrs one{&e};
+    const SxidInfo* info = e.sxid ? find_sxid(*e.sxid) : nullptr;
+    Hit hit{fmt::format("{}{}{}", describe(one), gpus.empty() ? "" : "; the NVLink fabric of ",
+                        gpus.empty() ? std::string() : join(gpus)),
+            evidence_of(one)};
+    if (info && info->cls == SxidClass::harmless) {
+      hit.severity = Severity::info;
+      hit.remedy = "Nothing to do: NVIDIA's SXid catalog says this one is corrected or can be "
+                   "safely ignored";
+    } else if (info && info->cls == SxidClass::degraded) {
+      hit.remedy = fmt::format(
+          "Watch for it in later runs; NVLink bandwidth through {} may be lower. For thermal "
+          "events, check the system's cooling",
+          e.detail);
+    } else if (info && info->cls == SxidClass::stalled) {
+      hit.remedy = fmt::format(
+          "Reset the GPUs and NVSwitches of the fabric (stop the jobs and nv-fabricmanager, "
+          "`nvidia-smi -r`, or reboot the node): NVLink traffic through the port of {} stays "
+          "stalled until then",
+          e.detail);
+    }
+    hits.push_back(std::move(hit));
+  }
+  return hits;
+}
+
 } // namespace
 
 std::span<const Rule> nvswitch_rules() {
@@ -104,6 +146,32 @@ std::span<const Rule> nvswitch_rules() {
                   "nv-fabricmanager {} does not match the driver {}: Fabric Manager refuses to run against another driver version, and CUDA then fails with CUDA_ERROR_SYSTEM_NOT_READY (802)",
                   *s.fabric_manager_version, d.version_text),
               {s.fabric_manager_version_source, "/" + d.version_source + ": " + d.version_text}}};
+       }},
+      {.id = "nvswitch.sxid-fatal",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "No NVSwitch reported a fatal SXid since boot",
+       .remedy =
+           "Reset the NVLink fabric: stop the jobs and nv-fabricmanager, reset all GPUs and NVSwitches (or reboot the node), then start nv-fabricmanager again",
+       .source = k_fm_guide,
+       .explanation =
+           "NVSwitch errors are logged as SXids (`nvidia-nvswitchN: SXid (PCI:…): <code>, …`, three lines per error). NVIDIA's SXid catalog in the Fabric Manager User Guide says which are fatal to the fabric: after one, NVLink traffic through the switch fails (the GPUs see Xid 74/45) until the GPUs and NVSwitches are reset. The catalog decides, not the word in the line. Only the current boot counts: a reboot resets the fabric, and SXids of earlier boots are information (log.earlier-boot).",
+       .evidence = "The SXid lines of the current boot's kernel log.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return sxid_hits(c, "nvswitch.sxid-fatal");
+       }},
+      {.id = "nvswitch.sxid-nonfatal",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info for SXids the catalog calls corrected or safe to ignore (e.g. 22013)",
+       .title = "No NVSwitch reported a non-fatal SXid that needs attention since boot",
+       .remedy = "Follow the finding: the SXid catalog's action for that code",
+       .source = k_fm_guide,
+       .explanation =
+           "Non-fatal SXids differ widely: some stall NVLink traffic through a port until the fabric is reset (12028, 11004: jobs hang with Xid 45), some cost NVLink throughput (replays, thermal single-lane mode), and some are corrected by the hardware or logged at every link training and can be safely ignored (single-bit ECC, 22013). A flat 'non-fatal is a warning' would warn on every boot of some hosts, so the catalog's class decides: harmless ones are information. An SXid the catalog does not list is a warning.",
+       .evidence = "The SXid lines of the current boot's kernel log.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return sxid_hits(c, "nvswitch.sxid-nonfatal");
        }},
   };
   return rows;

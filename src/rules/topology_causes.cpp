@@ -6,6 +6,7 @@
 
 #include "gpf/facts/visible_devices.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "gpf/util/enum_names.hpp"
 
 #include <fmt/format.h>
 
@@ -41,7 +42,102 @@ std::optional<bool> type_translates(const std::string& type) {
   return std::nullopt;
 }
 
+std::optional<unsigned> smaller(std::optional<unsigned> a, std::optional<unsigned> b) {
+  if (a && b) {
+    return std::min(*a, *b);
+  }
+  return a ? a : b;
+}
+
+// Whether the port at position i of a path (bridges, then the GPU) is the upper end of a link.
+bool starts_link(const TopologyFacts& t, const std::string& bus, std::size_t i) {
+  const auto it = t.pcie.bridges.find(bus);
+  if (it != t.pcie.bridges.end() && it->second.config.port_type) {
+    const auto type = *it->second.config.port_type;
+    if (type == 4 || type == 6) { // root port, switch downstream port
+      return true;
+    }
+    if (type == 5) { // switch upstream port: its lower side is the switch's internal bus
+      return false;
+    }
+  }
+  return i % 2 == 0;
+}
+
 } // namespace
+
+std::optional<unsigned> PcieHop::width() const {
+  if (lower_link && lower_link->width) {
+    return lower_link->width;
+  }
+  return upper_link ? upper_link->width : std::nullopt;
+}
+
+std::optional<unsigned> PcieHop::could_width() const {
+  return smaller(upper_link ? upper_link->max_width : std::nullopt,
+                 lower_link ? lower_link->max_width : std::nullopt);
+}
+
+std::optional<unsigned> PcieHop::speed() const {
+  if (lower_link && lower_link->speed) {
+    return lower_link->speed;
+  }
+  return upper_link ? upper_link->speed : std::nullopt;
+}
+
+std::optional<unsigned> PcieHop::could_speed() const {
+  return smaller(upper_link ? upper_link->max_speed : std::nullopt,
+                 lower_link ? lower_link->max_speed : std::nullopt);
+}
+
+std::string_view pci_distance_name(PciDistance d) {
+  static constexpr auto k_names =
+      enum_names<PciDistance::apart>({"switch", "root port", "host bridge", "apart"});
+  return k_names(d);
+}
+
+std::vector<PcieHop> pcie_hops(const TopologyFacts& t, const std::vector<std::string>& gpus) {
+  std::vector<PcieHop> hops;
+  for (const auto& bus : gpus) {
+    const GpuPciPath* path = find_gpu_path(t, bus);
+    if (!path) {
+      continue;
+    }
+    std::vector<std::string> chain = path->bridges;
+    chain.push_back(path->bus_id);
+    for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
+      if (!starts_link(t, chain[i], i)) {
+        continue;
+      }
+      auto found = std::find_if(hops.begin(), hops.end(), [&](const PcieHop& h) {
+        return h.upper == chain[i] && h.lower == chain[i + 1];
+      });
+      if (found == hops.end()) {
+        PcieHop hop;
+        hop.upper = chain[i];
+        hop.lower = chain[i + 1];
+        const auto port = [&](const std::string& b, std::string& dir, const PciLinkState*& link,
+                              const AerCounts*& aer) {
+          if (b == path->bus_id) {
+            dir = path->path;
+            link = &path->link;
+            aer = &path->aer;
+          } else if (auto it = t.pcie.bridges.find(b); it != t.pcie.bridges.end()) {
+            dir = it->second.path;
+            link = &it->second.link;
+            aer = &it->second.aer;
+          }
+        };
+        port(hop.upper, hop.upper_path, hop.upper_link, hop.upper_aer);
+        port(hop.lower, hop.lower_path, hop.lower_link, hop.lower_aer);
+        hops.push_back(std::move(hop));
+        found = hops.end() - 1;
+      }
+      found->gpus.push_back(bus);
+    }
+  }
+  return hops;
+}
 
 const GpuPciPath* find_gpu_path(const TopologyFacts& t, const std::string& bus_id) {
   for (const auto& g : t.pcie.gpus) {

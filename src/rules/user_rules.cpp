@@ -2,6 +2,7 @@
 // the built-in table or overriding rows by id. The schema is documented in docs/user-rules.md.
 // Everything wrong with a rules file is an Error naming the file, the position and the problem.
 #include "gpf/rules/user_rules.hpp"
+#include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/json_value.hpp"
 
 #include "gpf/util/text.hpp"
@@ -30,6 +31,8 @@ struct FactSpec {
   Stage stage;
 };
 
+constexpr std::string_view k_active_at = "ib.ports.active_at.";
+
 // The vocabulary: the facts a user rule may test (docs/user-rules.md lists them).
 constexpr FactSpec k_facts[] = {
     {"driver.version", FactKind::version, Stage::host},
@@ -53,6 +56,10 @@ std::optional<FactSpec> fact_spec(std::string_view name) {
   }
   if (starts_with(name, "env.") && name.size() > 4) {
     return FactSpec{name, FactKind::text, Stage::host};
+  }
+  if (name == "ib.ports.active" ||
+      (starts_with(name, k_active_at) && parse_tenths(name.substr(k_active_at.size())))) {
+    return FactSpec{name, FactKind::number, Stage::host};
   }
   return std::nullopt;
 }
@@ -85,6 +92,54 @@ struct FactValue {
 
 Version count(std::size_t n) {
   return Version({static_cast<unsigned long>(n)});
+}
+
+// ib.ports.active / ib.ports.active_at.<Gb/s>: the ports that are ACTIVE with LinkUp (at least at
+// that rate). A down port's rate is stale, so only active ports count. No sys/class/infiniband: 0.
+void ib_ports_fact(const Facts& f, const std::string& name, FactValue& v) {
+  const auto& rdma = f.topology.rdma;
+  const auto* probe = f.probe("rdma");
+  if (!rdma.ran && !(probe && probe->state == ProbeState::skipped)) {
+    return; // not read or unreadable: unknown
+  }
+  // 0: no rate asked (the fact's name has none); else tenths of Gb/s
+  const unsigned min_rate = starts_with(name, k_active_at)
+                                ? parse_tenths(name.substr(k_active_at.size())).value_or(0)
+                                : 0;
+  std::size_t n = 0;
+  std::vector<std::string> counted;
+  std::size_t others = 0;
+  for (const auto& d : rdma.devices) {
+    for (const auto& p : d.ports) {
+      if (!p.active()) {
+        ++others;
+        continue;
+      }
+      if (min_rate > 0 && p.rate.value_or(0) < min_rate) {
+        counted.push_back(fmt::format("{}/{} {} (below)", d.name, p.port, p.rate_text));
+        continue;
+      }
+      ++n;
+      counted.push_back(fmt::format("{}/{} {}", d.name, p.port, p.rate_text));
+    }
+  }
+  v.version = count(n);
+  if (!rdma.ran) {
+    v.evidence = "sys/class/infiniband does not exist: no RDMA ports";
+    return;
+  }
+  if (counted.size() > 8) {
+    const auto more = counted.size() - 8;
+    counted.resize(8);
+    counted.push_back(fmt::format("... {} more", more));
+  }
+  v.evidence = fmt::format(
+      "active ports{}: {}{}",
+      min_rate > 0 ? fmt::format(" at {} Gb/s or more", tenths_text(min_rate)) : std::string(), n,
+      counted.empty() ? "" : fmt::format(" ({})", fmt::join(counted, ", ")));
+  if (others > 0) {
+    v.evidence += fmt::format("; {} port(s) not active", others);
+  }
 }
 
 FactValue host_fact(const UserCheck& check, const RuleContext& c) {
@@ -137,6 +192,8 @@ FactValue host_fact(const UserCheck& check, const RuleContext& c) {
   } else if (name == "modules.loaded") {
     v.set = &f.modules.loaded;
     v.evidence = "/proc/modules";
+  } else if (starts_with(name, "ib.ports.")) {
+    ib_ports_fact(f, name, v);
   } else if (starts_with(name, "env.")) {
     const std::string var = name.substr(4);
     if (auto value = f.env.get(var)) {

@@ -151,3 +151,44 @@ TEST_CASE(
   CHECK(checked_in.find("RmEnableNvGpuFirmwareLoad") != std::string::npos);
   CHECK(checked_in.find("EnableGpuFirmware") != std::string::npos);
 }
+
+TEST_CASE("e2e: a site rule requiring eight active InfiniBand ports at 400 Gb/s") {
+  const TempFile site(
+      R"({"rules": [{"id": "site.ib-rails", "severity": "fail",
+      "check": {"fact": "ib.ports.active_at.400", "min": 8},
+      "remedy": "Drain the node: multi-node jobs here need 8 NDR rails"}]})");
+  // all eight ports active at 400 Gb/s: the site rule is satisfied
+  auto r = run_preflight({"--root", fixture("ib-hgx-healthy"), "--no-cuda", "--rules",
+                          site.path.string(), "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("verdict") == "pass");
+  // mlx5_5 is DOWN (its rate file still says 400 Gb/sec): only 7 count, the site rule fails
+  r = run_preflight({"--root", fixture("ib-port-down"), "--no-cuda", "--rules", site.path.string(),
+                     "--format", "json"});
+  REQUIRE(r.exit_code == 1);
+  doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("verdict") == "fail");
+  bool seen = false;
+  for (const auto& f : doc.at("findings")) {
+    if (f.at("id") == "site.ib-rails") {
+      seen = true;
+      CHECK(f.at("severity") == "fail");
+      CHECK(f.at("message").get<std::string>().find("7 is below 8") != std::string::npos);
+      CHECK(f.at("evidence").at(0).get<std::string>().find("active ports at 400 Gb/s or more: 7") !=
+            std::string::npos);
+    }
+  }
+  CHECK(seen);
+  // a host without RDMA devices has none
+  r = run_preflight({"--root", fixture("pcie-link-absent"), "--no-cuda", "--rules",
+                     site.path.string(), "--format", "json"});
+  REQUIRE(r.exit_code == 1);
+  CHECK(r.out.find("sys/class/infiniband does not exist") != std::string::npos);
+  // an unknown rate in the fact's name is refused
+  const TempFile bad(
+      R"({"rules": [{"id": "site.ib", "severity": "fail", "check": {"fact": "ib.ports.active_at.fast", "min": 8}, "remedy": "x"}]})");
+  r = run_preflight({"--rules", bad.path.string(), "rules"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown fact") != std::string::npos);
+}

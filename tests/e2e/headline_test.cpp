@@ -107,9 +107,9 @@ TEST_CASE("the job's own CUDA_VISIBLE_DEVICES: said when it chose, MIG instances
 TEST_CASE("the text says what was not checked, and a live probe's replay is not in it") {
   const auto plain = wide_text({"--root", fixture("healthy-4gpu"), "--no-cuda"});
   const auto lines = plain.out.substr(0, plain.out.find("\n\n"));
-  CHECK(
-      has(lines,
-          "\nnot checked: kernel log (the snapshot has no kernel log); CUDA start-up (--no-cuda)"));
+  CHECK(has(lines,
+            "\nnot checked: kernel log (the snapshot has no kernel log); InfiniBand/RoCE ports "
+            "(sys/class/infiniband does not exist); CUDA start-up (--no-cuda)"));
   CHECK(has(lines, "GPU health (NVML) (the snapshot has no nvml.json"));
 
   const auto replayed = wide_text({"--root", fixture("cuda-replay-gpu-hung")});

@@ -198,6 +198,7 @@ TEST_CASE("every signature row is exercised by a case above or below") {
                                            "firmware-load",
                                            "firmware-path",
                                            "probe-of",
+                                           "sxid",
                                            "nouveau",
                                            "vfio-pci",
                                            "dmar-fault",

@@ -52,6 +52,14 @@ enum class LogEventKind {
   // faulted on it: why a DMA/BAR set-up failed. No finding of its own (any PCI device may be
   // named): evidence beside the GPU's RmInitAdapter failure. detail: "bar", "iommu" or "vfio".
   dma_setup,
+  // nvidia-nvswitchN: SXid (PCI:dddd:bb:dd.f): NNNNN, ...: an NVSwitch error; one event per
+  // three-line report (the Severity and Data lines are not events). bus_id stays empty (it names
+  // a switch, not a GPU): detail holds the switch's address, sxid the code.
+  sxid,
+  // INFO: task <name>:<pid> blocked for more than N seconds, whose call trace names a function of
+  // the NVIDIA modules: the driver has been stuck. detail: "<name>:<pid>"; meaning names the
+  // function.
+  hung_task,
 };
 
 // One decoded event; repeated lines with the same key are one event with a count.
@@ -68,6 +76,7 @@ struct LogEvent {
   std::uint64_t last_seq = 0;
   bool before_driver_load = false; // before the last `NVRM: loading` of its boot
   std::optional<unsigned> xid;
+  std::optional<unsigned> sxid;               // NVSwitch error code
   std::optional<unsigned> gpu_instance;       // MIG GPU-I
   std::optional<unsigned> compute_instance;   // MIG GPU-CI
   std::optional<unsigned> caused_by_xid;      // "caused by previous Xid N" (575+)

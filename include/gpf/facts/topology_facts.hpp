@@ -50,12 +50,39 @@ struct PciConfig {
                     // at 0x48")
 };
 
+// The link a PCIe port reports in sysfs: its own Link Status and Link Capabilities
+// (current_link_width, max_link_width, current_link_speed, max_link_speed). A root port or switch
+// downstream port reports the link below it; a switch upstream port or an endpoint the link above.
+// Speeds are in tenths of GT/s (16.0 GT/s = 160). nullopt: the attribute is absent or says
+// "Unknown".
+struct PciLinkState {
+  std::optional<unsigned> width;     // lanes; 0 = the link is down
+  std::optional<unsigned> max_width; // lanes the port supports
+  std::optional<unsigned> speed;     // tenths of GT/s
+  std::optional<unsigned> max_speed;
+  std::string speed_text; // verbatim, trimmed ("16.0 GT/s PCIe")
+  std::string max_speed_text;
+  bool known() const { return width || max_width || speed || max_speed; }
+};
+
+// AER counters of one PCIe port since boot: the TOTAL_ERR_* line of each of aer_dev_fatal,
+// aer_dev_nonfatal and aer_dev_correctable (the stable lines; the per-error names differ between
+// kernels). nullopt: the file is absent (no AER capability, or an older kernel).
+struct AerCounts {
+  std::optional<std::uint64_t> fatal;
+  std::optional<std::uint64_t> nonfatal;
+  std::optional<std::uint64_t> correctable;
+  bool known() const { return fatal || nonfatal || correctable; }
+};
+
 // A bridge or switch port above a GPU.
 struct PciBridge {
   std::string bus_id; // dddd:bb:dd.f
   std::string path;   // root-relative sysfs directory ("sys/devices/pci0000:00/0000:00:01.0")
   PciConfig config;
   std::string error; // `config` could not be read (OS reason)
+  PciLinkState link;
+  AerCounts aer;
 };
 
 struct GpuPciPath {
@@ -67,6 +94,8 @@ struct GpuPciPath {
   std::optional<std::uint16_t> device_id; // PCI device id (sysfs `device`)
   std::optional<std::string> iommu_group; // the group's name under sys/kernel/iommu_groups
   std::string error;                      // why the path is unknown
+  PciLinkState link;                      // the GPU's own link (to its parent port)
+  AerCounts aer;
 };
 
 struct PcieFacts {
@@ -140,6 +169,78 @@ struct MigEntry {
   std::optional<bool> exists;        // nullopt = not checkable (GPU unknown)
 };
 
+// One port of an RDMA device (sys/class/infiniband/<dev>/ports/<n>): InfiniBand, or RoCE when the
+// link layer is Ethernet. `state` and `phys_state` are independent: DOWN with LinkUp is a cabled
+// port no subnet manager has configured. Facts: Linux ABI, sysfs-class-infiniband.
+struct IbPort {
+  unsigned port = 0;
+  std::optional<unsigned> state_code; // "4: ACTIVE" -> 4
+  std::string state;                  // -> "ACTIVE"
+  std::optional<unsigned> phys_state_code;
+  std::string phys_state;       // "LinkUp", "Polling", "Disabled", ...
+  std::optional<unsigned> rate; // tenths of Gb/s; also reported (stale) by ports that are down
+  std::string rate_text;        // verbatim, trimmed ("400 Gb/sec (4X NDR)")
+  std::string link_layer;       // "InfiniBand", "Ethernet"
+  std::string error;            // an attribute that exists but could not be read
+  bool active() const { return state_code == 4 && phys_state_code == 5; } // ACTIVE, LinkUp
+};
+
+// How close a NIC is to a GPU on the PCIe tree, nearest first.
+enum class PciDistance {
+  switch_shared, // below one PCIe switch (they share a bridge under the root port)
+  root_port,     // below one root port
+  host_bridge,   // below one host bridge (PCIe root complex)
+  apart,         // different host bridges: the CPU's interconnect, possibly another socket
+};
+
+struct RdmaDevice {
+  std::string name;   // "mlx5_0"
+  std::string path;   // root-relative sysfs directory of the device (".../infiniband/mlx5_0")
+  std::string bus_id; // the PCI function it belongs to ("" when not a PCI device)
+  std::string root;   // its host bridge ("pci0000:00")
+  std::vector<std::string> bridges; // bus ids from the root port down to the NIC's parent
+  std::optional<int> numa_node;     // sysfs numa_node of the PCI function (-1 = none)
+  std::vector<IbPort> ports;
+};
+
+// The RDMA device nearest to one GPU.
+struct GpuNic {
+  std::string gpu; // bus id
+  std::string nic; // RDMA device name
+  std::string nic_bus_id;
+  PciDistance distance = PciDistance::apart;
+  std::optional<int> gpu_numa_node;
+  std::optional<int> nic_numa_node;
+};
+
+struct RdmaFacts {
+  bool ran = false;
+  std::vector<RdmaDevice> devices;
+  // sys/module/nvidia_peermem/version and sys/module/nv_peer_mem/version (the GPUDirect RDMA
+  // peer-memory modules), read whether or not any RDMA device exists; nullopt = absent.
+  std::optional<std::string> peermem_version;
+  std::optional<std::string> nv_peer_mem_version;
+  std::vector<GpuNic> nearest; // per GPU with a known PCIe path, when any RDMA device is PCI
+};
+
+// A process with an NVIDIA device node open: a /proc/<pid>/fd/* entry that is a character device
+// of major 195 (the GPUs' minors, nvidiactl 255, nvidia-modeset 254), matched by device number,
+// never by the link's text (which is a path in the process's own mount namespace).
+struct GpuHolder {
+  int pid = 0;
+  std::string comm;
+  char state = '?';             // "State:" of /proc/<pid>/status ('D' = uninterruptible)
+  std::vector<unsigned> minors; // GPU minors it holds (below 254), sorted, unique
+  std::vector<std::string> fds; // "fd/4 -> /dev/nvidia3 (195:3)", capped
+};
+
+struct GpuProcessFacts {
+  bool ran = false;
+  std::size_t processes = 0;      // pids listed in proc
+  std::vector<GpuHolder> holders; // every process holding one (the checker holds none yet)
+  std::size_t unreadable = 0;     // processes whose fd directory could not be listed
+};
+
 struct TopologyFacts {
   PcieFacts pcie;
   IommuFacts iommu;
@@ -147,6 +248,8 @@ struct TopologyFacts {
   ServiceFacts services;
   FirmwareFacts firmware;
   std::vector<MigEntry> mig_entries;
+  RdmaFacts rdma;
+  GpuProcessFacts gpu_processes;
 };
 
 } // namespace gpf

@@ -62,4 +62,25 @@ struct RecoveryActionInfo {
 std::span<const RecoveryActionInfo> recovery_action_table();
 const RecoveryActionInfo* find_recovery_action(std::string_view name);
 
+// What an NVSwitch SXid means for a job, by NVIDIA's SXid catalog (Fabric Manager User Guide,
+// appendix "NVSwitch SXid Errors"), never by the word the log line carries.
+enum class SxidClass {
+  harmless, // corrected by the hardware or "can be safely ignored" (logged at link training)
+  degraded, // NVLink throughput may suffer (replays, thermal single-lane mode)
+  stalled,  // NVLink traffic through the port stalls until a reset: jobs hang (Xid 45 on GPUs)
+  fatal,    // fatal to the fabric (potentially or always): reset the GPUs and NVSwitches
+};
+
+struct SxidInfo {
+  unsigned first; // SXid (first of a range)
+  unsigned last;
+  std::string_view name; // the catalog's name
+  SxidClass cls;
+  std::string_view source;
+};
+
+std::span<const SxidInfo> sxid_table();
+// nullptr for an SXid the catalog does not list.
+const SxidInfo* find_sxid(unsigned sxid);
+
 } // namespace gpf

@@ -17,5 +17,9 @@ ProbeStatus probe_shm(const Host& host, const ProbeOptions& options, Facts& fact
 ProbeStatus probe_services(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_firmware(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_mig(const Host& host, const ProbeOptions& options, Facts& facts);
+// RDMA devices and their ports, and the one nearest each GPU (after pcie).
+ProbeStatus probe_rdma(const Host& host, const ProbeOptions& options, Facts& facts);
+// Processes holding NVIDIA device nodes (by device number), with their state.
+ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions& options, Facts& facts);
 
 } // namespace gpf

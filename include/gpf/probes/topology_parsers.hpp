@@ -38,6 +38,36 @@ SysfsPciPath parse_sysfs_pci_path(std::string_view path);
 // A sysfs hex attribute ("0x10de\n") -> value; nullopt on garbage.
 std::optional<std::uint32_t> parse_sysfs_hex(std::string_view text);
 
+// A decimal with at most one fraction digit ("16.0", "2.5", "8", "400") -> tenths (160, 25, 80,
+// 4000); nullopt on anything else.
+std::optional<unsigned> parse_tenths(std::string_view text);
+
+// "16.0 GT/s PCIe", "8 GT/s" (older kernels), "2.5 GT/s" -> tenths of GT/s; nullopt for "Unknown",
+// "Unknown speed" or garbage.
+std::optional<unsigned> parse_link_speed(std::string_view text);
+
+// current_link_width / max_link_width ("16\n") -> lanes; nullopt on garbage or more than 32.
+std::optional<unsigned> parse_link_width(std::string_view text);
+
+// An aer_dev_* file ("RxErr 0\n...TOTAL_ERR_COR 2\n") -> the value of the line named `total`
+// (TOTAL_ERR_COR, TOTAL_ERR_FATAL, TOTAL_ERR_NONFATAL); nullopt when there is no such line.
+std::optional<std::uint64_t> parse_aer_total(std::string_view text, std::string_view total);
+
+// "20 Gb/sec" tenths -> "20", 25 -> "2.5".
+std::string tenths_text(unsigned tenths);
+
+// An InfiniBand port's `state` or `phys_state` ("4: ACTIVE", "5: LinkUp", "1: DOWN") -> the code
+// and the name; nullopt on garbage.
+struct IbPortState {
+  unsigned code = 0;
+  std::string name;
+};
+std::optional<IbPortState> parse_ib_state(std::string_view text);
+
+// An InfiniBand port's `rate` ("400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)") -> tenths of Gb/s;
+// nullopt on garbage.
+std::optional<unsigned> parse_ib_rate(std::string_view text);
+
 // proc/cmdline -> the IOMMU options it holds and what they mean.
 struct IommuCmdline {
   std::vector<std::string> options; // every iommu-related option, verbatim

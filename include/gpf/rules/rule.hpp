@@ -31,6 +31,7 @@ enum class CvdForm { index, uuid };
 struct CheckOptions {
   int min_gpus = 1;
   bool strict = false;
+  bool expect_idle = false; // the node should have no process on a GPU (--expect-idle)
   CvdForm cvd_form = CvdForm::index;
 };
 
@@ -126,6 +127,10 @@ std::span<const Rule> shm_rules();
 std::span<const Rule> limits_rules();
 std::span<const Rule> nvswitch_rules();
 std::span<const Rule> persistence_rules();
+std::span<const Rule> ib_rules();
+std::span<const Rule> rdma_rules();
+std::span<const Rule> hang_rules();
+std::span<const Rule> process_rules();
 
 std::string_view severity_name(Severity s);
 std::optional<Severity> parse_severity(std::string_view s);

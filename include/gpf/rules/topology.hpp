@@ -41,6 +41,37 @@ std::vector<const PciBridge*> acs_redirects_between(const TopologyFacts& t, cons
 // groups and no iommu=pt/off on the command line. nullopt = unknown.
 std::optional<bool> iommu_translates(const TopologyFacts& t, const std::string& bus_id);
 
+// One PCIe link on the path above one or more GPUs: the port at its upper end (a root port or a
+// switch downstream port) and the one at its lower end (a switch upstream port or the GPU), each
+// with what it reports of the link and its AER counters. The internal bus of a switch (upstream to
+// downstream port) is no link. Without the ports' types (config space unreadable without root),
+// links are told by position: a path runs root port, then (upstream, downstream) pairs, then the
+// GPU.
+struct PcieHop {
+  std::string upper; // bus id
+  std::string lower;
+  std::string upper_path; // root-relative sysfs directory
+  std::string lower_path;
+  const PciLinkState* upper_link = nullptr; // nullptr: unknown port
+  const PciLinkState* lower_link = nullptr;
+  const AerCounts* upper_aer = nullptr;
+  const AerCounts* lower_aer = nullptr;
+  std::vector<std::string> gpus; // the given GPUs whose path crosses this link
+  // The width the link trained at (the lower end's view, else the upper's) and the widest both
+  // ends support; the same for the speed (tenths of GT/s).
+  std::optional<unsigned> width() const;
+  std::optional<unsigned> could_width() const;
+  std::optional<unsigned> speed() const;
+  std::optional<unsigned> could_speed() const;
+  std::string name() const { return upper + " ↔ " + lower; } // "0000:17:00.0 ↔ 0000:18:00.0"
+};
+
+// The links on the paths of the given GPUs, from the root down, each once.
+std::vector<PcieHop> pcie_hops(const TopologyFacts& t, const std::vector<std::string>& gpus);
+
+// "switch", "root port", "host bridge", "apart": how near a NIC is to a GPU.
+std::string_view pci_distance_name(PciDistance d);
+
 // One line per cause the facts show for a peer-to-peer failure between GPUs a and b (ACS redirect
 // on a bridge between them; the IOMMU translating their DMA on bare metal). Empty when none.
 std::vector<std::string> p2p_causes(const Facts& f, const std::string& a, const std::string& b);

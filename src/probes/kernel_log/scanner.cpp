@@ -32,11 +32,13 @@ constexpr std::size_t k_sample_step = 64 * 1024; // a timestamp is sampled at le
 constexpr std::size_t k_evidence_cap = 1024;     // bytes of a line kept as evidence
 constexpr std::size_t k_dict_gap_max = 1024; // /dev/kmsg KEY=value lines allowed between NVRM lines
 constexpr double k_reset_drop_s = 1.0;       // a monotonic timestamp falling further is a new boot
+constexpr std::uint64_t k_hung_trace_bytes = 8192; // a hung task's call trace follows within this
 
 // The prefilter. Anchors (byte pairs) and the needles they stand for:
 //   "nv" in any case → NVRM, nvidia      "uv" → nouveau      "ux" → Linux version
 //   "\n-" → a line starting "-- " (journal -- Boot / -- Reboot markers)
 //   "BA" → BAR, "DM" → DMAR, "Vi" → AMD-Vi, "vf" → vfio (why a GPU's DMA/BAR set-up failed)
+//   "IN" → "INFO: task " (a hung task, whose call trace may name the NVIDIA modules)
 // Returns the first position in [p, end) where an anchor starts, or end.
 const char* next_candidate(const char* p, const char* end) {
 #if defined(__SSE2__)
@@ -54,6 +56,8 @@ const char* next_candidate(const char* p, const char* end) {
   const __m128i big_v = _mm_set1_epi8('V');
   const __m128i i = _mm_set1_epi8('i');
   const __m128i f = _mm_set1_epi8('f');
+  const __m128i big_i = _mm_set1_epi8('I');
+  const __m128i big_n = _mm_set1_epi8('N');
   for (; p < end; p += 16) {
     const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
@@ -65,8 +69,9 @@ const char* next_candidate(const char* p, const char* end) {
     const __m128i dma = _mm_or_si128(
         _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, big_b), _mm_cmpeq_epi8(b1, big_a)),
                      _mm_and_si128(_mm_cmpeq_epi8(b0, big_d), _mm_cmpeq_epi8(b1, big_m))),
-        _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, big_v), _mm_cmpeq_epi8(b1, i)),
-                     _mm_and_si128(_mm_cmpeq_epi8(b0, v), _mm_cmpeq_epi8(b1, f))));
+        _mm_or_si128(_mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, big_v), _mm_cmpeq_epi8(b1, i)),
+                                  _mm_and_si128(_mm_cmpeq_epi8(b0, v), _mm_cmpeq_epi8(b1, f))),
+                     _mm_and_si128(_mm_cmpeq_epi8(b0, big_i), _mm_cmpeq_epi8(b1, big_n))));
     const unsigned mask = static_cast<unsigned>(
         _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(nv, ux), _mm_or_si128(marker, dma))));
     if (mask != 0) {
@@ -81,7 +86,7 @@ const char* next_candidate(const char* p, const char* end) {
     const char c1 = p[1];
     if ((((c0 | 0x20) == 'n') && ((c1 | 0x20) == 'v')) || (c0 == 'u' && (c1 == 'v' || c1 == 'x')) ||
         (c0 == '\n' && c1 == '-') || (c0 == 'B' && c1 == 'A') || (c0 == 'D' && c1 == 'M') ||
-        (c0 == 'V' && c1 == 'i') || (c0 == 'v' && c1 == 'f')) {
+        (c0 == 'V' && c1 == 'i') || (c0 == 'v' && c1 == 'f') || (c0 == 'I' && c1 == 'N')) {
       return p;
     }
   }
@@ -114,6 +119,8 @@ bool is_needle(const char* begin, const char* end, const char* h) {
     return has_at(begin, end, at - 4, "AMD-Vi");
   case 'v':
     return has_at(begin, end, at, "vfio");
+  case 'I':
+    return has_at(begin, end, at, "INFO: task ");
   default:
     return false;
   }
@@ -134,7 +141,10 @@ std::string event_key(const LogEvent& e, unsigned epoch) {
   // Repeats of one event share a key; the driver's free text (pids, addresses) is not part of it.
   const bool keep_detail = e.kind != LogEventKind::xid && e.kind != LogEventKind::api_mismatch;
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", epoch, static_cast<int>(e.kind),
-                     e.bus_id.value_or(""), e.xid ? static_cast<long>(*e.xid) : -1L,
+                     e.bus_id.value_or(""),
+                     e.xid    ? static_cast<long>(*e.xid)
+                     : e.sxid ? static_cast<long>(*e.sxid)
+                              : -1L,
                      e.init_status ? static_cast<long>(*e.init_status) : -1L,
                      e.rm_status ? static_cast<long>(*e.rm_status) : -1L,
                      e.device_minor ? static_cast<long>(*e.device_minor) : -1L, e.client_version,
@@ -448,6 +458,9 @@ private:
     // Raw, a little past the cap; made valid UTF-8 (and marked as cut) once per event in finish().
     const std::string_view evidence = raw.substr(0, k_evidence_cap + 4);
     for_each_embedded_line(line.message, [&](std::string_view part) {
+      if (hung_task_line(part, evidence, time, start, end)) {
+        return;
+      }
       const bool xid = starts_with(part, "NVRM: Xid (");
       if (!xid && starts_with(part, "NVRM:")) {
         add_pending({std::string(part), std::string(evidence), time, start}, end);
@@ -469,6 +482,64 @@ private:
         }
       }
     });
+  }
+
+  // A hung-task report: "INFO: task <name>:<pid> blocked for more than N seconds." (the name may
+  // hold ':', the pid follows the last one), then its call trace. The first trace line within
+  // k_hung_trace_bytes that names a function of the NVIDIA modules ("[nvidia]", "[nvidia_uvm]",
+  // ...) makes it one event: the driver has been stuck. True when the part was used.
+  bool hung_task_line(std::string_view part, std::string_view evidence, const std::string& time,
+                      std::uint64_t start, std::uint64_t end) {
+    if (starts_with(part, "INFO: task ")) {
+      const auto blocked = part.find(" blocked for more than ");
+      if (blocked == std::string_view::npos) {
+        return false;
+      }
+      const auto task = part.substr(11, blocked - 11);
+      const auto colon = task.rfind(':');
+      if (colon == std::string_view::npos || colon == 0 || colon + 1 == task.size()) {
+        return false;
+      }
+      flush_pending();
+      m_hung = PendingLine{std::string(task.substr(0, 128)), std::string(evidence), time, start};
+      m_hung_until = end + k_hung_trace_bytes;
+      return true;
+    }
+    if (!m_hung || start > m_hung_until) {
+      m_hung.reset();
+      return false;
+    }
+    const auto module = part.find(" [nvidia");
+    if (module == std::string_view::npos) {
+      return false;
+    }
+    auto function = trim(part.substr(0, module));
+    if (const auto space = function.rfind(' '); space != std::string_view::npos) {
+      function.remove_prefix(space +
+                             1); // 4.x kernels: "[<ffffffffc0a1b2c3>] os_acquire_mutex+0x..."
+    }
+    if (const auto plus = function.find('+'); plus != std::string_view::npos) {
+      function = function.substr(0, plus);
+    }
+    const auto close = part.find(']', module);
+    const auto mod = close == std::string_view::npos ? std::string_view("nvidia")
+                                                     : part.substr(module + 2, close - module - 2);
+    flush_pending();
+    Recognised rec;
+    rec.event.kind = LogEventKind::hung_task;
+    rec.event.detail = m_hung->message;
+    const auto& task = m_hung->message;
+    const auto colon = task.rfind(':');
+    rec.event.meaning =
+        quote_evidence(fmt::format("task {} (pid {}) was blocked in the NVIDIA driver ({} in {})",
+                                   task.substr(0, colon), task.substr(colon + 1),
+                                   function.substr(0, 80), mod.substr(0, 32)),
+                       k_evidence_cap);
+    const PendingLine trace{std::string(part), std::string(evidence), time, start};
+    const std::array<const PendingLine*, 2> lines{&*m_hung, &trace};
+    record(std::move(rec), lines);
+    m_hung.reset();
+    return true;
   }
 
   // "NVRM: Xid (PCI:0000:3b:00): 13" — what decides an Xid line's event; empty for Xid 154, whose
@@ -687,7 +758,9 @@ private:
   unsigned m_boots = 0;           // boots closed by a later boundary
 
   std::deque<PendingLine> m_pending;
-  std::uint64_t m_pending_next = 0; // offset where the next consecutive line would start
+  std::uint64_t m_pending_next = 0;  // offset where the next consecutive line would start
+  std::optional<PendingLine> m_hung; // the last hung-task line whose trace is still to come
+  std::uint64_t m_hung_until = 0;    // its trace ends before this offset
   std::uint64_t m_seq = 0;
   unsigned m_epoch = 0; // driver loads in the current boot
   EventList m_current;

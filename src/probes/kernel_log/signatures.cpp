@@ -455,6 +455,60 @@ bool decode_gsp_file(std::string_view text, Recognised& out) {
   return true;
 }
 
+std::string_view sxid_class_words(SxidClass c) {
+  switch (c) {
+  case SxidClass::harmless:
+    return "harmless";
+  case SxidClass::degraded:
+    return "non-fatal, NVLink throughput may suffer";
+  case SxidClass::stalled:
+    return "non-fatal, stalls NVLink traffic until a reset";
+  case SxidClass::fatal:
+    return "fatal to the NVSwitch fabric";
+  }
+  return "";
+}
+
+// "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV
+// error (First)". Each report is three lines with the same head: the message, then
+// "..., Severity 0 Engine instance 32 Sub-engine instance 00" and "..., Data {0x..., ...}"; the
+// last two are not events, so a report counts once.
+bool decode_sxid(std::string_view text, Recognised& out) {
+  const auto marker = text.find(": SXid (PCI:");
+  if (marker == std::string_view::npos) {
+    return false;
+  }
+  auto sw = text.substr(0, marker);
+  if (const auto space = sw.rfind(' '); space != std::string_view::npos) {
+    sw.remove_prefix(space + 1);
+  }
+  const auto bus = pci_after(text.substr(marker), "SXid (");
+  auto rest = after(text.substr(marker), "): ");
+  const auto code = leading_uint(rest);
+  if (!bus || !code) {
+    return false;
+  }
+  rest = after(rest, ", ");
+  if (starts_with(rest, "Severity ") || starts_with(rest, "Data ")) {
+    return false; // the report's second and third lines
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::sxid;
+  e.sxid = *code;
+  e.detail = *bus;
+  const SxidInfo* info = find_sxid(*code);
+  const std::string switch_name =
+      sw.empty() ? std::string("an NVSwitch") : std::string(sw.substr(0, k_detail_cap));
+  e.meaning =
+      info ? fmt::format("SXid {} ({}; {}) on {} ({})", *code, info->name,
+                         sxid_class_words(info->cls), switch_name, *bus)
+           : fmt::format("SXid {} (not in NVIDIA's SXid catalog; the line says \"{}\") on "
+                         "{} ({})",
+                         *code, trim(rest.substr(0, std::min<std::size_t>(rest.find(','), 40))),
+                         switch_name, *bus);
+  return true;
+}
+
 bool decode_crash_dump(std::string_view, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::crash_dump;
@@ -551,6 +605,8 @@ constexpr Signature k_signatures[] = {
     {"firmware-path", "lib/firmware/nvidia/", false, 1, "", decode_gsp_file,
      "facts §5 (kernel firmware loader)"},
     {"probe-of", "nvidia: probe of ", false, 1, "", decode_probe_of, k_src_observed},
+    {"sxid", ": SXid (PCI:", false, 1, "", decode_sxid,
+     "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"},
     {"nouveau", "nouveau ", false, 1, "", decode_nouveau, k_src_observed},
     {"vfio-pci", "vfio-pci ", false, 1, "", decode_dma_setup,
      "https://github.com/torvalds/linux/blob/master/drivers/vfio/pci/vfio_pci_core.c"},

@@ -326,6 +326,75 @@ std::span<const XidInfo> xid_table() {
   return k_xids;
 }
 
+// The Fabric Manager User Guide's SXid appendix: non-fatal (D.4), potentially fatal (D.5), always
+// fatal (D.6) and other notable (D.7) SXids, guide DU-09883-001 v1.3.
+constexpr std::string_view k_src_fm =
+    "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html";
+
+constexpr SxidInfo k_sxids[] = {
+    {10001, 10002, "Host priv error / timeout (may be followed by fatal events)",
+     SxidClass::degraded, k_src_fm},
+    {10003, 10003, "Host unhandled interrupt", SxidClass::fatal, k_src_fm},
+    {10004, 10005, "Host thermal event (links may enter single-lane mode)", SxidClass::degraded,
+     k_src_fm},
+    {11001, 11001, "ingress invalid command", SxidClass::fatal, k_src_fm},
+    {11004, 11004, "ingress invalid ACL", SxidClass::stalled, k_src_fm},
+    {11009, 11009, "ingress invalid VCSet", SxidClass::fatal, k_src_fm},
+    {11012, 11012, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {11013, 11013, "ingress header DBE", SxidClass::fatal, k_src_fm},
+    {11018, 11020, "ingress RID/RLAN DBE or control parity", SxidClass::fatal, k_src_fm},
+    {11021, 11023, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {12001, 12002, "egress crossbar overflow / packet route", SxidClass::fatal, k_src_fm},
+    {12021, 12021, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {12022, 12022, "egress input ECC DBE error", SxidClass::fatal, k_src_fm},
+    {12023, 12023, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {12024, 12027, "egress output ECC DBE, credit overflow or destination ID error",
+     SxidClass::fatal, k_src_fm},
+    {12028, 12028, "egress non-posted PRIV error", SxidClass::stalled, k_src_fm},
+    {12030, 12032, "egress parity error or flit type mismatch", SxidClass::fatal, k_src_fm},
+    {14017, 14017, "TS ATO timeout", SxidClass::fatal, k_src_fm},
+    {15001, 15001, "route buffer over/underflow", SxidClass::fatal, k_src_fm},
+    {15006, 15006, "route transdone over/underflow", SxidClass::fatal, k_src_fm},
+    {15008, 15008, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {15009, 15010, "route GLT DBE or parity", SxidClass::fatal, k_src_fm},
+    {15011, 15011, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {15012, 15013, "route incoming DBE or credit parity", SxidClass::fatal, k_src_fm},
+    {19047, 19048, "NCISOC ECC DBE error", SxidClass::fatal, k_src_fm},
+    {19049, 19049, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19054, 19054, "HDR RAM ECC DBE error", SxidClass::fatal, k_src_fm},
+    {19055, 19055, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19056, 19056, "DAT0 RAM ECC DBE error", SxidClass::fatal, k_src_fm},
+    {19057, 19057, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19058, 19058, "DAT1 RAM ECC DBE error", SxidClass::fatal, k_src_fm},
+    {19059, 19059, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19060, 19061, "CREQ RAM ECC DBE error", SxidClass::fatal, k_src_fm},
+    {19062, 19062, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19065, 19065, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19068, 19068, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19071, 19071, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+    {19084, 19084, "AN1 heartbeat timeout (reset all GPUs and NVSwitches)", SxidClass::stalled,
+     k_src_fm},
+    {20001, 20001, "TX replay error (NVLink throughput)", SxidClass::degraded, k_src_fm},
+    {20012, 20012, "broken or inconsistent connection", SxidClass::stalled, k_src_fm},
+    {22011, 22011, "Minion exterror", SxidClass::fatal, k_src_fm},
+    {22013, 22013, "Minion link DLREQ interrupt (can be safely ignored)", SxidClass::harmless,
+     k_src_fm},
+    {23001, 23017, "ingress/egress buffer, credit, packet or parity error", SxidClass::fatal,
+     k_src_fm},
+    {24001, 24003, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
+};
+
+std::span<const SxidInfo> sxid_table() {
+  return k_sxids;
+}
+
+const SxidInfo* find_sxid(unsigned sxid) {
+  const auto it = std::find_if(std::begin(k_sxids), std::end(k_sxids), [sxid](const SxidInfo& r) {
+    return sxid >= r.first && sxid <= r.last;
+  });
+  return it == std::end(k_sxids) ? nullptr : &*it;
+}
+
 const XidInfo* find_xid(unsigned xid) {
   const auto it = std::find_if(std::begin(k_xids), std::end(k_xids),
                                [xid](const XidInfo& r) { return xid >= r.first && xid <= r.last; });

@@ -288,6 +288,89 @@ std::optional<std::uint32_t> parse_sysfs_hex(std::string_view text) {
   return static_cast<std::uint32_t>(*v);
 }
 
+std::optional<unsigned> parse_tenths(std::string_view text) {
+  const auto t = trim(text);
+  const auto dot = t.find('.');
+  const auto whole = t.substr(0, dot);
+  if (whole.empty() || whole.size() > 6) {
+    return std::nullopt;
+  }
+  const auto w = parse_uint(whole);
+  if (!w) {
+    return std::nullopt;
+  }
+  unsigned tenth = 0;
+  if (dot != std::string_view::npos) {
+    const auto frac = t.substr(dot + 1);
+    if (frac.size() != 1 || !std::isdigit(static_cast<unsigned char>(frac[0]))) {
+      return std::nullopt;
+    }
+    tenth = static_cast<unsigned>(frac[0] - '0');
+  }
+  return static_cast<unsigned>(*w) * 10 + tenth;
+}
+
+std::optional<unsigned> parse_link_speed(std::string_view text) {
+  const auto t = trim(text);
+  const auto unit = t.find(" GT/s");
+  if (unit == std::string_view::npos) {
+    return std::nullopt;
+  }
+  return parse_tenths(t.substr(0, unit));
+}
+
+std::optional<unsigned> parse_link_width(std::string_view text) {
+  const auto t = trim(text);
+  if (t.empty() || t.size() > 3) {
+    return std::nullopt;
+  }
+  const auto v = parse_uint(t);
+  if (!v || *v > 32) {
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(*v);
+}
+
+std::optional<std::uint64_t> parse_aer_total(std::string_view text, std::string_view total) {
+  for (auto line : split_lines(text)) {
+    const auto w = words(line);
+    if (w.size() == 2 && w[0] == total && w[1].size() <= 20) {
+      if (auto v = parse_uint(w[1])) {
+        return static_cast<std::uint64_t>(*v);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string tenths_text(unsigned tenths) {
+  return tenths % 10 == 0 ? fmt::format("{}", tenths / 10)
+                          : fmt::format("{}.{}", tenths / 10, tenths % 10);
+}
+
+std::optional<IbPortState> parse_ib_state(std::string_view text) {
+  const auto t = trim(text);
+  const auto colon = t.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 3) {
+    return std::nullopt;
+  }
+  const auto code = parse_uint(t.substr(0, colon));
+  const auto name = trim(t.substr(colon + 1));
+  if (!code || name.empty() || name.size() > 64) {
+    return std::nullopt;
+  }
+  return IbPortState{static_cast<unsigned>(*code), std::string(name)};
+}
+
+std::optional<unsigned> parse_ib_rate(std::string_view text) {
+  const auto t = trim(text);
+  const auto unit = t.find(" Gb/sec");
+  if (unit == std::string_view::npos) {
+    return std::nullopt;
+  }
+  return parse_tenths(t.substr(0, unit));
+}
+
 IommuCmdline parse_iommu_cmdline(std::string_view cmdline) {
   IommuCmdline out;
   for (auto word : words(cmdline)) {

@@ -2,9 +2,12 @@
 // bridge on it; NVSwitches (NVIDIA devices of class 0x0680). Reads sys/bus/pci/devices/* (links
 // into sys/devices/...), then vendor/class/device and `config` of the devices that matter through
 // their resolved sysfs directories, so a snapshot holds links plus plain files. Only the small
-// cached attributes are read for every device; `config` is read for bridges above GPUs only.
+// cached attributes are read for every device; `config` is read for bridges above GPUs only, as
+// are the link attributes and AER statistics of the GPUs and those bridges.
 // Facts: NCCL troubleshooting (PCI Access Control Services),
-// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
+// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; link attributes:
+// https://github.com/torvalds/linux/blob/master/drivers/pci/pci-sysfs.c; AER statistics:
+// https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
@@ -19,6 +22,7 @@ namespace {
 constexpr std::string_view k_pci_devices = "sys/bus/pci/devices";
 constexpr std::size_t k_attr_cap = 64;
 constexpr std::size_t k_config_cap = 4096;
+constexpr std::size_t k_aer_cap = 4096; // ~20 lines of "Name count"
 constexpr std::uint32_t k_vendor_nvidia = 0x10DE;
 constexpr std::uint32_t k_class_bridge_other =
     0x0680; // NVSwitch: "Bridge: NVIDIA Corporation Device ..."
@@ -45,8 +49,50 @@ std::string prefix_through(const std::string& path, const std::string& bus_id) {
   return at == std::string::npos ? std::string() : path.substr(0, at + 1 + bus_id.size());
 }
 
+// One sysfs attribute: nullopt when absent; an unreadable one is added to errors.
+std::optional<std::string> read_attr(const Host& host, const std::string& path, std::size_t cap,
+                                     std::vector<std::string>& errors) {
+  auto content = host.read_file(path, cap);
+  if (content) {
+    return std::move(content->data);
+  }
+  if (!host.absent(path)) {
+    errors.push_back(path + ": " + content.error().message);
+  }
+  return std::nullopt;
+}
+
+// The port's link (sysfs link attributes) and its AER counters (aer_dev_*), where the kernel has
+// them. Facts: Linux ABI, sysfs-bus-pci and sysfs-bus-pci-devices-aer_stats.
+void read_link_and_aer(const Host& host, const std::string& dir, PciLinkState& link, AerCounts& aer,
+                       std::vector<std::string>& errors) {
+  if (auto t = read_attr(host, dir + "/current_link_width", k_attr_cap, errors)) {
+    link.width = parse_link_width(*t);
+  }
+  if (auto t = read_attr(host, dir + "/max_link_width", k_attr_cap, errors)) {
+    link.max_width = parse_link_width(*t);
+  }
+  if (auto t = read_attr(host, dir + "/current_link_speed", k_attr_cap, errors)) {
+    link.speed = parse_link_speed(*t);
+    link.speed_text = std::string(trim(*t));
+  }
+  if (auto t = read_attr(host, dir + "/max_link_speed", k_attr_cap, errors)) {
+    link.max_speed = parse_link_speed(*t);
+    link.max_speed_text = std::string(trim(*t));
+  }
+  if (auto t = read_attr(host, dir + "/aer_dev_fatal", k_aer_cap, errors)) {
+    aer.fatal = parse_aer_total(*t, "TOTAL_ERR_FATAL");
+  }
+  if (auto t = read_attr(host, dir + "/aer_dev_nonfatal", k_aer_cap, errors)) {
+    aer.nonfatal = parse_aer_total(*t, "TOTAL_ERR_NONFATAL");
+  }
+  if (auto t = read_attr(host, dir + "/aer_dev_correctable", k_aer_cap, errors)) {
+    aer.correctable = parse_aer_total(*t, "TOTAL_ERR_COR");
+  }
+}
+
 void read_bridge(const Host& host, const std::string& dir, const std::string& bus_id,
-                 PcieFacts& pcie) {
+                 PcieFacts& pcie, std::vector<std::string>& errors) {
   if (pcie.bridges.count(bus_id) != 0) {
     return;
   }
@@ -59,6 +105,7 @@ void read_bridge(const Host& host, const std::string& dir, const std::string& bu
     bridge.error = dir + "/config: " + config.error().message;
     bridge.config.note = config.error().message;
   }
+  read_link_and_aer(host, dir, bridge.link, bridge.aer, errors);
   pcie.bridges.emplace(bus_id, std::move(bridge));
 }
 
@@ -119,8 +166,9 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
       path.bridges.assign(parsed.devices.begin(), parsed.devices.end() - 1);
     }
     for (const auto& bridge : path.bridges) {
-      read_bridge(host, prefix_through(path.path, bridge), bridge, pcie);
+      read_bridge(host, prefix_through(path.path, bridge), bridge, pcie, problems);
     }
+    read_link_and_aer(host, path.path, path.link, path.aer, problems);
     const std::string group_link = path.path + "/iommu_group";
     if (auto target = host.read_link(group_link)) {
       if (auto joined = join_link_target(group_link, *target)) {

@@ -1,0 +1,113 @@
+// Probe "gpu-processes": processes that hold an NVIDIA device node open, with their state. Lists
+// proc/<pid>/fd of every process; an fd whose link text names "nvidia" is then stat()ed (through
+// the link, so the device of the process's own mount namespace is seen) and counts when it is a
+// character device of major 195: the GPU is its minor. The link's text alone is not trusted: on
+// GPU Operator hosts it reads /run/nvidia/driver/dev/nvidia0, and in a container /dev/nvidiaN may
+// be another GPU of the host. Facts: proc(5) (/proc/pid/fd, /proc/pid/status State);
+// https://man7.org/linux/man-pages/man5/proc.5.html; the NVIDIA device numbers:
+// docs/sources.md#device-nodes
+#include "gpf/probes/probes.hpp"
+#include "gpf/util/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpf {
+namespace {
+
+constexpr unsigned k_nvidia_major = 195;
+constexpr unsigned k_first_control_minor = 254; // 254 nvidia-modeset, 255 nvidiactl
+constexpr std::size_t k_max_fd_lines = 8;
+constexpr std::size_t k_max_fds = 65536; // per process: a bound on the work
+
+bool is_pid(std::string_view name) {
+  return !name.empty() && name.size() <= 10 &&
+         name.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// "State:\tD (disk sleep)" -> 'D'; '?' when absent.
+char status_state(std::string_view status) {
+  for (auto line : split_lines(status)) {
+    if (starts_with(line, "State:")) {
+      const auto v = trim(line.substr(6));
+      return v.empty() ? '?' : v.front();
+    }
+  }
+  return '?';
+}
+
+} // namespace
+
+ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& facts) {
+  ProbeStatus status;
+  GpuProcessFacts& out = facts.topology.gpu_processes;
+  if (!host.is_directory("proc")) {
+    return status.skip("proc does not exist");
+  }
+  auto pids = host.list_dir("proc");
+  if (!pids) {
+    return status.fail("proc: " + pids.error().message);
+  }
+  // The checker itself holds no NVIDIA node yet: the CUDA and NVML stages start after this probe.
+  for (const auto& name : *pids) {
+    if (!is_pid(name)) {
+      continue;
+    }
+    ++out.processes;
+    const std::string dir = "proc/" + name + "/fd";
+    auto fds = host.list_dir(dir);
+    if (!fds) {
+      if (!host.absent(dir)) {
+        ++out.unreadable; // another user's process without root, or hidepid
+      }
+      continue;
+    }
+    GpuHolder holder;
+    bool holds = false;
+    std::size_t seen = 0;
+    for (const auto& fd : *fds) {
+      if (++seen > k_max_fds) {
+        break;
+      }
+      const std::string path = dir + "/" + fd;
+      auto target = host.read_link(path);
+      if (!target || target->find("nvidia") == std::string::npos) {
+        continue;
+      }
+      const NodeInfo node = host.stat_node(path);
+      if (node.type != NodeType::char_device || node.major != k_nvidia_major || !node.minor) {
+        continue;
+      }
+      holds = true;
+      if (*node.minor < k_first_control_minor) {
+        holder.minors.push_back(*node.minor);
+      }
+      if (holder.fds.size() < k_max_fd_lines) {
+        holder.fds.push_back(fmt::format("/{} -> {} ({}:{})", path, quote_evidence(*target, 120),
+                                         *node.major, *node.minor));
+      }
+    }
+    if (!holds) {
+      continue;
+    }
+    std::sort(holder.minors.begin(), holder.minors.end());
+    holder.minors.erase(std::unique(holder.minors.begin(), holder.minors.end()),
+                        holder.minors.end());
+    holder.pid = static_cast<int>(parse_uint(name).value_or(0));
+    if (auto comm = host.read_file("proc/" + name + "/comm", 64)) {
+      holder.comm = std::string(trim(to_valid_utf8(comm->data)));
+    }
+    if (auto st = host.read_file("proc/" + name + "/status", 4096)) {
+      holder.state = status_state(st->data);
+    }
+    out.holders.push_back(std::move(holder));
+  }
+  out.ran = true;
+  if (out.processes == 0) {
+    status.skip("proc lists no processes");
+  }
+  return status;
+}
+
+} // namespace gpf

@@ -1,0 +1,80 @@
+// Rules whose id starts with "process.": processes already on a GPU before the job starts. Facts:
+// proc(5) (/proc/pid/fd), https://man7.org/linux/man-pages/man5/proc.5.html
+#include "common.hpp"
+
+namespace gpf {
+namespace {
+
+const GpuFacts* gpu_by_minor(const Facts& f, unsigned minor) {
+  for (const auto& g : f.gpus) {
+    if (g.device_minor == minor) {
+      return &g;
+    }
+  }
+  return nullptr;
+}
+
+// NVIDIA's own daemons keep the device nodes open by design (persistence, the NVLink fabric,
+// DCGM): they are no job's leftover.
+bool system_daemon(const std::string& comm) {
+  return comm_names(comm, "nvidia-persistenced") || comm_names(comm, "nv-fabricmanager") ||
+         comm_names(comm, "nv-hostengine");
+}
+
+} // namespace
+
+std::span<const Rule> process_rules() {
+  static const Rule rows[] = {
+      {.id = "process.holds-gpu",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info unless the node is expected to be idle (--expect-idle)",
+       .title = "No other process holds a GPU (when the node is expected to be idle)",
+       .remedy =
+           "Stop the processes in the evidence (or wait for them), or pick other GPUs with CUDA_VISIBLE_DEVICES",
+       .source = "https://man7.org/linux/man-pages/man5/proc.5.html",
+       .explanation =
+           "A process that has /dev/nvidiaN open holds a context (and memory) on that GPU: a leftover of an earlier job, a monitoring agent, or another user's job. NVIDIA's daemons that keep the nodes open by design (nvidia-persistenced, nv-fabricmanager, nv-hostengine) are not reported. On a node that is meant to be idle before a job (`--expect-idle`, or a scheduler's prolog) that is a warning naming them; otherwise it is information. Processes are matched by the device number of the open file (major 195, minor N), not by the path, which is the path in the process's own mount namespace. Inside a container's PID namespace other processes of the host are invisible, so an empty list there proves nothing.",
+       .evidence =
+           "proc/<pid>/fd links (stat: character device 195:N), proc/<pid>/comm, and the GPUs' minors (proc/driver/nvidia/gpus/*/information).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& procs = c.facts.topology.gpu_processes;
+         std::vector<Hit> hits;
+         const bool host_table = sees_host_processes(c.facts.topology.services);
+         for (const auto& h : procs.holders) {
+           if (h.minors.empty() || system_daemon(h.comm)) {
+             continue; // only nvidiactl / nvidia-modeset, or an NVIDIA daemon
+           }
+           std::vector<std::string> gpus;
+           std::optional<std::string> only;
+           for (const auto minor : h.minors) {
+             const GpuFacts* g = gpu_by_minor(c.facts, minor);
+             gpus.push_back(g ? gpu_label(c, g->bus_id) : fmt::format("/dev/nvidia{}", minor));
+             if (g && h.minors.size() == 1) {
+               only = g->bus_id;
+             }
+           }
+           Hit hit{fmt::format("pid {} ({}) has {} open{}", h.pid, h.comm.empty() ? "?" : h.comm,
+                               join(gpus),
+                               host_table ? ""
+                                          : " (this is a container's PID namespace: processes "
+                                            "outside it are invisible)"),
+                   h.fds};
+           hit.gpu = only;
+           hit.remedy = fmt::format("Stop pid {} ({}) if it is a leftover (`kill {}`), or choose "
+                                    "other GPUs for the job",
+                                    h.pid, h.comm.empty() ? "?" : h.comm, h.pid);
+           if (!c.options.expect_idle) {
+             hit.severity = Severity::info;
+             hit.remedy = "Nothing to do unless the node should be idle (then run with "
+                          "--expect-idle, and stop the process)";
+           }
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
+  };
+  return rows;
+}
+
+} // namespace gpf
