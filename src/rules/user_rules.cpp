@@ -573,6 +573,7 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           if (auto f = row.find(key); f != row.end()) {
             TRY_ASSIGN(auto t, reader.text(*f, ptr + "/" + key));
             *field = set.keep(t);
+            rule.site_remedy = rule.site_remedy || field == &rule.remedy;
           }
         }
         if (auto c = row.find("check"); c != row.end()) {

@@ -51,7 +51,8 @@ Finding make_finding(const Rule& rule, Hit&& hit, const Facts& facts) {
                    : std::min(hit.severity.value_or(rule.severity), rule.severity);
   f.message = std::move(hit.message);
   f.evidence = std::move(hit.evidence);
-  f.remedy = hit.remedy.empty() ? std::string(rule.remedy) : std::move(hit.remedy);
+  f.remedy =
+      hit.remedy.empty() || rule.site_remedy ? std::string(rule.remedy) : std::move(hit.remedy);
   f.gpu = std::move(hit.gpu);
   fill_placeholders(f.remedy, f.gpu, facts);
   f.effect = hit.effect;

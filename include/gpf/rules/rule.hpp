@@ -90,6 +90,9 @@ struct Rule {
   // driver.not-loaded, gpu.fallen-off-bus before gpu.too-few-usable.
   std::string_view caused_by = {};
   CheckFn check;
+  // A site rules file replaced the remedy: it is the site's next step, and a predicate's own
+  // filled-in remedy does not override it.
+  bool site_remedy = false;
 };
 
 struct Finding {
