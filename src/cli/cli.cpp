@@ -194,7 +194,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
         return v.empty() ? std::string("an empty value names no directory") : std::string();
       }));
   one_of(o,
-         app.add_option("--format", o.format, "Output format: text (default), json, env, line, prometheus")
+         app.add_option("--format", o.format,
+                        "Output format: text (default), json, env, line, prometheus")
              ->type_name("FORMAT"),
          {"text", "json", "env", "line", "prometheus"});
   app.add_flag("--strict", o.check.strict, "Treat warnings as not ready (exit 1)");
@@ -366,8 +367,9 @@ CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Ru
                                        : std::stoi(o.min_gpus);
   run.assessment = assess(run.facts, rules, check);
   run.exit_code = exit_code_for(run.assessment.verdict, check.strict);
-  run.info = RunInfo{host.hostname(), std::chrono::system_clock::now(), check.min_gpus,
-                     check.strict,    o.probe.expect_cuda,              o.rules.disable};
+  run.info = RunInfo{host.hostname(),     std::chrono::system_clock::now(),
+                     check.min_gpus,      check.strict,
+                     o.probe.expect_cuda, o.rules.disable};
   if (run.info.host_name && run.info.host_name->empty()) {
     run.info.host_name.reset();
   }

@@ -36,7 +36,7 @@ std::vector<Hit> sxid_hits(const RuleContext& c, std::string_view rule_id) {
   std::vector<Hit> hits;
   std::vector<std::string> gpus;
   for (const auto& g : c.facts.gpus) {
-    gpus.push_back(gpu_label(c, g.bus_id));
+    gpus.push_back(c.job.label(g.bus_id));
   }
   for (const auto& e : c.facts.log.host_events) {
     if (e.kind != LogEventKind::sxid || log_rule_id(e) != rule_id) {

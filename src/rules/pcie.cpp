@@ -13,7 +13,7 @@ constexpr std::string_view k_aer_source =
 std::string gpus_text(const RuleContext& c, const std::vector<std::string>& gpus) {
   std::vector<std::string> labels;
   for (const auto& g : gpus) {
-    labels.push_back(gpu_label(c, g));
+    labels.push_back(c.job.label(g));
   }
   return join(labels);
 }

@@ -49,7 +49,7 @@ std::span<const Rule> process_rules() {
            std::optional<std::string> only;
            for (const auto minor : h.minors) {
              const GpuFacts* g = gpu_by_minor(c.facts, minor);
-             gpus.push_back(g ? gpu_label(c, g->bus_id) : fmt::format("/dev/nvidia{}", minor));
+             gpus.push_back(g ? c.job.label(g->bus_id) : fmt::format("/dev/nvidia{}", minor));
              if (g && h.minors.size() == 1) {
                only = g->bus_id;
              }

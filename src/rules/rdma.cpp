@@ -146,7 +146,7 @@ std::span<const Rule> rdma_rules() {
                *n.nic_numa_node < 0 || *n.gpu_numa_node == *n.nic_numa_node) {
              continue;
            }
-           far.push_back(gpu_label(c, n.gpu));
+           far.push_back(c.job.label(n.gpu));
            add_capped(evidence,
                       fmt::format("GPU {} numa_node {}; nearest NIC {} ({}) numa_node {}", n.gpu,
                                   *n.gpu_numa_node, n.nic, n.nic_bus_id, *n.nic_numa_node),

@@ -38,6 +38,7 @@ text
 json
 env
 line
+prometheus
 --
 text
 json

@@ -103,14 +103,15 @@ TEST_CASE("typos in commands and options get a suggestion") {
 TEST_CASE("bad values are reported in the tool's words") {
   CHECK(has(error_of({"--min-gpus", "abc"}), "--min-gpus: \"abc\" is not a number"));
   CHECK(has(error_of({"check", "--min-gpus", "1x"}), "--min-gpus: \"1x\" is not a number"));
-  CHECK(has(error_of({"--format", "jsn"}),
-            "--format: \"jsn\" is not one of text, json, env, line (did you mean \"json\"?)"));
+  CHECK(has(
+      error_of({"--format", "jsn"}),
+      "--format: \"jsn\" is not one of text, json, env, line, prometheus (did you mean \"json\"?)"));
   CHECK(has(error_of({"--timeout", "soon"}), "--timeout: \"soon\" is not a number of seconds"));
   CHECK(has(error_of({"--expect-cuda", "twelve"}), "is not a CUDA version"));
   CHECK(has(error_of({"completion", "tcsh"}), "\"tcsh\" is not one of bash, zsh, fish"));
 }
 
-TEST_CASE("--min-gpus all needs every GPU the driver lists") {
+TEST_CASE("min-gpus all: needs every GPU the driver lists") {
   const auto healthy = run_preflight({"--root", fixture("healthy-4gpu"), "--min-gpus", "all"});
   CHECK(healthy.exit_code == 0);
   // excluded-gpu: one of the driver's GPUs is unusable, so "all" cannot be met
