@@ -378,7 +378,7 @@ CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Ru
 
 int write_stdout(const std::string& out) {
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     std::cerr << "gpu-preflight: error: cannot write the report\n";
     return k_exit_error;
   }
@@ -410,7 +410,7 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
   }
   std::string out;
   if (o.format == "json") {
-    out = render_json(report);
+    write_json(report, stdout); // streamed: the text of a large report is never held whole
   } else if (o.format == "env") {
     out = render_env(report);
   } else if (o.format == "line") {

@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <ctime>
+#include <memory>
 
 namespace gpf {
 namespace {
@@ -232,6 +234,26 @@ Json report_json(const Report& r) {
   j["probes"] = std::move(probes);
   j["facts"] = facts_json(r.facts);
   return j;
+}
+
+namespace {
+// nlohmann's serializer writing straight into a stdio stream.
+class FileOut : public nlohmann::detail::output_adapter_protocol<char> {
+public:
+  explicit FileOut(std::FILE* f) : m_f(f) {}
+  void write_character(char c) override { std::fputc(c, m_f); }
+  void write_characters(const char* s, std::size_t n) override { std::fwrite(s, 1, n, m_f); }
+
+private:
+  std::FILE* m_f;
+};
+} // namespace
+
+void write_json(const Report& r, std::FILE* out) {
+  nlohmann::detail::serializer<nlohmann::ordered_json> s(
+      std::make_shared<FileOut>(out), ' ', nlohmann::ordered_json::error_handler_t::replace);
+  s.dump(report_json(r), true, false, 2);
+  std::fputc('\n', out);
 }
 
 std::string render_json(const Report& r) {

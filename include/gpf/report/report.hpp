@@ -4,6 +4,7 @@
 #include "gpf/rules/verdict.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -38,6 +39,9 @@ std::string rfc3339_utc(std::chrono::system_clock::time_point t);
 
 nlohmann::ordered_json report_json(const Report& report);
 std::string render_json(const Report& report); // pretty, ends with '\n'
+// The same text written to out as it is serialised, without holding it whole (a report of
+// thousands of GPUs). Write errors are left in ferror(out) for the caller.
+void write_json(const Report& report, std::FILE* out);
 std::string render_text(const Report& report, bool color);
 std::string render_env(const Report& report); // safe to eval
 // One line of at most k_line_max_bytes (newline not counted): "PASS 8/8 GPUs",
