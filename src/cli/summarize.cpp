@@ -337,8 +337,19 @@ private:
     std::string driver;
   };
 
+  // How many nodes have each driver, kernel and CUDA version, and each GPU model's GPUs and nodes:
+  // one count for both output formats.
+  struct Spreads {
+    std::map<std::string, int> drivers;
+    std::map<std::string, int> kernels;
+    std::map<std::string, int> cudas;
+    std::map<std::string, int> model_gpus;
+    std::map<std::string, int> model_nodes;
+  };
+
   std::map<std::string, FindingGroup> finding_groups() const;
   std::vector<Outlier> outliers() const;
+  Spreads spreads() const;
   static std::vector<std::pair<std::string, int>> spread(const std::map<std::string, int>& counts);
 
   std::optional<std::int64_t> m_max_age_s;
@@ -427,6 +438,20 @@ std::string ms_text(double ms) {
   return fmt::format("{:.1f} ms", ms);
 }
 
+Fleet::Spreads Fleet::spreads() const {
+  Spreads s;
+  for (const auto& [key, n] : m_nodes) {
+    ++s.drivers[n.driver];
+    ++s.kernels[n.kernel.empty() ? "unknown" : n.kernel];
+    ++s.cudas[n.cuda.empty() ? "not probed" : n.cuda];
+    for (const auto& [model, count] : n.models) {
+      s.model_gpus[model] += count;
+      ++s.model_nodes[model];
+    }
+  }
+  return s;
+}
+
 Json Fleet::to_json() const {
   Json j;
   j["tool"] = Json{{"name", k_tool_name}, {"version", k_tool_version}};
@@ -485,20 +510,7 @@ Json Fleet::to_json() const {
                             {"gpus", std::move(gpus)}});
   }
   j["findings"] = std::move(findings);
-  std::map<std::string, int> drivers;
-  std::map<std::string, int> kernels;
-  std::map<std::string, int> cudas;
-  std::map<std::string, int> model_gpus;
-  std::map<std::string, int> model_nodes;
-  for (const auto& [key, n] : m_nodes) {
-    ++drivers[n.driver];
-    ++kernels[n.kernel.empty() ? "unknown" : n.kernel];
-    ++cudas[n.cuda.empty() ? "not probed" : n.cuda];
-    for (const auto& [model, count] : n.models) {
-      model_gpus[model] += count;
-      ++model_nodes[model];
-    }
-  }
+  auto [drivers, kernels, cudas, model_gpus, model_nodes] = spreads();
   const auto counted = [](const std::map<std::string, int>& counts) {
     Json arr = Json::array();
     for (const auto& [value, count] : spread(counts)) {
@@ -649,20 +661,7 @@ std::string Fleet::to_text() const {
     }
   }
 
-  std::map<std::string, int> drivers;
-  std::map<std::string, int> kernels;
-  std::map<std::string, int> cudas;
-  std::map<std::string, int> model_gpus;
-  std::map<std::string, int> model_nodes;
-  for (const auto& [key, n] : m_nodes) {
-    ++drivers[n.driver];
-    ++kernels[n.kernel.empty() ? "unknown" : n.kernel];
-    ++cudas[n.cuda.empty() ? "not probed" : n.cuda];
-    for (const auto& [model, count] : n.models) {
-      model_gpus[model] += count;
-      ++model_nodes[model];
-    }
-  }
+  auto [drivers, kernels, cudas, model_gpus, model_nodes] = spreads();
   const auto line = [](const std::map<std::string, int>& counts) {
     std::vector<std::string> parts;
     for (const auto& [value, count] : spread(counts)) {

@@ -213,7 +213,10 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       continue;
     }
     const std::string tag = fmt::format("[{}]", upper(severity_name(f.severity)));
-    out += "\n" + p.paint(tag, colour_of(f.severity)) + " ";
+    // appended piece by piece: GCC 12's -O3 misreads "literal" + string&& (bug 105329)
+    out += '\n';
+    out += p.paint(tag, colour_of(f.severity));
+    out += ' ';
     append_wrapped(out,
                    f.id + (f.gpu ? fmt::format(" (GPU {})", printable(*f.gpu)) : std::string()),
                    columns(tag) + 1, 2, width);
