@@ -252,10 +252,10 @@ Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOp
     rec.mig = true;
     rec.chosen_by = job.visible.raw;
     recommended.clear();
+    const std::unordered_set<std::string_view> kept(mig_entries.begin(), mig_entries.end());
+    std::unordered_set<std::string_view> buses;
     for (const auto& [entry, bus] : job.visible.entries) {
-      if (std::find(mig_entries.begin(), mig_entries.end(), entry) != mig_entries.end() &&
-          !bus.empty() &&
-          std::find(recommended.begin(), recommended.end(), bus) == recommended.end()) {
+      if (kept.count(entry) != 0 && !bus.empty() && buses.insert(bus).second) {
         recommended.push_back(bus);
       }
     }
