@@ -347,7 +347,8 @@ private:
     std::map<std::string, int> model_nodes;
   };
 
-  std::map<std::string, FindingGroup> finding_groups() const;
+  // Findings grouped by id, most severe first, then by how many nodes they hit.
+  std::vector<std::pair<std::string, FindingGroup>> finding_groups() const;
   std::vector<Outlier> outliers() const;
   Spreads spreads() const;
   static std::vector<std::pair<std::string, int>> spread(const std::map<std::string, int>& counts);
@@ -365,7 +366,7 @@ int severity_rank(std::string_view s) {
   return s == "fail" ? 0 : s == "warn" ? 1 : 2;
 }
 
-std::map<std::string, Fleet::FindingGroup> Fleet::finding_groups() const {
+std::vector<std::pair<std::string, Fleet::FindingGroup>> Fleet::finding_groups() const {
   std::map<std::string, FindingGroup> groups;
   for (const auto& [key, n] : m_nodes) {
     for (const auto& f : n.findings) {
@@ -379,7 +380,13 @@ std::map<std::string, Fleet::FindingGroup> Fleet::finding_groups() const {
       }
     }
   }
-  return groups;
+  std::vector<std::pair<std::string, FindingGroup>> ordered(groups.begin(), groups.end());
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return severity_rank(a.second.severity) != severity_rank(b.second.severity)
+               ? severity_rank(a.second.severity) < severity_rank(b.second.severity)
+               : a.second.nodes.size() > b.second.nodes.size();
+  });
+  return ordered;
 }
 
 double median_of(std::vector<double> v) {
@@ -485,17 +492,8 @@ Json Fleet::to_json() const {
   }
   j["nodes"] = std::move(nodes);
   Json findings = Json::array();
-  auto groups = finding_groups();
-  std::vector<std::pair<std::string, const FindingGroup*>> ordered;
-  for (const auto& [id, g] : groups) {
-    ordered.emplace_back(id, &g);
-  }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
-    return severity_rank(a.second->severity) != severity_rank(b.second->severity)
-               ? severity_rank(a.second->severity) < severity_rank(b.second->severity)
-               : a.second->nodes.size() > b.second->nodes.size();
-  });
-  for (const auto& [id, g] : ordered) {
+  for (const auto& [id, group] : finding_groups()) {
+    const FindingGroup* g = &group;
     Json names = Json::array();
     for (const auto& name : g->nodes) {
       names.push_back(json_text(name));
@@ -631,16 +629,8 @@ std::string Fleet::to_text() const {
   const auto groups = finding_groups();
   if (!groups.empty()) {
     out += "\nfindings (id, severity: nodes, GPUs)\n";
-    std::vector<std::pair<std::string, const FindingGroup*>> ordered;
-    for (const auto& [id, g] : groups) {
-      ordered.emplace_back(id, &g);
-    }
-    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
-      return severity_rank(a.second->severity) != severity_rank(b.second->severity)
-                 ? severity_rank(a.second->severity) < severity_rank(b.second->severity)
-                 : a.second->nodes.size() > b.second->nodes.size();
-    });
-    for (const auto& [id, g] : ordered) {
+    for (const auto& [id, group] : groups) {
+      const FindingGroup* g = &group;
       std::map<std::string, std::vector<std::string>> per_node;
       for (const auto& [node, bus] : g->gpus) {
         per_node[node].push_back(printable(bus));
