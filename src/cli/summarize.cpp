@@ -2,7 +2,8 @@
 // lines on stdin) read one document at a time into a small record per node; the newest report of
 // a node counts, older ones are listed as superseded. Prints nodes per verdict with their primary
 // cause, findings by id with the nodes and GPUs they hit, the spread of driver, kernel, CUDA and
-// GPU model, and fleet-relative outliers of CUDA start-up time (docs/fleet.md).
+// GPU model, and fleet-relative outliers of CUDA start-up, PCIe link width and GPU temperature
+// (docs/fleet.md).
 #include "gpf/cli/cli.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/util/json_read.hpp"
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -46,6 +48,31 @@ constexpr double k_outlier_mads = 3.0;
 // Nodes needed in a group (same GPU model and driver) before one of them can stand out.
 constexpr std::size_t k_outlier_min_group = 3;
 
+// The figures compared between identical nodes; a node's figure is that of its worst GPU.
+enum class Figure : std::size_t { cuda_startup, pcie_width, temperature };
+struct FigureInfo {
+  const char* metric; // the JSON name
+  const char* what;   // the text's words
+  const char* unit;
+  bool fixed; // one decimal always (milliseconds); else as few as needed (a median of 35.5 C)
+};
+constexpr std::array<FigureInfo, 3> k_figures{{
+    {"cuda_startup_ms", "CUDA start-up", "ms", true},
+    {"pcie_link_width", "PCIe link width", "lanes", false},
+    {"gpu_temperature_c", "GPU temperature", "C", false},
+}};
+static_assert(static_cast<std::size_t>(Figure::temperature) + 1 == k_figures.size());
+
+const FigureInfo& info(Figure f) {
+  return k_figures[static_cast<std::size_t>(f)];
+}
+
+// A node's figure and the GPU it comes from.
+struct NodeFigure {
+  double value = 0;
+  std::string gpu;
+};
+
 struct NodeFinding {
   std::string id;
   std::string severity;
@@ -72,9 +99,17 @@ struct NodeRecord {
   std::string kernel;                // release
   std::string cuda;                  // the driver's CUDA version, "" when not probed
   std::map<std::string, int> models; // GPU model -> count
-  std::optional<double> startup_ms;  // the slowest GPU's CUDA start-up
-  std::string startup_gpu;
+  // By Figure: the slowest CUDA start-up, the narrowest PCIe link on a GPU's path, the hottest GPU.
+  std::array<std::optional<NodeFigure>, k_figures.size()> figures;
   bool stale = false;
+
+  // Keeps a GPU's value as the node's figure when it is worse than the one kept so far.
+  template <class Worse> void keep(Figure f, double value, const std::string& gpu, Worse worse) {
+    auto& kept = figures[static_cast<std::size_t>(f)];
+    if (!kept || worse(value, kept->value)) {
+      kept = NodeFigure{value, gpu};
+    }
+  }
 };
 
 struct Superseded {
@@ -210,11 +245,51 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
       }
       return {};
     }));
-    if (ok && seen == 4 && (!n.startup_ms || total > *n.startup_ms)) {
-      n.startup_ms = total;
+    if (ok && seen == 4) {
       std::string bus;
       TRY(d["bus_id"].get(bus));
-      n.startup_gpu = bus;
+      n.keep(Figure::cuda_startup, total, bus, std::greater<>());
+    }
+    return {};
+  }));
+  // PCIe: the narrowest trained link on each GPU's path, its own or a bridge's above it.
+  const JsonIn pcie = facts["topology"]["pcie"];
+  std::map<std::string, int> bridge_width;
+  TRY(pcie["bridges"].each([&](const JsonIn& b) -> Result<void> {
+    std::string bus;
+    std::optional<int> width;
+    TRY(b["bus_id"].get(bus));
+    TRY(b["link"]["width"].get(width));
+    if (width) {
+      bridge_width[bus] = *width;
+    }
+    return {};
+  }));
+  TRY(pcie["gpus"].each([&](const JsonIn& g) -> Result<void> {
+    std::string bus;
+    std::optional<int> width;
+    std::vector<std::string> bridges;
+    TRY(g["bus_id"].get(bus));
+    TRY(g["link"]["width"].get(width));
+    TRY(g["bridges"].get(bridges));
+    for (const auto& b : bridges) {
+      if (const auto it = bridge_width.find(b); it != bridge_width.end()) {
+        width = std::min(width.value_or(it->second), it->second);
+      }
+    }
+    if (width) {
+      n.keep(Figure::pcie_width, *width, bus, std::less<>());
+    }
+    return {};
+  }));
+  // NVML's temperature of each GPU, where the report has it.
+  TRY(in["gpus"].each([&](const JsonIn& g) -> Result<void> {
+    std::optional<unsigned> celsius;
+    TRY(g["health"]["temperature_c"].get(celsius));
+    if (celsius) {
+      std::string bus;
+      TRY(g["bus_id"].get(bus));
+      n.keep(Figure::temperature, *celsius, bus, std::greater<>());
     }
     return {};
   }));
@@ -330,11 +405,13 @@ private:
   };
   struct Outlier {
     const NodeRecord* node;
+    Figure figure;
     double median;
     double mad;
     std::size_t group;
     std::string model;
     std::string driver;
+    const NodeFigure& figure_of() const { return *node->figures[static_cast<std::size_t>(figure)]; }
   };
 
   // How many nodes have each driver, kernel and CUDA version, and each GPU model's GPUs and nodes:
@@ -350,6 +427,7 @@ private:
   // Findings grouped by id, most severe first, then by how many nodes they hit.
   std::vector<std::pair<std::string, FindingGroup>> finding_groups() const;
   std::vector<Outlier> outliers() const;
+  void add_outliers(Figure figure, std::vector<Outlier>& out) const;
   Spreads spreads() const;
   static std::vector<std::pair<std::string, int>> spread(const std::map<std::string, int>& counts);
 
@@ -395,25 +473,36 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-// A node stands out when its CUDA start-up is more than 3 scaled median absolute deviations from
-// the median of the nodes with the same GPU model and driver version (at least 3 such nodes). The
-// spread is at least 1% of the median, so that identical replays do not make every difference an
-// outlier.
+// A node stands out when one of its figures is more than 3 scaled median absolute deviations from
+// the median of the nodes with the same GPU model and driver version (at least 3 such nodes with
+// that figure). The spread is at least 1% of the median, so that identical replays do not make
+// every difference an outlier.
 std::vector<Fleet::Outlier> Fleet::outliers() const {
+  std::vector<Outlier> out;
+  for (std::size_t f = 0; f < k_figures.size(); ++f) {
+    add_outliers(static_cast<Figure>(f), out);
+  }
+  return out;
+}
+
+void Fleet::add_outliers(Figure figure, std::vector<Outlier>& out) const {
+  const auto value = [figure](const NodeRecord& n) {
+    return n.figures[static_cast<std::size_t>(figure)];
+  };
   std::map<std::pair<std::string, std::string>, std::vector<const NodeRecord*>> groups;
   for (const auto& [key, n] : m_nodes) {
-    if (n.startup_ms) {
+    if (value(n)) {
       groups[{model_key(n), n.driver_version}].push_back(&n);
     }
   }
-  std::vector<Outlier> out;
+  const auto first = out.size();
   for (const auto& [group_key, nodes] : groups) {
     if (nodes.size() < k_outlier_min_group) {
       continue;
     }
     std::vector<double> values;
     for (const auto* n : nodes) {
-      values.push_back(*n->startup_ms);
+      values.push_back(value(*n)->value);
     }
     const double median = median_of(values);
     std::vector<double> deviations;
@@ -423,15 +512,17 @@ std::vector<Fleet::Outlier> Fleet::outliers() const {
     const double mad = median_of(deviations);
     const double spread = std::max(k_mad_scale * mad, 0.01 * median);
     for (const auto* n : nodes) {
-      if (spread > 0 && std::abs(*n->startup_ms - median) > k_outlier_mads * spread) {
-        out.push_back({n, median, mad, nodes.size(), group_key.first, group_key.second});
+      if (spread > 0 && std::abs(value(*n)->value - median) > k_outlier_mads * spread) {
+        out.push_back({n, figure, median, mad, nodes.size(), group_key.first, group_key.second});
       }
     }
   }
-  std::sort(out.begin(), out.end(), [](const Outlier& a, const Outlier& b) {
-    return std::abs(*a.node->startup_ms - a.median) > std::abs(*b.node->startup_ms - b.median);
-  });
-  return out;
+  // The farthest first, within this figure.
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+            [](const Outlier& a, const Outlier& b) {
+              return std::abs(a.figure_of().value - a.median) >
+                     std::abs(b.figure_of().value - b.median);
+            });
 }
 
 std::vector<std::pair<std::string, int>> Fleet::spread(const std::map<std::string, int>& counts) {
@@ -441,8 +532,9 @@ std::vector<std::pair<std::string, int>> Fleet::spread(const std::map<std::strin
   return v;
 }
 
-std::string ms_text(double ms) {
-  return fmt::format("{:.1f} ms", ms);
+Json figure_json(const NodeRecord& n, Figure f) {
+  const auto& v = n.figures[static_cast<std::size_t>(f)];
+  return v ? Json(v->value) : Json(nullptr);
 }
 
 Fleet::Spreads Fleet::spreads() const {
@@ -488,7 +580,9 @@ Json Fleet::to_json() const {
              {"primary_cause", n.primary.empty() ? Json(nullptr) : Json(json_text(n.primary))},
              {"usable_gpus", n.usable},
              {"total_gpus", n.total},
-             {"cuda_startup_ms", n.startup_ms ? Json(*n.startup_ms) : Json(nullptr)}});
+             {"cuda_startup_ms", figure_json(n, Figure::cuda_startup)},
+             {"pcie_link_width", figure_json(n, Figure::pcie_width)},
+             {"gpu_temperature_c", figure_json(n, Figure::temperature)}});
   }
   j["nodes"] = std::move(nodes);
   Json findings = Json::array();
@@ -528,9 +622,9 @@ Json Fleet::to_json() const {
   Json outs = Json::array();
   for (const auto& o : outliers()) {
     outs.push_back(Json{{"node", json_text(o.node->name)},
-                        {"metric", "cuda_startup_ms"},
-                        {"value", *o.node->startup_ms},
-                        {"gpu", json_text(o.node->startup_gpu)},
+                        {"metric", info(o.figure).metric},
+                        {"value", o.figure_of().value},
+                        {"gpu", json_text(o.figure_of().gpu)},
                         {"median", o.median},
                         {"mad", o.mad},
                         {"group_nodes", o.group},
@@ -673,15 +767,19 @@ std::string Fleet::to_text() const {
                                                       : fmt::format("{}", fmt::join(models, ", ")));
 
   const auto outs = outliers();
-  out += "\noutliers (CUDA start-up of the slowest GPU, > 3 scaled MADs from the median of nodes "
-         "with the same GPU model and driver)\n";
+  out += "\noutliers (the slowest CUDA start-up, narrowest PCIe link or hottest GPU of a node, > 3 "
+         "scaled MADs from the median of nodes with the same GPU model and driver)\n";
   if (outs.empty()) {
     out += "  none\n";
   }
   for (const auto& o : outs) {
-    out += fmt::format("  {} {}: {} vs median {} (MAD {}, {} nodes with {}, driver {})\n",
-                       printable(o.node->name), printable(o.node->startup_gpu),
-                       ms_text(*o.node->startup_ms), ms_text(o.median), ms_text(o.mad), o.group,
+    const auto text = [&o](double v) {
+      const auto& f = info(o.figure);
+      return f.fixed ? fmt::format("{:.1f} {}", v, f.unit) : fmt::format("{:g} {}", v, f.unit);
+    };
+    out += fmt::format("  {} {}: {} {} vs median {} (MAD {}, {} nodes with {}, driver {})\n",
+                       printable(o.node->name), printable(o.figure_of().gpu), info(o.figure).what,
+                       text(o.figure_of().value), text(o.median), text(o.mad), o.group,
                        printable(o.model), o.driver.empty() ? "none" : printable(o.driver));
   }
   if (!m_superseded.empty()) {

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -89,6 +90,11 @@ struct FleetDir {
     return json::parse(r.out);
   }
 };
+
+// FAKE_NVML_TEMP for two GPUs.
+std::string fmt_temps(int first, int second) {
+  return "0:" + std::to_string(first) + ",1:" + std::to_string(second);
+}
 
 std::string fmt_node(int i) {
   return (i < 10 ? "node-0" : "node-") + std::to_string(i);
@@ -228,6 +234,59 @@ TEST_CASE("summarize: text names each node's verdict and cause, the spread and t
   CHECK(r.out.find("node-07 ") != std::string::npos);
   CHECK(r.out.find("outliers (") != std::string::npos);
   CHECK(r.out.find("superseded") != std::string::npos);
+}
+
+TEST_CASE("summarize: a link trained narrower or a GPU hotter than on identical nodes stands out") {
+  // Six nodes of two GPUs, one H100 model and driver: rack-5's first GPU trained x8 (the fixture
+  // as it is), the others x16; NVML (the fake) reports 33-36 C, rack-3's first GPU 84 C.
+  FleetDir d;
+  const std::string gpu_path =
+      "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0";
+  for (int i = 1; i <= 6; ++i) {
+    const std::string host = "rack-" + std::to_string(i);
+    const auto snap = d.snapshot("pcie-link-gpu-x8", host);
+    if (i != 5) {
+      write_text(snap / gpu_path / "current_link_width", "16\n");
+      write_text(snap / fs::path(gpu_path).parent_path() / "current_link_width", "16\n");
+    }
+    const std::string temps = fmt_temps(i == 3 ? 84 : 33 + i % 3, 34 + i % 3);
+    const auto r = run_preflight(
+        {"check", "--root", snap.string(), "--format", "json", "--no-cuda", "--libnvml",
+         GPF_FAKE_LIBNVML},
+        {{"FAKE_NVML_BUS_IDS", "0000:18:00.0,0000:2a:00.0"}, {"FAKE_NVML_TEMP", temps}});
+    REQUIRE(r.exit_code <= 1);
+    write_text(d.reports() / (host + ".json"), r.out);
+  }
+  // every node is ready (rack-5's x8 link is a warning): an outlier is a lead, not a verdict
+  const json s = summarize_json({d.reports().string()}, 0);
+  std::map<std::string, json> by_metric;
+  for (const auto& o : s.at("outliers")) {
+    CHECK(by_metric.emplace(o.at("metric").get<std::string>(), o).second);
+  }
+  REQUIRE(by_metric.size() == 2);
+  const json& link = by_metric.at("pcie_link_width");
+  CHECK(link.at("node") == "rack-5");
+  CHECK(link.at("gpu") == "0000:18:00.0");
+  CHECK(link.at("value") == 8);
+  CHECK(link.at("median") == 16);
+  CHECK(link.at("group_nodes") == 6);
+  const json& hot = by_metric.at("gpu_temperature_c");
+  CHECK(hot.at("node") == "rack-3");
+  CHECK(hot.at("gpu") == "0000:18:00.0");
+  CHECK(hot.at("value") == 84);
+  CHECK(hot.at("median") == 35.5); // the hottest GPUs of the others: 35, 36, 35, 36, 34
+  const json* rack1 = node_entry(s, "rack-1");
+  REQUIRE(rack1);
+  CHECK(rack1->at("pcie_link_width") == 16);
+  CHECK(rack1->at("gpu_temperature_c") == 35);
+  CHECK(rack1->at("cuda_startup_ms").is_null());
+
+  const auto text = run_preflight({"summarize", d.reports().string()}).out;
+  INFO(text);
+  CHECK(text.find("  rack-5 0000:18:00.0: PCIe link width 8 lanes vs median 16 lanes (MAD 0 lanes, "
+                  "6 nodes with NVIDIA H100 80GB HBM3, driver 550.54.14)\n") != std::string::npos);
+  CHECK(text.find("  rack-3 0000:18:00.0: GPU temperature 84 C vs median 35.5 C (MAD 0.5 C, ") !=
+        std::string::npos);
 }
 
 TEST_CASE("summarize: exit 0 when every node is ready, JSON lines on stdin, and --max-age") {
