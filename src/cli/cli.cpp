@@ -229,11 +229,18 @@ void add_check_options(CLI::App& app, CliOptions& o) {
       }));
   app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)")
       ->type_name("FILE");
-  app.add_option("--disable", o.rules.disable, "Turn a rule off (repeatable)")
+  // These two are on the top level and on check: each appends, so that `--disable a check
+  // --disable b` turns off both (a bound vector would keep only the last option's values).
+  const auto append_to = [](std::vector<std::string>& to) {
+    return [&to](const std::vector<std::string>& v) { to.insert(to.end(), v.begin(), v.end()); };
+  };
+  app.add_option_function<std::vector<std::string>>("--disable", append_to(o.rules.disable),
+                                                    "Turn a rule off (repeatable)")
       ->type_name("ID")
       ->allow_extra_args(false);
-  app.add_option("--severity", o.rules.severity,
-                 "Change a rule's severity: ID=info|warn|fail (repeatable)")
+  app.add_option_function<std::vector<std::string>>(
+         "--severity", append_to(o.rules.severity),
+         "Change a rule's severity: ID=info|warn|fail (repeatable)")
       ->type_name("ID=LEVEL")
       ->allow_extra_args(false);
   app.add_flag("--no-cuda", o.probe.no_cuda, "Skip the live CUDA probe");

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <unistd.h>
@@ -76,6 +77,23 @@ TEST_CASE("report: options records what changed the verdict") {
              {"strict", true},
              {"expect_cuda", "12.4"},
              {"disabled_rules", {"gpu.excluded", "kernel.below-5.5-multi-gpu"}}});
+
+  // Given on both sides of the check command's name, both count.
+  const auto r =
+      run_preflight({"--disable", "gpu.excluded", "--severity", "driver.libraries-not-checked=fail",
+                     "check", "--format", "json", "--root", fixture("excluded-gpu"), "--disable",
+                     "kernel.below-5.5-multi-gpu", "--severity", "cuda.no-expected-version=warn"});
+  CHECK(r.exit_code == 1);
+  const json split = json::parse(r.out);
+  CHECK(split.at("options").at("disabled_rules") ==
+        json{"gpu.excluded", "kernel.below-5.5-multi-gpu"});
+  std::map<std::string, std::string> severity;
+  for (const auto& f : split.at("findings")) {
+    severity[f.at("id").get<std::string>()] = f.at("severity").get<std::string>();
+  }
+  CHECK(severity.count("gpu.excluded") == 0);
+  CHECK(severity["driver.libraries-not-checked"] == "fail");
+  CHECK(severity["cuda.no-expected-version"] == "warn");
 }
 
 TEST_CASE("report: a snapshot records the node's name and the replay reports it") {
