@@ -73,6 +73,34 @@ std::size_t bytes_of_columns(std::string_view s, std::size_t n) {
   return i;
 }
 
+// The pieces wrapping keeps whole: words, and a `backticked command` with its spaces, so that a
+// command is copied from one line; one longer than max_cols is split at its spaces after all.
+std::vector<std::string_view> wrap_units(std::string_view text, std::size_t max_cols) {
+  const auto words = split(text, ' '); // views into text
+  const auto ticks = [](std::string_view w) { return std::count(w.begin(), w.end(), '`'); };
+  std::vector<std::string_view> units;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (ticks(words[i]) % 2 == 1) { // opens a span: it ends at the next word with a backtick
+      std::size_t j = i + 1;
+      while (j < words.size() && ticks(words[j]) == 0) {
+        ++j;
+      }
+      if (j < words.size()) {
+        const std::string_view span(
+            words[i].data(),
+            static_cast<std::size_t>(words[j].data() + words[j].size() - words[i].data()));
+        if (columns(span) <= max_cols) {
+          units.push_back(span);
+          i = j;
+          continue;
+        }
+      }
+    }
+    units.push_back(words[i]);
+  }
+  return units;
+}
+
 // Appends text wrapped at spaces to `width` columns and a newline: the first line continues
 // after `used` columns, the next ones start with `hang` spaces. A word longer than a whole line
 // is cut, but for a URL; everything else stays whole, so commands and paths can be copied.
@@ -80,7 +108,7 @@ void append_wrapped(std::string& out, std::string_view text, std::size_t used, s
                     std::size_t width) {
   std::size_t col = used;
   bool words_on_line = false;
-  for (std::string_view word : split(text, ' ')) {
+  for (std::string_view word : wrap_units(text, width > hang ? width - hang : 0)) {
     std::size_t w = columns(word);
     if (words_on_line && col + 1 + w > width) {
       out += '\n' + std::string(hang, ' ');

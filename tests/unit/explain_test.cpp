@@ -71,6 +71,19 @@ TEST_CASE("the common rules' explanations say how to confirm by hand and what th
       // wrapped for a terminal (these texts are ASCII); a source URL is never cut
       CHECK((nl - start <= 80 || shown.compare(start, 8, "Sources:") == 0));
     }
+    // a `command` that fits a line stays on one, to be copied whole
+    for (auto open = e.find('`'); open != std::string_view::npos;) {
+      const auto close = e.find('`', open + 1);
+      if (close == std::string_view::npos) {
+        break;
+      }
+      const std::string_view command = e.substr(open, close + 1 - open);
+      INFO(command);
+      if (command.size() <= 60) {
+        CHECK(shown.find(command) != std::string::npos);
+      }
+      open = e.find('`', close + 1);
+    }
   }
   CHECK(covered >= 40);
 }
