@@ -11,8 +11,11 @@ shift 2
 src=$(cd "$(dirname "$0")/.." && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(kernel_release devices_manifest driver_version params registry gpu_information modules environ
-           log_line log_scanner cuda_json user_rules ld_cache render redactor)
+  # Every target fuzz/CMakeLists.txt builds: the list lives there only.
+  for exe in "$build"/fuzz/fuzz_*; do
+    [ -f "$exe" ] && [ -x "$exe" ] && targets+=("${exe##*/fuzz_}")
+  done
+  [ ${#targets[@]} -gt 0 ] || { echo "fuzz: no targets in $build/fuzz (build the 'fuzzers' target of a GPF_SANITIZE clang build)" >&2; exit 2; }
 fi
 
 seeds="$build/fuzz-seeds"
