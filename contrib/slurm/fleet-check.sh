@@ -16,7 +16,8 @@
 #   GPU_PREFLIGHT_SUMMARY    summarize's --format: text (default) or json
 #   SRUN                     the srun to call (default: srun on PATH)
 # Exit: summarize's status: 0 every node ready, 1 some node not ready, 2 a report missing or
-# unreadable (a task that timed out or could not run the checker is named on stderr).
+# unreadable: a node whose task started but wrote no report (the checker missing there, killed at
+# the time limit, crashed) is named on stderr, and so is a task srun could not start.
 set -u
 
 bin=${GPU_PREFLIGHT:-gpu-preflight}
@@ -41,13 +42,18 @@ else
 fi
 
 # --label prefixes every output line with its task number ("  3: {"), which puts the reports of
-# the nodes, interleaved on srun's standard output, back together: one file per task.
+# the nodes, interleaved on srun's standard output, back together: one file per task. Each task
+# first prints its node's name (a "#node" line, kept in task-N.node), so that a node whose checker
+# printed nothing is still known by name.
+# shellcheck disable=SC2016 # $0, $@ and $(uname -n) are the task's, expanded on the node
 "$srun" --ntasks-per-node=1 --time="$minutes" --label --kill-on-bad-exit=0 "${srun_args[@]}" \
-  "$bin" check --format json "${check_args[@]}" |
+  sh -c 'echo "#node $(uname -n)"; exec "$0" "$@"' "$bin" check --format json "${check_args[@]}" |
   awk -v dir="$dir" '
     match($0, /^ *[0-9]+: /) {
       task = substr($0, 1, RLENGTH); gsub(/[ :]/, "", task)
-      print substr($0, RLENGTH + 1) > (dir "/task-" task ".json")
+      line = substr($0, RLENGTH + 1)
+      if (line ~ /^#node /) { print substr(line, 7) > (dir "/task-" task ".node"); next }
+      print line > (dir "/task-" task ".json")
       next
     }
     { print "fleet-check: unlabelled output: " $0 > "/dev/stderr" }'
@@ -57,9 +63,22 @@ if [ "${status[0]}" -gt 1 ]; then
   echo "fleet-check: srun exited ${status[0]}; nodes whose task did not finish have no report" >&2
 fi
 shopt -s nullglob
+silent=0
+for started in "$dir"/task-*.node; do
+  task=${started%.node}
+  if [ ! -s "$task.json" ]; then
+    echo "fleet-check: node $(cat "$started") (${task##*/}) returned no report" >&2
+    silent=$((silent + 1))
+  fi
+done
 reports=("$dir"/task-*.json)
 if [ ${#reports[@]} -eq 0 ]; then
   echo "fleet-check: no report came back (srun exited ${status[0]})" >&2
   exit 2
 fi
-"$bin" summarize --format "$format" "$dir"
+rc=0
+"$bin" summarize --format "$format" "$dir" || rc=$?
+if [ "$silent" -gt 0 ] && [ "$rc" -lt 2 ]; then
+  rc=2
+fi
+exit "$rc"

@@ -283,10 +283,21 @@ grep -Eq "^  ${verdict^^} +1  $node( |\$)" "$tmp/fleet.txt" ||
 expected_rc=0
 [ "$verdict" = fail ] && expected_rc=1
 [ "$rc" -eq "$expected_rc" ] || fail "fleet-check.sh exited $rc for a $verdict node"
-# JSON summary, and a node whose task wrote no report is an error (exit 2)
+# JSON summary
 GPU_PREFLIGHT=$bin GPU_PREFLIGHT_SUMMARY=json timeout 120 "$src/contrib/slurm/fleet-check.sh" -N1 -p gpftest \
   -- --no-cuda --no-nvml >"$tmp/fleet.json" || true
 grep -q "\"node\": \"$node\"" "$tmp/fleet.json" || fail "the JSON summary does not name node $node"
+# A node whose checker prints nothing (here: exits 3 at once) is named, and the run is an error.
+# shellcheck disable=SC2016 # $1 and $@ are the wrapper's own
+printf '#!/bin/sh\n[ "$1" = check ] && exit 3\nexec "%s" "$@"\n' "$bin" >"$tmp/silent-checker"
+chmod 755 "$tmp/silent-checker"
+rc=0
+GPU_PREFLIGHT=$tmp/silent-checker timeout 120 "$src/contrib/slurm/fleet-check.sh" -N1 -p gpftest \
+  >"$tmp/silent.txt" 2>"$tmp/silent.err" || rc=$?
+cat "$tmp/silent.err"
+[ "$rc" -eq 2 ] || fail "fleet-check.sh exited $rc for a node that returned no report, expected 2"
+grep -q "^fleet-check: node $(uname -n) (task-0) returned no report\$" "$tmp/silent.err" ||
+  fail "fleet-check.sh did not name node $(uname -n), which returned no report"
 
 echo
 echo "PASS: Slurm health check, Prolog and fleet-check on a real one-node cluster"
