@@ -118,14 +118,18 @@ void append_wrapped(std::string& out, std::string_view text, std::size_t used, s
       out += ' ';
       ++col;
     }
-    // alone on its line and still too long: cut where the line ends (a URL stays whole, for
-    // the terminal to open it)
+    // alone on its line and still too long: cut after the last '/' that fits (a path then
+    // breaks between its parts), else where the line ends; a URL stays whole, for the terminal
+    // to open it
     while (col + w > width && col < width && !contains(word, "://")) {
-      const std::size_t fit = width - col;
-      const std::size_t cut = bytes_of_columns(word, fit);
+      std::size_t cut = bytes_of_columns(word, width - col);
+      if (const auto slash = word.substr(0, cut).rfind('/');
+          slash != std::string_view::npos && slash > 0) {
+        cut = slash + 1;
+      }
       out += std::string(word.substr(0, cut)) + '\n' + std::string(hang, ' ');
+      w -= columns(word.substr(0, cut));
       word.remove_prefix(cut);
-      w -= fit;
       col = hang;
     }
     out += word;
