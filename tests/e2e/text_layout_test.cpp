@@ -147,6 +147,23 @@ TEST_CASE("wrapped evidence and remedies hang under their label") {
   CHECK(widest(r.out) <= 60);
 }
 
+TEST_CASE("a path longer than a line breaks after a slash, not inside a name") {
+  const auto r = run_preflight({"--root", fixture("pcie-link-gpu-x8")});
+  const auto lines = lines_of(r.out);
+  std::size_t broken = 0;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i].rfind("  evidence: /sys/", 0) == 0 && lines[i].size() > 60 &&
+        lines[i + 1].rfind("            ", 0) == 0) {
+      INFO(lines[i]);
+      ++broken;
+      CHECK(lines[i].back() == '/');
+    }
+  }
+  CHECK(broken >= 1);
+  CHECK(widest(r.out) <= 80);
+  CHECK(has(r.out, "current_link_width: 8"));
+}
+
 TEST_CASE("the driver banner is short in text, whole in JSON") {
   // healthy-8gpu's banner: NVIDIA UNIX Open Kernel Module ... Release Build (...) date
   const auto text = run_preflight({"--root", fixture("missing-gpu-node"), "--verbose"});
@@ -255,4 +272,11 @@ TEST_CASE("a progress line on a terminal while the live probes run, nothing in a
             "probing CUDA\u2026 (deadline 30 s)"));
   // a snapshot replay runs no live probe: no progress line
   CHECK_FALSE(has(run_on_pty({"--root", healthy8()}, env, true).pty, "probing"));
+  // --skip-busy on a node where a process holds a GPU: the live probe does not run, nor its line
+  const std::vector<std::string> busy{"--root",      fixture("proc-stray-gpu3"),
+                                      "--libcuda",   GPF_FAKE_LIBCUDA,
+                                      "--skip-busy", "--format",
+                                      "json"};
+  CHECK(has(run_preflight(busy, {{"FAKE_CUDA_GPUS", "4"}}).out, "--skip-busy: GPUs in use"));
+  CHECK_FALSE(has(run_on_pty(busy, env, true).pty, "probing"));
 }
