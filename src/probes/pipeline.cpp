@@ -5,8 +5,6 @@
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
 
-#include <fmt/format.h>
-
 #include <array>
 #include <chrono>
 #include <string_view>
@@ -41,9 +39,7 @@ constexpr std::array<ProbeRow, 16> k_pipeline{{
     {"cuda", "CUDA start-up", probe_cuda},
     {"nvml", "GPU health (NVML)", probe_nvml},
 }};
-} // namespace
 
-namespace {
 ProgressFn& progress_listener() {
   static ProgressFn listener;
   return listener;
@@ -65,15 +61,6 @@ Facts collect_facts(const Host& host, const ProbeOptions& options) {
   facts.env = host.environment();
   for (const auto& probe : k_pipeline) {
     if (probe.run == probe_cuda) {
-      // Live children (not a replay): they may run into the deadline, so say what is going on.
-      if ((host.is_live() || options.libcuda) && !options.no_cuda) {
-        // (no GPU listed, as on WSL2: CUDA's enumeration says how many there are)
-        const auto n = facts.gpus.size();
-        const std::string on =
-            n == 0 ? std::string() : fmt::format(" on {} GPU{}", n, n == 1 ? "" : "s");
-        report_progress(
-            fmt::format("probing CUDA{}\u2026 (deadline {:g} s)", on, options.cuda_timeout_s));
-      }
       start_nvml(host, options, facts); // NVML's children work while the CUDA stage runs
     }
     const auto start = std::chrono::steady_clock::now();

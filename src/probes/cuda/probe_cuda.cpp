@@ -1,6 +1,7 @@
 // Probe "cuda": chooses skip / replay / live (cuda_probe.hpp) and sums the outcome up in the
 // probe status. Reads the host only through Host: cuda.json and the job environment.
 #include "gpf/probes/cuda_probe.hpp"
+#include "gpf/probes/progress.hpp"
 
 #include "probes/cuda/busy.hpp"
 #include "probes/cuda/live_probe.hpp"
@@ -123,6 +124,13 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
   for (const auto& gpu : facts.gpus) {
     input.driver_gpus.push_back({gpu.bus_id, gpu.uuid});
   }
+  // Live children may run into the deadline: say what is going on (no GPU listed, as on WSL2:
+  // CUDA's enumeration says how many there are).
+  const auto n = facts.gpus.size();
+  report_progress(
+      fmt::format("probing CUDA{}\u2026 (deadline {:g} s)",
+                  n == 0 ? std::string() : fmt::format(" on {} GPU{}", n, n == 1 ? "" : "s"),
+                  options.cuda_timeout_s));
   auto result = cuda::run_live_probe(input);
   if (!result) {
     return status.fail(result.error().message);
