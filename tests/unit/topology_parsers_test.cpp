@@ -41,6 +41,14 @@ TEST_CASE("link targets are joined to the link's directory and stay inside the r
   }
 }
 
+TEST_CASE("the directory of one device on a sysfs path, or nothing when it is not on it") {
+  const std::string path = "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/infiniband/mlx5_0";
+  CHECK(sysfs_prefix_through(path, "0000:01:00.0") ==
+        "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+  CHECK(sysfs_prefix_through(path, "0000:00:01.0") == "sys/devices/pci0000:00/0000:00:01.0");
+  CHECK(sysfs_prefix_through(path, "0000:02:00.0").empty());
+}
+
 TEST_CASE("a sysfs device path splits into its host bridge and the devices below it") {
   auto p = parse_sysfs_pci_path(
       "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0");

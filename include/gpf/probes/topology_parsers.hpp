@@ -35,6 +35,11 @@ struct SysfsPciPath {
 };
 SysfsPciPath parse_sysfs_pci_path(std::string_view path);
 
+// The directory of the component `bus_id` on a sysfs device path
+// ("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/infiniband/mlx5_0", "0000:01:00.0" ->
+// "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"); "" when the path has no such component.
+std::string sysfs_prefix_through(std::string_view path, std::string_view bus_id);
+
 // A sysfs hex attribute ("0x10de\n") -> value; nullopt on garbage.
 std::optional<std::uint32_t> parse_sysfs_hex(std::string_view text);
 

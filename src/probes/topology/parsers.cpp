@@ -255,6 +255,12 @@ std::optional<std::string> join_link_target(std::string_view link_path, std::str
   return out;
 }
 
+std::string sysfs_prefix_through(std::string_view path, std::string_view bus_id) {
+  const auto at = path.find("/" + std::string(bus_id));
+  return at == std::string_view::npos ? std::string()
+                                      : std::string(path.substr(0, at + 1 + bus_id.size()));
+}
+
 SysfsPciPath parse_sysfs_pci_path(std::string_view path) {
   SysfsPciPath out;
   std::string_view last_other;

@@ -43,12 +43,6 @@ std::string device_dir(const Host& host, const std::string& entry) {
   return entry;
 }
 
-// The directory of the component `bus_id` on a device path.
-std::string prefix_through(const std::string& path, const std::string& bus_id) {
-  const auto at = path.find("/" + bus_id);
-  return at == std::string::npos ? std::string() : path.substr(0, at + 1 + bus_id.size());
-}
-
 // One sysfs attribute: nullopt when absent; an unreadable one is added to errors.
 std::optional<std::string> read_attr(const Host& host, const std::string& path, std::size_t cap,
                                      std::vector<std::string>& errors) {
@@ -166,7 +160,7 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
       path.bridges.assign(parsed.devices.begin(), parsed.devices.end() - 1);
     }
     for (const auto& bridge : path.bridges) {
-      read_bridge(host, prefix_through(path.path, bridge), bridge, pcie, problems);
+      read_bridge(host, sysfs_prefix_through(path.path, bridge), bridge, pcie, problems);
     }
     read_link_and_aer(host, path.path, path.link, path.aer, problems);
     const std::string group_link = path.path + "/iommu_group";

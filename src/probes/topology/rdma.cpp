@@ -124,8 +124,9 @@ ProbeStatus probe_rdma(const Host& host, const ProbeOptions&, Facts& facts) {
       dev.bus_id = parsed.devices.back();
       dev.root = parsed.root;
       dev.bridges.assign(parsed.devices.begin(), parsed.devices.end() - 1);
-      const auto at = dev.path.find("/" + dev.bus_id);
-      dev.numa_node = read_numa(host, dev.path.substr(0, at + 1 + dev.bus_id.size()));
+      if (const auto pci_dir = sysfs_prefix_through(dev.path, dev.bus_id); !pci_dir.empty()) {
+        dev.numa_node = read_numa(host, pci_dir);
+      }
     }
     const std::string ports_dir = dev.path + "/ports";
     if (auto ports = host.list_dir(ports_dir)) {
