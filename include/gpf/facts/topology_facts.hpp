@@ -216,10 +216,10 @@ struct GpuNic {
 struct RdmaFacts {
   bool ran = false;
   std::vector<RdmaDevice> devices;
-  // sys/module/nvidia_peermem/version and sys/module/nv_peer_mem/version (the GPUDirect RDMA
-  // peer-memory modules), read whether or not any RDMA device exists; nullopt = absent.
+  // sys/module/nvidia_peermem/version (the GPUDirect RDMA peer-memory module), read whether or
+  // not any RDMA device exists; nullopt = absent. The legacy nv_peer_mem has versions of its own
+  // (not compared), so only its presence in proc/modules counts.
   std::optional<std::string> peermem_version;
-  std::optional<std::string> nv_peer_mem_version;
   std::vector<GpuNic> nearest; // per GPU with a known PCIe path, when any RDMA device is PCI
 };
 

@@ -1,7 +1,7 @@
 // Probe "rdma": the RDMA devices (InfiniBand HCAs, RoCE NICs) in sys/class/infiniband, the state,
 // physical state, rate and link layer of each port, the PCI function and PCIe path of each device,
-// and the device nearest to each GPU on the PCIe tree; the versions of the GPUDirect RDMA
-// peer-memory modules (nvidia_peermem, nv_peer_mem) in sys/module. Facts: Linux ABI
+// and the device nearest to each GPU on the PCIe tree; the version of the GPUDirect RDMA
+// peer-memory module nvidia_peermem in sys/module. Facts: Linux ABI
 // sysfs-class-infiniband,
 // https://www.kernel.org/doc/Documentation/ABI/stable/sysfs-class-infiniband
 #include "gpf/probes/probes.hpp"
@@ -94,7 +94,6 @@ ProbeStatus probe_rdma(const Host& host, const ProbeOptions&, Facts& facts) {
   RdmaFacts& rdma = facts.topology.rdma;
   std::string module_error;
   rdma.peermem_version = read_attr(host, "sys/module/nvidia_peermem/version", module_error);
-  rdma.nv_peer_mem_version = read_attr(host, "sys/module/nv_peer_mem/version", module_error);
   if (!module_error.empty()) {
     status.fail(module_error);
   }
