@@ -79,7 +79,6 @@ struct SxidInfo {
   std::string_view source;
 };
 
-std::span<const SxidInfo> sxid_table();
 // nullptr for an SXid the catalog does not list.
 const SxidInfo* find_sxid(unsigned sxid);
 

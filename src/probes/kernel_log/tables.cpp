@@ -320,6 +320,14 @@ template <class Row> const Row* find_code(std::span<const Row> rows, unsigned va
   return it == rows.end() ? nullptr : &*it;
 }
 
+// The row whose range first..last holds value (the Xid and SXid catalogs list ranges).
+template <class Row> const Row* find_in_range(std::span<const Row> rows, unsigned value) {
+  const auto it = std::find_if(rows.begin(), rows.end(), [value](const Row& r) {
+    return value >= r.first && value <= r.last;
+  });
+  return it == rows.end() ? nullptr : &*it;
+}
+
 } // namespace
 
 std::span<const XidInfo> xid_table() {
@@ -384,21 +392,12 @@ constexpr SxidInfo k_sxids[] = {
     {24001, 24003, "single-bit ECC error (corrected)", SxidClass::harmless, k_src_fm},
 };
 
-std::span<const SxidInfo> sxid_table() {
-  return k_sxids;
-}
-
 const SxidInfo* find_sxid(unsigned sxid) {
-  const auto it = std::find_if(std::begin(k_sxids), std::end(k_sxids), [sxid](const SxidInfo& r) {
-    return sxid >= r.first && sxid <= r.last;
-  });
-  return it == std::end(k_sxids) ? nullptr : &*it;
+  return find_in_range<SxidInfo>(k_sxids, sxid);
 }
 
 const XidInfo* find_xid(unsigned xid) {
-  const auto it = std::find_if(std::begin(k_xids), std::end(k_xids),
-                               [xid](const XidInfo& r) { return xid >= r.first && xid <= r.last; });
-  return it == std::end(k_xids) ? nullptr : &*it;
+  return find_in_range<XidInfo>(k_xids, xid);
 }
 
 std::span<const CodeInfo> rm_init_table() {
