@@ -211,6 +211,14 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     std::optional<std::string> model;
     TRY(g["model"].get(model));
     ++n.models[model.value_or("unknown model")];
+    // NVML's temperature, where the report has it
+    std::optional<unsigned> celsius;
+    TRY(g["health"]["temperature_c"].get(celsius));
+    if (celsius) {
+      std::string bus;
+      TRY(g["bus_id"].get(bus));
+      n.keep(Figure::temperature, *celsius, bus, std::greater<>());
+    }
     return {};
   }));
   const JsonIn facts = in["facts"];
@@ -279,17 +287,6 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     }
     if (width) {
       n.keep(Figure::pcie_width, *width, bus, std::less<>());
-    }
-    return {};
-  }));
-  // NVML's temperature of each GPU, where the report has it.
-  TRY(in["gpus"].each([&](const JsonIn& g) -> Result<void> {
-    std::optional<unsigned> celsius;
-    TRY(g["health"]["temperature_c"].get(celsius));
-    if (celsius) {
-      std::string bus;
-      TRY(g["bus_id"].get(bus));
-      n.keep(Figure::temperature, *celsius, bus, std::greater<>());
     }
     return {};
   }));
