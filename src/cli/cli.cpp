@@ -162,7 +162,7 @@ public:
     if (!m_on) {
       return;
     }
-    std::string line = m_utf8 ? text : ascii_ellipsis(text);
+    std::string line = m_utf8 ? text : ascii_punctuation(text);
     clear();
     std::cerr << line << std::flush;
     m_shown = line.size();
@@ -175,12 +175,6 @@ public:
   }
 
 private:
-  static std::string ascii_ellipsis(std::string s) {
-    for (auto at = s.find("\u2026"); at != std::string::npos; at = s.find("\u2026")) {
-      s.replace(at, 3, "...");
-    }
-    return s;
-  }
   bool m_on;
   bool m_utf8;
   std::size_t m_shown = 0;

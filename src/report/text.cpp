@@ -4,13 +4,13 @@
 // characters come out escaped (printable). Lines are wrapped to the width with hanging indents;
 // on a pass the info findings are folded into one line unless verbose.
 #include "gpf/util/text.hpp"
+#include "gpf/probes/parsers.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/text_report.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
-#include <regex>
 
 namespace gpf {
 namespace {
@@ -146,20 +146,6 @@ void append_field(std::string& out, std::string_view label, std::string_view tex
   append_wrapped(out, text, columns(label), columns(label), width);
 }
 
-// Our own punctuation in ASCII for a terminal whose locale is not UTF-8.
-std::string ascii_punctuation(std::string s) {
-  static const std::pair<std::string_view, std::string_view> k_map[] = {
-      {"\u2014", "-"}, {"\u2013", "-"},  {"\u2026", "..."}, {"\u2018", "'"},
-      {"\u2019", "'"}, {"\u201c", "\""}, {"\u201d", "\""},  {"\u2192", "->"}};
-  for (const auto& [from, to] : k_map) {
-    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at)) {
-      s.replace(at, from.size(), to);
-      at += to.size();
-    }
-  }
-  return s;
-}
-
 // Evidence as the text report shows it: the driver banner shortened (the JSON keeps it whole).
 std::string shown_evidence(std::string_view e) {
   constexpr std::string_view k_banner = "NVRM version: ";
@@ -193,6 +179,19 @@ std::string folded(const std::vector<const Finding*>& infos) {
 
 } // namespace
 
+std::string ascii_punctuation(std::string s) {
+  static const std::pair<std::string_view, std::string_view> k_map[] = {
+      {"\u2014", "-"}, {"\u2013", "-"},  {"\u2026", "..."}, {"\u2018", "'"},
+      {"\u2019", "'"}, {"\u201c", "\""}, {"\u201d", "\""},  {"\u2192", "->"}};
+  for (const auto& [from, to] : k_map) {
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at)) {
+      s.replace(at, from.size(), to);
+      at += to.size();
+    }
+  }
+  return s;
+}
+
 std::string wrap_text(std::string_view text, std::size_t used, std::size_t hang,
                       std::size_t width) {
   std::string out;
@@ -201,21 +200,21 @@ std::string wrap_text(std::string_view text, std::size_t used, std::size_t hang,
 }
 
 std::optional<std::string> short_driver_banner(std::string_view s) {
-  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (...)"
-  static const std::regex k_version(R"(\s(\d+\.\d+(\.\d+)?)\s)");
-  const std::string text(s.substr(0, 1024));
-  if (text.find("NVRM version:") == std::string::npos) {
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (...)",
+  // read as the driver probe reads the file
+  DriverFacts d;
+  if (!parse_driver_version_file(s.substr(0, 1024), d)) {
     return std::nullopt;
   }
-  std::smatch m;
-  if (!std::regex_search(text, m, k_version)) {
-    return std::nullopt;
+  switch (d.flavour) {
+  case DriverFlavour::open:
+    return d.version_text + " (open kernel module)";
+  case DriverFlavour::proprietary:
+    return d.version_text + " (proprietary kernel module)";
+  case DriverFlavour::unknown:
+    break;
   }
-  const std::string lower = to_lower(text.substr(0, static_cast<std::size_t>(m.position(0))));
-  const std::string_view kind = contains(lower, "open kernel module") ? "open kernel module"
-                                : contains(lower, "kernel module")    ? "proprietary kernel module"
-                                                                      : "";
-  return kind.empty() ? m[1].str() : fmt::format("{} ({})", m[1].str(), kind);
+  return d.version_text;
 }
 
 std::string render_text(const Report& r, bool color) {

@@ -23,6 +23,10 @@ std::string render_text(const Report& report, const TextOptions& options);
 // `used` columns, the next ones start with `hang` spaces; a word longer than a line is cut.
 std::string wrap_text(std::string_view text, std::size_t used, std::size_t hang, std::size_t width);
 
+// Our own punctuation in ASCII, for a terminal whose locale is not UTF-8: the dashes, the
+// ellipsis, the quotes and the arrow.
+std::string ascii_punctuation(std::string s);
+
 // The driver banner of /proc/driver/nvidia/version in a few words, for text only:
 // "550.54.14 (open kernel module)"; nullopt when s holds no banner.
 std::optional<std::string> short_driver_banner(std::string_view s);
