@@ -16,10 +16,6 @@ const GpuFacts* gpu_by_minor(const Facts& f, unsigned minor) {
 
 // NVIDIA's own daemons keep the device nodes open by design (persistence, the NVLink fabric,
 // DCGM): they are no job's leftover.
-bool system_daemon(const std::string& comm) {
-  return comm_names(comm, "nvidia-persistenced") || comm_names(comm, "nv-fabricmanager") ||
-         comm_names(comm, "nv-hostengine");
-}
 
 } // namespace
 
@@ -34,7 +30,7 @@ std::span<const Rule> process_rules() {
            "Stop the processes in the evidence (or wait for them), or pick other GPUs with CUDA_VISIBLE_DEVICES",
        .source = "https://man7.org/linux/man-pages/man5/proc.5.html",
        .explanation =
-           "A process that has /dev/nvidiaN open holds a context (and memory) on that GPU: a leftover of an earlier job, a monitoring agent, or another user's job. NVIDIA's daemons that keep the nodes open by design (nvidia-persistenced, nv-fabricmanager, nv-hostengine) are not reported. On a node that is meant to be idle before a job (`--expect-idle`, or a scheduler's prolog) that is a warning naming them; otherwise it is information. Processes are matched by the device number of the open file (major 195, minor N), not by the path, which is the path in the process's own mount namespace. Inside a container's PID namespace other processes of the host are invisible, so an empty list there proves nothing.",
+           "A process that has /dev/nvidiaN open holds a context (and memory) on that GPU: a leftover of an earlier job, a monitoring agent, or another user's job. NVIDIA's daemons that keep the nodes open by design (nvidia-persistenced, nv-fabricmanager, nv-hostengine, dcgm-exporter, nvidia-smi) are not reported, the same list `--skip-busy` ignores. On a node that is meant to be idle before a job (`--expect-idle`, or a scheduler's prolog) that is a warning naming them; otherwise it is information. Processes are matched by the device number of the open file (major 195, minor N), not by the path, which is the path in the process's own mount namespace. Inside a container's PID namespace other processes of the host are invisible, so an empty list there proves nothing.",
        .evidence =
            "proc/<pid>/fd links (stat: character device 195:N), proc/<pid>/comm, and the GPUs' minors (proc/driver/nvidia/gpus/*/information).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -42,7 +38,7 @@ std::span<const Rule> process_rules() {
          std::vector<Hit> hits;
          const bool host_table = sees_host_processes(c.facts.topology.services);
          for (const auto& h : procs.holders) {
-           if (h.minors.empty() || system_daemon(h.comm)) {
+           if (h.minors.empty() || nvidia_management_daemon(h.comm)) {
              continue; // only nvidiactl / nvidia-modeset, or an NVIDIA daemon
            }
            std::vector<std::string> gpus;

@@ -154,6 +154,13 @@ TEST_CASE("process names as the kernel keeps them (15 bytes)") {
   CHECK(comm_names("nv-fabricmanage\n", "nv-fabricmanager"));
   CHECK(comm_names("nvidia-persiste", "nvidia-persistenced"));
   CHECK(comm_names("systemd", "systemd"));
+  // NVIDIA's daemons, as comm shows them (cut at 15 bytes), and nothing else
+  CHECK(nvidia_management_daemon("nvidia-persiste\n"));
+  CHECK(nvidia_management_daemon("dcgm-exporter"));
+  CHECK(nvidia_management_daemon("nv-hostengine"));
+  CHECK(nvidia_management_daemon("nvidia-smi"));
+  CHECK_FALSE(nvidia_management_daemon("python3"));
+  CHECK_FALSE(nvidia_management_daemon("nvidia-smi-wrap"));
   CHECK_FALSE(comm_names("nv-fabricmanag", "nv-fabricmanager"));
   CHECK_FALSE(comm_names("nvidia-persistenced-x", "nvidia-persistenced"));
   CHECK_FALSE(comm_names("", ""));

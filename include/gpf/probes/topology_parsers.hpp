@@ -101,6 +101,11 @@ std::optional<MemlockLimit> parse_memlock_limit(std::string_view limits);
 // ("nv-fabricmanager" shows as "nv-fabricmanage", "nvidia-persistenced" as "nvidia-persiste").
 bool comm_names(std::string_view comm, std::string_view program);
 
+// Whether a proc/<pid>/comm value is one of NVIDIA's management daemons, which hold GPU device
+// nodes on an idle node (persistenced, Fabric Manager, DCGM's host engine and exporter,
+// nvidia-smi): not a job.
+bool nvidia_management_daemon(std::string_view comm);
+
 // var/lib/dpkg/status -> the installed nvidia-fabricmanager package's version ("550.54.14" from
 // "550.54.14-1") and its "Package: ... Version: ..." evidence. nullopt when none is installed.
 struct PackageVersion {

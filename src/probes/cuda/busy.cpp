@@ -36,17 +36,6 @@ std::optional<unsigned> gpu_minor(std::string_view target) {
   return static_cast<unsigned>(parse_uint(target.substr(prefix.size())).value_or(0));
 }
 
-bool management_daemon(std::string_view comm) {
-  static constexpr std::array<std::string_view, 5> k_daemons = {
-      "nvidia-persistenced", "nv-fabricmanager", "nv-hostengine", "dcgm-exporter", "nvidia-smi"};
-  for (const auto daemon : k_daemons) {
-    if (comm_names(comm, daemon)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 } // namespace
 
 std::map<unsigned, std::vector<std::string>> gpu_holders(const Host& host) {
@@ -86,7 +75,7 @@ std::map<unsigned, std::vector<std::string>> gpu_holders(const Host& host) {
     if (auto c = host.read_file("proc/" + pid + "/comm", 64)) {
       comm = std::string(trim(to_valid_utf8(c->data)));
     }
-    if (management_daemon(comm)) {
+    if (nvidia_management_daemon(comm)) {
       continue;
     }
     for (const unsigned minor : held) {

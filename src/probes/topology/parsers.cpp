@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <set>
 
@@ -457,6 +459,13 @@ std::optional<MemlockLimit> parse_memlock_limit(std::string_view limits) {
 bool comm_names(std::string_view comm, std::string_view program) {
   constexpr std::size_t k_comm_max = 15; // TASK_COMM_LEN 16 with the NUL
   return !program.empty() && trim(comm) == program.substr(0, k_comm_max);
+}
+
+bool nvidia_management_daemon(std::string_view comm) {
+  static constexpr std::array<std::string_view, 5> k_daemons = {
+      "nvidia-persistenced", "nv-fabricmanager", "nv-hostengine", "dcgm-exporter", "nvidia-smi"};
+  return std::any_of(k_daemons.begin(), k_daemons.end(),
+                     [comm](std::string_view daemon) { return comm_names(comm, daemon); });
 }
 
 std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status) {
