@@ -326,7 +326,10 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   }
   // The closing line: the verdict again where the reader's eyes end up, with what to run.
   // The export stays whole on one line, so that it can be pasted as it is.
-  out += "\n" + p.paint(verdict_word, verdict_colour) + ": ";
+  // (appended piece by piece: GCC 12's -O3 -Wrestrict misfires on "literal" + string&&, bug 105329)
+  out += '\n';
+  out += p.paint(verdict_word, verdict_colour);
+  out += ": ";
   const std::size_t used = verdict_word.size() + 2;
   const std::string headline = verdict_headline(a);
   if (a.verdict == Verdict::fail) {
