@@ -2,6 +2,7 @@
 // what the kernel log says about it, its architecture against the job's CUDA and the driver, its
 // compute mode, and whether enough GPUs are left.
 #include "common.hpp"
+#include "gpu_state.hpp"
 
 namespace gpf {
 namespace {
@@ -16,38 +17,20 @@ std::string gpu_arch_label(const RuleContext& c, const GpuArch& g) {
                      g.arch.empty() ? "" : " (" + g.arch + ")");
 }
 
-// CUcomputemode (cuda.h): 0 DEFAULT, 1 EXCLUSIVE_THREAD (removed in later toolkits), 2 PROHIBITED,
-// 3 EXCLUSIVE_PROCESS.
-std::string_view compute_mode_name(int mode) {
-  switch (mode) {
-  case 1:
-    return "EXCLUSIVE_THREAD";
-  case 2:
-    return "PROHIBITED";
-  case 3:
-    return "EXCLUSIVE_PROCESS";
-  default:
-    return "DEFAULT";
-  }
-}
-
-std::vector<Hit> compute_mode_hits(const RuleContext& c, bool prohibited) {
+// Exclusive modes, from the CUDA attribute (Prohibited is compute_prohibited_hits).
+std::vector<Hit> exclusive_mode_hits(const RuleContext& c) {
   std::vector<Hit> hits;
   for (const auto& d : c.facts.cuda.devices) {
-    if (!d.compute_mode || *d.compute_mode == 0 || (*d.compute_mode == 2) != prohibited) {
+    if (!d.compute_mode || *d.compute_mode == 0 || *d.compute_mode == 2) {
       continue;
     }
     const std::string evidence =
         fmt::format("CUDA {} ({}): CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = {} ({})", d.index, d.bus_id,
                     *d.compute_mode, compute_mode_name(*d.compute_mode));
     hits.push_back(
-        {prohibited
-             ? fmt::format(
-                   "{} is in compute mode Prohibited: no process can create a CUDA context on it",
-                   c.job.label(d.bus_id))
-             : fmt::format(
-                   "{} is in an exclusive compute mode: only one process at a time can use it (a second one gets CUDA_ERROR_DEVICE_UNAVAILABLE, 46)",
-                   c.job.label(d.bus_id)),
+        {fmt::format(
+             "{} is in an exclusive compute mode: only one process at a time can use it (a second one gets CUDA_ERROR_DEVICE_UNAVAILABLE, 46)",
+             c.job.label(d.bus_id)),
          {evidence},
          d.bus_id});
   }
@@ -538,20 +521,23 @@ std::span<const Rule> gpu_rules() {
        .explanation =
            "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",
        .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return compute_mode_hits(c, false);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return exclusive_mode_hits(c); }},
+      // One judgement with nvml.compute-prohibited (compute_prohibited_hits): this row reports
+      // the GPUs whose compute mode CUDA read.
       {.id = "gpu.compute-mode-prohibited",
        .stage = Stage::gpu,
-       .severity = Severity::warn,
+       .severity = Severity::fail,
        .title = "No GPU is in compute mode Prohibited",
        .remedy = "Set Default mode as root: `nvidia-smi -i <bus id> -c DEFAULT`",
-       .source = "docs/sources.md#compute-mode",
+       .source = k_compute_modes_source,
        .explanation =
-           "In Prohibited mode no process may create a context on the GPU: the job cannot use it.",
-       .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
+           "In Prohibited mode no process may create a context on the GPU: the job cannot use it, "
+           "so it is left out of the recommendation. NVML's reading (nvml.compute-prohibited) is "
+           "the same setting; a GPU is reported once, here when the CUDA probe read it.",
+       .evidence =
+           "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe), and NVML's compute mode where it read one.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return compute_mode_hits(c, true);
+         return compute_prohibited_hits(c, "cuda");
        }},
   };
   return rows;

@@ -1,4 +1,5 @@
 #include "gpf/rules/job_view.hpp"
+#include "gpf/rules/topology.hpp"
 
 #include <fmt/format.h>
 
@@ -25,6 +26,54 @@ std::string JobView::label(const std::string& bus_id) const {
   return named ? fmt::format("GPU {} ({})", bus_id, name->second) : "GPU " + bus_id;
 }
 
+const GpuState& JobView::state(const std::string& bus_id) const {
+  static const GpuState k_none;
+  const auto it = state_by_bus.find(bus_id);
+  return it == state_by_bus.end() ? k_none : it->second;
+}
+
+namespace {
+
+// Each GPU's settings from CUDA, sysfs and NVML, in the order GpuState documents.
+std::unordered_map<std::string, GpuState> merge_gpu_state(const Facts& facts) {
+  std::unordered_map<std::string, GpuState> state;
+  for (const auto& d : facts.cuda.devices) {
+    if (d.compute_mode && !d.bus_id.empty()) {
+      state[d.bus_id].compute_mode.push_back({*d.compute_mode, "cuda"});
+    }
+  }
+  for (const auto& path : facts.topology.pcie.gpus) {
+    for (const auto& hop : pcie_hops(facts.topology, {path.bus_id})) {
+      const auto width = hop.width();
+      const auto could = hop.could_width();
+      if (hop.lower == path.bus_id && width && could) {
+        state[path.bus_id].link_width.push_back({{*width, *could}, "sysfs"});
+      }
+    }
+  }
+  const auto& nvml = facts.nvml;
+  if (nvml.ran && nvml.init_ok()) {
+    for (const auto& g : nvml.gpus) {
+      if (g.bus_id.empty()) {
+        continue;
+      }
+      auto& s = state[g.bus_id];
+      if (g.compute_mode) {
+        s.compute_mode.push_back({*g.compute_mode, "nvml"});
+      }
+      if (g.pcie_width && g.pcie_width_max) {
+        s.link_width.push_back({{*g.pcie_width, *g.pcie_width_max}, "nvml"});
+      }
+      if (g.persistence_mode) {
+        s.persistence_mode.push_back({*g.persistence_mode, "nvml"});
+      }
+    }
+  }
+  return state;
+}
+
+} // namespace
+
 JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
   JobView v;
   // Once CUDA enumerated devices, its order (under the job's CUDA_DEVICE_ORDER) is the index space;
@@ -49,6 +98,7 @@ JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
   v.driver = driver_view(facts);
   v.archs = gpu_archs(facts, matrix);
   v.matrix = &matrix;
+  v.state_by_bus = merge_gpu_state(facts);
   // Names for label(): the model where the driver or CUDA gave one, else a known UUID.
   for (const auto& g : v.archs) {
     if (!g.model.empty()) {

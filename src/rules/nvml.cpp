@@ -2,6 +2,8 @@
 // (memory errors, recovery action, clocks, links, fabric, modes, processes) and NVML's own
 // failures. Evidence quotes what the NVML children reported.
 #include "gpf/rules/rule.hpp"
+#include "gpf/rules/topology.hpp"
+#include "gpu_state.hpp"
 
 #include <fmt/format.h>
 
@@ -31,7 +33,6 @@ constexpr std::string_view k_src_errors =
 constexpr unsigned long long k_hw_slowdown = 0x8;
 constexpr unsigned long long k_hw_thermal = 0x40;
 constexpr unsigned long long k_hw_power_brake = 0x80;
-constexpr int k_compute_prohibited = 2;
 constexpr int k_compute_exclusive_process = 3;
 constexpr unsigned k_fabric_not_started = 1;
 constexpr unsigned k_fabric_in_progress = 2;
@@ -486,28 +487,36 @@ std::span<const Rule> nvml_rules() {
                              ev, g.bus_id);
          });
        }},
+      // One judgement with pcie.link-downtrained (LinkWidth::downtrained, the same GPUs, stage,
+      // severity and effect): this row reports a GPU's own link only where sysfs did not read it.
       {.id = "nvml.pcie-width-degraded",
-       .stage = Stage::gpu,
+       .stage = Stage::host,
        .severity = Severity::warn,
        .title = "The PCIe link runs at the GPU's maximum width",
        .remedy =
            "reseat the GPU or its riser; check the slot's wiring (lspci -vv: LnkSta against LnkCap)",
        .source = k_src_queries,
        .explanation =
-           "A narrower link than the slot and GPU allow (x8 of x16) points at a lane or riser fault.",
+           "A narrower link than the slot and GPU allow (x8 of x16) points at a lane or riser fault. "
+           "sysfs reads the same link (pcie.link-downtrained, which also walks the links above); "
+           "a GPU's link is reported here only when sysfs did not read it. The GPU stays usable.",
        .evidence = "nvmlDeviceGetCurrPcieLinkWidth against nvmlDeviceGetMaxPcieLinkWidth",
+       .caused_by = "pcie.link-downtrained",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
-           if (g.pcie_width && g.pcie_width_max && *g.pcie_width > 0 &&
-               *g.pcie_width < *g.pcie_width_max) {
-             hits.emplace_back(
-                 fmt::format("{}: PCIe link trained at x{} of x{}", gpu, *g.pcie_width,
-                             *g.pcie_width_max),
-                 std::vector<std::string>{fmt::format("current link width x{}, maximum x{}",
-                                                      *g.pcie_width, *g.pcie_width_max)},
-                 g.bus_id);
+         std::vector<Hit> hits;
+         for (const auto& bus : job_gpus(ctx)) {
+           const auto* lead = leading(ctx.job.state(bus).link_width);
+           if (!lead || lead->source != "nvml" || !lead->value.downtrained()) {
+             continue;
            }
-         });
+           const auto& w = lead->value;
+           hits.emplace_back(fmt::format("{}: PCIe link trained at x{} of x{}", ctx.job.label(bus),
+                                         w.width, w.max_width),
+                             std::vector<std::string>{fmt::format(
+                                 "current link width x{}, maximum x{}", w.width, w.max_width)},
+                             bus);
+         }
+         return hits;
        }},
       {.id = "nvml.pcie-gen-below-max",
        .stage = Stage::gpu,
@@ -607,25 +616,26 @@ std::span<const Rule> nvml_rules() {
                g.bus_id, Effect::gpu_unusable);
          });
        }},
+      // One judgement with gpu.compute-mode-prohibited (compute_prohibited_hits): this row
+      // reports the GPUs whose compute mode only NVML read (--no-cuda, a CUDA probe that did not
+      // reach the attribute). Never both for one GPU; caused_by ranks the CUDA reading first.
       {.id = "nvml.compute-prohibited",
        .stage = Stage::gpu,
        .severity = Severity::fail,
        .title = "No GPU is in compute mode PROHIBITED",
-       .remedy = "`nvidia-smi -i <bus id> -c DEFAULT` (as root)",
-       .source = k_src_queries,
-       .explanation = "PROHIBITED allows no CUDA context on the GPU.",
+       .remedy = "Set Default mode as root: `nvidia-smi -i <bus id> -c DEFAULT`",
+       .source = k_compute_modes_source,
+       .explanation =
+           "In Prohibited mode no process may create a context on the GPU: the job cannot use it, "
+           "so it is left out of the recommendation. The CUDA attribute (gpu.compute-mode-prohibited) "
+           "is the same setting; a GPU is reported once, here when only NVML read it.",
        .evidence = "nvmlDeviceGetComputeMode",
+       .caused_by = "gpu.compute-mode-prohibited",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
-           if (g.compute_mode == k_compute_prohibited) {
-             hits.emplace_back(
-                 fmt::format("{}: compute mode PROHIBITED: no CUDA context can be created", gpu),
-                 std::vector<std::string>{"compute mode = 2 (PROHIBITED)"}, g.bus_id,
-                 Effect::gpu_unusable);
-             hits.back().remedy = fmt::format(
-                 "set the default compute mode: `nvidia-smi -i {} -c DEFAULT` (as root)", g.bus_id);
-           }
-         });
+         if (!ctx.facts.nvml.ran || !ctx.facts.nvml.init_ok()) {
+           return {};
+         }
+         return compute_prohibited_hits(ctx, "nvml");
        }},
       {.id = "nvml.exclusive-process-busy",
        .stage = Stage::gpu,
@@ -706,6 +716,9 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "Without persistence the driver tears a GPU down when its last client exits, so every job's first CUDA call pays the GPU's initialisation again.",
        .evidence = "nvmlDeviceGetPersistenceMode and the CUDA probe's context-creation time",
+       // The sibling of persistence.not-running (the process table): no daemon is what usually
+       // leaves the mode off. Both are information, so neither changes the verdict.
+       .caused_by = "persistence.not-running",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
                                      std::vector<Hit>& hits) {

@@ -242,7 +242,11 @@ std::span<const Rule> pcie_rules() {
                                                                           job_gpus(c))) {
                                                              const auto got = hop.width();
                                                              const auto could = hop.could_width();
-                                                             if (!got || !could || *got >= *could) {
+                                                             // The predicate
+                                                             // nvml.pcie-width-degraded shares.
+                                                             if (!got || !could ||
+                                                                 !LinkWidth{*got, *could}
+                                                                      .downtrained()) {
                                                                continue;
                                                              }
                                                              Hit hit{

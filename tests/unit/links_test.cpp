@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fmt/format.h>
 
 using namespace gpf;
 using gpf::test::check_fixture;
@@ -516,4 +517,116 @@ TEST_CASE("rdma: a GPU whose nearest NIC is on another NUMA node is information"
   // unknown NUMA nodes (-1 or absent) say nothing
   f.topology.rdma.nearest[1].gpu_numa_node = -1;
   CHECK(findings(assess(f, builtin_rules(), CheckOptions{}), "rdma.nic-other-socket").empty());
+}
+
+namespace {
+
+// pcie-link-gpu-x8 (0000:18:00.0 at x8 of x16, 0000:2a:00.0 healthy) with what NVML would report:
+// 0000:18:00.0 at x8 of x16 and persistence off; 0000:2a:00.0 in compute mode `nvml_mode`.
+void add_nvml(Facts& f, std::optional<int> nvml_mode) {
+  f.nvml.ran = true;
+  f.nvml.init_code = 0;
+  NvmlGpu a;
+  a.bus_id = "0000:18:00.0";
+  a.pcie_width = 8;
+  a.pcie_width_max = 16;
+  a.persistence_mode = false;
+  NvmlGpu b;
+  b.bus_id = "0000:2a:00.0";
+  b.compute_mode = nvml_mode;
+  f.nvml.gpus = {a, b};
+}
+
+void add_cuda_mode(Facts& f, int mode) {
+  CudaDevice d;
+  d.index = 1;
+  d.bus_id = "0000:2a:00.0";
+  d.compute_mode = mode;
+  f.cuda.devices.push_back(d);
+}
+
+// The ids of the findings of these rows about this GPU, with their severity and effect.
+std::vector<std::string> pair_findings(const Assessment& a, const std::string& gpu,
+                                       std::initializer_list<std::string_view> ids) {
+  std::vector<std::string> out;
+  for (const auto& f : a.findings) {
+    if (f.gpu == gpu && std::find(ids.begin(), ids.end(), f.id) != ids.end()) {
+      out.push_back(fmt::format("{} {} {}", f.id, severity_name(f.severity),
+                                f.effect == Effect::gpu_unusable ? "drops" : "keeps"));
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("sibling rows: one condition, one verdict and effect, whichever probe read it") {
+  const Facts sysfs_only = check_fixture("pcie-link-gpu-x8").facts;
+  const auto run = [](const Facts& f) { return assess(f, builtin_rules(), {}); };
+
+  SECTION("PCIe link x8 of x16: sysfs and NVML") {
+    Facts with_nvml = sysfs_only;
+    add_nvml(with_nvml, 0);
+    Facts nvml_only = with_nvml; // sysfs did not read the GPU's link
+    for (auto& g : nvml_only.topology.pcie.gpus) {
+      g.link = {};
+    }
+    for (auto& [bus, b] : nvml_only.topology.pcie.bridges) {
+      b.link = {};
+    }
+    const auto a = run(sysfs_only);
+    const auto b = run(with_nvml);
+    const auto c = run(nvml_only);
+    const auto ids = {std::string_view("pcie.link-downtrained"),
+                      std::string_view("nvml.pcie-width-degraded")};
+    CHECK(pair_findings(a, "0000:18:00.0", ids) ==
+          std::vector<std::string>{"pcie.link-downtrained warn keeps"});
+    CHECK(pair_findings(b, "0000:18:00.0", ids) == pair_findings(a, "0000:18:00.0", ids));
+    CHECK(pair_findings(c, "0000:18:00.0", ids) ==
+          std::vector<std::string>{"nvml.pcie-width-degraded warn keeps"});
+    for (const auto* x : {&b, &c}) {
+      CHECK(x->verdict == a.verdict);
+      CHECK(x->recommendation.cuda_visible_devices == a.recommendation.cuda_visible_devices);
+    }
+    CHECK(a.verdict == Verdict::warn);
+    CHECK(a.recommendation.cuda_visible_devices == "0,1");
+  }
+
+  SECTION("compute mode Prohibited: the CUDA attribute and NVML") {
+    Facts cuda_only = sysfs_only;
+    add_cuda_mode(cuda_only, 2);
+    Facts nvml_only = sysfs_only;
+    add_nvml(nvml_only, 2);
+    Facts both = nvml_only;
+    add_cuda_mode(both, 2);
+    const auto ids = {std::string_view("gpu.compute-mode-prohibited"),
+                      std::string_view("nvml.compute-prohibited")};
+    const auto a = run(cuda_only);
+    const auto b = run(nvml_only);
+    const auto c = run(both);
+    CHECK(pair_findings(a, "0000:2a:00.0", ids) ==
+          std::vector<std::string>{"gpu.compute-mode-prohibited fail drops"});
+    CHECK(pair_findings(b, "0000:2a:00.0", ids) ==
+          std::vector<std::string>{"nvml.compute-prohibited fail drops"});
+    // Both probes saw it: one finding, the CUDA reading leading, NVML's in its evidence.
+    CHECK(pair_findings(c, "0000:2a:00.0", ids) == pair_findings(a, "0000:2a:00.0", ids));
+    const auto* lead = finding(c, "gpu.compute-mode-prohibited");
+    REQUIRE(lead);
+    CHECK(lead->evidence.size() == 2);
+    CHECK(lead->remedy == "Set Default mode as root: `nvidia-smi -i 0000:2a:00.0 -c DEFAULT`");
+    for (const auto* x : {&a, &b, &c}) {
+      CHECK(x->verdict == Verdict::warn);
+      CHECK(x->recommendation.cuda_visible_devices == "0");
+    }
+  }
+
+  SECTION("persistence off: NVML names the process-table row as its cause") {
+    const Rule* off = find_rule("nvml.persistence-off");
+    REQUIRE(off);
+    CHECK(off->caused_by == "persistence.not-running");
+    CHECK(off->severity == find_rule("persistence.not-running")->severity);
+    Facts with_nvml = sysfs_only;
+    add_nvml(with_nvml, 0);
+    CHECK(run(with_nvml).verdict == run(sysfs_only).verdict);
+  }
 }

@@ -396,7 +396,7 @@ TEST_CASE("environment flags: set, unset, empty, zero") {
   }
 }
 
-TEST_CASE("compute modes from the CUDA probe: exclusive is info, prohibited warns") {
+TEST_CASE("compute modes from the CUDA probe: exclusive is info, prohibited drops the GPU") {
   auto f = two_gpus(std::nullopt);
   for (int mode : {0, 3, 2}) {
     CudaDevice d;
@@ -414,6 +414,7 @@ TEST_CASE("compute modes from the CUDA probe: exclusive is info, prohibited warn
   const auto prohibited = run_rule("gpu.compute-mode-prohibited", f);
   REQUIRE(prohibited.size() == 1);
   CHECK(prohibited[0].gpu == "0000:02:00.0");
+  CHECK(prohibited[0].effect == Effect::gpu_unusable);
 }
 
 namespace {

@@ -10,11 +10,46 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 namespace gpf {
+
+// One probe's reading of a GPU setting: the value and which probe read it ("cuda", "nvml",
+// "sysfs"), so a finding can quote it and a condition is judged the same whichever probe ran.
+template <class T> struct Reading {
+  T value{};
+  std::string_view source;
+};
+
+// A GPU's own PCIe link (GPU to its parent port): the width it trained at and the widest both
+// ends support. sysfs: current_link_width against the smaller max_link_width of the two ends;
+// NVML: nvmlDeviceGetCurrPcieLinkWidth against nvmlDeviceGetMaxPcieLinkWidth, which is already
+// "possible with this device and system" (an x16 GPU in an x8 slot reports x8):
+// https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+struct LinkWidth {
+  unsigned width = 0; // 0 = the link is down, narrower than it could be too
+  unsigned max_width = 0;
+  // The one predicate of pcie.link-downtrained and nvml.pcie-width-degraded.
+  bool downtrained() const { return width < max_width; }
+};
+
+// One GPU's settings as every probe that read them saw them, the reading rules judge by first:
+// the CUDA attribute before NVML's compute mode (CUDA is the API the job uses; both report the one
+// driver setting with the same numbers, 0 Default, 2 Prohibited, 3 Exclusive-Process), sysfs
+// before NVML for the link (sysfs also sees the port above). Empty: no probe read it.
+struct GpuState {
+  std::vector<Reading<int>> compute_mode;
+  std::vector<Reading<LinkWidth>> link_width;
+  std::vector<Reading<bool>> persistence_mode; // NVML only: no other input carries it
+};
+
+// The reading a rule judges by (the first), nullptr when no probe read the setting.
+template <class T> const Reading<T>* leading(const std::vector<Reading<T>>& readings) {
+  return readings.empty() ? nullptr : &readings.front();
+}
 
 struct JobView {
   // The host's GPUs in the index space CUDA_VISIBLE_DEVICES integers refer to: CUDA's own order
@@ -34,11 +69,14 @@ struct JobView {
   // CUDA_VISIBLE_DEVICES would use, the bus id, and the model (else the UUID, when only the kernel
   // log or CUDA knows it). A GPU outside the index space: "GPU 0000:5d:00.0 (NVIDIA H100 …)".
   std::string label(const std::string& bus_id) const;
+  // The GPU's merged state (empty when no probe read any of it).
+  const GpuState& state(const std::string& bus_id) const;
 
   // Filled by derive_job_view: rules ask per GPU, so lookups are hashed, not scans.
   std::unordered_map<std::string, std::size_t> index_by_bus; // first index of each bus id
   std::unordered_set<std::string> admitted;                  // visible.bus_ids
   std::unordered_map<std::string, std::string> name_by_bus;  // model, else UUID, for label()
+  std::unordered_map<std::string, GpuState> state_by_bus;
 };
 
 JobView derive_job_view(const Facts& facts, const Matrix& matrix);
