@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 namespace gpf {
@@ -38,6 +40,69 @@ TEST_CASE("every rule is declared in src/rules/<id prefix>.cpp, and only there")
       }
     }
   }
+}
+
+std::map<std::string, std::string> rules_sources() {
+  const std::filesystem::path dir = std::filesystem::path(GPF_SOURCE_DIR) / "src" / "rules";
+  std::map<std::string, std::string> files; // file name -> text
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".cpp") {
+      files[entry.path().filename().string()] = read_all(entry.path());
+    }
+  }
+  return files;
+}
+
+// A source is a public URL or a path in this repository (an anchor after '#' allowed).
+bool source_ok(std::string_view source) {
+  if (source.rfind("https://", 0) == 0 || source.rfind("http://", 0) == 0) {
+    return source.find(' ') == std::string_view::npos;
+  }
+  const std::string path(source.substr(0, source.find('#')));
+  return !path.empty() && std::filesystem::exists(std::filesystem::path(GPF_SOURCE_DIR) / path);
+}
+
+TEST_CASE("every built-in row is whole: a well-formed unique id, title, check, remedy, source") {
+  const auto files = rules_sources();
+  // lower-case dotted: a prefix naming a rules file, then dash-separated words or numbers
+  const std::regex well_formed("[a-z0-9]+(\\.[a-z0-9]+(-[a-z0-9]+)*)+");
+  std::set<std::string_view> seen;
+  for (const auto& rule : builtin_rules()) {
+    INFO(rule.id);
+    CHECK(seen.insert(rule.id).second);
+    const std::string id(rule.id);
+    CHECK(std::regex_match(id, well_formed));
+    CHECK(files.count(id.substr(0, id.find('.')) + ".cpp") == 1);
+    CHECK_FALSE(rule.title.empty());
+    CHECK(static_cast<bool>(rule.check));
+    CHECK_FALSE(rule.remedy.empty());
+    CHECK_FALSE(rule.source.empty());
+    CHECK(source_ok(rule.source));
+  }
+}
+
+TEST_CASE("every row under src/rules is in the table, and every rules file in the join") {
+  const auto files = rules_sources();
+  const std::regex declared("\\.id = \"([^\"]+)\"");
+  const std::regex table_function("std::span<const Rule> ([a-z_]+_rules)\\(\\) \\{");
+  const std::string& join = files.at("rule_table.cpp");
+  std::size_t rows = 0;
+  for (const auto& [name, text] : files) {
+    INFO(name);
+    for (std::sregex_iterator m(text.begin(), text.end(), declared), end; m != end; ++m) {
+      INFO((*m)[1].str());
+      CHECK(find_rule((*m)[1].str()) != nullptr);
+      ++rows;
+    }
+    for (std::sregex_iterator m(text.begin(), text.end(), table_function), end; m != end; ++m) {
+      const std::string fn = (*m)[1].str();
+      INFO(fn);
+      if (fn != "builtin_rules") {
+        CHECK(join.find(fn + "()") != std::string::npos);
+      }
+    }
+  }
+  CHECK(rows == builtin_rules().size());
 }
 
 TEST_CASE("a hit cannot change its row's severity unless the row declares severity_from") {
