@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <regex>
 
 using namespace gpf::fault;
@@ -151,4 +153,45 @@ TEST_CASE(
   check_clean(t, {out});
   // Without the allowance the same trace shows the write: the check can see writes at all.
   CHECK_FALSE(violations(t, {}).empty());
+}
+
+TEST_CASE("one scan of the process table: with --skip-busy and a live CUDA probe each "
+          "/proc/<pid>/fd is listed once") {
+  // The gpu-processes probe lists every process's open files; --skip-busy and the holders of a
+  // busy GPU come from its facts, not from a second (and third) scan of their own.
+  TempDir scratch;
+  const auto t =
+      traced(scratch, {"check", "--format", "json", "--skip-busy", "--libcuda", k_fake_libcuda},
+             {{"FAKE_CUDA_GPUS", "2"}});
+  if (!t.ran) {
+    WARN("skipped: " << t.why_not);
+    return;
+  }
+  REQUIRE_FALSE(t.outcome.timed_out);
+  const auto report = nlohmann::json::parse(t.outcome.out);
+  static const std::regex listing(R"re(open(at)?\([^"]*"/proc/([0-9]+)/fd",[^)]*O_DIRECTORY)re");
+  std::map<std::string, int> listed;
+  for (const auto& line : t.lines) {
+    std::smatch m;
+    if (std::regex_search(line, m, listing)) {
+      ++listed[m[2]];
+    }
+  }
+  CHECK(listed.size() > 1); // the scan ran: at least init's and the checker's own fd directory
+  for (const auto& [pid, times] : listed) {
+    INFO("/proc/" << pid << "/fd");
+    CHECK(times == 1);
+  }
+  // The CUDA stage ran live (unless a process on this machine holds a GPU: then --skip-busy
+  // skipped it, which the probe's message says).
+  for (const auto& p : report.at("probes")) {
+    if (p.at("name") == "cuda" && p.at("status") != "skipped") {
+      const bool loaded = std::any_of(t.lines.begin(), t.lines.end(), [](const std::string& l) {
+        return l.find(k_fake_libcuda) != std::string::npos;
+      });
+      CHECK(loaded);
+    } else if (p.at("name") == "cuda") {
+      CHECK_THAT(p.at("message").get<std::string>(), Catch::StartsWith("--skip-busy"));
+    }
+  }
 }

@@ -15,21 +15,44 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// cuda-4gpu copied, plus processes: pid -> {comm, device nodes it holds}.
+// One open file of a process: the link's text and the device number behind it (devices.json, as a
+// snapshot records it); major 0: not a device (a plain file).
+struct OpenFile {
+  std::string target;
+  unsigned major = 0;
+  unsigned minor = 0;
+};
+
+// /dev/nvidiaN as the process opened it: the GPU of minor N.
+OpenFile gpu_node(unsigned n) {
+  return {"/dev/nvidia" + std::to_string(n), 195, n};
+}
+
+OpenFile ctl_node() {
+  return {"/dev/nvidiactl", 195, 255};
+}
+
+// cuda-4gpu copied, plus processes: pid -> {comm, the files it holds open}.
 struct Root {
   TempDir dir;
-  Root(const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>&
-           processes) {
+  Root(const std::vector<std::tuple<std::string, std::string, std::vector<OpenFile>>>& processes) {
     fs::copy(fixture("cuda-4gpu"), dir.path,
              fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-    for (const auto& [pid, comm, nodes] : processes) {
+    json nodes = json::object();
+    for (const auto& [pid, comm, files] : processes) {
       dir.write("proc/" + pid + "/comm", comm + "\n");
       int fd = 3;
-      for (const auto& node : nodes) {
-        dir.link("proc/" + pid + "/fd/" + std::to_string(fd++), node);
+      for (const auto& file : files) {
+        const std::string link = "proc/" + pid + "/fd/" + std::to_string(fd++);
+        dir.link(link, file.target);
+        if (file.major != 0) {
+          nodes[link] = {
+              {"type", "char"}, {"major", file.major}, {"minor", file.minor}, {"mode", "0666"}};
+        }
       }
       dir.link("proc/" + pid + "/fd/" + std::to_string(fd), "/dev/null");
     }
+    dir.write("devices.json", nodes.dump());
   }
 };
 
@@ -46,7 +69,7 @@ RunResult live(const std::string& root, const std::map<std::string, std::string>
 
 TEST_CASE("security: a GPU whose context is refused as busy (46) or out of memory (2) is in use, "
           "not unusable") {
-  Root root({{"4242", "python", {"/dev/nvidia3"}}});
+  Root root({{"4242", "python", {gpu_node(3)}}});
   for (const char* code : {"46", "2"}) {
     INFO("CUresult " << code);
     const auto r =
@@ -92,8 +115,8 @@ TEST_CASE("security: --skip-busy creates no context while a process holds a GPU 
   // A GPU child that touched a context would crash (SIGABRT) and fail the GPU: the probe must not
   // run.
   const std::map<std::string, std::string> trap{{"FAKE_CUDA_GPU_CTX_CRASH", "0,1,2,3"}};
-  Root busy({{"4242", "python", {"/dev/nvidia1"}},
-             {"77", "nvidia-persiste", {"/dev/nvidia0", "/dev/nvidia1"}}});
+  Root busy(
+      {{"4242", "python", {gpu_node(1)}}, {"77", "nvidia-persiste", {gpu_node(0), gpu_node(1)}}});
   const auto skipped = live(busy.dir.path.string(), trap, {"--skip-busy"});
   const json j = json::parse(skipped.out);
   CHECK(finding(j, "cuda.gpu-failed") == nullptr);
@@ -108,7 +131,44 @@ TEST_CASE("security: --skip-busy creates no context while a process holds a GPU 
   CHECK(said);
 
   // Only NVIDIA's daemons hold the nodes (an idle node): the probe runs.
-  Root idle({{"77", "nvidia-persiste", {"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidiactl"}}});
+  Root idle({{"77", "nvidia-persiste", {gpu_node(0), gpu_node(1), ctl_node()}}});
   const auto ran = live(idle.dir.path.string(), trap, {"--skip-busy"});
   CHECK(finding(json::parse(ran.out), "cuda.gpu-failed") != nullptr);
+}
+
+namespace {
+
+// The cuda probe's status message when it was skipped, else "".
+std::string cuda_skipped(const json& report) {
+  for (const auto& p : report.at("probes")) {
+    if (p.at("name") == "cuda" && p.at("status") == "skipped") {
+      return p.at("message").get<std::string>();
+    }
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("security: --skip-busy and process.holds-gpu agree about a process, by device number") {
+  // A GPU child that touched a context would crash and fail the GPU: shows whether the probe ran.
+  const std::map<std::string, std::string> trap{{"FAKE_CUDA_GPU_CTX_CRASH", "0,1,2,3"}};
+  // The link's text names /dev/nvidia0, but the file behind it is no NVIDIA device (a bind mount
+  // of something else, a stale name): neither counts it.
+  Root named_only({{"4242", "python", {{"/dev/nvidia0", 0, 0}, {"/dev/nvidia2", 1, 3}}}});
+  const json ran = json::parse(live(named_only.dir.path.string(), trap, {"--skip-busy"}).out);
+  CHECK(cuda_skipped(ran).empty());
+  CHECK(finding(ran, "cuda.gpu-failed") != nullptr); // the probe ran and hit the trap
+  CHECK(finding(ran, "process.holds-gpu") == nullptr);
+
+  // The converse: the text is the GPU Operator's path, the device is 195:2: both count it.
+  Root operator_path(
+      {{"5151", "trainer", {{"/run/nvidia/driver/dev/nvidia2", 195, 2}, ctl_node()}}});
+  const json skipped =
+      json::parse(live(operator_path.dir.path.string(), trap, {"--skip-busy"}).out);
+  CHECK_THAT(cuda_skipped(skipped), Catch::Contains("dev/nvidia2 by 5151 (trainer)"));
+  CHECK(finding(skipped, "cuda.gpu-failed") == nullptr);
+  const json* held = finding(skipped, "process.holds-gpu");
+  REQUIRE(held);
+  CHECK_THAT(held->at("message").get<std::string>(), Catch::Contains("pid 5151 (trainer)"));
 }

@@ -1,6 +1,9 @@
 // The live CUDA stage against the fake driver, in this process (the children are forked from it):
 // what each child learns, deadlines, and that no child is left behind. Time bounds are loose.
+#include "gpf/host/host.hpp"
+#include "gpf/probes/pipeline.hpp"
 #include "probes/cuda/live_probe.hpp"
+#include "support/temp_dir.hpp"
 #include "unit/cuda_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -9,6 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
+#include <regex>
 
 using namespace gpf;
 using namespace gpf::cuda;
@@ -179,4 +184,42 @@ TEST_CASE("live cuda: GPUs whose UUID CUDA cannot tell are tested by CUDA index"
   CHECK(r->devices[1].usable);
   CHECK(r->multi_gpu_ok == true);
   CHECK(no_children_left());
+}
+
+TEST_CASE("live cuda: one check with --skip-busy lists each proc/<pid>/fd once, through the Host") {
+  // The CUDA probe takes the GPUs' holders from the gpu-processes probe's facts instead of
+  // scanning the process table again (once for --skip-busy, once for a busy GPU's holders).
+  ScopedEnv env({{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_CTX_ERROR", "2:46"}});
+  gpf::test::TempDir root;
+  std::filesystem::copy(gpf::test::fixture("cuda-4gpu"), root.path,
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks);
+  for (const char* pid : {"1", "300", "4242"}) {
+    root.write(std::string("proc/") + pid + "/comm", "python3\n");
+    root.link(std::string("proc/") + pid + "/fd/0", "/dev/null");
+  }
+  auto host = Host::snapshot(root.path).value();
+  std::vector<HostAccess> log;
+  host.record_into(&log);
+  ProbeOptions options;
+  options.libcuda = gpf::cuda_test::k_fake;
+  options.skip_busy = true;
+  options.cuda_timeout_s = 20;
+  const Facts facts = collect_facts(host, options);
+  host.record_into(nullptr);
+  const auto cuda = std::find_if(facts.probes.begin(), facts.probes.end(),
+                                 [](const ProbeStatus& p) { return p.name == "cuda"; });
+  REQUIRE(cuda != facts.probes.end());
+  CHECK(cuda->state == ProbeState::ok); // no holder: the live probe ran
+  REQUIRE(facts.cuda.devices.size() == 4);
+  CHECK(facts.cuda.devices[2].in_use); // a busy GPU: its holders were looked up too
+  static const std::regex fd_dir(R"(proc/[0-9]+/fd)");
+  std::map<std::string, int> listed;
+  for (const auto& access : log) {
+    if (access.kind == HostAccess::Kind::directory && std::regex_match(access.path, fd_dir)) {
+      ++listed[access.path];
+    }
+  }
+  CHECK(listed ==
+        std::map<std::string, int>{{"proc/1/fd", 1}, {"proc/300/fd", 1}, {"proc/4242/fd", 1}});
 }

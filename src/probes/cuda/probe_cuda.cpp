@@ -1,14 +1,16 @@
 // Probe "cuda": chooses skip / replay / live (cuda_probe.hpp) and sums the outcome up in the
-// probe status. Reads the host only through Host: cuda.json and the job environment.
+// probe status. Reads the host only through Host: cuda.json and the job environment. Which
+// processes hold a GPU it takes from the gpu-processes probe, which ran before it.
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/progress.hpp"
+#include "gpf/probes/topology_parsers.hpp"
 
-#include "probes/cuda/busy.hpp"
 #include "probes/cuda/live_probe.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace gpf {
 namespace {
@@ -52,13 +54,30 @@ std::string summary(const CudaFacts& c) {
                      multi);
 }
 
+// GPU minor -> "PID (comm)" of each process holding it, from facts.topology.gpu_processes (matched
+// by the device number 195:N behind each fd, never the link's text). The same processes as
+// process.holds-gpu: NVIDIA's management daemons, which keep every node open on an idle node, and
+// holders of only nvidiactl / nvidia-modeset are left out. Empty when that probe did not run.
+std::map<unsigned, std::vector<std::string>> gpu_holders(const GpuProcessFacts& procs) {
+  std::map<unsigned, std::vector<std::string>> holders;
+  for (const auto& h : procs.holders) {
+    if (h.minors.empty() || nvidia_management_daemon(h.comm)) {
+      continue;
+    }
+    for (const unsigned minor : h.minors) {
+      holders[minor].push_back(fmt::format("{} ({})", h.pid, h.comm.empty() ? "?" : h.comm));
+    }
+  }
+  return holders;
+}
+
 // GPUs CUDA found in use get the processes holding their device node, when the process table says.
-void attach_holders(const Host& host, Facts& facts) {
+void attach_holders(Facts& facts) {
   if (std::none_of(facts.cuda.devices.begin(), facts.cuda.devices.end(),
                    [](const CudaDevice& d) { return d.in_use; })) {
     return;
   }
-  const auto holders = cuda::gpu_holders(host);
+  const auto holders = gpu_holders(facts.topology.gpu_processes);
   for (auto& d : facts.cuda.devices) {
     const auto gpu = std::find_if(facts.gpus.begin(), facts.gpus.end(),
                                   [&](const GpuFacts& g) { return g.bus_id == d.bus_id; });
@@ -108,7 +127,7 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
 
   if (options.skip_busy) {
     // A periodic check must not create contexts or allocate memory on a job's GPUs.
-    if (const auto holders = cuda::gpu_holders(host); !holders.empty()) {
+    if (const auto holders = gpu_holders(facts.topology.gpu_processes); !holders.empty()) {
       std::vector<std::string> held;
       for (const auto& [minor, procs] : holders) {
         held.push_back(fmt::format("dev/nvidia{} by {}", minor, fmt::join(procs, ", ")));
@@ -136,7 +155,7 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
     return status.fail(result.error().message);
   }
   facts.cuda = std::move(result).value();
-  attach_holders(host, facts);
+  attach_holders(facts);
   status.message = summary(facts.cuda);
   return status;
 }
