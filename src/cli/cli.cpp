@@ -8,7 +8,7 @@
 #include "gpf/capture/snapshot.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/host/host.hpp"
-#include "gpf/probes/kernel_log_tables.hpp"
+#include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/probes/progress.hpp"
 #include "gpf/report/report.hpp"

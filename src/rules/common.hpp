@@ -2,11 +2,11 @@
 // Helpers shared by the rule files of several id prefixes (src/rules/<prefix>.cpp): evidence and
 // label formats, the kernel-log event selection, the bounded evidence lists. Internal to src/rules.
 #include "gpf/facts/visible_devices.hpp"
+#include "gpf/knowledge/kernel_log_tables.hpp"
+#include "gpf/knowledge/matrix.hpp"
 #include "gpf/probes/cuda_probe.hpp"
-#include "gpf/probes/kernel_log_tables.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/rules/compat_view.hpp"
-#include "gpf/rules/matrix.hpp"
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"
 #include "gpf/rules/verdict.hpp"

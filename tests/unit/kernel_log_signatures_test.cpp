@@ -1,7 +1,7 @@
 // Signature matching and decode tables: every signature row, every Xid format variant, every
 // RM_INIT_* / NV_STATUS / Xid / recovery-action row, and every PCI address form.
+#include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/probes/kernel_log_signatures.hpp"
-#include "gpf/probes/kernel_log_tables.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
 // Links above and beside the GPUs: the parsers of the sysfs link attributes and AER statistics on
 // the text the kernel writes, and the pcie.link-* / pcie.aer-* rules end to end on the fixtures of
 // tests/fixtures/generate_topology.py (link_fixtures).
+#include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
-#include "gpf/probes/kernel_log_tables.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/rules/topology.hpp"

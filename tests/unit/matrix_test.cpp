@@ -1,10 +1,15 @@
 // The compatibility matrix: every table parses, every row has a source, and the lookups hold at
 // their boundaries (exactly at a minimum, one patch below, two-part and three-part versions).
-#include "gpf/rules/matrix.hpp"
+#include "gpf/knowledge/matrix.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 using gpf::CudaDriverStatus;
 using gpf::CudaTargetStatus;
@@ -333,10 +338,68 @@ TEST_CASE("cuDriverGetVersion numbers") {
   CHECK(gpf::Version::from_cuda_number(12090) == v("12.9"));
 }
 
+// The data files as the generator reads them (name -> text), read once from data/.
+const std::vector<gpf::EmbeddedFile>& data_texts() {
+  static const auto texts = [] {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& entry : std::filesystem::directory_iterator(GPF_SOURCE_DIR "/data")) {
+      if (entry.path().extension() == ".json") {
+        std::ifstream in(entry.path(), std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        files.emplace_back(entry.path().filename().string(), text.str());
+      }
+    }
+    return files;
+  }();
+  static const auto views = [] {
+    std::vector<gpf::EmbeddedFile> v;
+    for (const auto& [name, text] : texts) {
+      v.push_back({name, text});
+    }
+    return v;
+  }();
+  return views;
+}
+
+TEST_CASE("the compiled tables are the rows of data/*.json") {
+  const Matrix loaded = Matrix::load(data_texts());
+  const Matrix& compiled = matrix();
+  REQUIRE(compiled.toolkit_rows().size() == loaded.toolkit_rows().size());
+  for (std::size_t i = 0; i < loaded.toolkit_rows().size(); ++i) {
+    const auto& a = compiled.toolkit_rows()[i];
+    const auto& b = loaded.toolkit_rows()[i];
+    CHECK(a.release == b.release);
+    CHECK(a.cuda == b.cuda);
+    CHECK(a.driver == b.driver);
+    CHECK(a.sources == b.sources);
+  }
+  CHECK(compiled.minor_compat_rows().size() == loaded.minor_compat_rows().size());
+  CHECK(compiled.cuda_arch_rows().size() == loaded.cuda_arch_rows().size());
+  CHECK(compiled.driver_arch_rows().size() == loaded.driver_arch_rows().size());
+  CHECK(compiled.kernel_floor_rows().size() == loaded.kernel_floor_rows().size());
+  REQUIRE(compiled.branch_rows().size() == loaded.branch_rows().size());
+  for (std::size_t i = 0; i < loaded.branch_rows().size(); ++i) {
+    CHECK(compiled.branch_rows()[i].end_of_life == loaded.branch_rows()[i].end_of_life);
+    CHECK(compiled.branch_rows()[i].designation == loaded.branch_rows()[i].designation);
+  }
+  REQUIRE(compiled.gpu_model_rows().size() == loaded.gpu_model_rows().size());
+  for (std::size_t i = 0; i < loaded.gpu_model_rows().size(); ++i) {
+    CHECK(compiled.gpu_model_rows()[i].words == loaded.gpu_model_rows()[i].words);
+    CHECK(compiled.gpu_model_rows()[i].note == loaded.gpu_model_rows()[i].note);
+  }
+  REQUIRE(compiled.sources().size() == loaded.sources().size());
+  for (const auto& [key, s] : loaded.sources()) {
+    REQUIRE(compiled.source(key));
+    CHECK(compiled.source(key)->table == s.table);
+    CHECK(compiled.source(key)->url == s.url);
+  }
+}
+
 TEST_CASE("malformed data is rejected with the file, row and field") {
   auto load_with = [](std::string_view name, std::string_view text) {
-    std::vector<gpf::EmbeddedFile> files(gpf::embedded_data_files().begin(),
-                                         gpf::embedded_data_files().end());
+    const auto& texts = data_texts();
+    std::vector<gpf::EmbeddedFile> files(texts.begin(), texts.end());
     for (auto& f : files) {
       if (f.name == name) {
         f.text = text;

@@ -3,7 +3,7 @@
 // capability (from the CUDA probe when it ran, else from the model name), and the driver the
 // job's CUDA runtime will meet (the kernel module's, or a cuda-compat libcuda's).
 #include "gpf/facts/facts.hpp"
-#include "gpf/rules/matrix.hpp"
+#include "gpf/knowledge/matrix.hpp"
 
 #include <optional>
 #include <string>

@@ -5,8 +5,8 @@
 // read these instead of re-parsing their inputs.
 #include "gpf/facts/facts.hpp"
 #include "gpf/facts/visible_devices.hpp"
+#include "gpf/knowledge/matrix.hpp"
 #include "gpf/rules/compat_view.hpp"
-#include "gpf/rules/matrix.hpp"
 
 #include <optional>
 #include <string>

@@ -5,7 +5,7 @@
 // (joined with spaces across the lines of a multi-line message) or the whole kernel message.
 #include "gpf/probes/kernel_log_signatures.hpp"
 
-#include "gpf/probes/kernel_log_tables.hpp"
+#include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/probes/parsers.hpp"
 #include "gpf/util/text.hpp"
 

@@ -1,7 +1,8 @@
 // Parses the data files of the compatibility matrix (data/*.json) into typed rows. The data is
 // ours and compiled in, so anything malformed is a build defect: it throws, naming the file, the
-// row and the field, and the test suite parses every file.
-#include "gpf/rules/matrix.hpp"
+// row and the field. Built into the generator (tools/matrix_gen.cpp), which runs it on every
+// file at build time, and into the tests; a check uses the compiled tables instead.
+#include "gpf/knowledge/matrix.hpp"
 
 #include "gpf/util/json_read.hpp"
 
@@ -348,20 +349,6 @@ Matrix Matrix::load(std::span<const EmbeddedFile> files) {
   loader.branches(files);
   loader.models(files);
   return std::move(loader.m);
-}
-
-const Matrix& Matrix::get() {
-  static const Matrix matrix = load(embedded_data_files());
-  return matrix;
-}
-
-std::optional<std::string_view> embedded_data(std::string_view name) {
-  for (const auto& f : embedded_data_files()) {
-    if (f.name == name) {
-      return f.text;
-    }
-  }
-  return std::nullopt;
 }
 
 } // namespace gpf

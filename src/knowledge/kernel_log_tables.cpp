@@ -2,7 +2,7 @@
 // Xid Errors with the Xid Catalog" with mnemonics from nverror.h (docs/sources.md#xid-errors),
 // osinit.c rm_init_status and nvstatuscodes.h (docs/sources.md#rminitadapter-failures), gpu.c
 // recovery action names. Meanings are in our words; rows stay sorted by number (a test checks).
-#include "gpf/probes/kernel_log_tables.hpp"
+#include "gpf/knowledge/kernel_log_tables.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Lookups over the compatibility matrix. Versions compare per component as numbers.
-#include "gpf/rules/matrix.hpp"
+#include "gpf/knowledge/matrix.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 #pragma once
 // The kernel / driver / CUDA / GPU-architecture compatibility matrix: the tables of data/*.json
-// (compiled into the binary) as typed rows, with lookups. Every version comparison is numeric per
-// component (gpf::Version: 570.26 < 570.124.06), never textual. Each row names its sources
-// (docs/sources.md gathers them).
-#include "gpf/rules/matrix_data.hpp"
+// as typed rows, with lookups. tools/matrix_gen validates data/*.json at build time and compiles it
+// into C++ tables (matrix_tables.cpp in the build tree), so a check parses no JSON for it. Every
+// version comparison is numeric per component (gpf::Version: 570.26 < 570.124.06), never textual.
+// Each row names its sources (docs/sources.md gathers them).
 #include "gpf/util/version.hpp"
 
 #include <chrono>
@@ -15,6 +15,12 @@
 #include <vector>
 
 namespace gpf {
+
+// One data file of the matrix as text: what Matrix::load reads (the generator and tests).
+struct EmbeddedFile {
+  std::string_view name; // "cuda_toolkit_driver.json"
+  std::string_view text;
+};
 
 // Where a row's facts come from: a URL and the table on that page.
 struct DataSource {
@@ -127,10 +133,11 @@ struct CudaTargetJudgement {
 
 class Matrix {
 public:
-  // The embedded tables, parsed on first use. Throws std::runtime_error naming the file, the row
-  // and the field when the embedded data is malformed (a build defect; tests parse it).
+  // The tables compiled in at build time (built on first use; no parsing, cannot fail).
   static const Matrix& get();
-  // Parses data files (name -> JSON text). Throws std::runtime_error like get().
+  // Parses and validates data files (name -> JSON text): the build-time generator and tests only,
+  // in the gpf_matrix_load library. Throws std::runtime_error naming the file, the row and the
+  // field.
   static Matrix load(std::span<const EmbeddedFile> files);
 
   // The toolkit release a version stands for: X.Y -> that minor's GA release; X.Y.Z -> the
@@ -176,6 +183,7 @@ private:
   std::map<std::string, DataSource, std::less<>> m_sources;
 
   friend struct MatrixLoader;
+  friend struct MatrixTables; // the generated tables
 };
 
 // True when `today` lies after the month in which the branch reaches its end of life.
