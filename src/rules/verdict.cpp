@@ -139,202 +139,258 @@ const Finding* Assessment::primary_cause() const {
   return causes.empty() ? nullptr : &findings[causes.front()];
 }
 
-Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options) {
-  Assessment a;
-  std::set<std::string> usable;
-  std::vector<std::string> recommended;
-  const JobView job = derive_job_view(facts, Matrix::get());
-  RuleContext ctx{facts, job, options, usable, recommended};
-  const auto run_stage = [&](Stage stage) {
-    for (const auto& rule : rules) {
+namespace {
+
+// One check's assessment, in the order the steps run (see assess below). The rule context refers
+// to `usable` and `recommended`, which the steps fill as they go.
+class Assessor {
+public:
+  Assessor(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options)
+      : m_facts(facts), m_rules(rules), m_options(options),
+        m_job(derive_job_view(facts, Matrix::get())), m_ctx{facts, m_job, options, m_usable,
+                                                            m_recommended} {}
+
+  Assessment run() {
+    start_with_every_gpu_usable();
+    run_stage(Stage::gpu);
+    drop_unusable_gpus();
+    run_stage(Stage::host);
+    drop_unusable_gpus();
+    fail_every_gpu_on_host_failure();
+    judge_each_gpu();
+    const std::vector<std::string> kept = recommend();
+    m_ctx.recommended_devices = m_a.recommendation.mig ? kept.size() : m_recommended.size();
+    run_stage(Stage::summary);
+    name_devices(kept);
+    sort_findings();
+    decide_verdict();
+    return std::move(m_a);
+  }
+
+private:
+  // The driver's GPUs and CUDA's devices (on WSL2 the only ones); the rules drop those that fail.
+  void start_with_every_gpu_usable() {
+    for (const auto& gpu : m_facts.gpus) {
+      m_usable.insert(gpu.bus_id);
+    }
+    if (m_facts.cuda.enumerated()) {
+      for (const auto& d : m_facts.cuda.devices) {
+        m_usable.insert(d.bus_id);
+      }
+    }
+  }
+
+  void run_stage(Stage stage) {
+    for (const auto& rule : m_rules) {
       if (rule.stage != stage) {
         continue;
       }
-      for (auto& hit : rule.check(ctx)) {
-        a.findings.push_back(make_finding(rule, std::move(hit), facts));
+      for (auto& hit : rule.check(m_ctx)) {
+        m_a.findings.push_back(make_finding(rule, std::move(hit), m_facts));
       }
     }
-  };
-  const auto apply_gpu_effects = [&] {
-    for (const auto& f : a.findings) {
+  }
+
+  void drop_unusable_gpus() {
+    for (const auto& f : m_a.findings) {
       if (f.effect == Effect::gpu_unusable && f.gpu) {
-        usable.erase(*f.gpu);
+        m_usable.erase(*f.gpu);
       }
     }
-  };
+  }
 
-  const auto host_fail_ids = [&] {
-    std::vector<std::string> ids;
-    for (const auto& f : a.findings) {
-      // each id once: a GPU row names a cause, not every line that showed it
+  // A host-level failure (no /dev/nvidia-uvm, driver mismatch, ...) leaves no GPU usable; its ids
+  // (each once: a GPU row names a cause, not every line that showed it) are a GPU's reasons.
+  void fail_every_gpu_on_host_failure() {
+    for (const auto& f : m_a.findings) {
       if (f.severity == Severity::fail && !f.gpu &&
-          std::find(ids.begin(), ids.end(), f.id) == ids.end()) {
-        ids.push_back(f.id);
+          std::find(m_host_failures.begin(), m_host_failures.end(), f.id) ==
+              m_host_failures.end()) {
+        m_host_failures.push_back(f.id);
       }
     }
-    return ids;
-  };
-
-  for (const auto& gpu : facts.gpus) {
-    usable.insert(gpu.bus_id);
-  }
-  if (facts.cuda.enumerated()) {
-    // CUDA's devices are GPUs too (on WSL2 the only ones); the CUDA rows drop those that failed.
-    for (const auto& d : facts.cuda.devices) {
-      usable.insert(d.bus_id);
+    if (!m_host_failures.empty()) {
+      m_usable.clear();
     }
+    m_ctx.host_failed = !m_host_failures.empty();
   }
-  run_stage(Stage::gpu);
-  apply_gpu_effects();
-  run_stage(Stage::host);
-  apply_gpu_effects();
-  // A host-level failure (no /dev/nvidia-uvm, driver mismatch, ...) leaves no GPU usable.
-  const auto host_failures = host_fail_ids();
-  if (!host_failures.empty()) {
-    usable.clear();
-  }
-  ctx.host_failed = !host_failures.empty();
 
-  const auto& space = job.index_space;
-  const auto add_gpu = [&](const GpuRef& ref, std::optional<int> index) {
+  void add_gpu(const GpuRef& ref, std::optional<int> index) {
     GpuAssessment g;
     g.index = index;
     g.bus_id = ref.bus_id;
     g.uuid = ref.uuid;
-    if (const auto* gf = facts.gpu_by_bus(g.bus_id)) {
+    if (const auto* gf = m_facts.gpu_by_bus(g.bus_id)) {
       g.model = gf->model;
       if (!g.uuid) {
         g.uuid = gf->uuid;
       }
     }
-    if (const auto* cd = facts.cuda.device_by_bus(g.bus_id); cd && !g.model) {
+    if (const auto* cd = m_facts.cuda.device_by_bus(g.bus_id); cd && !g.model) {
       g.model = cd->name;
     }
-    g.usable = usable.count(g.bus_id) != 0;
-    for (const auto& f : a.findings) {
+    g.usable = m_usable.count(g.bus_id) != 0;
+    for (const auto& f : m_a.findings) {
       if (f.effect == Effect::gpu_unusable && f.gpu == g.bus_id &&
           std::find(g.reasons.begin(), g.reasons.end(), f.id) == g.reasons.end()) {
         g.reasons.push_back(f.id);
       }
     }
     if (g.reasons.empty() && !g.usable) {
-      g.reasons = host_failures;
+      g.reasons = m_host_failures;
     }
-    if (g.usable && job.admits(g.bus_id) && index) {
-      recommended.push_back(g.bus_id);
+    if (g.usable && m_job.admits(g.bus_id) && index) {
+      m_recommended.push_back(g.bus_id);
     }
-    a.gpus.push_back(std::move(g));
-  };
-  for (std::size_t i = 0; i < space.size(); ++i) {
-    add_gpu(space[i], static_cast<int>(i));
+    m_a.gpus.push_back(std::move(g));
   }
-  // Driver GPUs outside CUDA's list: judged and shown, but without an index, never recommended.
-  for (const auto& gpu : facts.gpus) {
-    if (std::none_of(space.begin(), space.end(),
-                     [&](const GpuRef& r) { return r.bus_id == gpu.bus_id; })) {
-      add_gpu({gpu.bus_id, gpu.uuid}, std::nullopt);
+
+  // Every GPU of the index space, then the driver's GPUs outside CUDA's list: judged and shown,
+  // but without an index, never recommended.
+  void judge_each_gpu() {
+    const auto& space = m_job.index_space;
+    for (std::size_t i = 0; i < space.size(); ++i) {
+      add_gpu(space[i], static_cast<int>(i));
     }
-  }
-  Recommendation& rec = a.recommendation;
-  if (job.visible.set && static_cast<int>(recommended.size()) < a.usable_count()) {
-    rec.chosen_by = job.visible.raw;
-  }
-  const auto narrowing = std::find_if(a.findings.begin(), a.findings.end(), [](const Finding& f) {
-    return f.effect == Effect::single_gpu_only;
-  });
-  const bool single = narrowing != a.findings.end();
-  // MIG instances stay MIG instances: a parent GPU's index would hand the job every instance of
-  // a shared GPU, or another tenant's.
-  const std::vector<std::string> mig_entries = job.visible.mig && host_failures.empty()
-                                                   ? kept_mig_entries(facts, job.visible, usable)
-                                                   : std::vector<std::string>{};
-  if (job.visible.mig) {
-    rec.mig = true;
-    rec.chosen_by = job.visible.raw;
-    recommended.clear();
-    const std::unordered_set<std::string_view> kept(mig_entries.begin(), mig_entries.end());
-    std::unordered_set<std::string_view> buses;
-    for (const auto& [entry, bus] : job.visible.entries) {
-      if (kept.count(entry) != 0 && !bus.empty() && buses.insert(bus).second) {
-        recommended.push_back(bus);
+    for (const auto& gpu : m_facts.gpus) {
+      if (std::none_of(space.begin(), space.end(),
+                       [&](const GpuRef& r) { return r.bus_id == gpu.bus_id; })) {
+        add_gpu({gpu.bus_id, gpu.uuid}, std::nullopt);
       }
     }
   }
-  std::vector<std::string> kept = mig_entries;
-  if (single && (rec.mig ? kept.size() : recommended.size()) > 1) {
-    rec.narrowed_by = static_cast<std::size_t>(narrowing - a.findings.begin());
-    kept.resize(std::min<std::size_t>(kept.size(), 1));
-    recommended.resize(1);
-  }
-  ctx.recommended_devices = rec.mig ? kept.size() : recommended.size();
-  run_stage(Stage::summary);
 
-  std::vector<std::string> indices;
-  std::vector<std::string> uuids;
-  for (auto& g : a.gpus) {
-    g.recommended =
-        std::find(recommended.begin(), recommended.end(), g.bus_id) != recommended.end();
-    if (g.recommended && g.index) {
-      indices.push_back(std::to_string(*g.index));
-      uuids.push_back(g.uuid.value_or(""));
+  // What the job gets: its usable GPUs, or its MIG entries, cut to one by a single-GPU finding.
+  // Returns the MIG entries kept.
+  std::vector<std::string> recommend() {
+    Recommendation& rec = m_a.recommendation;
+    const VisibleDevices& visible = m_job.visible;
+    if (visible.set && static_cast<int>(m_recommended.size()) < m_a.usable_count()) {
+      rec.chosen_by = visible.raw;
     }
+    const auto narrowing =
+        std::find_if(m_a.findings.begin(), m_a.findings.end(),
+                     [](const Finding& f) { return f.effect == Effect::single_gpu_only; });
+    // MIG instances stay MIG instances: a parent GPU's index would hand the job every instance of
+    // a shared GPU, or another tenant's.
+    std::vector<std::string> kept = visible.mig && m_host_failures.empty()
+                                        ? kept_mig_entries(m_facts, visible, m_usable)
+                                        : std::vector<std::string>{};
+    if (visible.mig) {
+      rec.mig = true;
+      rec.chosen_by = visible.raw;
+      m_recommended.clear();
+      const std::unordered_set<std::string_view> kept_set(kept.begin(), kept.end());
+      std::unordered_set<std::string_view> buses;
+      for (const auto& [entry, bus] : visible.entries) {
+        if (kept_set.count(entry) != 0 && !bus.empty() && buses.insert(bus).second) {
+          m_recommended.push_back(bus);
+        }
+      }
+    }
+    if (narrowing != m_a.findings.end() && (rec.mig ? kept.size() : m_recommended.size()) > 1) {
+      rec.narrowed_by = static_cast<std::size_t>(narrowing - m_a.findings.begin());
+      kept.resize(std::min<std::size_t>(kept.size(), 1));
+      m_recommended.resize(1);
+    }
+    return kept;
   }
-  if (rec.mig) {
-    rec.cuda_visible_devices = fmt::format("{}", fmt::join(kept, ","));
-    rec.devices = static_cast<int>(kept.size());
-  } else {
+
+  // CUDA_VISIBLE_DEVICES and each GPU's `recommended` from the recommendation.
+  void name_devices(const std::vector<std::string>& kept) {
+    Recommendation& rec = m_a.recommendation;
+    std::vector<std::string> indices;
+    std::vector<std::string> uuids;
+    for (auto& g : m_a.gpus) {
+      g.recommended =
+          std::find(m_recommended.begin(), m_recommended.end(), g.bus_id) != m_recommended.end();
+      if (g.recommended && g.index) {
+        indices.push_back(std::to_string(*g.index));
+        uuids.push_back(g.uuid.value_or(""));
+      }
+    }
+    if (rec.mig) {
+      rec.cuda_visible_devices = fmt::format("{}", fmt::join(kept, ","));
+      rec.devices = static_cast<int>(kept.size());
+      return;
+    }
     // --cvd-form uuid: UUIDs need no CUDA_DEVICE_ORDER; indices stay when a UUID is unknown.
-    const bool by_uuid = options.cvd_form == CvdForm::uuid &&
+    const bool by_uuid = m_options.cvd_form == CvdForm::uuid &&
                          std::all_of(uuids.begin(), uuids.end(),
                                      [](const std::string& u) { return starts_with(u, "GPU-"); });
     rec.cuda_visible_devices = fmt::format("{}", fmt::join(by_uuid ? uuids : indices, ","));
     rec.devices = static_cast<int>(indices.size());
-    if (!indices.empty() && !by_uuid && job.pci_order) {
+    if (!indices.empty() && !by_uuid && m_job.pci_order) {
       rec.cuda_device_order = "PCI_BUS_ID";
     }
   }
 
   // Sorted by severity; the narrowing finding keeps its identity through the sort.
-  std::vector<std::size_t> order(a.findings.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-  }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return a.findings[x].severity > a.findings[y].severity;
-  });
-  std::vector<Finding> sorted;
-  sorted.reserve(a.findings.size());
-  const auto narrowed_before = rec.narrowed_by;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (narrowed_before && order[i] == *narrowed_before) {
-      rec.narrowed_by = i;
+  void sort_findings() {
+    Recommendation& rec = m_a.recommendation;
+    std::vector<std::size_t> order(m_a.findings.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
     }
-    sorted.push_back(std::move(a.findings[order[i]]));
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return m_a.findings[x].severity > m_a.findings[y].severity;
+    });
+    std::vector<Finding> sorted;
+    sorted.reserve(m_a.findings.size());
+    const auto narrowed_before = rec.narrowed_by;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (narrowed_before && order[i] == *narrowed_before) {
+        rec.narrowed_by = i;
+      }
+      sorted.push_back(std::move(m_a.findings[order[i]]));
+    }
+    m_a.findings = std::move(sorted);
   }
-  a.findings = std::move(sorted);
 
-  const auto is_host_fail = [](const Finding& f) { return f.severity == Severity::fail && !f.gpu; };
-  const auto counts_for_warn = [](const Finding& f) {
-    return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu);
-  };
-  const bool host_fail = std::any_of(a.findings.begin(), a.findings.end(), is_host_fail);
-  const bool any_warn = std::any_of(a.findings.begin(), a.findings.end(), counts_for_warn);
-  a.verdict = host_fail                                                          ? Verdict::fail
-              : (any_warn || a.usable_count() < static_cast<int>(a.gpus.size())) ? Verdict::warn
-                                                                                 : Verdict::pass;
-  if (a.verdict != Verdict::pass) {
+  // fail on a host-level fail finding; warn on a warning, a GPU's failure or an unusable GPU; then
+  // the causes, what changed the recommendation first and the root cause before its consequence.
+  void decide_verdict() {
+    Assessment& a = m_a;
+    const auto is_host_fail = [](const Finding& f) {
+      return f.severity == Severity::fail && !f.gpu;
+    };
+    const auto counts_for_warn = [](const Finding& f) {
+      return f.severity == Severity::warn || (f.severity == Severity::fail && f.gpu);
+    };
+    const bool host_fail = std::any_of(a.findings.begin(), a.findings.end(), is_host_fail);
+    const bool any_warn = std::any_of(a.findings.begin(), a.findings.end(), counts_for_warn);
+    a.verdict = host_fail                                                          ? Verdict::fail
+                : (any_warn || a.usable_count() < static_cast<int>(a.gpus.size())) ? Verdict::warn
+                                                                                   : Verdict::pass;
+    if (a.verdict == Verdict::pass) {
+      return;
+    }
     for (std::size_t i = 0; i < a.findings.size(); ++i) {
       if (a.verdict == Verdict::fail ? is_host_fail(a.findings[i])
                                      : counts_for_warn(a.findings[i])) {
         a.causes.push_back(i);
       }
     }
-    // A warning's first cause is what changed the recommendation: a GPU left out, or one kept.
     std::stable_partition(a.causes.begin(), a.causes.end(),
                           [&](std::size_t i) { return a.findings[i].effect != Effect::none; });
-    promote_root_cause(a, rules);
+    promote_root_cause(a, m_rules);
   }
-  return a;
+
+  const Facts& m_facts;
+  std::span<const Rule> m_rules;
+  const CheckOptions& m_options;
+  Assessment m_a;
+  std::set<std::string> m_usable;
+  std::vector<std::string> m_recommended;
+  std::vector<std::string> m_host_failures;
+  const JobView m_job;
+  RuleContext m_ctx;
+};
+
+} // namespace
+
+Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options) {
+  return Assessor(facts, rules, options).run();
 }
 
 int exit_code_for(Verdict verdict, bool strict) {
