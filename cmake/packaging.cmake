@@ -69,8 +69,10 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# The run-time libraries (libc, libstdc++) from the binary itself, through dpkg-shlibdeps.
+# The run-time libraries (libc) from the binary itself, through dpkg-shlibdeps. libsystemd is
+# loaded with dlopen, so shlibdeps cannot see it: recommended, for reading the journal.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libsystemd0")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-wlm")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)
