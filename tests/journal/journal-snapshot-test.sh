@@ -94,7 +94,8 @@ echo "PASS: nothing readable: log.not-readable names every source: $ev"
 # not checked, with the loader's reason. As root, in a private mount namespace, /dev/null is
 # bound over the library the loader would pick, so dlopen fails as on a host without it.
 rm -f "$snap/unreadable.json"
-lib=$(ldconfig -p | awk '/libsystemd\.so\.0 .*x86-64|libsystemd\.so\.0 \(libc6\)/ {print $NF; exit}')
+# awk reads to the end: an early exit would kill ldconfig with SIGPIPE, which pipefail reports.
+lib=$(ldconfig -p | awk '/libsystemd\.so\.0 .*x86-64|libsystemd\.so\.0 \(libc6\)/ && !found {print $NF; found = 1}')
 if [ "$(id -u)" -ne 0 ] || [ -z "$lib" ] || ! unshare -m true 2>/dev/null; then
   echo "PASS (steps 1-4); step 5 skipped: needs root, unshare and libsystemd.so.0 in the loader's cache"
   exit 0
