@@ -52,7 +52,7 @@ inline std::vector<Hit> compute_prohibited_hits(const RuleContext& c, std::strin
   for (const auto& bus : buses) {
     const auto& readings = c.job.state(bus).compute_mode;
     const auto* lead = leading(readings);
-    if (bus.empty() || !lead || lead->source != source || lead->value != 2) {
+    if (!lead || lead->source != source || lead->value != 2) {
       continue;
     }
     std::vector<std::string> evidence;

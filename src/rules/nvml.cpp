@@ -631,10 +631,8 @@ std::span<const Rule> nvml_rules() {
            "is the same setting; a GPU is reported once, here when only NVML read it.",
        .evidence = "nvmlDeviceGetComputeMode",
        .caused_by = "gpu.compute-mode-prohibited",
+       // NVML's readings are in the job view only when its init succeeded.
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         if (!ctx.facts.nvml.ran || !ctx.facts.nvml.init_ok()) {
-           return {};
-         }
          return compute_prohibited_hits(ctx, "nvml");
        }},
       {.id = "nvml.exclusive-process-busy",
