@@ -54,6 +54,12 @@ TEST_CASE("security: a CUDA child that cannot be forked is exit 2, not a failed 
         "skipped: uid 65534 cannot run the binary here (a directory on its path is not searchable)");
     return;
   }
+  if (const auto path = unreadable_to_nobody({fixture("cuda-4gpu"), GPF_FAKE_LIBCUDA});
+      !path.empty()) {
+    WARN("skipped: uid 65534 cannot read " << path
+                                           << " (a directory on its path is not searchable)");
+    return;
+  }
   const auto fine = as_nobody(args, "", env);
   REQUIRE(fine.exit_code == 0);
   // 1: not even the enumeration child; 2: the enumeration child but no per-GPU child.

@@ -215,4 +215,15 @@ RunResult run_preflight(const std::vector<std::string>& args,
   return run_binary(args, options);
 }
 
+std::string unreadable_to_nobody(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    if (run_program(
+            {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "test", "-r", path})
+            .exit_code != 0) {
+      return path;
+    }
+  }
+  return {};
+}
+
 } // namespace gpf::test

@@ -56,4 +56,10 @@ RunResult run_program(const std::vector<std::string>& argv,
                       const std::string& stdin_text = {});
 RunResult run_preflight(const std::vector<std::string>& args,
                         const std::map<std::string, std::string>& env = {});
+
+// The first of paths that uid 65534 cannot read ("" when it can read them all), checked as that
+// user. A checkout under a private (0700) home directory is not searchable for it, yet setpriv,
+// still holding root's capabilities when it execs, starts the binary there: a test that runs the
+// check as that user needs its fixtures and libraries readable too, else it measures the path.
+std::string unreadable_to_nobody(const std::vector<std::string>& paths);
 } // namespace gpf::test

@@ -357,6 +357,12 @@ TEST_CASE("e2e nvml: an ordinary user whose kernel log is unreadable still gets 
     WARN("skipped: needs root and /usr/bin/setpriv to run the check as an ordinary user");
     return;
   }
+  if (const auto path = gpf::test::unreadable_to_nobody({fixture("log-not-readable"), k_fake_nvml});
+      !path.empty()) {
+    WARN("skipped: uid 65534 cannot read " << path
+                                           << " (a directory on its path is not searchable)");
+    return;
+  }
   gpf::test::RunOptions as_nobody;
   as_nobody.env = {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_REMAP_FAILURE", "1:1"}};
   as_nobody.wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
