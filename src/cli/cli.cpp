@@ -427,6 +427,11 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
 
 // exec: check, then refuse (exit 1, report on stderr) or replace this process with the command.
 int run_exec(const CliOptions& o, std::span<const Rule> rules) {
+  if (o.command.empty()) {
+    // Said before any probe runs: a launch line without its command is the caller's mistake,
+    // and neither a verdict nor a whole live check should come first.
+    return exec_command(o.command, {});
+  }
   auto host = open_host(o);
   if (!host) {
     return k_exit_error;

@@ -142,4 +142,18 @@ TEST_CASE("exec: everything from the command's first word on is the command's") 
   const auto none = run_preflight({"exec", "--root", root});
   CHECK(none.exit_code == 2);
   CHECK(has(none.err, "no command given"));
+  // On a node that is not ready too: the command line is checked before any probe runs, so no
+  // report comes first and nothing dereferences the missing command (it crashed with SIGSEGV).
+  const auto broken = fixture("no-driver");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"exec", "--root", broken},
+        std::vector<std::string>{"exec", "--root", broken, "--"},
+        std::vector<std::string>{"exec", "--root", broken, "--quiet"},
+        std::vector<std::string>{"exec", "--root", broken, "--min-gpus", "8"}}) {
+    const auto r = run_preflight(args);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.err, "no command given"));
+    CHECK_FALSE(has(r.err, "not starting"));
+    CHECK(r.out.empty());
+  }
 }
