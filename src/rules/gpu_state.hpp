@@ -71,4 +71,24 @@ inline std::vector<Hit> compute_prohibited_hits(const RuleContext& c, std::strin
   return hits;
 }
 
+// The one judgement of another process on a GPU, for process.holds-gpu (the processes proc sees
+// holding /dev/nvidiaN) and nvml.processes-present (those only NVML lists): a busy GPU is in use,
+// not broken, so it stays in the recommendation. A warning where the node is meant to be idle
+// (--expect-idle), or where the process holds GPU memory that the job would share (NVML says how
+// much); information otherwise, for a process seen only holding the node open.
+inline Severity gpu_user_severity(const RuleContext& c, bool holds_memory) {
+  return c.options.expect_idle || holds_memory ? Severity::warn : Severity::info;
+}
+
+// "pid 4242 (python3, 1024 MiB)": the one way both rows name a process on a GPU.
+inline std::string gpu_user_text(const GpuUser& u) {
+  std::string what = u.comm.empty() ? "" : u.comm;
+  if (u.in_nvml) {
+    const std::string memory =
+        u.used_bytes ? fmt::format("{} MiB", *u.used_bytes >> 20) : "memory not available";
+    what = what.empty() ? memory : what + ", " + memory;
+  }
+  return what.empty() ? fmt::format("pid {}", u.pid) : fmt::format("pid {} ({})", u.pid, what);
+}
+
 } // namespace gpf

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <unordered_set>
 
 namespace gpf {
 
@@ -34,6 +36,58 @@ const GpuState& JobView::state(const std::string& bus_id) const {
 
 namespace {
 
+// The processes on each GPU, from proc's holders (by the GPU's minor) and NVML's compute
+// processes, one entry per pid. A pid proc names as one of NVIDIA's daemons is left out of NVML's
+// list too.
+void merge_gpu_users(const Facts& facts, std::unordered_map<std::string, GpuState>& state) {
+  std::unordered_map<unsigned, const GpuFacts*> gpu_by_minor;
+  for (const auto& g : facts.gpus) {
+    if (g.device_minor && !g.bus_id.empty()) {
+      gpu_by_minor.emplace(*g.device_minor, &g);
+    }
+  }
+  std::unordered_set<unsigned> daemons;
+  std::unordered_map<std::string, std::map<unsigned, GpuUser>> users;
+  for (const auto& h : facts.topology.gpu_processes.holders) {
+    const auto pid = static_cast<unsigned>(h.pid);
+    if (h.nvidia_daemon) {
+      daemons.insert(pid);
+      continue;
+    }
+    for (const auto minor : h.minors) {
+      if (const auto it = gpu_by_minor.find(minor); it != gpu_by_minor.end()) {
+        auto& u = users[it->second->bus_id][pid];
+        u.pid = pid;
+        u.comm = h.comm;
+        u.in_proc = true;
+      }
+    }
+  }
+  const auto& nvml = facts.nvml;
+  if (nvml.ran && nvml.init_ok()) {
+    for (const auto& g : nvml.gpus) {
+      if (g.bus_id.empty() || !g.processes) {
+        continue;
+      }
+      for (const auto& p : *g.processes) {
+        if (daemons.count(p.pid) != 0) {
+          continue;
+        }
+        auto& u = users[g.bus_id][p.pid];
+        u.pid = p.pid;
+        u.used_bytes = p.used_bytes;
+        u.in_nvml = true;
+      }
+    }
+  }
+  for (auto& [bus, by_pid] : users) {
+    auto& list = state[bus].users;
+    for (auto& [pid, u] : by_pid) {
+      list.push_back(std::move(u));
+    }
+  }
+}
+
 // Each GPU's settings from CUDA, sysfs and NVML, in the order GpuState documents.
 std::unordered_map<std::string, GpuState> merge_gpu_state(const Facts& facts) {
   std::unordered_map<std::string, GpuState> state;
@@ -51,6 +105,7 @@ std::unordered_map<std::string, GpuState> merge_gpu_state(const Facts& facts) {
       }
     }
   }
+  merge_gpu_users(facts, state);
   const auto& nvml = facts.nvml;
   if (nvml.ran && nvml.init_ok()) {
     for (const auto& g : nvml.gpus) {

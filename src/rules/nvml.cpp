@@ -660,24 +660,42 @@ std::span<const Rule> nvml_rules() {
       {.id = "nvml.processes-present",
        .stage = Stage::gpu,
        .severity = Severity::warn,
+       .severity_from = "info unless the node is expected to be idle (--expect-idle) or a process "
+                        "holds GPU memory",
        .title = "No other compute process is on the GPUs",
        .remedy =
            "check who runs them (`ps -p <pid>`); a stale process from an earlier job should be stopped",
        .source = k_src_queries,
        .explanation =
            "Another process shares the GPU's memory and time: the job may run out of memory or slowly. "
-           "A busy GPU is in use, not broken, so it stays in the recommendation.",
+           "A busy GPU is in use, not broken, so it stays in the recommendation. This row names the "
+           "processes only NVML lists (in another PID namespace); one that proc also shows holding "
+           "the GPU is process.holds-gpu's, with NVML's memory figure, so a process is named once. "
+           "Both rows judge alike: a warning where a process holds GPU memory or the node is meant "
+           "to be idle (--expect-idle), information otherwise.",
        .evidence = "nvmlDeviceGetComputeRunningProcesses_v2: pid and used memory",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
-           if (g.compute_mode != k_compute_exclusive_process && g.processes &&
-               !g.processes->empty()) {
-             hits.emplace_back(
-                 fmt::format("{}: already in use by {}", gpu, process_list(*g.processes)),
-                 std::vector<std::string>{"compute processes: " + process_list(*g.processes)},
-                 g.bus_id);
-           }
-         });
+         return each_gpu(
+             ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
+               if (g.compute_mode == k_compute_exclusive_process) {
+                 return; // nvml.exclusive-process-busy: the GPU is unusable, not shared
+               }
+               std::vector<std::string> names;
+               bool holds_memory = false;
+               for (const auto& u : ctx.job.state(g.bus_id).users) {
+                 if (u.in_nvml && !u.in_proc) {
+                   names.push_back(gpu_user_text(u));
+                   holds_memory = holds_memory || u.holds_memory();
+                 }
+               }
+               if (names.empty()) {
+                 return;
+               }
+               const auto list = fmt::format("{}", fmt::join(names, ", "));
+               hits.emplace_back(fmt::format("{}: already in use by {}", gpu, list),
+                                 std::vector<std::string>{"compute processes: " + list}, g.bus_id);
+               hits.back().severity = gpu_user_severity(ctx, holds_memory);
+             });
        }},
       {.id = "nvml.mig-pending",
        .stage = Stage::gpu,

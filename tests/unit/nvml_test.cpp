@@ -386,3 +386,33 @@ TEST_CASE("e2e nvml: an ordinary user whose kernel log is unreadable still gets 
   CHECK(iso.at("isolated") == true);
   CHECK(iso.at("detail").get<std::string>().find("no_new_privs") != std::string::npos);
 }
+
+TEST_CASE("e2e nvml: a process on a GPU is named once, and judged alike whichever probe saw it") {
+  // proc-stray-gpu3: pid 4242 (python3) holds /dev/nvidia3, GPU 3 (0000:5d:00.0).
+  const json both = nvml_run({{"FAKE_NVML_PROCS", "3:4242"}}, {}, "proc-stray-gpu3").json();
+  const json* held = finding(both, "process.holds-gpu");
+  REQUIRE(held);
+  // NVML's figure (the fake's 1 GiB) makes it a warning: memory the job would share
+  CHECK(held->at("severity") == "warn");
+  CHECK_THAT(evidence(*held), Catch::Contains("0000:5d:00.0: nvmlDeviceGetComputeRunningProcesses: "
+                                              "pid 4242 (python3, 1024 MiB)"));
+  CHECK_THAT(held->at("remedy").get<std::string>(), Catch::Contains("kill 4242"));
+  CHECK(severity(both, "nvml.processes-present") == "absent"); // one process, one finding
+  CHECK(both.at("cuda_visible_devices") == "0,1,2,3");
+
+  // a pid only NVML lists (another PID namespace) is NVML's row, with the same judgement
+  const json other = nvml_run({{"FAKE_NVML_PROCS", "3:777"}}, {}, "proc-stray-gpu3").json();
+  const json* listed = finding(other, "nvml.processes-present");
+  REQUIRE(listed);
+  CHECK(listed->at("severity") == "warn");
+  CHECK_THAT(listed->at("message").get<std::string>(), Catch::Contains("pid 777 (1024 MiB)"));
+  CHECK_THAT(listed->at("message").get<std::string>(), !Catch::Contains("4242"));
+  CHECK(severity(other, "process.holds-gpu") == "info"); // 4242: the node open, no memory known
+
+  // proc alone: information, a warning once the node is meant to be idle
+  const json alone = nvml_run({}, {}, "proc-stray-gpu3").json();
+  CHECK(severity(alone, "process.holds-gpu") == "info");
+  CHECK(severity(alone, "nvml.processes-present") == "absent");
+  const json idle = nvml_run({}, {"--expect-idle"}, "proc-stray-gpu3").json();
+  CHECK(severity(idle, "process.holds-gpu") == "warn");
+}

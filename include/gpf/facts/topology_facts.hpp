@@ -232,6 +232,9 @@ struct GpuHolder {
   char state = '?';             // "State:" of /proc/<pid>/status ('D' = uninterruptible)
   std::vector<unsigned> minors; // GPU minors it holds (below 254), sorted, unique
   std::vector<std::string> fds; // "fd/4 -> /dev/nvidia3 (195:3)", capped
+  // One of NVIDIA's daemons that keep the nodes open by design (nvidia-persistenced,
+  // nv-fabricmanager, DCGM, nvidia-smi): no job's leftover. Decided once, by the probe.
+  bool nvidia_daemon = false;
 };
 
 struct GpuProcessFacts {

@@ -36,6 +36,19 @@ struct LinkWidth {
   bool downtrained() const { return width < max_width; }
 };
 
+// A process on a GPU as the probes saw it: holding /dev/nvidiaN open (proc/<pid>/fd, matched by
+// device number, with its name) and/or in NVML's list of the GPU's compute processes (with the
+// memory it holds there). NVIDIA's own daemons are left out: they hold the nodes by design.
+struct GpuUser {
+  unsigned pid = 0;
+  std::string comm;                             // proc/<pid>/comm; "" when only NVML listed it
+  std::optional<unsigned long long> used_bytes; // NVML's figure; nullopt: not listed, or none
+  bool in_proc = false;                         // seen by the gpu-processes probe
+  bool in_nvml = false;                         // listed by nvmlDeviceGetComputeRunningProcesses
+  // It holds GPU memory the job would share (NVML said how much, and it is not 0).
+  bool holds_memory() const { return used_bytes && *used_bytes > 0; }
+};
+
 // One GPU's settings as every probe that read them saw them, the reading rules judge by first:
 // the CUDA attribute before NVML's compute mode (CUDA is the API the job uses; both report the one
 // driver setting with the same numbers, 0 Default, 2 Prohibited, 3 Exclusive-Process), sysfs
@@ -44,6 +57,7 @@ struct GpuState {
   std::vector<Reading<int>> compute_mode;
   std::vector<Reading<LinkWidth>> link_width;
   std::vector<Reading<bool>> persistence_mode; // NVML only: no other input carries it
+  std::vector<GpuUser> users;                  // proc's and NVML's, one entry per pid, by pid
 };
 
 // The reading a rule judges by (the first), nullptr when no probe read the setting.

@@ -61,7 +61,7 @@ std::string summary(const CudaFacts& c) {
 std::map<unsigned, std::vector<std::string>> gpu_holders(const GpuProcessFacts& procs) {
   std::map<unsigned, std::vector<std::string>> holders;
   for (const auto& h : procs.holders) {
-    if (h.minors.empty() || nvidia_management_daemon(h.comm)) {
+    if (h.minors.empty() || h.nvidia_daemon) {
       continue;
     }
     for (const unsigned minor : h.minors) {

@@ -7,6 +7,7 @@
 // https://man7.org/linux/man-pages/man5/proc.5.html; the NVIDIA device numbers:
 // docs/sources.md#device-nodes
 #include "gpf/probes/probes.hpp"
+#include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -98,6 +99,7 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
     if (auto comm = host.read_file("proc/" + name + "/comm", 64)) {
       holder.comm = std::string(trim(to_valid_utf8(comm->data)));
     }
+    holder.nvidia_daemon = nvidia_management_daemon(holder.comm);
     if (auto st = host.read_file("proc/" + name + "/status", 4096)) {
       holder.state = status_state(st->data);
     }
