@@ -354,19 +354,17 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
     }
   }
   FileContent content;
-  const std::size_t chunk = 65536;
+  // Through a buffer on the stack: most inputs are a few bytes (sysfs attributes), and growing the
+  // string by a whole chunk before each read zero-filled 64 KiB per file.
+  char chunk[32768];
   for (;;) {
     const std::size_t room = cap + 1 - content.data.size();
     if (room == 0) {
       break;
     }
-    const std::size_t want = std::min(chunk, room);
-    const std::size_t old = content.data.size();
-    content.data.resize(old + want);
-    const ssize_t n = ::read(fd, content.data.data() + old, want);
+    const ssize_t n = ::read(fd, chunk, std::min(sizeof chunk, room));
     if (n < 0) {
       if (errno == EINTR) {
-        content.data.resize(old);
         continue;
       }
       const int err = errno;
@@ -374,10 +372,10 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
       record(HostAccess::Kind::file, path, err);
       return Error{os_error(err)};
     }
-    content.data.resize(old + static_cast<std::size_t>(n));
     if (n == 0) {
       break;
     }
+    content.data.append(chunk, static_cast<std::size_t>(n));
   }
   ::close(fd);
   if (content.data.size() > cap) {
@@ -500,7 +498,6 @@ NodeInfo Host::stat_node(std::string_view path) const {
     info.error = "invalid host path";
     return info;
   }
-  const auto full = resolve(path);
   struct stat st {};
   const int fd = open_path(path, O_PATH);
   const int err = fd < 0 ? -fd : (::fstat(fd, &st) == 0 ? 0 : errno);
@@ -521,7 +518,8 @@ NodeInfo Host::stat_node(std::string_view path) const {
     }
     if (m_live) {
       // access(2) rather than open(2): opening a device node is not free of side effects
-      info.rw_access = ::faccessat(AT_FDCWD, full.c_str(), R_OK | W_OK, AT_EACCESS) == 0;
+      info.rw_access =
+          ::faccessat(AT_FDCWD, resolve(path).c_str(), R_OK | W_OK, AT_EACCESS) == 0;
     } else if (S_ISREG(st.st_mode)) {
       // A plain file stands in for a node: its mode is the stand-in's, not the node's.
       info.stand_in = true;
