@@ -357,6 +357,9 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
   // Through a buffer on the stack: most inputs are a few bytes (sysfs attributes), and growing the
   // string by a whole chunk before each read zero-filled 64 KiB per file.
   char chunk[32768];
+  // A snapshot's file is a regular file (checked above): a short read(2) is its end, so the read
+  // that would return 0 is not needed. Live proc files may return less than asked before the end.
+  const bool short_read_ends = !m_live;
   for (;;) {
     const std::size_t room = cap + 1 - content.data.size();
     if (room == 0) {
@@ -376,6 +379,9 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
       break;
     }
     content.data.append(chunk, static_cast<std::size_t>(n));
+    if (short_read_ends && static_cast<std::size_t>(n) < std::min(sizeof chunk, room)) {
+      break;
+    }
   }
   ::close(fd);
   if (content.data.size() > cap) {
