@@ -311,6 +311,17 @@ int Host::open_path(std::string_view path, int flags) const {
   return fd == -ENOSYS ? open_checked(m_root, resolve(path), flags) : fd;
 }
 
+std::optional<Error> Host::guard(HostAccess::Kind kind, std::string_view path) const {
+  if (!is_safe_relative(path)) {
+    return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(kind, path, it->second);
+    return Error{it->second};
+  }
+  return std::nullopt;
+}
+
 void Host::record(HostAccess::Kind kind, std::string_view path, int err) const {
   if (m_access_log == nullptr) {
     return;
@@ -331,12 +342,8 @@ void Host::record_error(HostAccess::Kind kind, std::string_view path,
 }
 
 Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::file, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::file, path)) {
+    return *refused;
   }
   const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
@@ -396,12 +403,8 @@ std::vector<std::string> Host::take_cut_reads() const {
 }
 
 Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::directory, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::directory, path)) {
+    return *refused;
   }
   const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) {
@@ -449,12 +452,8 @@ bool Host::absent(std::string_view path) const {
 }
 
 Result<FsSpace> Host::filesystem_space(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::filesystem, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::filesystem, path)) {
+    return *refused;
   }
   FsSpace space;
   if (!m_live) {
@@ -798,12 +797,8 @@ Result<std::unique_ptr<ByteStream>> Host::open_user_file(const std::string& path
 }
 
 Result<std::string> Host::read_link(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::link, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::link, path)) {
+    return *refused;
   }
   // The link itself (O_NOFOLLOW), its directories resolved inside the root like every other read.
   const int fd = open_path(path, O_PATH | O_NOFOLLOW);
@@ -825,11 +820,7 @@ Result<std::string> Host::read_link(std::string_view path) const {
 }
 
 bool Host::has_file(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return false;
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::presence, path, it->second);
+  if (guard(HostAccess::Kind::presence, path)) {
     return false;
   }
   const int fd = open_path(path, O_PATH);

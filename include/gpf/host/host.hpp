@@ -187,6 +187,10 @@ private:
   // The sources open_kernel_log tries; nullptr when absent, Error when unreadable.
   Result<std::unique_ptr<ByteStream>> open_ring_buffer() const;
   Result<std::unique_ptr<ByteStream>> open_journal() const;
+  // What every read checks before it touches the host: a root-relative path without "..", and
+  // (under a snapshot) one that unreadable.json does not name. nullopt: go on; otherwise the error
+  // to return ("invalid host path: P", or the recorded reason, which is logged for a capture).
+  std::optional<Error> guard(HostAccess::Kind kind, std::string_view path) const;
   void record(HostAccess::Kind kind, std::string_view path, int err) const;
   void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
   std::vector<HostAccess>* m_access_log = nullptr;
