@@ -49,6 +49,14 @@ bool is_safe_relative(std::string_view path) {
   return true;
 }
 
+// Whether a failed read of path says the path is not there (ENOENT, ENOTDIR), as absent() would,
+// without asking the host again. A path unreadable.json names is unreadable, never absent.
+bool says_absent(const std::map<std::string, std::string>& unreadable, std::string_view path,
+                 const Error& error) {
+  return unreadable.count(std::string(path)) == 0 &&
+         (error.message == os_error(ENOENT) || error.message == os_error(ENOTDIR));
+}
+
 NodeType node_type(mode_t mode) {
   if (S_ISCHR(mode)) {
     return NodeType::char_device;
@@ -203,6 +211,43 @@ std::string_view node_type_word(NodeType type) {
 
 std::optional<NodeType> parse_node_type_word(std::string_view word) {
   return k_node_type_words.parse(word);
+}
+
+std::optional<std::string> join_link_target(std::string_view link_path, std::string_view target) {
+  std::vector<std::string_view> parts;
+  if (!target.empty() && target.front() != '/') {
+    for (auto p : split(link_path, '/')) {
+      parts.push_back(p);
+    }
+    if (!parts.empty()) {
+      parts.pop_back(); // the link's own name
+    }
+  }
+  for (auto p : split(target, '/')) {
+    if (p.empty() || p == ".") {
+      continue;
+    }
+    if (p == "..") {
+      if (parts.empty()) {
+        return std::nullopt;
+      }
+      parts.pop_back();
+      continue;
+    }
+    parts.push_back(p);
+  }
+  std::string out;
+  for (auto p : parts) {
+    if (p.empty() || p == ".") {
+      continue;
+    }
+    out += out.empty() ? "" : "/";
+    out += p;
+  }
+  if (out.empty()) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 std::optional<std::string> Environment::get(std::string_view name) const {
@@ -817,6 +862,43 @@ Result<std::string> Host::read_link(std::string_view path) const {
   target.resize(static_cast<std::size_t>(n));
   record(HostAccess::Kind::link, path, 0);
   return target;
+}
+
+Result<std::optional<std::string>> Host::link_target(std::string_view path) const {
+  auto target = read_link(path);
+  if (target) {
+    return std::optional<std::string>(std::move(target).value());
+  }
+  // read_link says "Invalid argument" for a path that is there but is not a link
+  if (target.error().message == os_error(EINVAL) ||
+      says_absent(m_unreadable, path, target.error())) {
+    return std::optional<std::string>();
+  }
+  return target.error();
+}
+
+Result<std::optional<std::string>> Host::resolve_link(std::string_view path) const {
+  TRY_ASSIGN(const auto target, link_target(path));
+  if (!target) {
+    return std::optional<std::string>();
+  }
+  auto joined = join_link_target(path, *target);
+  if (!joined) {
+    return Error{"link target " + *target + " leaves the root"};
+  }
+  return joined;
+}
+
+Result<std::optional<std::string>> Host::read_attribute(std::string_view path,
+                                                        std::size_t cap) const {
+  auto content = read_file(path, cap);
+  if (content) {
+    return std::optional<std::string>(std::string(trim(content->data)));
+  }
+  if (says_absent(m_unreadable, path, content.error())) {
+    return std::optional<std::string>();
+  }
+  return content.error();
 }
 
 bool Host::has_file(std::string_view path) const {
