@@ -279,4 +279,8 @@ ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& f
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"compat", "driver libraries and CUDA version", 600, probe_compat}};
+} // namespace
+
 } // namespace gpf

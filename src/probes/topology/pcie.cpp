@@ -173,4 +173,8 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"pcie", "PCIe topology", 700, probe_pcie}};
+} // namespace
+
 } // namespace gpf

@@ -169,4 +169,8 @@ ProbeStatus probe_rdma(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"rdma", "InfiniBand/RoCE ports", 1300, probe_rdma}};
+} // namespace
+
 } // namespace gpf

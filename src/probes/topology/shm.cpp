@@ -46,4 +46,8 @@ ProbeStatus probe_shm(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"shm", "shared-memory size", 900, probe_shm}};
+} // namespace
+
 } // namespace gpf
