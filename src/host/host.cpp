@@ -49,6 +49,14 @@ bool is_safe_relative(std::string_view path) {
   return true;
 }
 
+// Whether a failed read of path says the path is not there (ENOENT, ENOTDIR), as absent() would,
+// without asking the host again. A path unreadable.json names is unreadable, never absent.
+bool says_absent(const std::map<std::string, std::string>& unreadable, std::string_view path,
+                 const Error& error) {
+  return unreadable.count(std::string(path)) == 0 &&
+         (error.message == os_error(ENOENT) || error.message == os_error(ENOTDIR));
+}
+
 NodeType node_type(mode_t mode) {
   if (S_ISCHR(mode)) {
     return NodeType::char_device;
@@ -205,6 +213,43 @@ std::optional<NodeType> parse_node_type_word(std::string_view word) {
   return k_node_type_words.parse(word);
 }
 
+std::optional<std::string> join_link_target(std::string_view link_path, std::string_view target) {
+  std::vector<std::string_view> parts;
+  if (!target.empty() && target.front() != '/') {
+    for (auto p : split(link_path, '/')) {
+      parts.push_back(p);
+    }
+    if (!parts.empty()) {
+      parts.pop_back(); // the link's own name
+    }
+  }
+  for (auto p : split(target, '/')) {
+    if (p.empty() || p == ".") {
+      continue;
+    }
+    if (p == "..") {
+      if (parts.empty()) {
+        return std::nullopt;
+      }
+      parts.pop_back();
+      continue;
+    }
+    parts.push_back(p);
+  }
+  std::string out;
+  for (auto p : parts) {
+    if (p.empty() || p == ".") {
+      continue;
+    }
+    out += out.empty() ? "" : "/";
+    out += p;
+  }
+  if (out.empty()) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 std::optional<std::string> Environment::get(std::string_view name) const {
   if (auto it = m_vars.find(std::string(name)); it != m_vars.end()) {
     return it->second;
@@ -311,6 +356,17 @@ int Host::open_path(std::string_view path, int flags) const {
   return fd == -ENOSYS ? open_checked(m_root, resolve(path), flags) : fd;
 }
 
+std::optional<Error> Host::guard(HostAccess::Kind kind, std::string_view path) const {
+  if (!is_safe_relative(path)) {
+    return Error{"invalid host path: " + std::string(path)};
+  }
+  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
+    record_error(kind, path, it->second);
+    return Error{it->second};
+  }
+  return std::nullopt;
+}
+
 void Host::record(HostAccess::Kind kind, std::string_view path, int err) const {
   if (m_access_log == nullptr) {
     return;
@@ -331,12 +387,8 @@ void Host::record_error(HostAccess::Kind kind, std::string_view path,
 }
 
 Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::file, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::file, path)) {
+    return *refused;
   }
   const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
@@ -400,12 +452,8 @@ std::vector<std::string> Host::take_cut_reads() const {
 }
 
 Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::directory, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::directory, path)) {
+    return *refused;
   }
   const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) {
@@ -453,12 +501,8 @@ bool Host::absent(std::string_view path) const {
 }
 
 Result<FsSpace> Host::filesystem_space(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::filesystem, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::filesystem, path)) {
+    return *refused;
   }
   FsSpace space;
   if (!m_live) {
@@ -802,12 +846,8 @@ Result<std::unique_ptr<ByteStream>> Host::open_user_file(const std::string& path
 }
 
 Result<std::string> Host::read_link(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return Error{"invalid host path: " + std::string(path)};
-  }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::link, path, it->second);
-    return Error{it->second};
+  if (auto refused = guard(HostAccess::Kind::link, path)) {
+    return *refused;
   }
   // The link itself (O_NOFOLLOW), its directories resolved inside the root like every other read.
   const int fd = open_path(path, O_PATH | O_NOFOLLOW);
@@ -828,12 +868,45 @@ Result<std::string> Host::read_link(std::string_view path) const {
   return target;
 }
 
-bool Host::has_file(std::string_view path) const {
-  if (!is_safe_relative(path)) {
-    return false;
+Result<std::optional<std::string>> Host::link_target(std::string_view path) const {
+  auto target = read_link(path);
+  if (target) {
+    return std::optional<std::string>(std::move(target).value());
   }
-  if (auto it = m_unreadable.find(std::string(path)); it != m_unreadable.end()) {
-    record_error(HostAccess::Kind::presence, path, it->second);
+  // read_link says "Invalid argument" for a path that is there but is not a link
+  if (target.error().message == os_error(EINVAL) ||
+      says_absent(m_unreadable, path, target.error())) {
+    return std::optional<std::string>();
+  }
+  return target.error();
+}
+
+Result<std::optional<std::string>> Host::resolve_link(std::string_view path) const {
+  TRY_ASSIGN(const auto target, link_target(path));
+  if (!target) {
+    return std::optional<std::string>();
+  }
+  auto joined = join_link_target(path, *target);
+  if (!joined) {
+    return Error{"link target " + *target + " leaves the root"};
+  }
+  return joined;
+}
+
+Result<std::optional<std::string>> Host::read_attribute(std::string_view path,
+                                                        std::size_t cap) const {
+  auto content = read_file(path, cap);
+  if (content) {
+    return std::optional<std::string>(std::string(trim(content->data)));
+  }
+  if (says_absent(m_unreadable, path, content.error())) {
+    return std::optional<std::string>();
+  }
+  return content.error();
+}
+
+bool Host::has_file(std::string_view path) const {
+  if (guard(HostAccess::Kind::presence, path)) {
     return false;
   }
   const int fd = open_path(path, O_PATH);

@@ -76,8 +76,8 @@ Result<std::string> resolve_in_root(const Host& host, std::string_view path) {
       continue;
     }
     const std::string candidate = done + "/" + part;
-    auto link = host.read_link(relative(candidate));
-    if (!link) {
+    TRY_ASSIGN(const auto link, host.link_target(relative(candidate)));
+    if (!link) { // absent, or not a link
       done = candidate;
       continue;
     }
@@ -112,8 +112,8 @@ bool try_candidate(const Host& host, const std::string& path, const std::string&
     auto dir = resolve_in_root(host, parent_path(path));
     const std::string direct =
         (dir ? (*dir == "/" ? std::string() : *dir) : parent_path(path)) + "/" + file_name(path);
-    step.result =
-        host.read_link(relative(direct)) ? "dangling link to " + *resolved : "not present";
+    const auto link = host.link_target(relative(direct));
+    step.result = link && *link ? "dangling link to " + *resolved : "not present";
   } else {
     step.result = "found";
     lib.path = path;
@@ -278,5 +278,9 @@ ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& f
   compat.libnvidia_ml = find_library(host, facts, cache, "libnvidia-ml.so.1");
   return status;
 }
+
+namespace {
+const ProbeRegistration k_row{{"compat", "driver libraries and CUDA version", 600, probe_compat}};
+} // namespace
 
 } // namespace gpf

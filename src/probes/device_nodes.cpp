@@ -55,4 +55,8 @@ ProbeStatus probe_devices(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"devices", "device nodes", 400, probe_devices}};
+} // namespace
+
 } // namespace gpf

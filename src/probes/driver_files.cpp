@@ -88,4 +88,8 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"driver", "driver files", 300, probe_driver}};
+} // namespace
+
 } // namespace gpf

@@ -20,4 +20,8 @@ ProbeStatus probe_kernel(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"kernel", "kernel release", 100, probe_kernel}};
+} // namespace
+
 } // namespace gpf

@@ -19,4 +19,8 @@ ProbeStatus probe_modules(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"modules", "kernel modules", 200, probe_modules}};
+} // namespace
+
 } // namespace gpf

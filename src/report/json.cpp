@@ -16,6 +16,9 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
 
 namespace gpf {
 namespace {
@@ -95,6 +98,43 @@ Json devices_json(const std::vector<DeviceNodeFact>& devices) {
   return arr;
 }
 
+// The JSON of a value in a facts block that describes itself (Facts::blocks): a struct through
+// its field list, in its order; optionals as null; vectors as arrays; host strings made valid.
+template <class T> Json field_json(const T& value);
+
+struct FieldWriter {
+  Json& out;
+  template <class T> void operator()(std::string_view key, const T& value) {
+    out[std::string(key)] = field_json(value);
+  }
+};
+
+template <class T> struct IsVector : std::false_type {};
+template <class T> struct IsVector<std::vector<T>> : std::true_type {};
+template <class T> struct IsOptional : std::false_type {};
+template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
+
+template <class T> Json field_json(const T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return u8(value);
+  } else if constexpr (IsOptional<T>::value) {
+    return value ? field_json(*value) : Json(nullptr);
+  } else if constexpr (IsVector<T>::value) {
+    Json arr = Json::array();
+    for (const auto& item : value) {
+      arr.push_back(field_json(item));
+    }
+    return arr;
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return Json(value);
+  } else {
+    Json obj = Json::object();
+    FieldWriter fields{obj};
+    value.fields(fields);
+    return obj;
+  }
+}
+
 } // namespace
 
 std::string rfc3339_utc(std::chrono::system_clock::time_point t) {
@@ -139,6 +179,8 @@ Json facts_json(const Facts& facts) {
   if (facts.nvml.ran) {
     j["nvml"] = nvml_facts_json(facts.nvml);
   }
+  FieldWriter blocks{j};
+  facts.blocks(blocks);
   return j;
 }
 

@@ -110,7 +110,9 @@ Json iommu_json(const IommuFacts& i) {
   return j;
 }
 
-Json shm_json(const ShmFacts& s) {
+// rdma: the RDMA devices, for which the memlock limit matters (the rdma probe's fact, kept in
+// this block where the report has always shown it).
+Json shm_json(const ShmFacts& s, const RdmaFacts& rdma) {
   Json j;
   j["ran"] = s.ran;
   j["exists"] = s.exists;
@@ -120,7 +122,7 @@ Json shm_json(const ShmFacts& s) {
   j["memlock"] = opt(s.memlock_line);
   j["memlock_bytes"] = opt(s.memlock_soft);
   j["memlock_unlimited"] = s.memlock_unlimited;
-  j["rdma_devices"] = strings(s.rdma_devices);
+  j["rdma_devices"] = strings(rdma.device_names());
   return j;
 }
 
@@ -218,7 +220,7 @@ Json topology_json(const TopologyFacts& t) {
   Json j;
   j["pcie"] = pcie_json(t.pcie);
   j["iommu"] = iommu_json(t.iommu);
-  j["shm"] = shm_json(t.shm);
+  j["shm"] = shm_json(t.shm, t.rdma);
   j["services"] = services_json(t.services);
   j["firmware"] = firmware_json(t.firmware);
   Json mig = Json::array();

@@ -18,7 +18,8 @@ std::span<const Rule> limits_rules() {
            "Max locked memory in /proc/self/limits (the checker's limits, which `gpu-preflight exec` hands to the job) and the entries of /sys/class/infiniband.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& shm = c.facts.topology.shm;
-         if (shm.rdma_devices.empty() || shm.memlock_unlimited || !shm.memlock_soft ||
+         const auto rdma_devices = c.facts.topology.rdma.device_names();
+         if (rdma_devices.empty() || shm.memlock_unlimited || !shm.memlock_soft ||
              !shm.memlock_line) {
            return {};
          }
@@ -27,7 +28,7 @@ std::span<const Rule> limits_rules() {
                   "The locked-memory limit is {} while RDMA devices exist: GPUDirect RDMA and InfiniBand transports pin memory and fail under a low limit",
                   bytes_text(*shm.memlock_soft)),
               {"/proc/self/limits: " + quote_evidence(*shm.memlock_line, 200),
-               "/sys/class/infiniband: " + quote_evidence(join(shm.rdma_devices), 200)}}};
+               "/sys/class/infiniband: " + quote_evidence(join(rdma_devices), 200)}}};
        }},
   };
   return rows;

@@ -28,11 +28,7 @@ std::optional<bool> dmabuf_available(const Facts& f) {
 }
 
 std::string rdma_devices_text(const Facts& f) {
-  std::vector<std::string> names;
-  for (const auto& d : f.topology.rdma.devices) {
-    names.push_back(d.name);
-  }
-  return join(names);
+  return join(f.topology.rdma.device_names());
 }
 
 } // namespace

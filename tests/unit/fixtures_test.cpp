@@ -1,12 +1,14 @@
 // Probe and rule tests over the fixture snapshots in tests/fixtures/: the real pipeline
 // (collect_facts + assess) on each, asserting verdict, findings, dropped GPUs and recommendation.
 #include "gpf/probes/pipeline.hpp"
+#include "gpf/probes/probes.hpp"
 #include "gpf/rules/verdict.hpp"
 #include "support/checked.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 
 using namespace gpf;
 using gpf::test::check_fixture;
@@ -81,6 +83,33 @@ TEST_CASE("fixture verdicts, findings and recommendations") {
       CHECK_FALSE(f.remedy.empty());
     }
   }
+}
+
+TEST_CASE("the pipeline's rows: each probe registers one, and they run in their order") {
+  std::vector<std::string> names;
+  std::vector<int> order;
+  std::set<int> orders;
+  for (const auto& row : probe_rows()) {
+    INFO(row.name);
+    CHECK(row.run != nullptr);
+    CHECK_FALSE(row.what.empty());
+    CHECK(orders.insert(row.order).second); // no two rows share a place
+    names.emplace_back(row.name);
+    order.push_back(row.order);
+  }
+  CHECK(std::is_sorted(order.begin(), order.end()));
+  // the order reports and snapshots show; later probes read earlier facts (probes.hpp)
+  const std::vector<std::string> expected{
+      "kernel", "modules",  "driver",   "devices", "kernel-log", "compat",        "pcie", "iommu",
+      "shm",    "services", "firmware", "mig",     "rdma",       "gpu-processes", "cuda", "nvml"};
+  CHECK(names == expected);
+  // the facts of one check list every row once, in that order
+  const auto r = check_fixture("healthy-4gpu");
+  std::vector<std::string> ran;
+  for (const auto& p : r.facts.probes) {
+    ran.push_back(p.name);
+  }
+  CHECK(ran == expected);
 }
 
 TEST_CASE("healthy host: driver facts parsed from the snapshot") {

@@ -1,4 +1,5 @@
-// The Host reads the topology probes added (read_link, filesystem_space) and how a capture
+// The Host reads the topology probes added (read_link, the sysfs link and attribute helpers,
+// filesystem_space) and how a capture
 // records them: links recreated as links, statvfs.json, binary config files byte-exact.
 #include "gpf/capture/snapshot.hpp"
 #include "gpf/host/host.hpp"
@@ -9,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 using namespace gpf;
@@ -42,6 +44,90 @@ TEST_CASE("read_link returns the stored target and resolves the directories insi
   CHECK(host.read_link("sys/nothing").error().message == "No such file or directory");
   CHECK_FALSE(host.read_link("../etc").ok());
   CHECK_FALSE(host.read_link("/etc/alternatives").ok());
+}
+
+TEST_CASE("link targets are joined to the link's directory and stay inside the root") {
+  struct Case {
+    const char* link;
+    const char* target;
+    std::optional<std::string> joined;
+  };
+  const Case cases[] = {
+      {"sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+       "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"},
+      {"sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/iommu_group",
+       "../../../../kernel/iommu_groups/7", "sys/kernel/iommu_groups/7"},
+      {"sys/class/iommu/dmar0", "./../../devices/virtual/iommu/dmar0",
+       "sys/devices/virtual/iommu/dmar0"},
+      {"sys/bus/pci/devices/x", "/sys/devices/pci0000:00/x",
+       "sys/devices/pci0000:00/x"},                   // absolute: inside the root
+      {"sys/x", "../../../etc/passwd", std::nullopt}, // climbs above the root
+      {"x", "..", std::nullopt},
+      {"a/b", "", std::nullopt},
+  };
+  for (const auto& c : cases) {
+    INFO(c.link << " -> " << c.target);
+    CHECK(join_link_target(c.link, c.target) == c.joined);
+  }
+}
+
+TEST_CASE(
+    "read_attribute: trimmed text, absent is nullopt, unreadable is an error with the reason") {
+  TempDir t;
+  t.write("sys/class/net/eth0/speed", "25000\n");
+  t.write("sys/class/net/eth0/operstate", "  up \n");
+  t.write("sys/class/net/eth0/queues/x", "");
+  t.write("unreadable.json", R"({"sys/class/net/eth0/duplex": "Permission denied"})");
+  t.write("sys/class/net/eth0/duplex", "full\n");
+  const auto host = Host::snapshot(t.path).value();
+  CHECK(host.read_attribute("sys/class/net/eth0/speed").value() ==
+        std::optional<std::string>("25000"));
+  CHECK(host.read_attribute("sys/class/net/eth0/operstate").value() ==
+        std::optional<std::string>("up"));
+  CHECK(host.read_attribute("sys/class/net/eth0/mtu").value() == std::nullopt); // absent
+  CHECK(host.read_attribute("sys/class/net/eth9/speed").value() == std::nullopt);
+  // recorded as unreadable: an error, never absent
+  CHECK(host.read_attribute("sys/class/net/eth0/duplex").error().message == "Permission denied");
+  // there but not a file: an error with the OS reason
+  CHECK(host.read_attribute("sys/class/net/eth0/queues").error().message == "Is a directory");
+  CHECK_FALSE(host.read_attribute("../etc/passwd").ok());
+  // cut at the cap like any read
+  CHECK(host.read_attribute("sys/class/net/eth0/speed", 2).value() ==
+        std::optional<std::string>("25"));
+}
+
+TEST_CASE(
+    "resolve_link: a sysfs link to a root-relative path; absent, not a link, unreadable, escaping") {
+  TempDir t;
+  t.write("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/net/eth0/operstate", "up\n");
+  t.link("sys/class/net/eth0", "../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/net/eth0");
+  t.link("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/net/eth0/device",
+         "../../../0000:01:00.0");
+  t.link("sys/class/net/abs", "/sys/devices/pci0000:00");
+  t.link("sys/class/net/escape", "../../../../../etc");
+  t.link("sys/class/net/denied", "../../devices/x");
+  t.write("sys/class/net/plain/operstate", "down\n");
+  t.write("unreadable.json", R"({"sys/class/net/denied": "Permission denied"})");
+  const auto host = Host::snapshot(t.path).value();
+  // a relative link with "..", joined to the link's directory
+  CHECK(host.resolve_link("sys/class/net/eth0").value() ==
+        std::optional<std::string>("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/net/eth0"));
+  // a device's `device` link, reached through the class link: its PCI function
+  CHECK(host.resolve_link("sys/class/net/eth0/device").value() ==
+        std::optional<std::string>("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"));
+  // an absolute target names a path inside the root
+  CHECK(host.resolve_link("sys/class/net/abs").value() ==
+        std::optional<std::string>("sys/devices/pci0000:00"));
+  CHECK(host.resolve_link("sys/class/net/escape").error().message ==
+        "link target ../../../../../etc leaves the root");
+  CHECK(host.resolve_link("sys/class/net/denied").error().message == "Permission denied");
+  CHECK(host.resolve_link("sys/class/net/lo").value() == std::nullopt);    // absent
+  CHECK(host.resolve_link("sys/class/net/plain").value() == std::nullopt); // not a link
+  CHECK(host.link_target("sys/class/net/eth0").value() ==
+        std::optional<std::string>("../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/net/eth0"));
+  CHECK(host.link_target("sys/class/net/plain").value() == std::nullopt);
+  CHECK(host.link_target("sys/class/net/denied").error().message == "Permission denied");
+  CHECK_FALSE(host.link_target("/sys/class/net/eth0").ok());
 }
 
 TEST_CASE("filesystem_space: statvfs.json in a snapshot, statvfs live") {

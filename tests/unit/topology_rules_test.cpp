@@ -220,7 +220,10 @@ TEST_CASE("memlock matters only where RDMA devices exist") {
   f.topology.shm.memlock_soft = 65536;
   f.topology.shm.memlock_line = "Max locked memory 65536 65536 bytes";
   CHECK(run_rule("limits.memlock-low", f).empty());
-  f.topology.shm.rdma_devices = {"mlx5_0"};
+  f.topology.rdma.ran = true;
+  RdmaDevice nic;
+  nic.name = "mlx5_0";
+  f.topology.rdma.devices.push_back(nic);
   const auto hits = run_rule("limits.memlock-low", f);
   REQUIRE(hits.size() == 1);
   CHECK(hits[0].message.find("64 KiB") != std::string::npos);

@@ -114,6 +114,12 @@ struct Facts {
   TopologyFacts topology; // PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware (multi-GPU start-up)
   std::vector<ProbeStatus> probes;
 
+  // The facts blocks that describe their own JSON, which the report writes after the blocks
+  // above: `v("key", block)` each, where the block's struct lists its members in
+  // `template <class V> void fields(V& v) const { v("name", name); ... }` (members: bool,
+  // numbers, std::string, std::optional, std::vector, or such structs).
+  template <class V> void blocks(V&) const {}
+
   const ProbeStatus* probe(std::string_view name) const;
   const GpuFacts* gpu_by_bus(std::string_view bus_id) const;
   const DeviceNodeFact* device(std::string_view path) const;

@@ -129,8 +129,7 @@ struct ShmFacts {
   std::optional<std::string> mount_line;     // its proc/mounts line, verbatim
   std::optional<std::string> memlock_line;   // "Max locked memory ..." from proc/self/limits
   std::optional<std::uint64_t> memlock_soft; // bytes; nullopt with memlock_unlimited or unknown
-  bool memlock_unlimited = false;
-  std::vector<std::string> rdma_devices; // sys/class/infiniband entries
+  bool memlock_unlimited = false; // RDMA devices, for which the limit matters: RdmaFacts::devices
 };
 
 struct ProcessSeen {
@@ -221,6 +220,14 @@ struct RdmaFacts {
   // (not compared), so only its presence in proc/modules counts.
   std::optional<std::string> peermem_version;
   std::vector<GpuNic> nearest; // per GPU with a known PCIe path, when any RDMA device is PCI
+  // The devices' names (the entries of sys/class/infiniband), in order.
+  std::vector<std::string> device_names() const {
+    std::vector<std::string> names;
+    for (const auto& d : devices) {
+      names.push_back(d.name);
+    }
+    return names;
+  }
 };
 
 // A process with an NVIDIA device node open: a /proc/<pid>/fd/* entry that is a character device

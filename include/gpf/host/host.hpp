@@ -36,6 +36,12 @@ enum class NodeType { missing, char_device, block_device, regular_file, director
 std::string_view node_type_word(NodeType type);
 std::optional<NodeType> parse_node_type_word(std::string_view word);
 
+// The root-relative path a symbolic link at link_path points to: its target joined to the link's
+// directory and normalised ("sys/bus/pci/devices/0000:01:00.0" + "../../../devices/pci0000:00/..."
+// -> "sys/devices/pci0000:00/..."). An absolute target names a path inside the root. nullopt when
+// the target climbs above the root.
+std::optional<std::string> join_link_target(std::string_view link_path, std::string_view target);
+
 // What the host says about a device node. A snapshot's plain file standing in for a node has
 // type regular_file and stand_in = true: its major/minor are unknown, not wrong.
 struct NodeInfo {
@@ -132,6 +138,19 @@ public:
   // The target of a symbolic link as stored (relative or absolute; an absolute target names a
   // path inside the root). Error "Invalid argument" when path is not a link.
   Result<std::string> read_link(std::string_view path) const;
+  // The target of a symbolic link as stored; nullopt when path is absent or exists but is not a
+  // link (a hand-made snapshot may hold a plain directory where sysfs has a link). Error: the path
+  // cannot be reached (the OS reason, or unreadable.json's).
+  Result<std::optional<std::string>> link_target(std::string_view path) const;
+  // The root-relative path a sysfs link leads to: its target joined to the link's directory and
+  // normalised ("sys/bus/pci/devices/0000:01:00.0" -> "sys/devices/pci0000:00/.../0000:01:00.0",
+  // a device's `device` link -> its PCI function). nullopt as link_target. Error as link_target,
+  // or a target that climbs above the root.
+  Result<std::optional<std::string>> resolve_link(std::string_view path) const;
+  // A sysfs attribute's text, trimmed; nullopt when the file is absent (this kernel or device has
+  // no such attribute). Error carries the OS reason (or unreadable.json's) of one that exists.
+  Result<std::optional<std::string>> read_attribute(std::string_view path,
+                                                    std::size_t cap = 4096) const;
   // True when path exists and is not a directory. Only its presence matters (a driver library):
   // a capture keeps an empty stand-in, not the content.
   bool has_file(std::string_view path) const;
@@ -187,6 +206,10 @@ private:
   // The sources open_kernel_log tries; nullptr when absent, Error when unreadable.
   Result<std::unique_ptr<ByteStream>> open_ring_buffer() const;
   Result<std::unique_ptr<ByteStream>> open_journal() const;
+  // What every read checks before it touches the host: a root-relative path without "..", and
+  // (under a snapshot) one that unreadable.json does not name. nullopt: go on; otherwise the error
+  // to return ("invalid host path: P", or the recorded reason, which is logged for a capture).
+  std::optional<Error> guard(HostAccess::Kind kind, std::string_view path) const;
   void record(HostAccess::Kind kind, std::string_view path, int err) const;
   void record_error(HostAccess::Kind kind, std::string_view path, const std::string& error) const;
   std::vector<HostAccess>* m_access_log = nullptr;

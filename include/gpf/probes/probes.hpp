@@ -1,8 +1,34 @@
 #pragma once
-// The probes of the pipeline, in the order they run. Each reads through the Host only.
+// The probes of the pipeline and the registry of their rows. Each reads through the Host only.
 #include "gpf/probes/pipeline.hpp"
 
+#include <string_view>
+#include <vector>
+
 namespace gpf {
+
+// One row of the pipeline, registered from its probe's own .cpp: the name reports and snapshots
+// know it by, what it checks in a user's words (the report's "not checked" line), its place and
+// the function. Rows run by ascending order, so a probe may use the facts of lower orders
+// (devices needs the GPUs' minors; rdma the PCIe paths; cuda starts a child per driver GPU whose
+// UUID is known; gpu-processes runs before any child of the checker exists).
+struct ProbeRow {
+  std::string_view name;
+  std::string_view what;
+  int order = 0;
+  ProbeFn run = nullptr;
+};
+
+// Adds a row to the pipeline at static initialisation. At namespace scope in the probe's .cpp:
+//   const ProbeRegistration k_row{{"x", "what it checks", 650, probe_x}};
+struct ProbeRegistration {
+  explicit ProbeRegistration(const ProbeRow& row);
+};
+
+// Every registered row, by ascending order (tests/unit/fixtures_test.cpp checks names and places).
+const std::vector<ProbeRow>& probe_rows();
+
+// The functions of the probes registered before the registry (their rows are in their .cpp files).
 
 ProbeStatus probe_kernel(const Host& host, const ProbeOptions& options, Facts& facts);
 ProbeStatus probe_modules(const Host& host, const ProbeOptions& options, Facts& facts);

@@ -19,12 +19,6 @@ PciConfig parse_pci_config(std::string_view bytes);
 // "dddd:bb:dd.f" exactly (the form of sysfs directory names), lowercase or uppercase hex.
 bool is_pci_address(std::string_view s);
 
-// The root-relative path a symbolic link at link_path points to: its target joined to the link's
-// directory and normalised ("sys/bus/pci/devices/0000:01:00.0" + "../../../devices/pci0000:00/..."
-// -> "sys/devices/pci0000:00/..."). An absolute target names a path inside the root. nullopt when
-// the target climbs above the root.
-std::optional<std::string> join_link_target(std::string_view link_path, std::string_view target);
-
 // Splits a sysfs device path into the host bridge component and the PCI addresses below it, in
 // order ("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0" -> "pci0000:00",
 // {"0000:00:01.0", "0000:01:00.0"}). Components that are not PCI addresses before the first one are

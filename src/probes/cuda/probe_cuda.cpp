@@ -2,6 +2,7 @@
 // probe status. Reads the host only through Host: cuda.json and the job environment. Which
 // processes hold a GPU it takes from the gpu-processes probe, which ran before it.
 #include "gpf/probes/cuda_probe.hpp"
+#include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 
@@ -159,5 +160,9 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
   status.message = summary(facts.cuda);
   return status;
 }
+
+namespace {
+const ProbeRegistration k_row{{"cuda", "CUDA start-up", 1500, probe_cuda}};
+} // namespace
 
 } // namespace gpf

@@ -86,4 +86,8 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"kernel-log", "kernel log", 500, probe_kernel_log}};
+} // namespace
+
 } // namespace gpf

@@ -3,6 +3,7 @@
 // both stages run side by side; one deadline; a child still running at it is SIGKILLed and the
 // step it had begun is named. Reads the host only through Host (nvml.json).
 #include "gpf/probes/nvml_probe.hpp"
+#include "gpf/probes/probes.hpp"
 
 #include "gpf/util/checker_failure.hpp"
 #include "gpf/util/json_read.hpp"
@@ -292,5 +293,9 @@ ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& fac
   status.message = summary(facts.nvml);
   return status;
 }
+
+namespace {
+const ProbeRegistration k_row{{"nvml", "GPU health (NVML)", 1600, probe_nvml}};
+} // namespace
 
 } // namespace gpf

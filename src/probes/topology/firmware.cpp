@@ -70,4 +70,8 @@ ProbeStatus probe_firmware(const Host& host, const ProbeOptions&, Facts& facts) 
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"firmware", "GSP firmware files", 1100, probe_firmware}};
+} // namespace
+
 } // namespace gpf

@@ -112,4 +112,9 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{
+    {"gpu-processes", "processes on the GPUs", 1400, probe_gpu_processes}};
+} // namespace
+
 } // namespace gpf

@@ -66,4 +66,8 @@ ProbeStatus probe_iommu(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"iommu", "IOMMU", 800, probe_iommu}};
+} // namespace
+
 } // namespace gpf

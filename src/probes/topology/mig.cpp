@@ -54,4 +54,8 @@ ProbeStatus probe_mig(const Host& host, const ProbeOptions&, Facts& facts) {
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"mig", "MIG instances", 1200, probe_mig}};
+} // namespace
+
 } // namespace gpf

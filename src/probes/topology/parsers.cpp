@@ -220,43 +220,6 @@ bool is_pci_address(std::string_view s) {
          is_hex_digits(s.substr(8, 2), 2) && s[11] >= '0' && s[11] <= '7';
 }
 
-std::optional<std::string> join_link_target(std::string_view link_path, std::string_view target) {
-  std::vector<std::string_view> parts;
-  if (!target.empty() && target.front() != '/') {
-    for (auto p : split(link_path, '/')) {
-      parts.push_back(p);
-    }
-    if (!parts.empty()) {
-      parts.pop_back(); // the link's own name
-    }
-  }
-  for (auto p : split(target, '/')) {
-    if (p.empty() || p == ".") {
-      continue;
-    }
-    if (p == "..") {
-      if (parts.empty()) {
-        return std::nullopt;
-      }
-      parts.pop_back();
-      continue;
-    }
-    parts.push_back(p);
-  }
-  std::string out;
-  for (auto p : parts) {
-    if (p.empty() || p == ".") {
-      continue;
-    }
-    out += out.empty() ? "" : "/";
-    out += p;
-  }
-  if (out.empty()) {
-    return std::nullopt;
-  }
-  return out;
-}
-
 std::string sysfs_prefix_through(std::string_view path, std::string_view bus_id) {
   const auto at = path.find("/" + std::string(bus_id));
   return at == std::string_view::npos ? std::string()

@@ -35,25 +35,19 @@ std::optional<std::uint32_t> read_hex(const Host& host, const std::string& path)
 // The sysfs directory of a device: the link's target resolved inside the root; a plain
 // directory (a hand-made snapshot) is its own path.
 std::string device_dir(const Host& host, const std::string& entry) {
-  if (auto target = host.read_link(entry)) {
-    if (auto joined = join_link_target(entry, *target)) {
-      return *joined;
-    }
-  }
-  return entry;
+  auto dir = host.resolve_link(entry);
+  return dir && *dir ? **dir : entry;
 }
 
 // One sysfs attribute: nullopt when absent; an unreadable one is added to errors.
 std::optional<std::string> read_attr(const Host& host, const std::string& path, std::size_t cap,
                                      std::vector<std::string>& errors) {
-  auto content = host.read_file(path, cap);
-  if (content) {
-    return std::move(content->data);
+  auto text = host.read_attribute(path, cap);
+  if (!text) {
+    errors.push_back(path + ": " + text.error().message);
+    return std::nullopt;
   }
-  if (!host.absent(path)) {
-    errors.push_back(path + ": " + content.error().message);
-  }
-  return std::nullopt;
+  return *text;
 }
 
 // The port's link (sysfs link attributes) and its AER counters (aer_dev_*), where the kernel has
@@ -68,11 +62,11 @@ void read_link_and_aer(const Host& host, const std::string& dir, PciLinkState& l
   }
   if (auto t = read_attr(host, dir + "/current_link_speed", k_attr_cap, errors)) {
     link.speed = parse_link_speed(*t);
-    link.speed_text = std::string(trim(*t));
+    link.speed_text = *t;
   }
   if (auto t = read_attr(host, dir + "/max_link_speed", k_attr_cap, errors)) {
     link.max_speed = parse_link_speed(*t);
-    link.max_speed_text = std::string(trim(*t));
+    link.max_speed_text = *t;
   }
   if (auto t = read_attr(host, dir + "/aer_dev_fatal", k_aer_cap, errors)) {
     aer.fatal = parse_aer_total(*t, "TOTAL_ERR_FATAL");
@@ -163,11 +157,8 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
       read_bridge(host, sysfs_prefix_through(path.path, bridge), bridge, pcie, problems);
     }
     read_link_and_aer(host, path.path, path.link, path.aer, problems);
-    const std::string group_link = path.path + "/iommu_group";
-    if (auto target = host.read_link(group_link)) {
-      if (auto joined = join_link_target(group_link, *target)) {
-        path.iommu_group = joined->substr(joined->rfind('/') + 1);
-      }
+    if (auto group = host.resolve_link(path.path + "/iommu_group"); group && *group) {
+      path.iommu_group = (*group)->substr((*group)->rfind('/') + 1);
     }
     pcie.gpus.push_back(std::move(path));
   }
@@ -181,5 +172,9 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
   }
   return status;
 }
+
+namespace {
+const ProbeRegistration k_row{{"pcie", "PCIe topology", 700, probe_pcie}};
+} // namespace
 
 } // namespace gpf

@@ -17,17 +17,17 @@ constexpr std::string_view k_class = "sys/class/infiniband";
 constexpr std::size_t k_attr_cap = 256;
 constexpr std::size_t k_max_ports = 64;
 
-// The attribute's text; nullopt when absent; an unreadable one is recorded in error.
+// The attribute's text; nullopt when absent; the first unreadable one is recorded in error.
 std::optional<std::string> read_attr(const Host& host, const std::string& path,
                                      std::string& error) {
-  auto content = host.read_file(path, k_attr_cap);
-  if (content) {
-    return std::string(trim(content->data));
+  auto text = host.read_attribute(path, k_attr_cap);
+  if (!text) {
+    if (error.empty()) {
+      error = path + ": " + text.error().message;
+    }
+    return std::nullopt;
   }
-  if (!host.absent(path) && error.empty()) {
-    error = path + ": " + content.error().message;
-  }
-  return std::nullopt;
+  return *text;
 }
 
 IbPort read_port(const Host& host, const std::string& dir, unsigned number) {
@@ -59,12 +59,13 @@ IbPort read_port(const Host& host, const std::string& dir, unsigned number) {
   return port;
 }
 
+// A PCI function's NUMA node; nullopt when it cannot be told (no attribute, unreadable, garbage).
 std::optional<int> read_numa(const Host& host, const std::string& pci_dir) {
-  auto content = host.read_file(pci_dir + "/numa_node", 32);
-  if (!content) {
+  auto text = host.read_attribute(pci_dir + "/numa_node", 32);
+  if (!text || !*text) {
     return std::nullopt;
   }
-  const auto t = trim(content->data);
+  const std::string_view t = **text;
   if (t == "-1") {
     return -1;
   }
@@ -112,12 +113,8 @@ ProbeStatus probe_rdma(const Host& host, const ProbeOptions&, Facts& facts) {
     RdmaDevice dev;
     dev.name = name;
     const std::string entry = std::string(k_class) + "/" + name;
-    dev.path = entry;
-    if (auto target = host.read_link(entry)) {
-      if (auto joined = join_link_target(entry, *target)) {
-        dev.path = *joined;
-      }
-    }
+    auto dir = host.resolve_link(entry);
+    dev.path = dir && *dir ? **dir : entry;
     const auto parsed = parse_sysfs_pci_path(dev.path);
     if (!parsed.devices.empty()) {
       dev.bus_id = parsed.devices.back();
@@ -171,5 +168,9 @@ ProbeStatus probe_rdma(const Host& host, const ProbeOptions&, Facts& facts) {
   }
   return status;
 }
+
+namespace {
+const ProbeRegistration k_row{{"rdma", "InfiniBand/RoCE ports", 1300, probe_rdma}};
+} // namespace
 
 } // namespace gpf

@@ -84,4 +84,8 @@ ProbeStatus probe_services(const Host& host, const ProbeOptions&, Facts& facts) 
   return status;
 }
 
+namespace {
+const ProbeRegistration k_row{{"services", "daemons", 1000, probe_services}};
+} // namespace
+
 } // namespace gpf

@@ -1,7 +1,7 @@
 // Probe "shm": the size of /dev/shm (statvfs through the Host; a snapshot's statvfs.json) and its
 // proc/mounts line, the memlock limit of this process (proc/self/limits: `gpu-preflight exec`
-// hands the same limits to the job) and whether RDMA devices exist (sys/class/infiniband), for
-// which the limit matters. Facts: NCCL troubleshooting (/dev/shm in containers, memlock),
+// hands the same limits to the job). Whether RDMA devices, for which the limit matters, exist is
+// the rdma probe's fact. Facts: NCCL troubleshooting (/dev/shm in containers, memlock),
 // https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
@@ -43,10 +43,11 @@ ProbeStatus probe_shm(const Host& host, const ProbeOptions&, Facts& facts) {
       shm.memlock_unlimited = memlock->unlimited;
     }
   }
-  if (auto rdma = host.list_dir("sys/class/infiniband")) {
-    shm.rdma_devices = *rdma;
-  }
   return status;
 }
+
+namespace {
+const ProbeRegistration k_row{{"shm", "shared-memory size", 900, probe_shm}};
+} // namespace
 
 } // namespace gpf
