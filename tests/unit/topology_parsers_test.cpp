@@ -182,30 +182,6 @@ TEST_CASE("the installed Fabric Manager from the dpkg status file") {
   CHECK_FALSE(dpkg_fabric_manager(std::string(1000, '\xff')));
 }
 
-TEST_CASE("which GSP firmware file a GPU loads, by PCI device id") {
-  struct Case {
-    std::uint16_t id;
-    std::optional<std::string> file;
-  };
-  const Case cases[] = {
-      {0x1DB4, ""},              // V100 (Volta): no GSP
-      {0x1B06, ""},              // GTX 1080 Ti (Pascal)
-      {0x1EB8, "gsp_tu10x.bin"}, // T4 (Turing)
-      {0x2182, "gsp_tu10x.bin"}, // GTX 1660 Ti (TU116)
-      {0x20B0, "gsp_tu10x.bin"}, // A100 SXM (GA100)
-      {0x2204, "gsp_ga10x.bin"}, // RTX 3090 (GA102)
-      {0x2330, "gsp_ga10x.bin"}, // H100 SXM (GH100)
-      {0x26B9, "gsp_ga10x.bin"}, // L40S (AD102)
-      {0x2901, "gsp_ga10x.bin"}, // B200 (GB100)
-      {0x2B85, "gsp_ga10x.bin"}, // RTX 5090 (GB202)
-      {0x3182, std::nullopt},    // beyond the table: unknown
-  };
-  for (const auto& c : cases) {
-    INFO(std::hex << c.id);
-    CHECK(gsp_firmware_for_device(c.id) == c.file);
-  }
-}
-
 TEST_CASE("MIG entries of CUDA_VISIBLE_DEVICES") {
   const auto m = parse_mig_reference(" MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/3/0 ");
   REQUIRE(m);

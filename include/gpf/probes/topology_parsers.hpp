@@ -114,12 +114,6 @@ struct PackageVersion {
 };
 std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status);
 
-// The GSP firmware file a GPU with this PCI device id loads (nv-firmware.h mapping,
-// docs/sources.md#gsp-firmware): "gsp_tu10x.bin" for Turing and GA100, "gsp_ga10x.bin" for GA10x,
-// Ada, Hopper and Blackwell; "" for pre-Turing GPUs (no GSP); nullopt when the id is not an NVIDIA
-// GPU id we know.
-std::optional<std::string> gsp_firmware_for_device(std::uint16_t device_id);
-
 // CUDA_VISIBLE_DEVICES entry "MIG-<GPU-UUID>/<gi>/<ci>" -> its parts; nullopt for any other form.
 struct MigReference {
   std::string gpu_uuid;

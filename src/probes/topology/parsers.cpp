@@ -504,21 +504,6 @@ std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status) {
   return found;
 }
 
-std::optional<std::string> gsp_firmware_for_device(std::uint16_t device_id) {
-  // PCI device-id families of NVIDIA GPUs (pci.ids): below 0x1e00 pre-Turing; 0x1e00-0x1fff and
-  // 0x2100-0x21ff Turing; 0x2000-0x20ff GA100; 0x2200-0x2fff GA10x, GH100, AD10x, GB1xx/GB20x.
-  if (device_id < 0x1E00) {
-    return std::string();
-  }
-  if (device_id < 0x2200) {
-    return std::string("gsp_tu10x.bin");
-  }
-  if (device_id < 0x3000) {
-    return std::string("gsp_ga10x.bin");
-  }
-  return std::nullopt;
-}
-
 std::optional<MigReference> parse_mig_reference(std::string_view entry) {
   entry = trim(entry);
   if (!starts_with(entry, "MIG-GPU-")) {
