@@ -2,7 +2,7 @@
 
 #include "output_tree.hpp"
 
-#include "gpf/probes/cuda_probe.hpp"
+#include "gpf/facts/cuda_json.hpp"
 #include "gpf/probes/nvml_probe.hpp"
 #include "gpf/util/text.hpp"
 

@@ -1,6 +1,7 @@
 // Rules whose id starts with "process.": processes already on a GPU before the job starts. Facts:
 // proc(5) (/proc/pid/fd), https://man7.org/linux/man-pages/man5/proc.5.html
 #include "common.hpp"
+#include "gpf/knowledge/process_names.hpp"
 
 namespace gpf {
 namespace {

@@ -150,22 +150,6 @@ TEST_CASE("the memlock line of proc/<pid>/limits") {
   CHECK_FALSE(parse_memlock_limit("Max open files  1024 1024 files\n"));
 }
 
-TEST_CASE("process names as the kernel keeps them (15 bytes)") {
-  CHECK(comm_names("nv-fabricmanage\n", "nv-fabricmanager"));
-  CHECK(comm_names("nvidia-persiste", "nvidia-persistenced"));
-  CHECK(comm_names("systemd", "systemd"));
-  // NVIDIA's daemons, as comm shows them (cut at 15 bytes), and nothing else
-  CHECK(nvidia_management_daemon("nvidia-persiste\n"));
-  CHECK(nvidia_management_daemon("dcgm-exporter"));
-  CHECK(nvidia_management_daemon("nv-hostengine"));
-  CHECK(nvidia_management_daemon("nvidia-smi"));
-  CHECK_FALSE(nvidia_management_daemon("python3"));
-  CHECK_FALSE(nvidia_management_daemon("nvidia-smi-wrap"));
-  CHECK_FALSE(comm_names("nv-fabricmanag", "nv-fabricmanager"));
-  CHECK_FALSE(comm_names("nvidia-persistenced-x", "nvidia-persistenced"));
-  CHECK_FALSE(comm_names("", ""));
-}
-
 TEST_CASE("the installed Fabric Manager from the dpkg status file") {
   const std::string status =
       "Package: libc6\nStatus: install ok installed\nVersion: 2.35\n\n"
@@ -180,17 +164,4 @@ TEST_CASE("the installed Fabric Manager from the dpkg status file") {
       "Package: nvidia-fabricmanager-535\nStatus: deinstall ok config-files\nVersion: 535.1-1\n"));
   CHECK_FALSE(dpkg_fabric_manager(""));
   CHECK_FALSE(dpkg_fabric_manager(std::string(1000, '\xff')));
-}
-
-TEST_CASE("MIG entries of CUDA_VISIBLE_DEVICES") {
-  const auto m = parse_mig_reference(" MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/3/0 ");
-  REQUIRE(m);
-  CHECK(m->gpu_uuid == "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6");
-  CHECK(m->gpu_instance == 3u);
-  CHECK(m->compute_instance == 0u);
-  CHECK_FALSE(parse_mig_reference("MIG-8932f937-d72c-4106-c12f-20bd9faed9f6")); // the MIG-UUID form
-  CHECK_FALSE(parse_mig_reference("MIG-GPU-8932f937/3"));
-  CHECK_FALSE(parse_mig_reference("MIG-GPU-8932f937/x/0"));
-  CHECK_FALSE(parse_mig_reference("GPU-8932f937"));
-  CHECK_FALSE(parse_mig_reference("0"));
 }

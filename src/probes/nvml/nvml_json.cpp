@@ -2,10 +2,10 @@
 // object is the report's facts.nvml; the GPU objects are also the children's "gpu" events.
 #include "gpf/probes/nvml_probe.hpp"
 
+#include "gpf/facts/isolation_json.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
-#include "probes/child/isolation.hpp"
 
 #include <fmt/format.h>
 
