@@ -5,7 +5,7 @@
 // on a pass the info findings are folded into one line unless verbose.
 #include "gpf/util/text.hpp"
 #include "gpf/report/report.hpp"
-#include "gpf/report/text_report.hpp"
+#include "gpf/report/text.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
