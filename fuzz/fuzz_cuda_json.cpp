@@ -2,7 +2,7 @@
 // Properties: no crash; accepted facts render as JSON that parses again; a refusal says why.
 #include "fuzz_support.hpp"
 
-#include "gpf/probes/cuda_probe.hpp"
+#include "gpf/facts/cuda_json.hpp"
 
 GPF_FUZZ_TARGET(cuda_json) {
   const auto parsed = gpf::parse_cuda_json(gpf::fuzz::as_text(data, size));

@@ -3,6 +3,7 @@
 #include "fuzz_support.hpp"
 
 #include "gpf/probes/topology_parsers.hpp"
+#include "gpf/util/tenths.hpp"
 
 GPF_FUZZ_TARGET(sysfs_links) {
   const auto text = gpf::fuzz::as_text(data, size);

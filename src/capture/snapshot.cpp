@@ -2,8 +2,8 @@
 
 #include "output_tree.hpp"
 
-#include "gpf/probes/cuda_probe.hpp"
-#include "gpf/probes/nvml_probe.hpp"
+#include "gpf/facts/cuda_json.hpp"
+#include "gpf/facts/nvml_json.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>

@@ -78,4 +78,22 @@ VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
   return vd;
 }
 
+std::optional<MigReference> parse_mig_reference(std::string_view entry) {
+  entry = trim(entry);
+  if (!starts_with(entry, "MIG-GPU-")) {
+    return std::nullopt;
+  }
+  const auto parts = split(entry.substr(4), '/');
+  if (parts.size() != 3) {
+    return std::nullopt;
+  }
+  const auto gi = parse_uint(parts[1]);
+  const auto ci = parse_uint(parts[2]);
+  if (!gi || !ci || parts[0].size() <= 4) {
+    return std::nullopt;
+  }
+  return MigReference{std::string(parts[0]), static_cast<unsigned>(*gi),
+                      static_cast<unsigned>(*ci)};
+}
+
 } // namespace gpf

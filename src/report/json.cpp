@@ -1,7 +1,7 @@
 // The JSON report (docs/json-output.md, docs/report.schema.json). ordered_json keeps key order
 // stable; every string from the host passes through to_valid_utf8.
-#include "gpf/probes/cuda_probe.hpp"
-#include "gpf/probes/nvml_probe.hpp"
+#include "gpf/facts/cuda_json.hpp"
+#include "gpf/facts/nvml_json.hpp"
 #include "gpf/report/compat_json.hpp"
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"

@@ -2,7 +2,7 @@
 #include "gpf/report/log_json.hpp"
 #include "gpf/util/enum_names.hpp"
 
-#include "gpf/probes/kernel_log_format.hpp"
+#include "gpf/facts/log_names.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 

@@ -3,7 +3,7 @@
 #include "gpf/util/enum_names.hpp"
 
 #include "gpf/report/report.hpp"
-#include "gpf/report/text_report.hpp"
+#include "gpf/report/text.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>

@@ -4,9 +4,8 @@
 // characters come out escaped (printable). Lines are wrapped to the width with hanging indents;
 // on a pass the info findings are folded into one line unless verbose.
 #include "gpf/util/text.hpp"
-#include "gpf/probes/parsers.hpp"
 #include "gpf/report/report.hpp"
-#include "gpf/report/text_report.hpp"
+#include "gpf/report/text.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -146,12 +145,14 @@ void append_field(std::string& out, std::string_view label, std::string_view tex
   append_wrapped(out, text, columns(label), columns(label), width);
 }
 
-// Evidence as the text report shows it: the driver banner shortened (the JSON keeps it whole).
-std::string shown_evidence(std::string_view e) {
+// Evidence as the text report shows it: the driver's version line shortened to what the driver
+// probe read from it (the JSON keeps it whole).
+std::string shown_evidence(std::string_view e, const DriverFacts& driver) {
   constexpr std::string_view k_banner = "NVRM version: ";
-  const auto at = e.find(k_banner);
+  const auto at = starts_with(driver.version_line, k_banner) ? e.find(driver.version_line)
+                                                             : std::string_view::npos;
   if (at != std::string_view::npos) {
-    if (const auto brief = short_driver_banner(e.substr(at))) {
+    if (const auto brief = short_driver_banner(driver)) {
       return std::string(e.substr(0, at + k_banner.size())) + *brief;
     }
   }
@@ -199,11 +200,10 @@ std::string wrap_text(std::string_view text, std::size_t used, std::size_t hang,
   return out;
 }
 
-std::optional<std::string> short_driver_banner(std::string_view s) {
-  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (...)",
-  // read as the driver probe reads the file
-  DriverFacts d;
-  if (!parse_driver_version_file(s.substr(0, 1024), d)) {
+std::optional<std::string> short_driver_banner(const DriverFacts& d) {
+  // the version and flavour the driver probe read from the version line itself, not from
+  // sys/module/nvidia/version after the line named none
+  if (d.version_line.empty() || d.version_source != "proc/driver/nvidia/version") {
     return std::nullopt;
   }
   switch (d.flavour) {
@@ -254,7 +254,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     out += "  ";
     append_wrapped(out, printable(f.message), 2, 2, width);
     for (const auto& e : f.evidence) {
-      append_field(out, "  evidence: ", printable(shown_evidence(e)), width);
+      append_field(out, "  evidence: ", printable(shown_evidence(e, r.facts.driver)), width);
     }
     append_field(out, "  remedy:   ", printable(f.remedy), width);
     if (a.verdict != Verdict::fail && f.effect == Effect::gpu_unusable && f.gpu) {

@@ -2,7 +2,7 @@
 #include "gpf/report/topology_json.hpp"
 #include "gpf/util/enum_names.hpp"
 
-#include "gpf/rules/topology.hpp"
+#include "gpf/facts/topology_names.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 

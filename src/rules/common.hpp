@@ -4,8 +4,6 @@
 #include "gpf/facts/visible_devices.hpp"
 #include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/knowledge/matrix.hpp"
-#include "gpf/probes/cuda_probe.hpp"
-#include "gpf/probes/topology_parsers.hpp"
 #include "gpf/rules/compat_view.hpp"
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"

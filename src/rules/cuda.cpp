@@ -1,6 +1,7 @@
 // Rules whose id starts with "cuda.": CUDA: the job's CUDA version against the driver, and what the
 // live CUDA probe saw (library, symbols, cuInit, each GPU, the multi-GPU test).
 #include "common.hpp"
+#include "gpf/facts/cuda_json.hpp"
 
 namespace gpf {
 namespace {

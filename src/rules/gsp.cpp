@@ -1,6 +1,7 @@
 // Rules whose id starts with "gsp.": GSP firmware: load failures in the kernel log and firmware
 // files missing on disk.
 #include "common.hpp"
+#include "gpf/knowledge/gsp_firmware.hpp"
 
 namespace gpf {
 namespace {

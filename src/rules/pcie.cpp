@@ -1,6 +1,7 @@
 // Rules whose id starts with "pcie.": PCIe between the GPUs a job uses together: ACS redirection
 // and shared switches; the training and the AER error counters of every link above the GPUs.
 #include "common.hpp"
+#include "gpf/util/tenths.hpp"
 
 namespace gpf {
 namespace {

@@ -3,7 +3,6 @@
 // and the CUDA probe's symptoms after the topology and NVML causes that explain them.
 #include "common.hpp"
 #include "gpf/rules/rule.hpp"
-#include "gpf/rules/xid_rule.hpp"
 #include "gpf/util/enum_names.hpp"
 
 #include <vector>
@@ -33,13 +32,6 @@ const Rule* find_rule(std::string_view id) {
     }
   }
   return nullptr;
-}
-
-std::string_view xid_rule_id(unsigned xid) {
-  LogEvent e;
-  e.kind = LogEventKind::xid;
-  e.xid = xid;
-  return log_rule_id(e);
 }
 
 constexpr auto k_severity_names = enum_names<Severity::fail>({"info", "warn", "fail"});

@@ -2,9 +2,9 @@
 // the built-in table or overriding rows by id. The schema is documented in docs/user-rules.md.
 // Everything wrong with a rules file is an Error naming the file, the position and the problem.
 #include "gpf/rules/user_rules.hpp"
-#include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/json_value.hpp"
 
+#include "gpf/util/tenths.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>

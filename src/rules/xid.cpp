@@ -1,8 +1,16 @@
 // Rules whose id starts with "xid.": Xid errors of the current boot, judged by the class NVIDIA's
 // Xid catalog gives them, and Xid 154 recovery actions.
+#include "gpf/rules/xid.hpp"
 #include "common.hpp"
 
 namespace gpf {
+
+std::string_view xid_rule_id(unsigned xid) {
+  LogEvent e;
+  e.kind = LogEventKind::xid;
+  e.xid = xid;
+  return log_rule_id(e);
+}
 
 std::span<const Rule> xid_rules() {
   static const Rule rows[] = {

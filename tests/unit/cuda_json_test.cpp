@@ -1,6 +1,6 @@
 // cuda.json: written from facts, read back to the same facts; bad input is an error naming the
 // member, never a crash.
-#include "gpf/probes/cuda_probe.hpp"
+#include "gpf/facts/cuda_json.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,5 @@
 // The child -> parent line protocol and the fold of a child's lines into steps (pure functions).
+#include "gpf/facts/cuda_json.hpp"
 #include "gpf/probes/cuda_probe.hpp"
 #include "probes/cuda/protocol.hpp"
 

@@ -1,4 +1,5 @@
 // Line-format detection: every format the kernel-log scanner reads, one inline line each.
+#include "gpf/facts/log_names.hpp"
 #include "gpf/probes/kernel_log_format.hpp"
 
 #include <catch2/catch.hpp>

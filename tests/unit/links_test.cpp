@@ -7,6 +7,7 @@
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/rules/topology.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "gpf/util/tenths.hpp"
 #include "support/checked.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,7 +2,9 @@
 // - Probe code reads the host only through Host: no absolute paths in string literals, no
 //   getenv/uname/open/fopen/ifstream of its own.
 // - Includes follow the layers: each layer includes only those its row of allowed_includes()
-//   names (util ← host ← facts ← probes; knowledge on util only; rules on facts and knowledge).
+//   names (util ← host ← facts ← probes; knowledge on util only; rules on facts and knowledge;
+//   reports on facts, rules and knowledge; never rules or reports on probes).
+// - A public header that declares functions is named as the source that defines them.
 // - Text in the product and its documentation cites public sources, never notes outside the
 //   repository or this project's issue tracker.
 #include <catch2/catch.hpp>
@@ -47,9 +49,10 @@ std::string layer_of(const fs::path& file) {
 }
 
 // The layers each layer may include besides itself: util <- host <- facts <- probes, knowledge
-// (catalogs and tables as data) on util alone below probes and rules, rules on facts and knowledge,
-// report and capture after them, cli over all. rules and report still include probe headers
-// (parsers and the CUDA/NVML probe interfaces); ARCHITECTURE.md names them as what is left to move.
+// (catalogs and tables as data) on util alone below probes and rules, rules on facts and knowledge
+// (facts bring the host's types along), report on facts, the rules' public types and knowledge,
+// capture over the probes, cli over all. Probes decode, rules judge: neither rules nor reports
+// include a probe header.
 const std::map<std::string, std::set<std::string>>& allowed_includes() {
   static const std::map<std::string, std::set<std::string>> table = {
       {"util", {}},
@@ -57,8 +60,8 @@ const std::map<std::string, std::set<std::string>>& allowed_includes() {
       {"knowledge", {"util"}},
       {"facts", {"util", "host"}},
       {"probes", {"util", "host", "knowledge", "facts"}},
-      {"rules", {"util", "host", "knowledge", "facts", "probes"}},
-      {"report", {"util", "host", "knowledge", "facts", "probes", "rules"}},
+      {"rules", {"util", "host", "knowledge", "facts"}},
+      {"report", {"util", "host", "knowledge", "facts", "rules"}},
       {"capture", {"util", "host", "knowledge", "facts", "probes"}},
       {"cli", {"util", "host", "knowledge", "facts", "probes", "rules", "report", "capture"}},
   };
@@ -184,6 +187,85 @@ TEST_CASE("include direction: how an #include names its layer") {
   CHECK(allowed_includes()
             .at("knowledge")
             .count(included_layer("gpf/facts/facts.hpp", "knowledge")) == 0);
+  // rules and reports reach no probe: not its parsers, not its interface
+  CHECK(allowed_includes().at("rules").count(
+            included_layer("gpf/probes/topology_parsers.hpp", "rules")) == 0);
+  CHECK(allowed_includes().at("rules").count(
+            included_layer("gpf/probes/cuda_probe.hpp", "rules")) == 0);
+  CHECK(allowed_includes().at("report").count(included_layer("gpf/probes/parsers.hpp", "report")) ==
+        0);
+  CHECK(allowed_includes().at("report").count(included_layer("gpf/rules/verdict.hpp", "report")) ==
+        1);
+}
+
+namespace {
+
+// Whether a header declares a function at namespace scope (a line at column 0 that names one and
+// opens no body): such a header has a source that defines it.
+bool declares_functions(const fs::path& header) {
+  const std::regex declaration(
+      R"re(^(?!inline|constexpr|template|struct|class|enum|using|namespace|static|typedef|extern|#|//|\})[A-Za-z_][^;{}=]*\()re");
+  std::ifstream in(header);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find('{') == std::string::npos && std::regex_search(line, declaration)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The source a header's name mirrors: src/<layer>/<name>.cpp, or src/<layer>/<dir>/<rest>.cpp for
+// a header named <dir>_<rest> (kernel_log_format.hpp: kernel_log/format.cpp).
+bool has_mirror_source(const fs::path& header) {
+  const fs::path src = k_root / "src" / header.parent_path().filename();
+  const std::string name = header.stem().string();
+  if (fs::exists(src / (name + ".cpp"))) {
+    return true;
+  }
+  for (auto at = name.find('_'); at != std::string::npos; at = name.find('_', at + 1)) {
+    if (fs::exists(src / name.substr(0, at) / (name.substr(at + 1) + ".cpp"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("headers mirror their sources' names") {
+  // Headers whose functions are defined across several sources, each named for its own part.
+  const std::set<std::string> spread = {
+      "cli/fleet.hpp",       // summarize.cpp, diff.cpp
+      "probes/probes.hpp",   // one source per probe
+      "probes/progress.hpp", // pipeline.cpp
+      "report/report.hpp",   // json.cpp, text.cpp, env.cpp, line.cpp, summary.cpp
+      "rules/rule.hpp",      // rule_table.cpp and each prefix's <prefix>_rules()
+      // the probe interfaces, named as their folders' probe_*.cpp
+      "probes/cuda_probe.hpp",
+      "probes/nvml_probe.hpp",
+  };
+  std::vector<std::string> unmatched;
+  int headers = 0;
+  for (const auto& header : files_under(k_root / "include" / "gpf")) {
+    const std::string rel = header.lexically_relative(k_root / "include" / "gpf").string();
+    if (layer_of(header).empty() || !declares_functions(header)) {
+      continue;
+    }
+    ++headers;
+    if (!has_mirror_source(header) && spread.count(rel) == 0) {
+      unmatched.push_back(rel);
+    }
+  }
+  for (const auto& u : unmatched) {
+    UNSCOPED_INFO(u << " declares functions but src/ has no source of its name");
+  }
+  CHECK(unmatched.empty());
+  CHECK(headers >= 20);
+  CHECK(declares_functions(k_root / "include" / "gpf" / "knowledge" / "gsp_firmware.hpp"));
+  CHECK_FALSE(declares_functions(k_root / "include" / "gpf" / "facts" / "cuda_facts.hpp"));
+  CHECK(has_mirror_source(k_root / "include" / "gpf" / "probes" / "kernel_log_format.hpp"));
+  CHECK_FALSE(has_mirror_source(k_root / "include" / "gpf" / "cli" / "fleet.hpp"));
 }
 
 // Product text (code, comments, docs) names public sources: a reader has no access to this

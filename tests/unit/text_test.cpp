@@ -1,3 +1,4 @@
+#include "gpf/util/tenths.hpp"
 #include "gpf/util/text.hpp"
 
 #include <catch2/catch.hpp>
@@ -61,4 +62,15 @@ TEST_CASE("split_lines drops CR and the final empty line") {
   CHECK(lines[0] == "a");
   CHECK(lines[2].empty());
   CHECK(lines[3] == "c");
+}
+
+TEST_CASE("tenths: one fraction digit at most, printed without a needless .0") {
+  CHECK(parse_tenths("16.0") == 160u);
+  CHECK(parse_tenths(" 2.5\n") == 25u);
+  CHECK(parse_tenths("400") == 4000u);
+  CHECK_FALSE(parse_tenths("2.55"));
+  CHECK_FALSE(parse_tenths(".5"));
+  CHECK_FALSE(parse_tenths("1234567"));
+  CHECK(tenths_text(4000) == "400");
+  CHECK(tenths_text(25) == "2.5");
 }

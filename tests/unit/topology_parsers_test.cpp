@@ -125,22 +125,6 @@ TEST_CASE("the memlock line of proc/<pid>/limits") {
   CHECK_FALSE(parse_memlock_limit("Max open files  1024 1024 files\n"));
 }
 
-TEST_CASE("process names as the kernel keeps them (15 bytes)") {
-  CHECK(comm_names("nv-fabricmanage\n", "nv-fabricmanager"));
-  CHECK(comm_names("nvidia-persiste", "nvidia-persistenced"));
-  CHECK(comm_names("systemd", "systemd"));
-  // NVIDIA's daemons, as comm shows them (cut at 15 bytes), and nothing else
-  CHECK(nvidia_management_daemon("nvidia-persiste\n"));
-  CHECK(nvidia_management_daemon("dcgm-exporter"));
-  CHECK(nvidia_management_daemon("nv-hostengine"));
-  CHECK(nvidia_management_daemon("nvidia-smi"));
-  CHECK_FALSE(nvidia_management_daemon("python3"));
-  CHECK_FALSE(nvidia_management_daemon("nvidia-smi-wrap"));
-  CHECK_FALSE(comm_names("nv-fabricmanag", "nv-fabricmanager"));
-  CHECK_FALSE(comm_names("nvidia-persistenced-x", "nvidia-persistenced"));
-  CHECK_FALSE(comm_names("", ""));
-}
-
 TEST_CASE("the installed Fabric Manager from the dpkg status file") {
   const std::string status =
       "Package: libc6\nStatus: install ok installed\nVersion: 2.35\n\n"
@@ -155,41 +139,4 @@ TEST_CASE("the installed Fabric Manager from the dpkg status file") {
       "Package: nvidia-fabricmanager-535\nStatus: deinstall ok config-files\nVersion: 535.1-1\n"));
   CHECK_FALSE(dpkg_fabric_manager(""));
   CHECK_FALSE(dpkg_fabric_manager(std::string(1000, '\xff')));
-}
-
-TEST_CASE("which GSP firmware file a GPU loads, by PCI device id") {
-  struct Case {
-    std::uint16_t id;
-    std::optional<std::string> file;
-  };
-  const Case cases[] = {
-      {0x1DB4, ""},              // V100 (Volta): no GSP
-      {0x1B06, ""},              // GTX 1080 Ti (Pascal)
-      {0x1EB8, "gsp_tu10x.bin"}, // T4 (Turing)
-      {0x2182, "gsp_tu10x.bin"}, // GTX 1660 Ti (TU116)
-      {0x20B0, "gsp_tu10x.bin"}, // A100 SXM (GA100)
-      {0x2204, "gsp_ga10x.bin"}, // RTX 3090 (GA102)
-      {0x2330, "gsp_ga10x.bin"}, // H100 SXM (GH100)
-      {0x26B9, "gsp_ga10x.bin"}, // L40S (AD102)
-      {0x2901, "gsp_ga10x.bin"}, // B200 (GB100)
-      {0x2B85, "gsp_ga10x.bin"}, // RTX 5090 (GB202)
-      {0x3182, std::nullopt},    // beyond the table: unknown
-  };
-  for (const auto& c : cases) {
-    INFO(std::hex << c.id);
-    CHECK(gsp_firmware_for_device(c.id) == c.file);
-  }
-}
-
-TEST_CASE("MIG entries of CUDA_VISIBLE_DEVICES") {
-  const auto m = parse_mig_reference(" MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/3/0 ");
-  REQUIRE(m);
-  CHECK(m->gpu_uuid == "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6");
-  CHECK(m->gpu_instance == 3u);
-  CHECK(m->compute_instance == 0u);
-  CHECK_FALSE(parse_mig_reference("MIG-8932f937-d72c-4106-c12f-20bd9faed9f6")); // the MIG-UUID form
-  CHECK_FALSE(parse_mig_reference("MIG-GPU-8932f937/3"));
-  CHECK_FALSE(parse_mig_reference("MIG-GPU-8932f937/x/0"));
-  CHECK_FALSE(parse_mig_reference("GPU-8932f937"));
-  CHECK_FALSE(parse_mig_reference("0"));
 }

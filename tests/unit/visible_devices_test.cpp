@@ -40,3 +40,16 @@ TEST_CASE("CUDA_VISIBLE_DEVICES entries as CUDA reads them") {
     CHECK(vd.ignored == c.ignored);
   }
 }
+
+TEST_CASE("MIG entries of CUDA_VISIBLE_DEVICES") {
+  const auto m = parse_mig_reference(" MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/3/0 ");
+  REQUIRE(m);
+  CHECK(m->gpu_uuid == "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6");
+  CHECK(m->gpu_instance == 3u);
+  CHECK(m->compute_instance == 0u);
+  CHECK_FALSE(parse_mig_reference("MIG-8932f937-d72c-4106-c12f-20bd9faed9f6")); // the MIG-UUID form
+  CHECK_FALSE(parse_mig_reference("MIG-GPU-8932f937/3"));
+  CHECK_FALSE(parse_mig_reference("MIG-GPU-8932f937/x/0"));
+  CHECK_FALSE(parse_mig_reference("GPU-8932f937"));
+  CHECK_FALSE(parse_mig_reference("0"));
+}

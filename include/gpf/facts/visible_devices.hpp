@@ -5,6 +5,7 @@
 // https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,5 +31,13 @@ struct VisibleDevices {
 // gpus: the host's GPUs in index order (the index space integer entries refer to).
 VisibleDevices parse_visible_devices(const std::optional<std::string>& value,
                                      const std::vector<GpuRef>& gpus);
+
+// CUDA_VISIBLE_DEVICES entry "MIG-<GPU-UUID>/<gi>/<ci>" -> its parts; nullopt for any other form.
+struct MigReference {
+  std::string gpu_uuid;
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+};
+std::optional<MigReference> parse_mig_reference(std::string_view entry);
 
 } // namespace gpf

@@ -27,6 +27,4 @@ LogLine parse_log_line(std::string_view line);
 // "  123.456789" (the inside of a dmesg bracket) → seconds; nullopt when it is not that form.
 std::optional<double> parse_monotonic_seconds(std::string_view text);
 
-std::string_view log_format_name(LogFormat format);
-
 } // namespace gpf

@@ -20,12 +20,4 @@ void start_nvml(const Host& host, const ProbeOptions& options, const Facts& fact
 // (driver not loaded, a lost GPU) are facts for the rules.
 ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts);
 
-// The NVML facts as JSON: the format of nvml.json and of the report's facts.nvml.
-nlohmann::ordered_json nvml_facts_json(const NvmlFacts& nvml);
-nlohmann::ordered_json nvml_gpu_json(const NvmlGpu& gpu);
-// Reads nvml.json (or one GPU object). Error naming the member at fault on invalid JSON or a
-// mistyped member; unknown members are ignored, missing ones keep their defaults.
-Result<NvmlFacts> parse_nvml_json(std::string_view text);
-Result<NvmlGpu> nvml_gpu_from_json(const nlohmann::json& j);
-
 } // namespace gpf

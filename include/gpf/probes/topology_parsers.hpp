@@ -37,10 +37,6 @@ std::string sysfs_prefix_through(std::string_view path, std::string_view bus_id)
 // A sysfs hex attribute ("0x10de\n") -> value; nullopt on garbage.
 std::optional<std::uint32_t> parse_sysfs_hex(std::string_view text);
 
-// A decimal with at most one fraction digit ("16.0", "2.5", "8", "400") -> tenths (160, 25, 80,
-// 4000); nullopt on anything else.
-std::optional<unsigned> parse_tenths(std::string_view text);
-
 // "16.0 GT/s PCIe", "8 GT/s" (older kernels), "2.5 GT/s" -> tenths of GT/s; nullopt for "Unknown",
 // "Unknown speed" or garbage.
 std::optional<unsigned> parse_link_speed(std::string_view text);
@@ -51,9 +47,6 @@ std::optional<unsigned> parse_link_width(std::string_view text);
 // An aer_dev_* file ("RxErr 0\n...TOTAL_ERR_COR 2\n") -> the value of the line named `total`
 // (TOTAL_ERR_COR, TOTAL_ERR_FATAL, TOTAL_ERR_NONFATAL); nullopt when there is no such line.
 std::optional<std::uint64_t> parse_aer_total(std::string_view text, std::string_view total);
-
-// "20 Gb/sec" tenths -> "20", 25 -> "2.5".
-std::string tenths_text(unsigned tenths);
 
 // An InfiniBand port's `state` or `phys_state` ("4: ACTIVE", "5: LinkUp", "1: DOWN") -> the code
 // and the name; nullopt on garbage.
@@ -91,15 +84,6 @@ struct MemlockLimit {
 };
 std::optional<MemlockLimit> parse_memlock_limit(std::string_view limits);
 
-// Whether a proc/<pid>/comm value names program: the kernel keeps 15 bytes of the name
-// ("nv-fabricmanager" shows as "nv-fabricmanage", "nvidia-persistenced" as "nvidia-persiste").
-bool comm_names(std::string_view comm, std::string_view program);
-
-// Whether a proc/<pid>/comm value is one of NVIDIA's management daemons, which hold GPU device
-// nodes on an idle node (persistenced, Fabric Manager, DCGM's host engine and exporter,
-// nvidia-smi): not a job.
-bool nvidia_management_daemon(std::string_view comm);
-
 // var/lib/dpkg/status -> the installed nvidia-fabricmanager package's version ("550.54.14" from
 // "550.54.14-1") and its "Package: ... Version: ..." evidence. nullopt when none is installed.
 struct PackageVersion {
@@ -107,19 +91,5 @@ struct PackageVersion {
   std::string evidence;
 };
 std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status);
-
-// The GSP firmware file a GPU with this PCI device id loads (nv-firmware.h mapping,
-// docs/sources.md#gsp-firmware): "gsp_tu10x.bin" for Turing and GA100, "gsp_ga10x.bin" for GA10x,
-// Ada, Hopper and Blackwell; "" for pre-Turing GPUs (no GSP); nullopt when the id is not an NVIDIA
-// GPU id we know.
-std::optional<std::string> gsp_firmware_for_device(std::uint16_t device_id);
-
-// CUDA_VISIBLE_DEVICES entry "MIG-<GPU-UUID>/<gi>/<ci>" -> its parts; nullopt for any other form.
-struct MigReference {
-  std::string gpu_uuid;
-  unsigned gpu_instance = 0;
-  unsigned compute_instance = 0;
-};
-std::optional<MigReference> parse_mig_reference(std::string_view entry);
 
 } // namespace gpf

@@ -2,6 +2,7 @@
 // What the PCIe/IOMMU facts say about a pair of GPUs: the bridges between them, which of those
 // redirect peer-to-peer traffic (ACS), and the likely causes of a peer-to-peer hang. Shared by the
 // topology rules and the CUDA probe's multi-GPU finding, so that the cause is worked out once.
+#include "gpf/facts/topology_names.hpp"
 #include "gpf/rules/rule.hpp"
 
 #include <string>
@@ -24,9 +25,6 @@ std::vector<std::string> bridges_between(const TopologyFacts& t, const std::stri
 
 // The deepest bridge both GPUs sit under, or "" when they share none (or a path is unknown).
 std::string shared_bridge(const TopologyFacts& t, const std::string& a, const std::string& b);
-
-// "switch downstream port", "root port", ... from the PCI Express capability; "bridge" if unknown.
-std::string port_kind(const PciBridge& bridge);
 
 // "/sys/devices/.../0000:16:02.0/config: ACS control 0x001d at 0x148 (SrcValid+ TransBlk- ReqRedir+
 // CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-)", the lspci names of the control bits.
@@ -68,9 +66,6 @@ struct PcieHop {
 
 // The links on the paths of the given GPUs, from the root down, each once.
 std::vector<PcieHop> pcie_hops(const TopologyFacts& t, const std::vector<std::string>& gpus);
-
-// "switch", "root port", "host bridge", "apart": how near a NIC is to a GPU.
-std::string_view pci_distance_name(PciDistance d);
 
 // One line per cause the facts show for a peer-to-peer failure between GPUs a and b (ACS redirect
 // on a bridge between them; the IOMMU translating their DMA on bare metal). Empty when none.

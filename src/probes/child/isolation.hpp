@@ -12,9 +12,4 @@ namespace gpf::child {
 
 ChildIsolation isolate_from_host();
 
-// The "isolation" member of cuda.json and nvml.json: {"isolated": bool, "detail": string} or
-// null when not known. Reading: null or absent is nullopt; a mistyped member is an error.
-nlohmann::ordered_json isolation_json(const std::optional<ChildIsolation>& iso);
-Result<std::optional<ChildIsolation>> isolation_from_json(const nlohmann::json& parent);
-
 } // namespace gpf::child

@@ -1,10 +1,10 @@
 // Probe "cuda": chooses skip / replay / live (cuda_probe.hpp) and sums the outcome up in the
 // probe status. Reads the host only through Host: cuda.json and the job environment. Which
 // processes hold a GPU it takes from the gpu-processes probe, which ran before it.
+#include "gpf/facts/cuda_json.hpp"
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
-#include "gpf/probes/topology_parsers.hpp"
 
 #include "probes/cuda/live_probe.hpp"
 

@@ -451,11 +451,4 @@ LogLine parse_log_line(std::string_view line) {
   return out;
 }
 
-std::string_view log_format_name(LogFormat format) {
-  static constexpr auto k_names =
-      enum_names<LogFormat::bare>({"dmesg", "dmesg-ctime", "dmesg-iso", "dmesg-reltime", "kmsg",
-                                   "syslog", "syslog-iso", "rfc5424", "journal", "bare"});
-  return k_names(format);
-}
-
 } // namespace gpf

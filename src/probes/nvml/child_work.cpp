@@ -2,6 +2,7 @@
 // its call, so the parent can name the call a hung child is stuck in. Runs in children only.
 #include "probes/nvml/child_work.hpp"
 
+#include "gpf/facts/nvml_json.hpp"
 #include "gpf/util/text.hpp"
 #include "probes/nvml/nvml_api.hpp"
 

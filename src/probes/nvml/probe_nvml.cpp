@@ -2,6 +2,7 @@
 // GPU (by PCI bus id), all started at once and, in a full check, before the CUDA stage so that
 // both stages run side by side; one deadline; a child still running at it is SIGKILLed and the
 // step it had begun is named. Reads the host only through Host (nvml.json).
+#include "gpf/facts/nvml_json.hpp"
 #include "gpf/probes/nvml_probe.hpp"
 #include "gpf/probes/probes.hpp"
 

@@ -6,8 +6,8 @@
 // be another GPU of the host. Facts: proc(5) (/proc/pid/fd, /proc/pid/status State);
 // https://man7.org/linux/man-pages/man5/proc.5.html; the NVIDIA device numbers:
 // docs/sources.md#device-nodes
+#include "gpf/knowledge/process_names.hpp"
 #include "gpf/probes/probes.hpp"
-#include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>

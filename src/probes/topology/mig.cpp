@@ -5,8 +5,8 @@
 // https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html and
 // https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-caps.c
 // (capabilities).
+#include "gpf/facts/visible_devices.hpp"
 #include "gpf/probes/probes.hpp"
-#include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/util/uuid_index.hpp"
 

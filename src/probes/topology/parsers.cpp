@@ -3,6 +3,7 @@
 // its capability register at +4 and control register at +6). Other formats: proc(5).
 #include "gpf/probes/topology_parsers.hpp"
 
+#include "gpf/util/tenths.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -259,28 +260,6 @@ std::optional<std::uint32_t> parse_sysfs_hex(std::string_view text) {
   return static_cast<std::uint32_t>(*v);
 }
 
-std::optional<unsigned> parse_tenths(std::string_view text) {
-  const auto t = trim(text);
-  const auto dot = t.find('.');
-  const auto whole = t.substr(0, dot);
-  if (whole.empty() || whole.size() > 6) {
-    return std::nullopt;
-  }
-  const auto w = parse_uint(whole);
-  if (!w) {
-    return std::nullopt;
-  }
-  unsigned tenth = 0;
-  if (dot != std::string_view::npos) {
-    const auto frac = t.substr(dot + 1);
-    if (frac.size() != 1 || !std::isdigit(static_cast<unsigned char>(frac[0]))) {
-      return std::nullopt;
-    }
-    tenth = static_cast<unsigned>(frac[0] - '0');
-  }
-  return static_cast<unsigned>(*w) * 10 + tenth;
-}
-
 std::optional<unsigned> parse_link_speed(std::string_view text) {
   const auto t = trim(text);
   const auto unit = t.find(" GT/s");
@@ -312,11 +291,6 @@ std::optional<std::uint64_t> parse_aer_total(std::string_view text, std::string_
     }
   }
   return std::nullopt;
-}
-
-std::string tenths_text(unsigned tenths) {
-  return tenths % 10 == 0 ? fmt::format("{}", tenths / 10)
-                          : fmt::format("{}.{}", tenths / 10, tenths % 10);
 }
 
 std::optional<IbPortState> parse_ib_state(std::string_view text) {
@@ -419,18 +393,6 @@ std::optional<MemlockLimit> parse_memlock_limit(std::string_view limits) {
   return std::nullopt;
 }
 
-bool comm_names(std::string_view comm, std::string_view program) {
-  constexpr std::size_t k_comm_max = 15; // TASK_COMM_LEN 16 with the NUL
-  return !program.empty() && trim(comm) == program.substr(0, k_comm_max);
-}
-
-bool nvidia_management_daemon(std::string_view comm) {
-  static constexpr std::array<std::string_view, 5> k_daemons = {
-      "nvidia-persistenced", "nv-fabricmanager", "nv-hostengine", "dcgm-exporter", "nvidia-smi"};
-  return std::any_of(k_daemons.begin(), k_daemons.end(),
-                     [comm](std::string_view daemon) { return comm_names(comm, daemon); });
-}
-
 std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status) {
   std::string package;
   std::string version;
@@ -465,39 +427,6 @@ std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status) {
   }
   finish();
   return found;
-}
-
-std::optional<std::string> gsp_firmware_for_device(std::uint16_t device_id) {
-  // PCI device-id families of NVIDIA GPUs (pci.ids): below 0x1e00 pre-Turing; 0x1e00-0x1fff and
-  // 0x2100-0x21ff Turing; 0x2000-0x20ff GA100; 0x2200-0x2fff GA10x, GH100, AD10x, GB1xx/GB20x.
-  if (device_id < 0x1E00) {
-    return std::string();
-  }
-  if (device_id < 0x2200) {
-    return std::string("gsp_tu10x.bin");
-  }
-  if (device_id < 0x3000) {
-    return std::string("gsp_ga10x.bin");
-  }
-  return std::nullopt;
-}
-
-std::optional<MigReference> parse_mig_reference(std::string_view entry) {
-  entry = trim(entry);
-  if (!starts_with(entry, "MIG-GPU-")) {
-    return std::nullopt;
-  }
-  const auto parts = split(entry.substr(4), '/');
-  if (parts.size() != 3) {
-    return std::nullopt;
-  }
-  const auto gi = parse_uint(parts[1]);
-  const auto ci = parse_uint(parts[2]);
-  if (!gi || !ci || parts[0].size() <= 4) {
-    return std::nullopt;
-  }
-  return MigReference{std::string(parts[0]), static_cast<unsigned>(*gi),
-                      static_cast<unsigned>(*ci)};
 }
 
 } // namespace gpf

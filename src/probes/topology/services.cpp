@@ -5,6 +5,7 @@
 // "pcie" (NVSwitches on the PCI bus). Facts:
 // https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/ (NVSwitch systems need
 // nvidia-fabricmanager).
+#include "gpf/knowledge/process_names.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
 #include "gpf/util/text.hpp"

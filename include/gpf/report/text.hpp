@@ -27,8 +27,9 @@ std::string wrap_text(std::string_view text, std::size_t used, std::size_t hang,
 // ellipsis, the quotes and the arrow.
 std::string ascii_punctuation(std::string s);
 
-// The driver banner of /proc/driver/nvidia/version in a few words, for text only:
-// "550.54.14 (open kernel module)"; nullopt when s holds no banner.
-std::optional<std::string> short_driver_banner(std::string_view s);
+// The driver's version line (/proc/driver/nvidia/version) in a few words, for text only:
+// "550.54.14 (open kernel module)", from what the driver probe read from the line; nullopt when
+// the line gave no version.
+std::optional<std::string> short_driver_banner(const DriverFacts& driver);
 
 } // namespace gpf

@@ -90,12 +90,6 @@ std::optional<unsigned> PcieHop::could_speed() const {
                  lower_link ? lower_link->max_speed : std::nullopt);
 }
 
-std::string_view pci_distance_name(PciDistance d) {
-  static constexpr auto k_names =
-      enum_names<PciDistance::apart>({"switch", "root port", "host bridge", "apart"});
-  return k_names(d);
-}
-
 std::vector<PcieHop> pcie_hops(const TopologyFacts& t, const std::vector<std::string>& gpus) {
   std::vector<PcieHop> hops;
   for (const auto& bus : gpus) {
@@ -184,26 +178,6 @@ std::string shared_bridge(const TopologyFacts& t, const std::string& a, const st
   }
   const std::size_t k = common_depth(*pa, *pb);
   return k == 0 ? std::string() : pa->bridges[k - 1];
-}
-
-std::string port_kind(const PciBridge& bridge) {
-  if (!bridge.config.port_type) {
-    return "bridge";
-  }
-  switch (*bridge.config.port_type) {
-  case 4:
-    return "root port";
-  case 5:
-    return "switch upstream port";
-  case 6:
-    return "switch downstream port";
-  case 7:
-    return "PCIe-to-PCI bridge";
-  case 8:
-    return "PCI-to-PCIe bridge";
-  default:
-    return "bridge";
-  }
 }
 
 std::string acs_evidence(const PciBridge& bridge) {

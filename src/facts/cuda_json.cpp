@@ -1,12 +1,12 @@
 // cuda.json (docs/cuda-json.md): the CUDA facts written as JSON, and read back for replay. The
 // same object is the report's facts.cuda, so a report's member can be saved as a snapshot's file.
-#include "gpf/probes/cuda_probe.hpp"
+#include "gpf/facts/cuda_json.hpp"
 
+#include "gpf/facts/isolation_json.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/util/version.hpp"
-#include "probes/child/isolation.hpp"
 
 #include <fmt/format.h>
 

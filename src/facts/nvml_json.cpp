@@ -1,11 +1,11 @@
 // nvml.json (docs/snapshot-format.md): the NVML facts as JSON, and read back for replay. The same
 // object is the report's facts.nvml; the GPU objects are also the children's "gpu" events.
-#include "gpf/probes/nvml_probe.hpp"
+#include "gpf/facts/nvml_json.hpp"
 
+#include "gpf/facts/isolation_json.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
-#include "probes/child/isolation.hpp"
 
 #include <fmt/format.h>
 
