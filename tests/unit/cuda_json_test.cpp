@@ -37,6 +37,7 @@ CudaFacts sample() {
     if (i == 1) {
       d.steps.push_back({"primary_context", false, true, 18000, std::nullopt, "", ""});
     }
+    d.derive_timing();
     c.devices.push_back(d);
   }
   c.multi_gpu_ran = true;
@@ -145,4 +146,73 @@ TEST_CASE("cuda.json: long step lists are cut on reading, keeping the first fail
   CHECK(back->devices[0].steps.size() == 1);
   CHECK(back->devices[1].steps.size() == k_max_replayed_steps);
   CHECK(back->steps_not_kept == (1000 - k_max_replayed_steps - 1) + (300 - k_max_replayed_steps));
+}
+
+namespace {
+
+CudaStep timed(const char* name, double ms, bool ok = true) {
+  return {name, ok, false, ms, std::nullopt, ok ? "" : "CUDA_ERROR_UNKNOWN", ""};
+}
+
+} // namespace
+
+TEST_CASE("CUDA init and start-up times: computed once from the steps, none when one is missing") {
+  CudaDevice d;
+  d.steps = {timed("load", 2),       timed("cuInit", 100),
+             timed("device_get", 3), timed("primary_context", 150),
+             timed("alloc", 40),     timed("copy_roundtrip", 7)};
+  d.derive_timing();
+  CHECK(d.init_ms == Approx(250));    // cuInit + primary_context
+  CHECK(d.startup_ms == Approx(255)); // + load + device_get; alloc and copy are not start-up
+
+  const auto derived = [](std::vector<CudaStep> steps) {
+    CudaDevice e;
+    e.steps = std::move(steps);
+    e.derive_timing();
+    return std::pair{e.init_ms, e.startup_ms};
+  };
+  // no device_get: the init time stands, the start-up time is unknown rather than too short
+  auto [init, startup] =
+      derived({timed("load", 2), timed("cuInit", 100), timed("primary_context", 150)});
+  CHECK(init == Approx(250));
+  CHECK_FALSE(startup);
+  // a failed or hung context is how long it ran until it stopped: no figure
+  std::tie(init, startup) = derived({timed("load", 2), timed("cuInit", 100), timed("device_get", 3),
+                                     timed("primary_context", 1195, false)});
+  CHECK_FALSE(init);
+  CHECK_FALSE(startup);
+  CudaStep hung = timed("primary_context", 17400, false);
+  hung.timed_out = true;
+  std::tie(init, startup) = derived({timed("cuInit", 100), hung});
+  CHECK_FALSE(init);
+  // a step twice (a second device_get for a wrong device) is not one start-up
+  std::tie(init, startup) = derived({timed("load", 2), timed("cuInit", 100), timed("device_get", 3),
+                                     timed("primary_context", 150), timed("device_get", 3)});
+  CHECK(init == Approx(250));
+  CHECK_FALSE(startup);
+  std::tie(init, startup) = derived({});
+  CHECK_FALSE(init);
+  CHECK_FALSE(startup);
+}
+
+TEST_CASE("cuda.json: the times are written, and recomputed from the steps on reading") {
+  CudaFacts c = sample();
+  c.devices[0].steps = {timed("load", 2), timed("cuInit", 100), timed("device_get", 3),
+                        timed("primary_context", 150)};
+  c.devices[0].derive_timing();
+  auto j = cuda_facts_json(c);
+  CHECK(j.at("devices").at(0).at("init_ms") == 250);
+  CHECK(j.at("devices").at(0).at("startup_ms") == 255);
+  CHECK(j.at("devices").at(1).at("init_ms").is_null()); // its context hung
+  CHECK(j.at("devices").at(1).at("startup_ms").is_null());
+  // a file's own figures are not trusted: the steps decide (a snapshot edited by hand, or one
+  // written before the figures existed)
+  j["devices"][0]["startup_ms"] = 1;
+  j["devices"][1]["init_ms"] = 99;
+  j["devices"][0].erase("init_ms");
+  auto back = parse_cuda_json(j.dump());
+  REQUIRE(back);
+  CHECK(back->devices[0].init_ms == Approx(250));
+  CHECK(back->devices[0].startup_ms == Approx(255));
+  CHECK_FALSE(back->devices[1].init_ms);
 }

@@ -82,6 +82,10 @@ Ordered device_json(const CudaDevice& d) {
       j["holders"].push_back(u8(h));
     }
   }
+  // Derived from steps (CudaDevice::derive_timing): written for readers of the report, recomputed
+  // when a cuda.json is read back.
+  j["init_ms"] = opt(d.init_ms);
+  j["startup_ms"] = opt(d.startup_ms);
   j["steps"] = steps_json(d.steps);
   return j;
 }
@@ -165,6 +169,7 @@ Result<CudaDevice> read_device(const JsonIn& o) {
   TRY(o["in_use"].get(d.in_use));
   TRY(o["holders"].get(d.holders));
   TRY(read_steps(o["steps"], d.steps));
+  d.derive_timing();
   return d;
 }
 
