@@ -2,10 +2,12 @@
 // 0000:2a:00.0, 0000:3a:00.0, 0000:5d:00.0, driver loaded) with the fake libnvidia-ml.so.1
 // (--root DIR --libnvml FAKE --no-cuda): each condition's finding, the GPU's usability and the
 // recommended CUDA_VISIBLE_DEVICES; hung init / hung GPU within the deadline; nvml.json replay.
+#include "gpf/probes/pipeline.hpp"
 #include "unit/cuda_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <unistd.h>
@@ -385,4 +387,34 @@ TEST_CASE("e2e nvml: an ordinary user whose kernel log is unreadable still gets 
   const json& iso = j.at("facts").at("nvml").at("isolation");
   CHECK(iso.at("isolated") == true);
   CHECK(iso.at("detail").get<std::string>().find("no_new_privs") != std::string::npos);
+}
+
+TEST_CASE("pipeline: gpu-processes runs before the NVML and CUDA children start") {
+  const auto schedule = gpf::probe_schedule();
+  const auto at = [&](const std::string& phase) {
+    const auto it = std::find(schedule.begin(), schedule.end(), phase);
+    REQUIRE(it != schedule.end());
+    REQUIRE(std::count(schedule.begin(), schedule.end(), phase) == 1);
+    return it - schedule.begin();
+  };
+  // otherwise the checker's own children would be listed as processes holding a GPU
+  CHECK(at("gpu-processes") < at("start nvml"));
+  CHECK(at("gpu-processes") < at("cuda"));
+  // NVML's children work while the CUDA stage runs, and are collected after it
+  CHECK(at("start nvml") + 1 == at("cuda"));
+  CHECK(at("cuda") < at("nvml"));
+}
+
+TEST_CASE("e2e nvml: the NVML children work beside the CUDA stage, under one deadline each") {
+  // Both stages hang until their 2 s deadline: side by side the check takes about 2 s, one after
+  // the other about 4 s.
+  const auto r = run_preflight(
+      {"--root", fixture("healthy-4gpu"), "--libcuda", k_fake, "--libnvml", k_fake_nvml,
+       "--timeout", "2", "--format", "json"},
+      {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_INIT_HANG", "1"}, {"FAKE_CUDA_INIT_HANG", "1"}});
+  const json j = r.json();
+  CHECK(severity(j, "nvml.init-hung") == "fail");
+  CHECK(severity(j, "cuda.init-hung") == "fail");
+  CHECK(r.seconds >= 1.9);
+  CHECK(r.seconds < 3.5);
 }
