@@ -22,6 +22,9 @@ struct CudaStep {
   std::string
       error_name; // "CUDA_ERROR_UNKNOWN"; "DATA_MISMATCH", "CHILD_DIED" for non-CUresult failures
   std::string error_text; // cuGetErrorString text, or what went wrong
+
+  // Every member (the JSON round-trip tests compare whole facts).
+  bool operator==(const CudaStep&) const = default;
 };
 
 // The sum of the named steps' times, or nullopt unless each of them ran exactly once and passed: a
@@ -87,6 +90,8 @@ struct CudaDevice {
     init_ms = sum_of_steps(steps, k_cuda_init_steps);
     startup_ms = sum_of_steps(steps, k_cuda_startup_steps);
   }
+
+  bool operator==(const CudaDevice&) const = default;
 };
 
 struct CudaPeerResult {
@@ -99,6 +104,8 @@ struct CudaPeerResult {
   std::string error_name;
   std::optional<int> error_code;
   std::string error_text;
+
+  bool operator==(const CudaPeerResult&) const = default;
 };
 
 // A real enumeration takes a few steps per GPU; a recorded list longer than this is cut on reading
@@ -143,6 +150,8 @@ struct CudaFacts {
     }
     return nullptr;
   }
+
+  bool operator==(const CudaFacts&) const = default;
 };
 
 } // namespace gpf
