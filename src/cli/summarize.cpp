@@ -6,6 +6,7 @@
 // (docs/fleet.md).
 #include "gpf/cli/cli.hpp"
 #include "gpf/cli/fleet.hpp"
+#include "gpf/facts/cuda_facts.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
@@ -233,30 +234,29 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
   std::optional<std::string> cuda_version;
   TRY(cuda["driver_cuda_version"].get(cuda_version));
   n.cuda = cuda_version.value_or("");
-  // CUDA start-up of a GPU: load, cuInit, device_get and primary_context of its child (as the
-  // Prometheus series gpu_preflight_cuda_startup_seconds); the node's is its slowest GPU's.
+  // CUDA start-up of a GPU: the report's startup_ms (CudaDevice::startup_ms, also the Prometheus
+  // series gpu_preflight_cuda_startup_seconds); the node's is its slowest GPU's. A report written
+  // before that member existed lacks it: its steps are summed by the same definition, so a fleet
+  // in mid-upgrade still compares (null is a report saying there is no figure).
   TRY(cuda["devices"].each([&](const JsonIn& d) -> Result<void> {
-    double total = 0;
-    int seen = 0;
-    bool ok = true;
-    TRY(d["steps"].each([&](const JsonIn& s) -> Result<void> {
-      std::string name;
-      bool step_ok = false;
-      double ms = 0;
-      TRY(s["name"].get(name));
-      TRY(s["ok"].get(step_ok));
-      TRY(s["duration_ms"].get(ms));
-      if (name == "load" || name == "cuInit" || name == "device_get" || name == "primary_context") {
-        ok = ok && step_ok;
-        total += ms;
-        ++seen;
-      }
-      return {};
-    }));
-    if (ok && seen == 4) {
+    std::optional<double> ms;
+    if (d.json().is_object() && d.json().contains("startup_ms")) {
+      TRY(d["startup_ms"].get(ms));
+    } else {
+      std::vector<CudaStep> steps;
+      TRY(d["steps"].each([&](const JsonIn& s) -> Result<void> {
+        CudaStep& step = steps.emplace_back();
+        TRY(s["name"].get(step.name));
+        TRY(s["ok"].get(step.ok));
+        TRY(s["duration_ms"].get(step.duration_ms));
+        return {};
+      }));
+      ms = sum_of_steps(steps, k_cuda_startup_steps);
+    }
+    if (ms) {
       std::string bus;
       TRY(d["bus_id"].get(bus));
-      n.keep(Figure::cuda_startup, total, bus, std::greater<>());
+      n.keep(Figure::cuda_startup, *ms, bus, std::greater<>());
     }
     return {};
   }));

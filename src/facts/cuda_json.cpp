@@ -3,6 +3,7 @@
 #include "gpf/facts/cuda_json.hpp"
 
 #include "gpf/facts/isolation_json.hpp"
+#include "gpf/util/json_fields.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
@@ -11,98 +12,96 @@
 #include <fmt/format.h>
 
 namespace gpf {
+
+std::string cuda_version_text(int version) {
+  if (version <= 0) {
+    return std::to_string(version);
+  }
+  return Version::from_cuda_number(version).str();
+}
+
+namespace json_fields {
+
+// A failed step or copy says how: its error members are written only then.
+template <class S> constexpr bool failed(const S& s) {
+  return !s.ok;
+}
+template <class S> constexpr bool hung(const S& s) {
+  return s.timed_out;
+}
+
+template <> struct List<CudaStep> {
+  static constexpr auto fields = std::to_array<Field<CudaStep>>({
+      member<&CudaStep::name>("name"),
+      member<&CudaStep::ok>("ok"),
+      member<&CudaStep::duration_ms>("duration_ms"),
+      member<&CudaStep::timed_out>("timed_out", hung<CudaStep>), // only when true
+      member<&CudaStep::error_code>("error_code", failed<CudaStep>),
+      member<&CudaStep::error_name>("error_name", failed<CudaStep>),
+      member<&CudaStep::error_text>("error_text", failed<CudaStep>),
+  });
+};
+
+template <> struct List<CudaDevice> {
+  static constexpr auto fields = std::to_array<Field<CudaDevice>>({
+      member<&CudaDevice::index>("index"), // on reading, the position in the array wins
+      member<&CudaDevice::bus_id>("bus_id"),
+      member<&CudaDevice::uuid>("uuid"),
+      member<&CudaDevice::name>("name"),
+      {.key = "compute_capability",
+       .write =
+           [](const CudaDevice& d) {
+             return d.cc_major && d.cc_minor
+                        ? Ordered(fmt::format("{}.{}", *d.cc_major, *d.cc_minor))
+                        : Ordered(nullptr);
+           }},
+      member<&CudaDevice::cc_major>("cc_major"),
+      member<&CudaDevice::cc_minor>("cc_minor"),
+      member<&CudaDevice::total_mem_bytes>("total_mem_bytes"),
+      member<&CudaDevice::compute_mode>("compute_mode"),
+      member<&CudaDevice::visible_as>("visible_as"),
+      member<&CudaDevice::usable>("usable"),
+      // only when set, so that reports of idle GPUs keep their shape
+      member<&CudaDevice::in_use>("in_use", [](const CudaDevice& d) { return d.in_use; }),
+      member<&CudaDevice::holders>("holders",
+                                   [](const CudaDevice& d) { return !d.holders.empty(); }),
+      // Derived from steps (CudaDevice::derive_timing): written for readers of the report,
+      // recomputed when a cuda.json is read back.
+      written<&CudaDevice::init_ms>("init_ms"),
+      written<&CudaDevice::startup_ms>("startup_ms"),
+      member<&CudaDevice::steps>("steps"),
+  });
+  static Result<void> after_read(CudaDevice& d) {
+    d.bus_id = normalize_bus_id(d.bus_id).value_or(d.bus_id);
+    d.derive_timing();
+    return {};
+  }
+};
+
+template <> struct List<CudaPeerResult> {
+  static constexpr auto fields = std::to_array<Field<CudaPeerResult>>({
+      member<&CudaPeerResult::from>("from"),
+      member<&CudaPeerResult::to>("to"),
+      member<&CudaPeerResult::can_access>("can_access"),
+      member<&CudaPeerResult::ok>("ok"),
+      member<&CudaPeerResult::duration_ms>("duration_ms"),
+      member<&CudaPeerResult::timed_out>("timed_out", hung<CudaPeerResult>),
+      member<&CudaPeerResult::error_code>("error_code", failed<CudaPeerResult>),
+      member<&CudaPeerResult::error_name>("error_name", failed<CudaPeerResult>),
+      member<&CudaPeerResult::error_text>("error_text", failed<CudaPeerResult>),
+  });
+};
+
+} // namespace json_fields
+
 namespace {
-using Ordered = nlohmann::ordered_json;
+using json_fields::Field;
+using json_fields::member;
+using json_fields::Ordered;
 using Json = nlohmann::json;
 
 constexpr int k_cuda_json_version = 1;
-constexpr std::size_t k_string_cap = 4096;
-
-std::string u8(std::string_view s) {
-  return json_text(s, k_string_cap);
-}
-
-template <class T> Ordered opt(const std::optional<T>& v) {
-  return json_opt(v, k_string_cap);
-}
-
-Ordered step_json(const CudaStep& s) {
-  Ordered j;
-  j["name"] = u8(s.name);
-  j["ok"] = s.ok;
-  j["duration_ms"] = s.duration_ms;
-  if (s.timed_out) {
-    j["timed_out"] = true;
-  }
-  if (!s.ok) {
-    j["error_code"] = opt(s.error_code);
-    j["error_name"] = u8(s.error_name);
-    j["error_text"] = u8(s.error_text);
-  }
-  return j;
-}
-
-Ordered steps_json(const std::vector<CudaStep>& steps) {
-  Ordered arr = Ordered::array();
-  for (const auto& s : steps) {
-    arr.push_back(step_json(s));
-  }
-  return arr;
-}
-
-Ordered strings_json(const std::vector<std::string>& v) {
-  Ordered arr = Ordered::array();
-  for (const auto& s : v) {
-    arr.push_back(u8(s));
-  }
-  return arr;
-}
-
-Ordered device_json(const CudaDevice& d) {
-  Ordered j;
-  j["index"] = d.index;
-  j["bus_id"] = u8(d.bus_id);
-  j["uuid"] = opt(d.uuid);
-  j["name"] = opt(d.name);
-  j["compute_capability"] = d.cc_major && d.cc_minor
-                                ? Ordered(fmt::format("{}.{}", *d.cc_major, *d.cc_minor))
-                                : Ordered(nullptr);
-  j["cc_major"] = opt(d.cc_major);
-  j["cc_minor"] = opt(d.cc_minor);
-  j["total_mem_bytes"] = opt(d.total_mem_bytes);
-  j["compute_mode"] = opt(d.compute_mode);
-  j["visible_as"] = u8(d.visible_as);
-  j["usable"] = d.usable;
-  if (d.in_use) { // only when set, so that reports of idle GPUs keep their shape
-    j["in_use"] = true;
-  }
-  if (!d.holders.empty()) {
-    j["holders"] = nlohmann::ordered_json::array();
-    for (const auto& h : d.holders) {
-      j["holders"].push_back(u8(h));
-    }
-  }
-  j["steps"] = steps_json(d.steps);
-  return j;
-}
-
-Ordered peer_json(const CudaPeerResult& p) {
-  Ordered j;
-  j["from"] = p.from;
-  j["to"] = p.to;
-  j["can_access"] = p.can_access;
-  j["ok"] = p.ok;
-  j["duration_ms"] = p.duration_ms;
-  if (p.timed_out) {
-    j["timed_out"] = true;
-  }
-  if (!p.ok) {
-    j["error_code"] = opt(p.error_code);
-    j["error_name"] = u8(p.error_name);
-    j["error_text"] = u8(p.error_text);
-  }
-  return j;
-}
+constexpr int k_max_cuda_index = 1 << 20;
 
 // Rows "from", columns "to", over the multi-GPU child's devices: "ok", "failed", "hung",
 // "not-run" ("-" on the diagonal). Derived from peers; ignored when read back.
@@ -124,178 +123,99 @@ Ordered matrix_json(const CudaFacts& c) {
   return rows;
 }
 
-// Reading (json_read.hpp): a mistyped member is an error naming it; a missing one keeps the
-// default.
-constexpr int k_max_cuda_index = 1 << 20;
-
-Result<CudaStep> read_step(const JsonIn& o) {
-  TRY(o.object());
-  CudaStep s;
-  TRY(o["name"].get(s.name));
-  TRY(o["ok"].get(s.ok));
-  TRY(o["timed_out"].get(s.timed_out));
-  TRY(o["duration_ms"].get(s.duration_ms));
-  TRY(o["error_code"].get(s.error_code));
-  TRY(o["error_name"].get(s.error_name));
-  TRY(o["error_text"].get(s.error_text));
-  return s;
-}
-
-Result<void> read_steps(const JsonIn& arr, std::vector<CudaStep>& out) {
-  return arr.each([&out](const JsonIn& e) -> Result<void> {
-    TRY_ASSIGN(out.emplace_back(), read_step(e));
-    return {};
-  });
-}
-
-Result<CudaDevice> read_device(const JsonIn& o) {
-  TRY(o.object());
-  CudaDevice d;
-  TRY(o["index"].get(d.index));
-  TRY(o["bus_id"].get(d.bus_id));
-  d.bus_id = normalize_bus_id(d.bus_id).value_or(d.bus_id);
-  TRY(o["uuid"].get(d.uuid));
-  TRY(o["name"].get(d.name));
-  TRY(o["cc_major"].get(d.cc_major));
-  TRY(o["cc_minor"].get(d.cc_minor));
-  TRY(o["total_mem_bytes"].get(d.total_mem_bytes));
-  TRY(o["compute_mode"].get(d.compute_mode));
-  TRY(o["visible_as"].get(d.visible_as));
-  TRY(o["usable"].get(d.usable));
-  TRY(o["in_use"].get(d.in_use));
-  TRY(o["holders"].get(d.holders));
-  TRY(read_steps(o["steps"], d.steps));
-  return d;
-}
-
-Result<CudaPeerResult> read_peer(const JsonIn& o) {
-  TRY(o.object());
-  CudaPeerResult p;
-  TRY(o["from"].get(p.from));
-  TRY(o["to"].get(p.to));
-  TRY(o["can_access"].get(p.can_access));
-  TRY(o["ok"].get(p.ok));
-  TRY(o["timed_out"].get(p.timed_out));
-  TRY(o["duration_ms"].get(p.duration_ms));
-  TRY(o["error_code"].get(p.error_code));
-  TRY(o["error_name"].get(p.error_name));
-  TRY(o["error_text"].get(p.error_text));
-  return p;
-}
-
-Result<CudaFacts> read_facts(const JsonIn& o) {
-  TRY(o.object());
-  CudaFacts c;
-  c.ran = true; // a recorded file says the probe ran unless it says otherwise
-  int version = k_cuda_json_version;
-  TRY(o["schema_version"].get(version));
-  if (version != k_cuda_json_version) {
-    return Error{fmt::format("schema_version {} is not supported (expected {})", version,
-                             k_cuda_json_version)};
-  }
-  TRY(o["ran"].get(c.ran));
-  TRY(o["source"].get(c.source));
-  TRY(o["library"].get(c.library));
-  TRY(o["library_path"].get(c.library_path));
-  TRY(o["load_error"].get(c.load_error));
-  TRY(o["missing_symbols"].get(c.missing_symbols));
-  TRY(o["missing_optional_symbols"].get(c.missing_optional_symbols));
-  TRY(o["driver_version"].get(c.driver_version));
-  TRY(o["device_order"].get(c.device_order));
-  TRY(o["timeout_s"].get(c.timeout_s));
-  TRY(o["wall_ms"].get(c.wall_ms));
-  TRY(o["deadline_hit"].get(c.deadline_hit));
-  TRY(o["child_error"].get(c.child_error));
-  TRY_ASSIGN(c.isolation, child::isolation_from_json(o.json()));
-  TRY(o["enumeration_complete"].get(c.enumeration_complete));
-  if (const JsonIn init = o["init"]; !init.absent()) {
-    TRY_ASSIGN(c.init, read_step(init));
-  }
-  TRY(read_steps(o["enumeration_steps"], c.enumeration_steps));
-  TRY(o["devices"].each([&c](const JsonIn& e) -> Result<void> {
-    TRY_ASSIGN(c.devices.emplace_back(), read_device(e));
-    c.devices.back().index = static_cast<int>(c.devices.size() - 1); // CUDA order: the array's
-    return {};
-  }));
-  if (const JsonIn m = o["multi_gpu"]; !m.absent()) {
-    TRY(m.object());
-    TRY(m["ran"].get(c.multi_gpu_ran));
-    TRY(m["ok"].get(c.multi_gpu_ok));
-    TRY(m["devices"].each([&c](const JsonIn& e) -> Result<void> {
-      int i = -1;
-      TRY(e.get(i));
-      if (i < 0 || i > k_max_cuda_index) {
-        return e.not_a("a CUDA index");
-      }
-      c.multi_gpu_devices.push_back(i);
-      return {};
-    }));
-    TRY(read_steps(m["steps"], c.multi_gpu_steps));
-    TRY(m["peers"].each([&c](const JsonIn& e) -> Result<void> {
-      TRY_ASSIGN(c.peers.emplace_back(), read_peer(e));
-      return {};
-    }));
-  }
-  for (int i : c.multi_gpu_devices) {
-    if (i >= static_cast<int>(c.devices.size())) {
-      return Error{fmt::format("multi_gpu.devices names CUDA device {} but only {} are listed", i,
-                               c.devices.size())};
-    }
-  }
-  return c;
-}
+// The multi-GPU child's members of CudaFacts, written as the object "multi_gpu".
+constexpr auto k_multi_gpu_fields = std::to_array<Field<CudaFacts>>({
+    member<&CudaFacts::multi_gpu_ran>("ran"),
+    member<&CudaFacts::multi_gpu_ok>("ok"),
+    {.key = "devices",
+     .write = [](const CudaFacts& c) { return json_fields::to_json(c.multi_gpu_devices); },
+     .read =
+         [](const JsonIn& in, CudaFacts& c) {
+           return in.each([&c](const JsonIn& e) -> Result<void> {
+             int i = -1;
+             TRY(e.get(i));
+             if (i < 0 || i > k_max_cuda_index) {
+               return e.not_a("a CUDA index");
+             }
+             c.multi_gpu_devices.push_back(i);
+             return {};
+           });
+         }},
+    member<&CudaFacts::multi_gpu_steps>("steps"),
+    member<&CudaFacts::peers>("peers"),
+    {.key = "matrix", .write = matrix_json},
+});
 
 } // namespace
 
-std::string cuda_version_text(int version) {
-  if (version <= 0) {
-    return std::to_string(version);
+namespace json_fields {
+
+template <> struct List<CudaFacts> {
+  static constexpr auto fields = std::to_array<Field<CudaFacts>>({
+      {.key = "schema_version",
+       .write = [](const CudaFacts&) { return Ordered(k_cuda_json_version); },
+       .read = [](const JsonIn& in, CudaFacts&) -> Result<void> {
+         int version = k_cuda_json_version;
+         TRY(in.get(version));
+         if (version != k_cuda_json_version) {
+           return Error{fmt::format("schema_version {} is not supported (expected {})", version,
+                                    k_cuda_json_version)};
+         }
+         return {};
+       }},
+      member<&CudaFacts::ran>("ran"),
+      member<&CudaFacts::source>("source"),
+      member<&CudaFacts::library>("library"),
+      member<&CudaFacts::library_path>("library_path"),
+      member<&CudaFacts::load_error>("load_error"),
+      member<&CudaFacts::missing_symbols>("missing_symbols"),
+      member<&CudaFacts::missing_optional_symbols>("missing_optional_symbols"),
+      member<&CudaFacts::driver_version>("driver_version"),
+      {.key = "driver_cuda_version",
+       .write =
+           [](const CudaFacts& c) {
+             return c.driver_version ? Ordered(cuda_version_text(*c.driver_version))
+                                     : Ordered(nullptr);
+           }},
+      member<&CudaFacts::device_order>("device_order"),
+      member<&CudaFacts::timeout_s>("timeout_s"),
+      member<&CudaFacts::wall_ms>("wall_ms"),
+      member<&CudaFacts::deadline_hit>("deadline_hit"),
+      member<&CudaFacts::child_error>("child_error"),
+      {.key = "isolation",
+       .write = [](const CudaFacts& c) { return child::isolation_json(c.isolation); },
+       .read = [](const JsonIn& in, CudaFacts& c) -> Result<void> {
+         TRY_ASSIGN(c.isolation, child::isolation_from_json(Json{{"isolation", in.json()}}));
+         return {};
+       }},
+      member<&CudaFacts::enumeration_complete>("enumeration_complete"),
+      member<&CudaFacts::init>("init"),
+      member<&CudaFacts::enumeration_steps>("enumeration_steps"),
+      member<&CudaFacts::devices>("devices"),
+      {.key = "multi_gpu",
+       .write = [](const CudaFacts& c) { return write_fields(c, k_multi_gpu_fields); },
+       .read = [](const JsonIn& in,
+                  CudaFacts& c) { return read_fields(in, c, k_multi_gpu_fields); }},
+  });
+  static Result<void> after_read(CudaFacts& c) {
+    for (std::size_t i = 0; i < c.devices.size(); ++i) {
+      c.devices[i].index = static_cast<int>(i); // CUDA order: the array's
+    }
+    for (int i : c.multi_gpu_devices) {
+      if (i >= static_cast<int>(c.devices.size())) {
+        return Error{fmt::format("multi_gpu.devices names CUDA device {} but only {} are listed", i,
+                                 c.devices.size())};
+      }
+    }
+    return {};
   }
-  return Version::from_cuda_number(version).str();
-}
+};
+
+} // namespace json_fields
 
 Ordered cuda_facts_json(const CudaFacts& c) {
-  Ordered j;
-  j["schema_version"] = k_cuda_json_version;
-  j["ran"] = c.ran;
-  j["source"] = u8(c.source);
-  j["library"] = u8(c.library);
-  j["library_path"] = u8(c.library_path);
-  j["load_error"] = u8(c.load_error);
-  j["missing_symbols"] = strings_json(c.missing_symbols);
-  j["missing_optional_symbols"] = strings_json(c.missing_optional_symbols);
-  j["driver_version"] = opt(c.driver_version);
-  j["driver_cuda_version"] =
-      c.driver_version ? Ordered(cuda_version_text(*c.driver_version)) : Ordered(nullptr);
-  j["device_order"] = u8(c.device_order);
-  j["timeout_s"] = c.timeout_s;
-  j["wall_ms"] = c.wall_ms;
-  j["deadline_hit"] = c.deadline_hit;
-  j["child_error"] = u8(c.child_error);
-  j["isolation"] = child::isolation_json(c.isolation);
-  j["enumeration_complete"] = c.enumeration_complete;
-  j["init"] = step_json(c.init);
-  j["enumeration_steps"] = steps_json(c.enumeration_steps);
-  Ordered devices = Ordered::array();
-  for (const auto& d : c.devices) {
-    devices.push_back(device_json(d));
-  }
-  j["devices"] = std::move(devices);
-  Ordered multi;
-  multi["ran"] = c.multi_gpu_ran;
-  multi["ok"] = opt(c.multi_gpu_ok);
-  multi["devices"] = c.multi_gpu_devices;
-  multi["steps"] = steps_json(c.multi_gpu_steps);
-  Ordered peers = Ordered::array();
-  for (const auto& p : c.peers) {
-    peers.push_back(peer_json(p));
-  }
-  multi["peers"] = std::move(peers);
-  multi["matrix"] = matrix_json(c);
-  j["multi_gpu"] = std::move(multi);
-  return j;
+  return json_fields::to_json(c);
 }
-
 Result<CudaFacts> parse_cuda_json(std::string_view text) {
   if (!json_depth_within(text)) {
     return Error{fmt::format("nested deeper than {} levels", k_json_max_depth)};
@@ -339,7 +259,8 @@ Result<CudaFacts> parse_cuda_json(std::string_view text) {
     return Error{"not valid JSON"};
   }
   CudaFacts facts;
-  TRY_ASSIGN(facts, read_facts(JsonIn(doc, "", k_string_cap)));
+  facts.ran = true; // a recorded file says the probe ran unless it says otherwise
+  TRY(json_fields::read_object(JsonIn(doc, "", json_fields::k_string_cap), facts));
   facts.steps_not_kept = not_kept;
   return facts;
 }

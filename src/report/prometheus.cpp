@@ -64,27 +64,7 @@ private:
   std::string m_out;
 };
 
-constexpr std::array<std::string_view, 4> k_startup_steps{"load", "cuInit", "device_get",
-                                                          "primary_context"};
-
 } // namespace
-
-std::optional<double> cuda_startup_ms(const CudaDevice& device) {
-  double total = 0;
-  std::size_t seen = 0;
-  for (const auto& step : device.steps) {
-    for (const auto name : k_startup_steps) {
-      if (step.name == name) {
-        if (!step.ok) {
-          return std::nullopt;
-        }
-        total += step.duration_ms;
-        ++seen;
-      }
-    }
-  }
-  return seen == k_startup_steps.size() ? std::optional(total) : std::nullopt;
-}
 
 std::string render_prometheus(const Report& r) {
   const Assessment& a = r.assessment;
@@ -126,14 +106,14 @@ std::string render_prometheus(const Report& r) {
   }
   bool any_startup = false;
   for (const auto& d : facts.cuda.devices) {
-    any_startup = any_startup || cuda_startup_ms(d).has_value();
+    any_startup = any_startup || d.startup_ms.has_value();
   }
   if (any_startup) {
     e.family("gpu_preflight_cuda_startup_seconds",
              "Time from loading libcuda to a working CUDA context, per GPU.");
     for (const auto& d : facts.cuda.devices) {
-      if (const auto ms = cuda_startup_ms(d)) {
-        e.sample({{"bus_id", d.bus_id}}, *ms / 1000.0);
+      if (d.startup_ms) {
+        e.sample({{"bus_id", d.bus_id}}, *d.startup_ms / 1000.0);
       }
     }
   }

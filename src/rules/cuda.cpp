@@ -170,17 +170,6 @@ Hit gpu_hit(const CudaDevice& d, const CudaStep& bad, std::string message) {
   return hit;
 }
 
-// cuInit + primary context: the part of a GPU's start-up that includes its initialisation.
-double init_ms(const CudaDevice& d) {
-  double ms = 0;
-  for (const auto& s : d.steps) {
-    if (s.name == "cuInit" || s.name == "primary_context") {
-      ms += s.duration_ms;
-    }
-  }
-  return ms;
-}
-
 // The median of sorted without one occurrence of value (which it holds), in O(log n): the median of
 // "the other GPUs" for every GPU without sorting the others once per GPU (quadratic at 2000 GPUs).
 double median_without(const std::vector<double>& sorted, double value) {
@@ -860,7 +849,7 @@ std::span<const Rule> cuda_rules() {
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<const CudaDevice*> measured;
          for (const auto& d : c.facts.cuda.devices) {
-           if (d.usable) {
+           if (d.usable && d.init_ms) {
              measured.push_back(&d);
            }
          }
@@ -870,11 +859,11 @@ std::span<const Rule> cuda_rules() {
          }
          std::vector<double> sorted;
          for (const auto* d : measured) {
-           sorted.push_back(init_ms(*d));
+           sorted.push_back(*d->init_ms);
          }
          std::sort(sorted.begin(), sorted.end());
          for (const auto* d : measured) {
-           const double mine = init_ms(*d);
+           const double mine = *d->init_ms;
            const double typical = median_without(sorted, mine);
            if (mine > 1000 && mine > 5 * typical) {
              hits.push_back(

@@ -7,16 +7,6 @@ namespace {
 
 constexpr double k_slow_init_ms = 1000;
 
-double device_init_ms(const CudaDevice& d) {
-  double ms = 0;
-  for (const auto& step : d.steps) {
-    if (step.name == "cuInit" || step.name == "primary_context") {
-      ms += step.duration_ms;
-    }
-  }
-  return ms;
-}
-
 } // namespace
 
 std::span<const Rule> persistence_rules() {
@@ -44,10 +34,9 @@ std::span<const Rule> persistence_rules() {
                fmt::format("cuInit (enumeration): {:.0f} ms", cuda.init.duration_ms));
          }
          for (const auto& d : cuda.devices) {
-           if (const double ms = device_init_ms(d);
-               ms >= k_slow_init_ms && evidence.size() < k_max_lines) {
-             evidence.push_back(
-                 fmt::format("{}: cuInit + primary context {:.0f} ms", c.job.label(d.bus_id), ms));
+           if (d.init_ms && *d.init_ms >= k_slow_init_ms && evidence.size() < k_max_lines) {
+             evidence.push_back(fmt::format("{}: cuInit + primary context {:.0f} ms",
+                                            c.job.label(d.bus_id), *d.init_ms));
            }
          }
          if (evidence.empty()) {

@@ -9,6 +9,7 @@ using namespace gpf::cuda_test;
 using gpf::test::evidence;
 using gpf::test::finding;
 using gpf::test::fixture;
+using gpf::test::run_program;
 using nlohmann::json;
 
 namespace {
@@ -330,4 +331,65 @@ TEST_CASE("e2e cuda: replay of a recorded cuda.json, a garbage one, and none") {
 TEST_CASE("e2e cuda: option errors exit 2") {
   CHECK(run_preflight({"--cuda-timeout", "0", "--no-cuda"}).exit_code == 2);
   CHECK(run_preflight({"--cvd-form", "bus", "--no-cuda"}).exit_code == 2);
+}
+
+TEST_CASE("e2e cuda: the report, the rules, Prometheus and summarize see one start-up figure") {
+  // A recorded result with known steps: GPU 2's context took 2.9 s; GPU 3 has no cuInit step.
+  json cuda = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}}).json().at("facts").at("cuda");
+  for (auto& d : cuda.at("devices")) {
+    for (auto& s : d.at("steps")) {
+      const auto name = s.at("name").get<std::string>();
+      s["duration_ms"] = name == "primary_context" ? (d.at("index") == 2 ? 2900.0 : 150.0)
+                         : name == "cuInit"        ? 100.0
+                                                   : 1.0;
+    }
+  }
+  auto& steps3 = cuda.at("devices").at(3).at("steps");
+  steps3.erase(steps3.begin() + 1);
+  REQUIRE(steps3.at(0).at("name") == "load");
+  TempSnapshot snap("cuda-4gpu");
+  snap.write("cuda.json", cuda.dump(2));
+
+  const json report = run_preflight({"--root", snap.path(), "--format", "json"}).json();
+  const json& devices = report.at("facts").at("cuda").at("devices");
+  CHECK(devices.at(0).at("init_ms") == 250.0);
+  CHECK(devices.at(0).at("startup_ms") == 252.0); // load + cuInit + device_get + context
+  CHECK(devices.at(2).at("init_ms") == 3000.0);
+  CHECK(devices.at(2).at("startup_ms") == 3002.0);
+  CHECK(devices.at(3).at("init_ms").is_null()); // a step missing: no figure, not a smaller one
+  CHECK(devices.at(3).at("startup_ms").is_null());
+  // the rules: GPU 2 is slow by its init time (3000 ms against the others' 250)
+  const json* slow = finding(report, "cuda.gpu-slow-init");
+  REQUIRE(slow);
+  CHECK(slow->at("gpu") == "0000:03:00.0");
+  CHECK_THAT(evidence(*slow), Catch::Contains("cuInit + primary_context 3.00 s; median of the "
+                                              "other GPUs 250.0 ms"));
+  // Prometheus: the start-up time of each GPU that has one
+  const auto prom = run_preflight({"--root", snap.path(), "--format", "prometheus"}).out;
+  CHECK_THAT(prom,
+             Catch::Contains("gpu_preflight_cuda_startup_seconds{bus_id=\"0000:01:00.0\"} "
+                             "0.252\n") &&
+                 Catch::Contains("gpu_preflight_cuda_startup_seconds{bus_id=\"0000:03:00.0\"} "
+                                 "3.002\n"));
+  CHECK_THAT(prom, !Catch::Contains("cuda_startup_seconds{bus_id=\"0000:04:00.0\"}"));
+  // summarize: the node's figure is its slowest GPU's, read from the report; a report of an
+  // older version, without the figures, gives the same from its steps
+  const auto summarized = [](const json& r) {
+    const auto out =
+        run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, r.dump() + "\n");
+    INFO(out.err);
+    return json::parse(out.out).at("nodes").at(0).at("cuda_startup_ms");
+  };
+  CHECK(summarized(report) == 3002.0);
+  json older = report;
+  for (auto& d : older.at("facts").at("cuda").at("devices")) {
+    d.erase("init_ms");
+    d.erase("startup_ms");
+  }
+  CHECK(summarized(older) == 3002.0);
+  json no_figure = report;
+  for (auto& d : no_figure.at("facts").at("cuda").at("devices")) {
+    d["startup_ms"] = nullptr;
+  }
+  CHECK(summarized(no_figure).is_null());
 }

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
+
 using namespace gpf;
 
 namespace {
@@ -37,6 +40,7 @@ CudaFacts sample() {
     if (i == 1) {
       d.steps.push_back({"primary_context", false, true, 18000, std::nullopt, "", ""});
     }
+    d.derive_timing();
     c.devices.push_back(d);
   }
   c.multi_gpu_ran = true;
@@ -145,4 +149,185 @@ TEST_CASE("cuda.json: long step lists are cut on reading, keeping the first fail
   CHECK(back->devices[0].steps.size() == 1);
   CHECK(back->devices[1].steps.size() == k_max_replayed_steps);
   CHECK(back->steps_not_kept == (1000 - k_max_replayed_steps - 1) + (300 - k_max_replayed_steps));
+}
+
+namespace {
+
+CudaStep timed(const char* name, double ms, bool ok = true) {
+  return {name, ok, false, ms, std::nullopt, ok ? "" : "CUDA_ERROR_UNKNOWN", ""};
+}
+
+} // namespace
+
+TEST_CASE("CUDA init and start-up times: computed once from the steps, none when one is missing") {
+  CudaDevice d;
+  d.steps = {timed("load", 2),       timed("cuInit", 100),
+             timed("device_get", 3), timed("primary_context", 150),
+             timed("alloc", 40),     timed("copy_roundtrip", 7)};
+  d.derive_timing();
+  CHECK(d.init_ms == Approx(250));    // cuInit + primary_context
+  CHECK(d.startup_ms == Approx(255)); // + load + device_get; alloc and copy are not start-up
+
+  const auto derived = [](std::vector<CudaStep> steps) {
+    CudaDevice e;
+    e.steps = std::move(steps);
+    e.derive_timing();
+    return std::pair{e.init_ms, e.startup_ms};
+  };
+  // no device_get: the init time stands, the start-up time is unknown rather than too short
+  auto [init, startup] =
+      derived({timed("load", 2), timed("cuInit", 100), timed("primary_context", 150)});
+  CHECK(init == Approx(250));
+  CHECK_FALSE(startup);
+  // a failed or hung context is how long it ran until it stopped: no figure
+  std::tie(init, startup) = derived({timed("load", 2), timed("cuInit", 100), timed("device_get", 3),
+                                     timed("primary_context", 1195, false)});
+  CHECK_FALSE(init);
+  CHECK_FALSE(startup);
+  CudaStep hung = timed("primary_context", 17400, false);
+  hung.timed_out = true;
+  std::tie(init, startup) = derived({timed("cuInit", 100), hung});
+  CHECK_FALSE(init);
+  // a step twice (a second device_get for a wrong device) is not one start-up
+  std::tie(init, startup) = derived({timed("load", 2), timed("cuInit", 100), timed("device_get", 3),
+                                     timed("primary_context", 150), timed("device_get", 3)});
+  CHECK(init == Approx(250));
+  CHECK_FALSE(startup);
+  std::tie(init, startup) = derived({});
+  CHECK_FALSE(init);
+  CHECK_FALSE(startup);
+}
+
+TEST_CASE("cuda.json: the times are written, and recomputed from the steps on reading") {
+  CudaFacts c = sample();
+  c.devices[0].steps = {timed("load", 2), timed("cuInit", 100), timed("device_get", 3),
+                        timed("primary_context", 150)};
+  c.devices[0].derive_timing();
+  auto j = cuda_facts_json(c);
+  CHECK(j.at("devices").at(0).at("init_ms") == 250);
+  CHECK(j.at("devices").at(0).at("startup_ms") == 255);
+  CHECK(j.at("devices").at(1).at("init_ms").is_null()); // its context hung
+  CHECK(j.at("devices").at(1).at("startup_ms").is_null());
+  // a file's own figures are not trusted: the steps decide (a snapshot edited by hand, or one
+  // written before the figures existed)
+  j["devices"][0]["startup_ms"] = 1;
+  j["devices"][1]["init_ms"] = 99;
+  j["devices"][0].erase("init_ms");
+  auto back = parse_cuda_json(j.dump());
+  REQUIRE(back);
+  CHECK(back->devices[0].init_ms == Approx(250));
+  CHECK(back->devices[0].startup_ms == Approx(255));
+  CHECK_FALSE(back->devices[1].init_ms);
+}
+
+namespace {
+
+// Every member of `old` is in `now` with the same value: a file written by an older version
+// reads back without losing what it said.
+void check_kept(const nlohmann::json& old, const nlohmann::json& now, const std::string& path) {
+  INFO(path);
+  if (old.is_object()) {
+    REQUIRE(now.is_object());
+    for (const auto& [key, value] : old.items()) {
+      REQUIRE(now.contains(key));
+      check_kept(value, now.at(key), path + "." + key);
+    }
+  } else if (old.is_array()) {
+    REQUIRE(now.is_array());
+    REQUIRE(now.size() == old.size());
+    for (std::size_t i = 0; i < old.size(); ++i) {
+      check_kept(old[i], now[i], path + "[" + std::to_string(i) + "]");
+    }
+  } else if (old.is_number()) {
+    CHECK(now.get<double>() == Approx(old.get<double>()));
+  } else {
+    CHECK(now == old);
+  }
+}
+
+// Every member of the CUDA facts set away from its default (a failed step and a failed peer
+// copy carry their error members, which are written only for failures).
+CudaFacts every_member() {
+  CudaFacts c;
+  c.ran = true;
+  c.source = "live";
+  c.library = "/opt/libcuda.so.1";
+  c.library_path = "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14";
+  c.load_error = "dlopen: no";
+  c.missing_symbols = {"cuInit"};
+  c.missing_optional_symbols = {"cuMemcpyPeer"};
+  c.driver_version = 12040;
+  c.init = {"cuInit", true, false, 210.5, std::nullopt, "", ""};
+  c.enumeration_steps = {{"load", true, false, 3.0, std::nullopt, "", ""}, c.init};
+  c.device_order = "PCI_BUS_ID";
+  CudaDevice d;
+  d.index = 0;
+  d.bus_id = "0000:3b:00.0";
+  d.uuid = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f0";
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.total_mem_bytes = 85520809984ULL;
+  d.compute_mode = 3;
+  d.steps = {{"load", true, false, 2, std::nullopt, "", ""},
+             {"cuInit", true, false, 100, std::nullopt, "", ""},
+             {"device_get", true, false, 3, std::nullopt, "", ""},
+             {"primary_context", false, true, 17400, 46, "CUDA_ERROR_DEVICE_UNAVAILABLE",
+              "cuDevicePrimaryCtxRetain: busy"}};
+  d.usable = false;
+  d.in_use = true;
+  d.holders = {"4242 (python3)"};
+  d.visible_as = *d.uuid;
+  d.derive_timing();
+  c.devices = {d, d};
+  c.devices[1].index = 1;
+  c.devices[1].bus_id = "0000:86:00.0";
+  c.devices[1].steps.back() = {"primary_context", true, false, 150, std::nullopt, "", ""};
+  c.devices[1].usable = true;
+  c.devices[1].in_use = false;
+  c.devices[1].holders.clear();
+  c.devices[1].derive_timing();
+  c.multi_gpu_ran = true;
+  c.multi_gpu_ok = false;
+  c.multi_gpu_devices = {0, 1};
+  c.multi_gpu_steps = {{"ctx 0", true, false, 4, std::nullopt, "", ""}};
+  c.peers = {{0, 1, true, false, true, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700, "illegal"},
+             {1, 0, true, true, false, 9, "", std::nullopt, ""}};
+  c.deadline_hit = true;
+  c.timeout_s = 30;
+  c.wall_ms = 1234.5;
+  c.child_error = "the enumeration child died";
+  c.isolation = ChildIsolation{false, "prctl: not permitted"};
+  c.enumeration_complete = true;
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("cuda.json: one field list writes and reads every member of the CUDA facts") {
+  const CudaFacts c = every_member();
+  REQUIRE(c.devices[0].startup_ms == std::nullopt); // its context failed
+  REQUIRE(c.devices[1].startup_ms == Approx(255));
+  const auto back = parse_cuda_json(cuda_facts_json(c).dump());
+  REQUIRE(back);
+  CHECK(*back == c);
+  // one member at a time, so that a failure names it
+  CHECK(back->devices == c.devices);
+  CHECK(back->peers == c.peers);
+  CHECK(back->isolation == c.isolation);
+  CHECK(back->multi_gpu_steps == c.multi_gpu_steps);
+}
+
+TEST_CASE("cuda.json: files of an older version still read, keeping every member they have") {
+  for (const char* fixture : {"cuda-replay-gpu-hung", "topo-acs-p2p-hang"}) {
+    INFO(fixture);
+    std::ifstream in(std::string(GPF_SOURCE_DIR) + "/tests/fixtures/" + fixture + "/cuda.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(!text.empty());
+    const auto facts = parse_cuda_json(text);
+    REQUIRE(facts);
+    CHECK_FALSE(facts->devices.empty());
+    check_kept(nlohmann::json::parse(text), nlohmann::json::parse(cuda_facts_json(*facts).dump()),
+               "cuda.json");
+  }
 }

@@ -75,6 +75,7 @@ void cuda_ok(Facts& f, std::vector<int> order) {
     d.uuid = uuid(order[k]);
     d.name = "NVIDIA H100 80GB HBM3";
     d.steps = {step("cuInit", 100), step("primary_context", 150), step("alloc", 1)};
+    d.derive_timing();
     d.usable = true;
     d.visible_as = *d.uuid;
     c.devices.push_back(d);
@@ -224,6 +225,7 @@ TEST_CASE("cuda rules: slow initialisation is > 5x the other GPUs' median and > 
     cuda_ok(f, order);
     for (std::size_t i = 0; i < c.ctx_ms.size(); ++i) {
       f.cuda.devices[i].steps[1].duration_ms = c.ctx_ms[i];
+      f.cuda.devices[i].derive_timing(); // as the probe does when it decodes a child's steps
     }
     const auto a = judge(f);
     const Finding* slow = finding(a, "cuda.gpu-slow-init");

@@ -2,11 +2,18 @@
 // 0000:2a:00.0, 0000:3a:00.0, 0000:5d:00.0, driver loaded) with the fake libnvidia-ml.so.1
 // (--root DIR --libnvml FAKE --no-cuda): each condition's finding, the GPU's usability and the
 // recommended CUDA_VISIBLE_DEVICES; hung init / hung GPU within the deadline; nvml.json replay.
+#include "gpf/facts/nvml_json.hpp"
+#include "gpf/probes/nvml_probe.hpp"
+#include "gpf/probes/probes.hpp"
+#include "gpf/probes/pipeline.hpp"
 #include "unit/cuda_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <unistd.h>
 
@@ -415,4 +422,131 @@ TEST_CASE("e2e nvml: a process on a GPU is named once, and judged alike whicheve
   CHECK(severity(alone, "nvml.processes-present") == "absent");
   const json idle = nvml_run({}, {"--expect-idle"}, "proc-stray-gpu3").json();
   CHECK(severity(idle, "process.holds-gpu") == "warn");
+}
+
+TEST_CASE("pipeline: gpu-processes runs before the NVML and CUDA children start") {
+  const auto schedule = gpf::probe_schedule();
+  const auto at = [&](const std::string& phase) {
+    const auto it = std::find(schedule.begin(), schedule.end(), phase);
+    REQUIRE(it != schedule.end());
+    REQUIRE(std::count(schedule.begin(), schedule.end(), phase) == 1);
+    return it - schedule.begin();
+  };
+  // otherwise the checker's own children would be listed as processes holding a GPU
+  CHECK(at("gpu-processes") < at("start nvml"));
+  CHECK(at("gpu-processes") < at("cuda"));
+  // NVML's children work while the CUDA stage runs, and are collected after it
+  CHECK(at("start nvml") + 1 == at("cuda"));
+  CHECK(at("cuda") < at("nvml"));
+  // the registered rows are well formed (collect_facts refuses them otherwise: exit 2)
+  CHECK(gpf::probe_rows_problem().empty());
+}
+
+TEST_CASE("e2e nvml: the NVML children work beside the CUDA stage, under one deadline each") {
+  // Both stages hang until their 2 s deadline: side by side the check takes about 2 s, one after
+  // the other about 4 s.
+  const auto r = run_preflight(
+      {"--root", fixture("healthy-4gpu"), "--libcuda", k_fake, "--libnvml", k_fake_nvml,
+       "--timeout", "2", "--format", "json"},
+      {{"FAKE_NVML_BUS_IDS", k_buses}, {"FAKE_NVML_INIT_HANG", "1"}, {"FAKE_CUDA_INIT_HANG", "1"}});
+  const json j = r.json();
+  CHECK(severity(j, "nvml.init-hung") == "fail");
+  CHECK(severity(j, "cuda.init-hung") == "fail");
+  CHECK(r.seconds >= 1.9);
+  CHECK(r.seconds < 3.5);
+}
+
+namespace {
+
+// Every member of the NVML facts set away from its default; `source` is the probe's ("live",
+// "nvml.json"), never written.
+gpf::NvmlFacts every_nvml_member() {
+  gpf::NvmlGpu g;
+  g.index = 2;
+  g.bus_id = "0000:3a:00.0";
+  g.nvml_bus_id = "00000000:3A:00.0";
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.uuid = "GPU-0000";
+  g.minor = 2;
+  g.architecture = 9;
+  g.ecc_enabled = true;
+  g.ecc_pending_enabled = false;
+  g.ecc_volatile_uncorrected = 5;
+  g.ecc_aggregate_uncorrected = 7;
+  g.retired_pages_sbe = 1;
+  g.retired_pages_dbe = 2;
+  g.retired_pages_pending = true;
+  g.remapped_correctable = 3;
+  g.remapped_uncorrectable = 4;
+  g.remap_pending = true;
+  g.remap_failure = false;
+  g.recovery_action = 1;
+  g.clock_event_reasons = 0x40;
+  g.temperature_c = 84;
+  g.slowdown_temperature_c = 90;
+  g.persistence_mode = false;
+  g.compute_mode = 2;
+  g.mig_current = 1;
+  g.mig_pending = 0;
+  g.pcie_gen = 4;
+  g.pcie_gen_max = 5;
+  g.pcie_width = 8;
+  g.pcie_width_max = 16;
+  g.nvlink_active = {true, false, true};
+  g.fabric_state = 3;
+  g.fabric_status = 0;
+  g.processes = std::vector<gpf::NvmlProcess>{{4242, 1ULL << 30}, {4243, std::nullopt}};
+  g.calls = {{"remapped_rows", 3, "Not Supported"}};
+  g.handle_error = gpf::NvmlCall{"handle", 15, "GPU is lost"};
+  g.hang = gpf::NvmlHang{"temperature", 2001.5};
+  g.child_error = "its NVML child exited with status 3 without finishing";
+  gpf::NvmlFacts n;
+  n.ran = true;
+  n.library = "libnvidia-ml.so.1";
+  n.library_path = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14";
+  n.load_error = "dlopen: no";
+  n.missing_symbols = {"nvmlInit_v2"};
+  n.missing_optional_symbols = {"nvmlDeviceGetGpuFabricInfo"};
+  n.nvml_version = "12.550.54.14";
+  n.driver_version = "550.54.14";
+  n.init_call = "nvmlInitWithFlags";
+  n.init_code = 0;
+  n.init_text = "Success";
+  n.init_hang = gpf::NvmlHang{"init", 1500};
+  n.device_count = 4;
+  n.gpus = {g, gpf::NvmlGpu{}};
+  n.gpus[1].bus_id = "0000:5d:00.0";
+  n.deadline_hit = true;
+  n.timeout_s = 30;
+  n.wall_ms = 321.25;
+  n.child_error = "the NVML system child was killed by signal 9";
+  n.isolation = gpf::ChildIsolation{true, "no new privileges"};
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("nvml.json: one field list writes and reads every member of the NVML facts") {
+  const auto n = every_nvml_member();
+  const auto back = gpf::parse_nvml_json(gpf::nvml_facts_json(n).dump());
+  REQUIRE(back);
+  CHECK(back->gpus == n.gpus); // first, so that a failure points at the GPUs or the rest
+  CHECK(*back == n);
+  const auto gpu = gpf::nvml_gpu_from_json(json::parse(gpf::nvml_gpu_json(n.gpus[0]).dump()));
+  REQUIRE(gpu);
+  CHECK(*gpu == n.gpus[0]); // a child's "gpu" event
+}
+
+TEST_CASE("nvml.json: a file of an older version still reads, keeping every member it has") {
+  // Written by `snapshot` before the field lists (healthy-4gpu, the fake library: a process on
+  // GPU 0, GPU 2 hung in remapped_rows, GPU 3 lost).
+  std::ifstream in(std::string(GPF_SOURCE_DIR) + "/tests/data/nvml-v1/nvml.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(!text.empty());
+  const auto facts = gpf::parse_nvml_json(text);
+  REQUIRE(facts);
+  REQUIRE(facts->gpus.size() == 4);
+  CHECK(facts->gpus[2].hang);
+  // the same members, values and key order as the older writer's
+  CHECK(gpf::nvml_facts_json(*facts).dump(2) == nlohmann::ordered_json::parse(text).dump(2));
 }

@@ -276,6 +276,7 @@ TEST_CASE("persistence: only with a slow CUDA start measured and no daemon on th
   d.bus_id = k_a;
   d.steps = {{"cuInit", true, false, 2100, std::nullopt, "", ""},
              {"primary_context", true, false, 900, std::nullopt, "", ""}};
+  d.derive_timing();
   f.cuda.devices.push_back(d);
   auto hits = run_rule("persistence.not-running", f);
   REQUIRE(hits.size() == 1);

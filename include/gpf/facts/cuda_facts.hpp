@@ -3,8 +3,10 @@
 // a deadline; replay: a snapshot's cuda.json. Every CUDA call happens in a child process.
 #include "gpf/facts/isolation.hpp"
 
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpf {
@@ -20,7 +22,46 @@ struct CudaStep {
   std::string
       error_name; // "CUDA_ERROR_UNKNOWN"; "DATA_MISMATCH", "CHILD_DIED" for non-CUresult failures
   std::string error_text; // cuGetErrorString text, or what went wrong
+
+  // Every member (the JSON round-trip tests compare whole facts).
+  bool operator==(const CudaStep&) const = default;
 };
+
+// The sum of the named steps' times, or nullopt unless each of them ran exactly once and passed: a
+// failed or hung step's time is how long it ran until it stopped, and a missing one was not timed,
+// so a sum over them would be a wrong figure rather than no figure.
+template <std::size_t N>
+std::optional<double> sum_of_steps(const std::vector<CudaStep>& steps,
+                                   const std::array<std::string_view, N>& names) {
+  std::array<bool, N> seen{};
+  double total = 0;
+  for (const auto& s : steps) {
+    for (std::size_t i = 0; i < N; ++i) {
+      if (s.name == names[i]) {
+        if (!s.ok || seen[i]) {
+          return std::nullopt;
+        }
+        seen[i] = true;
+        total += s.duration_ms;
+      }
+    }
+  }
+  for (const bool b : seen) {
+    if (!b) {
+      return std::nullopt;
+    }
+  }
+  return total;
+}
+
+// Init time: cuInit + primary_context, the two steps in which the driver brings the GPU up (what
+// nvidia-persistenced saves a job); loading the library and naming the device are not the GPU's.
+inline constexpr std::array<std::string_view, 2> k_cuda_init_steps{"cuInit", "primary_context"};
+// Start-up time: from opening libcuda to a working context on the GPU, what a job waits before
+// its first kernel (the per-GPU child's steps up to the context; the test allocation is not a
+// job's).
+inline constexpr std::array<std::string_view, 4> k_cuda_startup_steps{
+    "load", "cuInit", "device_get", "primary_context"};
 
 struct CudaDevice {
   int index = 0;                   // CUDA's enumeration index under the job's CUDA_DEVICE_ORDER
@@ -40,6 +81,17 @@ struct CudaDevice {
   std::vector<std::string>
       holders;            // "PID (comm)" of processes with its device node open, when known
   std::string visible_as; // the CUDA_VISIBLE_DEVICES value its child ran with
+  // Decoded once from steps by derive_timing(), where the probe's result is read (live or
+  // cuda.json); nullopt when a step of the figure is missing, failed or hung.
+  std::optional<double> init_ms;    // k_cuda_init_steps
+  std::optional<double> startup_ms; // k_cuda_startup_steps
+
+  void derive_timing() {
+    init_ms = sum_of_steps(steps, k_cuda_init_steps);
+    startup_ms = sum_of_steps(steps, k_cuda_startup_steps);
+  }
+
+  bool operator==(const CudaDevice&) const = default;
 };
 
 struct CudaPeerResult {
@@ -52,6 +104,8 @@ struct CudaPeerResult {
   std::string error_name;
   std::optional<int> error_code;
   std::string error_text;
+
+  bool operator==(const CudaPeerResult&) const = default;
 };
 
 // A real enumeration takes a few steps per GPU; a recorded list longer than this is cut on reading
@@ -96,6 +150,8 @@ struct CudaFacts {
     }
     return nullptr;
   }
+
+  bool operator==(const CudaFacts&) const = default;
 };
 
 } // namespace gpf

@@ -10,6 +10,9 @@ namespace gpf {
 struct ChildIsolation {
   bool isolated = false; // nothing the child does can create, remove or load anything on the host
   std::string detail;    // what was done, or the step that failed with its error
+
+  // Every member (the JSON round-trip tests compare whole facts).
+  bool operator==(const ChildIsolation&) const = default;
 };
 
 } // namespace gpf

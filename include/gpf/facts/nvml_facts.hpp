@@ -33,17 +33,24 @@ struct NvmlCall {
   std::string name; // the probe's step name, e.g. "remapped_rows"
   int code = 0;     // nvmlReturn_t, or k_nvml_symbol_missing
   std::string text; // nvmlErrorString's words, or "not exported by the library"
+
+  // Every member (the JSON round-trip tests compare whole facts).
+  bool operator==(const NvmlCall&) const = default;
 };
 
 // A step of a child that did not finish: the deadline killed it inside this call.
 struct NvmlHang {
   std::string step;
   double after_ms = 0; // how long the child had run when it was killed
+
+  bool operator==(const NvmlHang&) const = default;
 };
 
 struct NvmlProcess {
   unsigned pid = 0;
   std::optional<unsigned long long> used_bytes; // nullopt: NVML_VALUE_NOT_AVAILABLE
+
+  bool operator==(const NvmlProcess&) const = default;
 };
 
 struct NvmlGpu {
@@ -101,6 +108,8 @@ struct NvmlGpu {
   }
   // Every query the child was asked for answered (or declined) before it finished.
   bool answered() const { return !hang && child_error.empty() && !handle_error; }
+
+  bool operator==(const NvmlGpu&) const = default;
 };
 
 struct NvmlFacts {
@@ -134,6 +143,8 @@ struct NvmlFacts {
     }
     return nullptr;
   }
+
+  bool operator==(const NvmlFacts&) const = default;
 };
 
 } // namespace gpf

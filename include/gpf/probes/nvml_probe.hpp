@@ -10,14 +10,17 @@
 
 namespace gpf {
 
-// Starts the live NVML children (when the probe is to run live) so that they work while the CUDA
-// stage runs; probe_nvml then collects them. Without a start, probe_nvml runs them itself.
-void start_nvml(const Host& host, const ProbeOptions& options, const Facts& facts);
+// The start phase: forks the live NVML children (when the probe is to run live; else nullptr) so
+// that they work while the CUDA stage runs; probe_nvml then collects them.
+std::unique_ptr<ProbeStarted> start_nvml(const Host& host, const ProbeOptions& options,
+                                         const Facts& facts);
 
 // --no-nvml: skipped. --root without --libnvml: replays DIR/nvml.json (absent: skipped;
 // unreadable or invalid: error). Otherwise live against --libnvml or the loader's
-// libnvidia-ml.so.1. Status error only when no child could be started; NVML's own answers
+// libnvidia-ml.so.1, collecting the children start_nvml forked (`started`), or starting them now
+// when it forked none. Status error only when no child could be started; NVML's own answers
 // (driver not loaded, a lost GPU) are facts for the rules.
-ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts);
+ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts,
+                       std::unique_ptr<ProbeStarted> started);
 
 } // namespace gpf

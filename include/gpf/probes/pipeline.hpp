@@ -3,8 +3,10 @@
 #include "gpf/facts/facts.hpp"
 #include "gpf/host/host.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpf {
 
@@ -26,5 +28,20 @@ Facts collect_facts(const Host& host, const ProbeOptions& options);
 // A probe's signature: read through host, fill facts, return its status (name, state, message).
 // The pipeline times it.
 using ProbeFn = ProbeStatus (*)(const Host& host, const ProbeOptions& options, Facts& facts);
+
+// A probe in two phases: its start (children forked to work beside a later probe) returns its
+// in-flight state, which the pipeline holds and hands to its finish at the probe's own row.
+struct ProbeStarted {
+  virtual ~ProbeStarted() = default;
+};
+using ProbeStartFn = std::unique_ptr<ProbeStarted> (*)(const Host& host,
+                                                       const ProbeOptions& options,
+                                                       const Facts& facts);
+// `started`: what the start returned (nullptr when it started nothing).
+using ProbeFinishFn = ProbeStatus (*)(const Host& host, const ProbeOptions& options, Facts& facts,
+                                      std::unique_ptr<ProbeStarted> started);
+
+// The order collect_facts runs the phases in: each row's name, "start NAME" for a start phase.
+std::vector<std::string> probe_schedule();
 
 } // namespace gpf

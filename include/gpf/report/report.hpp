@@ -63,9 +63,6 @@ std::string not_checked(const Facts& facts);
 // The Prometheus text exposition format: gauges named gpu_preflight_*, label values escaped,
 // no timestamps (docs/integrations/prometheus.md lists the series).
 std::string render_prometheus(const Report& report);
-// A GPU's CUDA start-up: load, cuInit, device_get and primary_context of its child, in ms;
-// nullopt when one of them failed or did not run.
-std::optional<double> cuda_startup_ms(const CudaDevice& device);
 
 // JSON of the facts alone (the "facts" member of the report).
 nlohmann::ordered_json facts_json(const Facts& facts);

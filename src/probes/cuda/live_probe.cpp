@@ -106,6 +106,7 @@ void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d
   d.usable =
       t.done && std::all_of(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return s.ok; });
   d.in_use = !d.usable && t.done && refused_as_busy(d.steps);
+  d.derive_timing();
 }
 
 std::vector<EnvOverride> job_env(const LiveProbeInput& in, std::optional<std::string> visible) {

@@ -162,7 +162,13 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
 }
 
 namespace {
-const ProbeRegistration k_row{{"cuda", "CUDA start-up", 1500, probe_cuda}};
+// After gpu-processes: --skip-busy and each busy GPU's holders come from it, and it must not see
+// the checker's own children.
+const ProbeRegistration k_row{{.name = "cuda",
+                               .what = "CUDA start-up",
+                               .order = 1500,
+                               .run = probe_cuda,
+                               .after = "gpu-processes"}};
 } // namespace
 
 } // namespace gpf

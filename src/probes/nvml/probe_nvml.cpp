@@ -32,7 +32,7 @@ bool is_done_line(std::string_view line) {
   return JsonIn(j)["e"].lenient<std::string>() == "done";
 }
 
-struct Live {
+struct Live : ProbeStarted {
   std::unique_ptr<child::InterruptGuard> guard; // first: restored after the group has settled
   child::ChildGroup group{is_done_line};
   Clock::time_point start;
@@ -41,12 +41,6 @@ struct Live {
   std::vector<std::pair<std::size_t, std::string>> gpu_children; // child, driver bus id
   NvmlFacts facts;
 };
-
-// The one live stage of this process, started by start_nvml and collected by probe_nvml.
-std::unique_ptr<Live>& pending() {
-  static std::unique_ptr<Live> live;
-  return live;
-}
 
 bool runs_live(const Host& host, const ProbeOptions& options) {
   return !options.no_nvml && (host.is_live() || options.libnvml);
@@ -252,13 +246,16 @@ std::string summary(const NvmlFacts& n) {
 
 } // namespace
 
-void start_nvml(const Host& host, const ProbeOptions& options, const Facts& facts) {
-  if (runs_live(host, options) && !pending()) {
-    pending() = start(options, facts);
+std::unique_ptr<ProbeStarted> start_nvml(const Host& host, const ProbeOptions& options,
+                                         const Facts& facts) {
+  if (!runs_live(host, options)) {
+    return nullptr;
   }
+  return start(options, facts);
 }
 
-ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts) {
+ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& facts,
+                       std::unique_ptr<ProbeStarted> started) {
   ProbeStatus status;
   if (options.no_nvml) {
     return status.skip("--no-nvml");
@@ -286,8 +283,10 @@ ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& fac
     status.message = "replayed nvml.json: " + summary(facts.nvml);
     return status;
   }
-  std::unique_ptr<Live> live = std::move(pending());
-  if (!live) {
+  std::unique_ptr<Live> live;
+  if (dynamic_cast<Live*>(started.get())) {
+    live.reset(static_cast<Live*>(started.release()));
+  } else {
     live = start(options, facts);
   }
   facts.nvml = collect(*live);
@@ -296,7 +295,15 @@ ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& fac
 }
 
 namespace {
-const ProbeRegistration k_row{{"nvml", "GPU health (NVML)", 1600, probe_nvml}};
+// Its children start just before cuda's, to work beside them; after gpu-processes, which must not
+// count them as GPU holders.
+const ProbeRegistration k_row{{.name = "nvml",
+                               .what = "GPU health (NVML)",
+                               .order = 1600,
+                               .start = start_nvml,
+                               .start_before = "cuda",
+                               .finish = probe_nvml,
+                               .after = "gpu-processes"}};
 } // namespace
 
 } // namespace gpf
