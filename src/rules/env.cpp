@@ -261,47 +261,6 @@ std::span<const Rule> env_rules() {
              c, "NCCL_SHM_DISABLE",
              "NCCL does not use shared memory between processes and falls back to network transports, which explains slower multi-GPU steps (it is also the workaround for a small /dev/shm)");
        }},
-      {.id = "env.nccl-socket-ifname-down",
-       .stage = Stage::host,
-       .severity = Severity::warn,
-       .title = "NCCL_SOCKET_IFNAME matches a network interface that is up",
-       .remedy =
-           "Set NCCL_SOCKET_IFNAME to interfaces that are up (`ip -br link`), or unset it and let NCCL choose",
-       .source =
-           "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname",
-       .explanation =
-           "NCCL's bootstrap and socket transport use only the interfaces NCCL_SOCKET_IFNAME names (prefixes separated by commas; `=` for an exact name; a list starting with `^` excludes instead). When none of them is up, a multi-node job fails in NCCL's initialisation. An interface whose operstate is `unknown` (many virtual ones) counts as up. Confirm by hand: `ip -br link`. Warn: a single-node job does not use it.",
-       .evidence =
-           "NCCL_SOCKET_IFNAME in the job environment and the operstate of each interface in /sys/class/net.",
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         const auto value = set_value(c, "NCCL_SOCKET_IFNAME");
-         const auto& net = c.facts.net;
-         if (!value || !net.ran || starts_with(trim(*value), "^")) {
-           return {};
-         }
-         std::vector<std::string> matched;
-         for (auto entry : split(*value, ',')) {
-           entry = trim(entry);
-           const bool exact = starts_with(entry, "=");
-           if (exact) {
-             entry.remove_prefix(1);
-           }
-           for (const auto& nic : net.interfaces) {
-             if (entry.empty() || !(exact ? nic.name == entry : starts_with(nic.name, entry))) {
-               continue;
-             }
-             if (nic.operstate == "up" || nic.operstate == "unknown") {
-               return {};
-             }
-             matched.push_back(nic.name + " " + (nic.operstate.empty() ? "?" : nic.operstate));
-           }
-         }
-         return {{fmt::format("NCCL_SOCKET_IFNAME={} matches no network interface that is up",
-                              quote_evidence(*value, 80)),
-                  {"NCCL_SOCKET_IFNAME=" + quote_evidence(*value, 80),
-                   matched.empty() ? std::string("/sys/class/net: no interface matches")
-                                   : fmt::format("/sys/class/net: {}", fmt::join(matched, ", "))}}};
-       }},
   };
   return rows;
 }

@@ -5,7 +5,6 @@
 #include "gpf/facts/compat_facts.hpp"
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/facts/log_facts.hpp"
-#include "gpf/facts/net_facts.hpp"
 #include "gpf/facts/nvml_facts.hpp"
 #include "gpf/facts/topology_facts.hpp"
 #include "gpf/host/host.hpp"
@@ -113,14 +112,13 @@ struct Facts {
   NvmlFacts nvml;         // NVML probe (per-GPU health from the driver)
   CompatFacts compat;     // compatibility inputs (expected CUDA, driver libraries)
   TopologyFacts topology; // PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware (multi-GPU start-up)
-  NetFacts net;           // network interfaces (sys/class/net)
   std::vector<ProbeStatus> probes;
 
   // The facts blocks that describe their own JSON, which the report writes after the blocks
   // above: `v("key", block)` each, where the block's struct lists its members in
   // `template <class V> void fields(V& v) const { v("name", name); ... }` (members: bool,
   // numbers, std::string, std::optional, std::vector, or such structs).
-  template <class V> void blocks(V& v) const { v("net", net); }
+  template <class V> void blocks(V&) const {}
 
   const ProbeStatus* probe(std::string_view name) const;
   const GpuFacts* gpu_by_bus(std::string_view bus_id) const;
