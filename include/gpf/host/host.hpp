@@ -142,10 +142,10 @@ public:
   // link (a hand-made snapshot may hold a plain directory where sysfs has a link). Error: the path
   // cannot be reached (the OS reason, or unreadable.json's).
   Result<std::optional<std::string>> link_target(std::string_view path) const;
-  // The root-relative path a sysfs link leads to: its target joined to the link's directory and
-  // normalised ("sys/bus/pci/devices/0000:01:00.0" -> "sys/devices/pci0000:00/.../0000:01:00.0",
-  // a device's `device` link -> its PCI function). nullopt as link_target. Error as link_target,
-  // or a target that climbs above the root.
+  // The root-relative path a sysfs link leads to: its target joined to the link's directory as
+  // named, which must hold no link (resolve "sys/class/net/eth0" first, then "<that>/device" for
+  // the PCI function; "sys/bus/pci/devices/X" -> "sys/devices/pci.../X"). nullopt as link_target.
+  // Error as link_target, or a target that climbs above the root.
   Result<std::optional<std::string>> resolve_link(std::string_view path) const;
   // A sysfs attribute's text, trimmed; nullopt when the file is absent (this kernel or device has
   // no such attribute). Error carries the OS reason (or unreadable.json's) of one that exists.
