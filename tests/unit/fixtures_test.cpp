@@ -91,7 +91,7 @@ TEST_CASE("the pipeline's rows: each probe registers one, and they run in their 
   std::set<int> orders;
   for (const auto& row : probe_rows()) {
     INFO(row.name);
-    CHECK(row.run != nullptr);
+    CHECK((row.run != nullptr || (row.start != nullptr && row.finish != nullptr)));
     CHECK_FALSE(row.what.empty());
     CHECK(orders.insert(row.order).second); // no two rows share a place
     names.emplace_back(row.name);

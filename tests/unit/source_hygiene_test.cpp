@@ -207,10 +207,13 @@ bool declares_functions(const fs::path& header) {
       R"re(^(?!inline|constexpr|template|struct|class|enum|using|namespace|static|typedef|extern|#|//|\})[A-Za-z_][^;{}=]*\()re");
   std::ifstream in(header);
   std::string line;
+  bool after_template = false; // a template's own line: its body is in the header
   while (std::getline(in, line)) {
-    if (line.find('{') == std::string::npos && std::regex_search(line, declaration)) {
+    if (!after_template && line.find('{') == std::string::npos &&
+        std::regex_search(line, declaration)) {
       return true;
     }
+    after_template = line.rfind("template", 0) == 0;
   }
   return false;
 }
