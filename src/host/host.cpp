@@ -568,8 +568,7 @@ NodeInfo Host::stat_node(std::string_view path) const {
     }
     if (m_live) {
       // access(2) rather than open(2): opening a device node is not free of side effects
-      info.rw_access =
-          ::faccessat(AT_FDCWD, resolve(path).c_str(), R_OK | W_OK, AT_EACCESS) == 0;
+      info.rw_access = ::faccessat(AT_FDCWD, resolve(path).c_str(), R_OK | W_OK, AT_EACCESS) == 0;
     } else if (S_ISREG(st.st_mode)) {
       // A plain file stands in for a node: its mode is the stand-in's, not the node's.
       info.stand_in = true;

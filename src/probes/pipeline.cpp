@@ -70,7 +70,8 @@ std::string probe_rows_problem() {
     const bool one_phase = r.run && !r.start && !r.finish;
     const bool two_phases = !r.run && r.start && r.finish;
     if (!one_phase && !two_phases) {
-      return fmt::format("probe row {}: neither one phase (run) nor two (start and finish)", r.name);
+      return fmt::format("probe row {}: neither one phase (run) nor two (start and finish)",
+                         r.name);
     }
     if (row_index(rows, r.name) != i) {
       return fmt::format("probe row {}: registered twice", r.name);

@@ -4,8 +4,8 @@
 // recommended CUDA_VISIBLE_DEVICES; hung init / hung GPU within the deadline; nvml.json replay.
 #include "gpf/facts/nvml_json.hpp"
 #include "gpf/probes/nvml_probe.hpp"
-#include "gpf/probes/probes.hpp"
 #include "gpf/probes/pipeline.hpp"
+#include "gpf/probes/probes.hpp"
 #include "unit/cuda_test_support.hpp"
 
 #include <catch2/catch.hpp>
