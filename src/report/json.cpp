@@ -7,6 +7,7 @@
 #include "gpf/report/report.hpp"
 #include "gpf/report/topology_json.hpp"
 #include "gpf/util/enum_names.hpp"
+#include "gpf/util/json_fields.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
@@ -98,42 +99,15 @@ Json devices_json(const std::vector<DeviceNodeFact>& devices) {
   return arr;
 }
 
-// The JSON of a value in a facts block that describes itself (Facts::blocks): a struct through
-// its field list, in its order; optionals as null; vectors as arrays; host strings made valid.
-template <class T> Json field_json(const T& value);
-
+// Writes the facts blocks that describe themselves (Facts::blocks): each block's struct has the
+// one field list (json_fields::List) that writes its JSON and reads it back, as cuda.json's and
+// nvml.json's structs do.
 struct FieldWriter {
   Json& out;
-  template <class T> void operator()(std::string_view key, const T& value) {
-    out[std::string(key)] = field_json(value);
+  template <json_fields::Listed T> void operator()(std::string_view key, const T& value) {
+    out[std::string(key)] = json_fields::to_json(value);
   }
 };
-
-template <class T> struct IsVector : std::false_type {};
-template <class T> struct IsVector<std::vector<T>> : std::true_type {};
-template <class T> struct IsOptional : std::false_type {};
-template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
-
-template <class T> Json field_json(const T& value) {
-  if constexpr (std::is_same_v<T, std::string>) {
-    return u8(value);
-  } else if constexpr (IsOptional<T>::value) {
-    return value ? field_json(*value) : Json(nullptr);
-  } else if constexpr (IsVector<T>::value) {
-    Json arr = Json::array();
-    for (const auto& item : value) {
-      arr.push_back(field_json(item));
-    }
-    return arr;
-  } else if constexpr (std::is_arithmetic_v<T>) {
-    return Json(value);
-  } else {
-    Json obj = Json::object();
-    FieldWriter fields{obj};
-    value.fields(fields);
-    return obj;
-  }
-}
 
 } // namespace
 

@@ -21,7 +21,7 @@ namespace gpf {
 enum class ProbeState { ok, skipped, error };
 
 struct ProbeStatus {
-  std::string name; // the pipeline's row name (src/probes/pipeline.cpp)
+  std::string name; // the pipeline's row name (its ProbeRegistration, include/gpf/probes/probes.hpp)
   std::string what; // what it checks, in a user's words ("CUDA start-up")
   ProbeState state = ProbeState::ok;
   std::string message; // why skipped / what failed (OS reason)
@@ -115,9 +115,9 @@ struct Facts {
   std::vector<ProbeStatus> probes;
 
   // The facts blocks that describe their own JSON, which the report writes after the blocks
-  // above: `v("key", block)` each, where the block's struct lists its members in
-  // `template <class V> void fields(V& v) const { v("name", name); ... }` (members: bool,
-  // numbers, std::string, std::optional, std::vector, or such structs).
+  // above: `v("key", block)` each, where the block's struct has its field list,
+  // `json_fields::List<S>` (include/gpf/util/json_fields.hpp: `member<&S::x>("x")` per member),
+  // the one list that writes its JSON and reads it back.
   template <class V> void blocks(V&) const {}
 
   const ProbeStatus* probe(std::string_view name) const;
