@@ -28,7 +28,8 @@ constexpr std::size_t k_max_line = 64 * 1024; // a longer "line" is garbage: cut
 constexpr std::size_t k_max_lines = 20000;    // a child that floods the pipe is killed
 // The first line of every child: "#isolation 1 <detail>" or "#isolation 0 <why not>".
 constexpr std::string_view k_isolation_marker = "#isolation ";
-constexpr int k_max_poll_ms = 100; // wake up at least this often to reap
+constexpr int k_max_poll_ms = 100;   // wake up at least this often to reap
+constexpr int k_reap_grace_ms = 500; // how long a closed pipe waits for its child's exit status
 
 // Children that did not die after SIGKILL. Retried with WNOHANG at every spawn so that one that
 // finally dies does not stay a zombie for the life of this process.
@@ -200,6 +201,12 @@ void ChildGroup::read_from(Child& child) {
       child.fd = -1;
       child.eof = true;
       child.end.end_ms = ms_since(child.started);
+      // The pipe closes as the child dies, and under load its exit status can lag the close by
+      // milliseconds: wait that long for it, so a crash is named by its signal, not as a closed
+      // pipe. A child that closed its pipe and lives on costs this grace once.
+      for (int waited = 0; waited < k_reap_grace_ms && !try_reap(child); ++waited) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
       return;
     }
     child.partial.append(buffer, static_cast<std::size_t>(n));
@@ -216,25 +223,30 @@ void ChildGroup::read_from(Child& child) {
   }
 }
 
+bool ChildGroup::try_reap(Child& child) {
+  if (child.reaped || child.pid <= 0) {
+    return true;
+  }
+  int status = 0;
+  const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
+  if (r == child.pid) {
+    child.reaped = true;
+    interrupt_untrack(child.pid);
+    if (WIFEXITED(status)) {
+      child.end.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status) && !child.end.killed_at_deadline) {
+      child.end.signal = WTERMSIG(status);
+    }
+  } else if (r < 0 && errno == ECHILD) {
+    child.reaped = true; // someone else reaped it; nothing to wait for
+    interrupt_untrack(child.pid);
+  }
+  return child.reaped;
+}
+
 void ChildGroup::reap_nonblocking() {
   for (auto& child : m_children) {
-    if (child.reaped || child.pid <= 0) {
-      continue;
-    }
-    int status = 0;
-    const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
-    if (r == child.pid) {
-      child.reaped = true;
-      interrupt_untrack(child.pid);
-      if (WIFEXITED(status)) {
-        child.end.exit_code = WEXITSTATUS(status);
-      } else if (WIFSIGNALED(status) && !child.end.killed_at_deadline) {
-        child.end.signal = WTERMSIG(status);
-      }
-    } else if (r < 0 && errno == ECHILD) {
-      child.reaped = true; // someone else reaped it; nothing to wait for
-      interrupt_untrack(child.pid);
-    }
+    try_reap(child);
   }
 }
 

@@ -107,6 +107,8 @@ private:
     std::optional<ChildIsolation> isolation;
   };
   void reap_nonblocking();
+  // One child's exit status if it has exited (WNOHANG); true once it is reaped.
+  bool try_reap(Child& child);
   void read_from(Child& child);
   void add_line(Child& child, std::string line);
   void signal_kill(Child& child);
