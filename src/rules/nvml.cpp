@@ -681,10 +681,12 @@ std::span<const Rule> nvml_rules() {
                  return; // nvml.exclusive-process-busy: the GPU is unusable, not shared
                }
                std::vector<std::string> names;
+               std::vector<unsigned> pids;
                bool holds_memory = false;
                for (const auto& u : ctx.job.state(g.bus_id).users) {
                  if (u.in_nvml && !u.in_proc) {
                    names.push_back(gpu_user_text(u));
+                   pids.push_back(u.pid);
                    holds_memory = holds_memory || u.holds_memory();
                  }
                }
@@ -695,6 +697,11 @@ std::span<const Rule> nvml_rules() {
                hits.emplace_back(fmt::format("{}: already in use by {}", gpu, list),
                                  std::vector<std::string>{"compute processes: " + list}, g.bus_id);
                hits.back().severity = gpu_user_severity(ctx, holds_memory);
+               // the pids are of the host's PID namespace, where this checker cannot see them
+               hits.back().remedy = fmt::format(
+                   "check who runs pid {} on the host (`ps -p {}`); a stale process from an "
+                   "earlier job should be stopped, or choose other GPUs for the job",
+                   fmt::join(pids, ", "), fmt::join(pids, ","));
              });
        }},
       {.id = "nvml.mig-pending",

@@ -414,6 +414,7 @@ TEST_CASE("e2e nvml: a process on a GPU is named once, and judged alike whicheve
   CHECK(listed->at("severity") == "warn");
   CHECK_THAT(listed->at("message").get<std::string>(), Catch::Contains("pid 777 (1024 MiB)"));
   CHECK_THAT(listed->at("message").get<std::string>(), !Catch::Contains("4242"));
+  CHECK_THAT(listed->at("remedy").get<std::string>(), Catch::Contains("`ps -p 777`"));
   CHECK(severity(other, "process.holds-gpu") == "info"); // 4242: the node open, no memory known
 
   // proc alone: information, a warning once the node is meant to be idle

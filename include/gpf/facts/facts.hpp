@@ -21,7 +21,7 @@ namespace gpf {
 enum class ProbeState { ok, skipped, error };
 
 struct ProbeStatus {
-  std::string name; // the pipeline's row name (its ProbeRegistration, include/gpf/probes/probes.hpp)
+  std::string name; // its pipeline row's name (the probe's ProbeRegistration, probes.hpp)
   std::string what; // what it checks, in a user's words ("CUDA start-up")
   ProbeState state = ProbeState::ok;
   std::string message; // why skipped / what failed (OS reason)
