@@ -82,7 +82,7 @@ inline Severity gpu_user_severity(const RuleContext& c, bool holds_memory) {
 
 // "pid 4242 (python3, 1024 MiB)": the one way both rows name a process on a GPU.
 inline std::string gpu_user_text(const GpuUser& u) {
-  std::string what = u.comm.empty() ? "" : u.comm;
+  std::string what = u.comm;
   if (u.in_nvml) {
     const std::string memory =
         u.used_bytes ? fmt::format("{} MiB", *u.used_bytes >> 20) : "memory not available";
