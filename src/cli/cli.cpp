@@ -414,6 +414,8 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
     write_json(report, stdout); // streamed: the text of a large report is never held whole
   } else if (o.format == "env") {
     out = render_env(report);
+    // eval swallows the comments: the reason (and the GPUs chosen) must reach the terminal.
+    std::cerr << render_summary(report, true);
   } else if (o.format == "line") {
     out = render_line(report);
   } else if (o.format == "prometheus") {
@@ -455,12 +457,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
     }
   }
   if (!o.exec.quiet) {
-    std::string line = render_line(report);
-    line.pop_back();
-    std::cerr << "gpu-preflight: " << line
-              << (o.exec.keep_env ? std::string(" (environment unchanged)")
-                                  : " CUDA_VISIBLE_DEVICES=" + rec.cuda_visible_devices)
-              << "\n";
+    std::cerr << render_summary(report, !o.exec.keep_env);
   }
   return exec_command(o.command, env);
 }

@@ -49,6 +49,9 @@ std::string render_env(const Report& report); // safe to eval
 // count is what the job gets (the recommendation), the id the primary cause.
 inline constexpr std::size_t k_line_max_bytes = 80;
 std::string render_line(const Report& report);
+// The line a person watching a launch reads on stderr (exec; --format env, whose comments eval
+// swallows): render_line, the GPUs the job gets, and the primary cause's remedy.
+std::string render_summary(const Report& report, bool sets_environment);
 
 // The verdict in words, after "WARN — ": what the job gets and why ("ready on 1 of 4 GPUs
 // (multi-GPU start-up untested on kernel 5.4.0)", "not ready: module.nouveau-loaded"). Text header,
