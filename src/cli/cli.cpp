@@ -320,11 +320,43 @@ std::string wrap_words(const std::string& text, std::size_t width) {
   return out;
 }
 
+constexpr const char* k_summarize_footer = R"text(Examples:
+  gpu-preflight summarize reports/              one JSON report per node
+  srun -N64 gpu-preflight --format json | gpu-preflight summarize -
+  gpu-preflight summarize --max-age 1h reports/ older reports count as stale
+
+Exit status:
+  0  every node ready
+  1  a node not ready (fail, or warn with --strict on that node), or stale
+  2  an input unreadable, or no report at all
+More: docs/fleet.md)text";
+
+constexpr const char* k_diff_footer = R"text(Examples:
+  gpu-preflight diff snapshots/node-22 snapshots/node-17   a good node against a bad one
+  gpu-preflight diff before.json after.json                two reports of one node
+
+Exit status:
+  0  nothing differs
+  1  something differs
+  2  an input is neither a snapshot nor a gpu-preflight report
+More: docs/fleet.md)text";
+
 // CLI11's layout with the descriptions wrapped under their column, so that the help fits an
 // 80-column terminal (scripts/gen-manpage.sh reads the continuation lines back).
 class HelpFormatter : public CLI::Formatter {
 public:
   static constexpr std::size_t k_width = 80;
+  // The metavar in words ("FORMAT"), without what CLI11 appends from validators
+  // ("TEXT:{text,json}"): the description lists the values.
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string opts = CLI::Formatter::make_option_opts(opt);
+    const auto colon = opts.find(':');
+    if (colon != std::string::npos) {
+      const auto end = opts.find(' ', colon);
+      opts.erase(colon, end == std::string::npos ? std::string::npos : end - colon);
+    }
+    return opts;
+  }
   std::string make_option_desc(const CLI::Option* opt) const override {
     return wrap_words(CLI::Formatter::make_option_desc(opt), k_width - get_column_width());
   }
@@ -782,9 +814,11 @@ int run_cli(int argc, char** argv) {
   completion_cmd->footer(
       "Example: source <(gpu-preflight completion bash)   (zsh: source <(gpu-preflight completion zsh),\n"
       "after compinit)");
-  app.footer(k_top_footer); // after the subcommands, which would inherit it
   auto* summarize_cmd = add_summarize_command(app, o.summarize);
+  summarize_cmd->footer(k_summarize_footer);
   auto* diff_cmd = add_diff_command(app, o.diff);
+  diff_cmd->footer(k_diff_footer);
+  app.footer(k_top_footer); // after every subcommand: each would inherit it
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   o.command = split_exec_command(app, *exec, args);

@@ -303,7 +303,9 @@ CLI::App* add_diff_command(CLI::App& app, DiffOptions& o) {
   cmd->add_option("after", o.after, "The later snapshot DIR or report FILE")
       ->type_name("B")
       ->required();
-  cmd->add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", o.format, "Output format: text (default) or json")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "json"}));
   return cmd;
 }
 

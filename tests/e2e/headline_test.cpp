@@ -55,8 +55,7 @@ TEST_CASE("one GPU kept on an old kernel: the header, line and JSON say 1 of 4")
   bool said = false;
   for (const auto& f : jf.at("findings")) {
     if (f.at("id") == "gpu.too-few-usable") {
-      said = f.at("message") ==
-             "1 GPU recommended for the job (4 usable), 4 required (--min-gpus)";
+      said = f.at("message") == "1 GPU recommended for the job (4 usable), 4 required (--min-gpus)";
     }
   }
   CHECK(said);
