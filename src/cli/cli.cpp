@@ -525,7 +525,7 @@ int run_rules_command(std::span<const Rule> rules, const std::string& format) {
   } else if (format == "markdown") {
     out = render_rules_markdown(rules);
   } else if (format == "text") {
-    out = render_rules_text(rules);
+    out = render_rules_text(rules, text_width(STDOUT_FILENO));
   } else {
     std::cerr << "gpu-preflight: error: rules: --format " << format
               << " is not supported (text, json, markdown)\n";
