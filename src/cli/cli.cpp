@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -494,6 +495,33 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   return exec_command(o.command, env);
 }
 
+// "proc/4242/fd: Permission denied" for every process is one line with a count: the per-process
+// part of a path (proc/<pid>/) is replaced, and equal lines are counted, in first-seen order.
+std::vector<std::string> grouped_unreadable(const std::vector<std::string>& lines) {
+  std::vector<std::pair<std::string, std::size_t>> groups;
+  for (const auto& line : lines) {
+    std::string key = line;
+    if (key.rfind("proc/", 0) == 0) {
+      const auto end = key.find('/', 5);
+      if (end != std::string::npos && end > 5 && key.find_first_not_of("0123456789", 5) == end) {
+        key.replace(5, end - 5, "<pid>");
+      }
+    }
+    const auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.emplace_back(std::move(key), 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [key, count] : groups) {
+    out.push_back(count == 1 ? key : fmt::format("{} ({} processes)", key, count));
+  }
+  return out;
+}
+
 int run_snapshot(CliOptions& o) {
   auto host = open_host(o);
   if (!host) {
@@ -508,8 +536,13 @@ int run_snapshot(CliOptions& o) {
   }
   std::string out =
       fmt::format("captured {} file(s) into {}\n", report->captured.size(), o.capture_dir);
-  for (const auto& u : report->unreadable) {
-    out += "  not readable: " + u + "\n";
+  for (const auto& line : grouped_unreadable(report->unreadable)) {
+    out += "  not readable: " + printable(line) + "\n";
+  }
+  if (!report->unreadable.empty() && ::geteuid() != 0) {
+    out += fmt::format("  (an ordinary user cannot read these; as root, `sudo gpu-preflight "
+                       "snapshot -o {}`, the snapshot holds them)\n",
+                       o.capture_dir);
   }
   for (const auto& t : report->truncated) {
     out += "  cut at the size cap: " + t + "\n";
