@@ -647,6 +647,20 @@ std::string parse_error_text(CLI::App& app, const CLI::ParseError& e) {
   }
   if (!word.empty() && word[0] == '-' && word != "-") {
     const std::string name = word.substr(0, word.find('='));
+    // What other tools spell this way: a near miss by edit distance would mislead ("-v" is one
+    // edit from "-h").
+    static const std::map<std::string, std::string, std::less<>> k_spelled_elsewhere = {
+        {"-v", "--verbose"},       {"--json", "--format json"},    {"-j", "--format json"},
+        {"-q", "--format line"},   {"--quiet", "--format line"},   {"--debug", "--verbose"},
+        {"-o", "--json-out FILE"}, {"--output", "--json-out FILE"}};
+    if (const auto alias = k_spelled_elsewhere.find(name); alias != k_spelled_elsewhere.end()) {
+      const bool has_quiet = in->get_option_no_throw("--quiet") != nullptr; // exec
+      return fmt::format("unknown option \"{}\" (did you mean \"{}\"?)", printable(name),
+                         name == "-q" && has_quiet ? std::string("--quiet") : alias->second);
+    }
+    if (name.size() == 2) {
+      return fmt::format("unknown option \"{}\"", printable(name));
+    }
     auto names = option_names(*in);
     if (in != &app) {
       const auto top = option_names(app);

@@ -124,6 +124,12 @@ TEST_CASE("typos in commands and options get a suggestion") {
   CHECK(has(error_of({"--strcit"}), "did you mean \"--strict\"?"));
   // nothing close: no suggestion, still one line
   CHECK_FALSE(has(error_of({"--zzzzzzzz"}), "did you mean"));
+  // other tools' spellings name this tool's, and a one-letter near miss is no suggestion
+  CHECK(has(error_of({"-v"}), "unknown option \"-v\" (did you mean \"--verbose\"?)"));
+  CHECK(has(error_of({"--json"}), "(did you mean \"--format json\"?)"));
+  CHECK(has(error_of({"-q"}), "(did you mean \"--format line\"?)"));
+  CHECK(has(error_of({"exec", "-q", "true"}), "(did you mean \"--quiet\"?)"));
+  CHECK_FALSE(has(error_of({"-x"}), "did you mean"));
 }
 
 TEST_CASE("bad values are reported in the tool's words") {
