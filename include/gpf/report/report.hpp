@@ -34,9 +34,6 @@ struct Report {
   RunInfo run;
 };
 
-// "2026-12-01T10:15:00Z": RFC 3339 in UTC, whole seconds.
-std::string rfc3339_utc(std::chrono::system_clock::time_point t);
-
 nlohmann::ordered_json report_json(const Report& report);
 std::string render_json(const Report& report); // pretty, ends with '\n'
 // The same text written to out as it is serialised, without holding it whole (a report of
