@@ -1,11 +1,13 @@
 // The command line. CLI11 parses; run_cli maps every outcome to 0/1/2 (CLI11's own codes, which
 // start at 100, never leak out). Subcommands: check (default), exec, snapshot, rules, explain,
-// help, completion. Errors are in the tool's words, with a suggestion for a near miss.
+// help, completion; summarize, diff and explain-log register from their own files. Errors are in
+// the tool's words, with a suggestion for a near miss.
 #include "gpf/cli/cli.hpp"
 
 #include "completion.hpp"
 
 #include "gpf/capture/snapshot.hpp"
+#include "gpf/cli/explain_log.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/knowledge/kernel_log_tables.hpp"
@@ -61,8 +63,9 @@ struct CliOptions {
   std::string completion_shell; // `completion SHELL`
   // The values of each option that takes one of a few words (for completion).
   std::map<const CLI::Option*, std::vector<std::string>> choices;
-  SummarizeOptions summarize; // summarize (src/cli/summarize.cpp)
-  DiffOptions diff;           // diff (src/cli/diff.cpp)
+  SummarizeOptions summarize;    // summarize (src/cli/summarize.cpp)
+  DiffOptions diff;              // diff (src/cli/diff.cpp)
+  ExplainLogOptions explain_log; // explain-log (src/cli/explain_log.cpp)
 };
 
 struct CheckRun {
@@ -788,6 +791,7 @@ int run_cli(int argc, char** argv) {
   app.footer(k_top_footer); // after the subcommands, which would inherit it
   auto* summarize_cmd = add_summarize_command(app, o.summarize);
   auto* diff_cmd = add_diff_command(app, o.diff);
+  auto* explain_log_cmd = add_explain_log_command(app, o.explain_log);
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   o.command = split_exec_command(app, *exec, args);
@@ -823,6 +827,19 @@ int run_cli(int argc, char** argv) {
     if (!rules) {
       std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";
       return k_exit_error;
+    }
+    if (explain_log_cmd->parsed()) {
+      if (!o.explain_log.root.empty()) {
+        o.root = o.explain_log.root;
+      }
+      const auto check = [&]() -> std::optional<Assessment> {
+        auto host = open_host(o);
+        if (!host) {
+          return std::nullopt;
+        }
+        return perform_check(*host, o, rules->rules()).assessment;
+      };
+      return run_explain_log(o.explain_log, rules->rules(), check);
     }
     if (help_cmd->parsed()) {
       return run_help_command(app, o.help_topic);
