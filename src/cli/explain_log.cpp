@@ -99,17 +99,19 @@ public:
         }
       }
     }
+    renumber();
   }
 
   // The rows whose texts occur in line, one bit per row.
   std::uint64_t match(std::string_view line) const {
-    std::uint32_t state = 0;
+    std::uint32_t at = 0; // the state's row in the table: state * classes
     std::uint64_t found = 0;
-    const std::uint32_t* table = m_goto.data();
-    const std::size_t classes = m_classes;
+    const std::uint32_t* table = m_table.data();
     for (const char c : line) {
-      state = table[state * classes + m_class[static_cast<unsigned char>(c)]];
-      found |= m_out[state];
+      at = table[at + m_class[static_cast<unsigned char>(c)]];
+      if (at >= m_accepting) [[unlikely]] {
+        found |= m_found[at / m_classes];
+      }
     }
     return found;
   }
@@ -121,8 +123,42 @@ private:
   }
   std::array<std::uint8_t, 256> m_class{};
   std::size_t m_classes = 0;
-  std::vector<std::uint32_t> m_goto;
+  std::vector<std::uint32_t> m_goto; // built by state number
   std::vector<std::uint64_t> m_out;
+  // The same automaton renumbered for matching: states that complete no text first, so that one
+  // comparison per byte says whether the state reached completes some (m_accepting and above);
+  // transitions hold the next state's offset in m_table (state * classes).
+  std::vector<std::uint32_t> m_table;
+  std::vector<std::uint64_t> m_found;
+  std::uint32_t m_accepting = 0;
+
+  void renumber() {
+    const std::size_t states = m_out.size();
+    std::vector<std::uint32_t> order; // new number -> old
+    for (std::size_t pass = 0; pass < 2; ++pass) {
+      for (std::size_t old = 0; old < states; ++old) {
+        if ((m_out[old] != 0) == (pass == 1)) {
+          order.push_back(static_cast<std::uint32_t>(old));
+        }
+      }
+      if (pass == 0) {
+        m_accepting = static_cast<std::uint32_t>(order.size() * m_classes);
+      }
+    }
+    std::vector<std::uint32_t> renamed(states);
+    for (std::size_t n = 0; n < states; ++n) {
+      renamed[order[n]] = static_cast<std::uint32_t>(n);
+    }
+    m_table.resize(states * m_classes);
+    m_found.resize(states);
+    for (std::size_t n = 0; n < states; ++n) {
+      m_found[n] = m_out[order[n]];
+      for (std::size_t cls = 0; cls < m_classes; ++cls) {
+        m_table[n * m_classes + cls] =
+            static_cast<std::uint32_t>(renamed[m_goto[order[n] * m_classes + cls]] * m_classes);
+      }
+    }
+  }
 };
 
 const PatternAutomaton& automaton() {
