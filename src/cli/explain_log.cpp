@@ -171,7 +171,18 @@ std::string quote_line(std::string_view line) {
     line.remove_suffix(1);
   }
   std::string out = to_valid_utf8(line.substr(0, k_explain_quote_max));
-  if (line.size() > k_explain_quote_max) {
+  // Repair can grow the text (an invalid byte becomes U+FFFD, three bytes): cut again, at the
+  // start of a character.
+  bool cut = line.size() > k_explain_quote_max;
+  if (out.size() > k_explain_quote_max) {
+    std::size_t end = k_explain_quote_max;
+    while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) {
+      --end;
+    }
+    out.resize(end);
+    cut = true;
+  }
+  if (cut) {
     out += " [...]";
   }
   return out;

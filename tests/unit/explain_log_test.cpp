@@ -213,6 +213,13 @@ TEST_CASE("explain-log: long lines are cut at 64 KiB, quotes are short and valid
   REQUIRE(match_of(bad, "cuda.no-device") != nullptr);
   CHECK(to_valid_utf8(match_of(bad, "cuda.no-device")->line) ==
         match_of(bad, "cuda.no-device")->line);
+  // repairing invalid bytes (each becomes a three-byte U+FFFD) does not break the cut
+  const auto grown = explain_log_text(pattern + std::string(600, '\xff') + "\n");
+  REQUIRE(match_of(grown, "cuda.no-device") != nullptr);
+  const std::string& quoted = match_of(grown, "cuda.no-device")->line;
+  CHECK(quoted.size() <= k_explain_quote_max + 8);
+  CHECK(to_valid_utf8(quoted) == quoted);
+  CHECK_THAT(quoted, Catch::EndsWith(" [...]"));
   // a last line without '\n' counts
   CHECK(explain_log_text(pattern).lines == 1);
   CHECK(explain_log_text(pattern).matches.size() == 1);
