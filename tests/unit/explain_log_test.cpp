@@ -140,6 +140,9 @@ TEST_CASE("explain-log: a generic word names no node rule") {
        {"RuntimeError: CUDA error: unknown error", "error", "CUDA", "NCCL error",
         "ERROR: CUDA failed", "torch.distributed.DistBackendError: NCCL error in: ...",
         "RuntimeError: CUDA error: an illegal memory access was encountered",
+        // NCCL's result name has many causes: the WARN line before it is what names one
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL "
+        "version 2.14.3",
         "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."}) {
     INFO(line);
     const auto ex = explain_log_text(line + "\n");
