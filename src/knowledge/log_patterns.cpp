@@ -28,6 +28,14 @@ constexpr LogPattern k_rows[] = {
      "CUDA error 804: a forward-compatibility libcuda was loaded on a GPU that does not support "
      "forward compatibility",
      k_cuda_errors},
+    {"cuda.system-driver-mismatch",
+     LogCause::node,
+     {"system has unsupported display driver / cuda driver combination",
+      "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "cudaErrorSystemDriverMismatch"},
+     "cuda.driver-mismatch driver.library-version-mismatch driver.api-mismatch",
+     "CUDA error 803: the libcuda the job loaded and the loaded kernel module come from different "
+     "drivers (typically an upgrade without a reboot, or a driver baked into the image)",
+     k_cuda_errors},
     {"cuda.stub-library",
      LogCause::node,
      {"CUDA driver is a stub library", "CUDA_ERROR_STUB_LIBRARY", "cudaErrorStubLibrary"},
