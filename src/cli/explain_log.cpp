@@ -608,7 +608,14 @@ CLI::App* add_explain_log_command(CLI::App& app, ExplainLogOptions& o) {
   cmd->add_option("file", o.path, "The job's log or stderr ('-' = stdin)")->type_name("FILE");
   cmd->add_option("--format", o.format, "Output format: text (default), json")
       ->type_name("FORMAT")
-      ->check(CLI::IsMember({"text", "json"}));
+      // the tool's own message, and nothing added to the metavar (the man page reads the help)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "text" || v == "json"
+                       ? std::string()
+                       : fmt::format("\"{}\" is not one of text, json", printable(v));
+          },
+          ""));
   cmd->add_flag("--check", o.check,
                 "Then run the check on this host (or --root DIR) and mark each candidate "
                 "confirmed or rejected");

@@ -73,6 +73,11 @@ TEST_CASE("explain-log CLI: exit 1 on a node cause, 0 on the job's own, 2 when u
   CHECK(dir.exit_code == 2);
   const auto bad_format = run_preflight({"explain-log", k_logs + "job-oom.log", "--format", "xml"});
   CHECK(bad_format.exit_code == 2);
+  CHECK_THAT(bad_format.err, Catch::Contains("\"xml\" is not one of text, json"));
+  // the help lists the option as the man page generator reads it
+  const auto help = run_preflight({"explain-log", "--help"});
+  CHECK_THAT(help.out, Catch::Contains("--format FORMAT "));
+  CHECK_THAT(help.out, !Catch::Contains("{text,json}"));
 }
 
 TEST_CASE("explain-log CLI: stdin, an empty log and the JSON schema") {
