@@ -49,6 +49,13 @@ constexpr LogPattern k_rows[] = {
      "NVML error 18: the user-space driver libraries and the loaded kernel module have different "
      "versions (typically a driver upgrade without a reboot or module reload)",
      "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html"},
+    {"xla.kernel-dso-mismatch",
+     LogCause::node,
+     {"does not match DSO version", "", ""},
+     "driver.library-version-mismatch cuda.driver-mismatch driver.api-mismatch",
+     "TensorFlow's or JAX's CUDA diagnostics found the loaded kernel module and the libcuda the job "
+     "loaded at different driver versions",
+     "https://github.com/jax-ml/jax/issues/25822"},
     {"nvidia-smi.no-driver",
      LogCause::node,
      {"has failed because it couldn't communicate with the NVIDIA driver", "", ""},

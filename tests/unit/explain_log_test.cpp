@@ -191,6 +191,15 @@ TEST_CASE("explain-log: the result does not depend on how the bytes arrive") {
   }
 }
 
+TEST_CASE("explain-log: the more specific of two node rows on different lines comes first") {
+  // JAX: cuInit's unknown error, then XLA's diagnosis of it (the driver versions differ)
+  const auto ex = explain_log_text(read_all(k_dir + "jax-kernel-dso-mismatch.log"));
+  REQUIRE(ex.matches.size() == 2);
+  CHECK(ex.matches[0].pattern == "xla.kernel-dso-mismatch");
+  CHECK(ex.matches[0].line_number == 2);
+  CHECK(ex.matches[1].pattern == "cuda.unknown-init-error");
+}
+
 TEST_CASE("explain-log: long lines are cut at 64 KiB, quotes are short and valid UTF-8") {
   const std::string pattern = "no CUDA-capable device is detected";
   // found within the first 64 KiB of a long line; past it, not examined
