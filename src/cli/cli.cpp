@@ -832,12 +832,13 @@ int run_cli(int argc, char** argv) {
       if (!o.explain_log.root.empty()) {
         o.root = o.explain_log.root;
       }
-      const auto check = [&]() -> std::optional<Assessment> {
+      const auto check = [&]() -> std::optional<ExplainLogChecked> {
         auto host = open_host(o);
         if (!host) {
           return std::nullopt;
         }
-        return perform_check(*host, o, rules->rules()).assessment;
+        CheckRun run = perform_check(*host, o, rules->rules());
+        return ExplainLogChecked{std::move(run.assessment), std::move(run.facts.probes)};
       };
       return run_explain_log(o.explain_log, rules->rules(), check);
     }

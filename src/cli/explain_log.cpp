@@ -395,22 +395,43 @@ const Rule* rule_in(std::span<const Rule> rules, std::string_view id) {
   return it == rules.end() ? nullptr : &*it;
 }
 
+// Rules whose one input is one probe's data: when that probe did not run (skipped, failed), no
+// finding is no evidence, and the candidate is "not checked" rather than rejected.
+constexpr std::pair<std::string_view, std::string_view> k_rule_needs_probe[] = {
+    {"nvml.", "nvml"},
+    {"xid.", "kernel-log"},
+    {"rminit.", "kernel-log"},
+    {"nvswitch.sxid-", "kernel-log"},
+};
+
+bool probe_had_data(const ExplainLogChecked& checked, std::string_view rule) {
+  for (const auto& [prefix, probe] : k_rule_needs_probe) {
+    if (rule.substr(0, prefix.size()) != prefix) {
+      continue;
+    }
+    const auto it = std::find_if(checked.probes.begin(), checked.probes.end(),
+                                 [&](const ProbeStatus& p) { return p.name == probe; });
+    return it != checked.probes.end() && it->state == ProbeState::ok;
+  }
+  return true;
+}
+
 std::vector<Candidate> candidates_of(const LogMatch& m, std::span<const Rule> rules,
-                                     const Assessment* checked) {
+                                     const ExplainLogChecked* checked) {
   std::vector<Candidate> out;
   for (const auto& id : m.rules) {
     Candidate c;
     c.id = id;
     c.rule = rule_in(rules, id);
     if (checked != nullptr) {
-      for (const auto& f : checked->findings) {
+      for (const auto& f : checked->assessment.findings) {
         if (f.id == id) {
           c.findings.push_back(&f);
         }
       }
-      c.state = !c.findings.empty() ? CandidateState::confirmed
-                : c.rule == nullptr ? CandidateState::not_checked
-                                    : CandidateState::rejected;
+      c.state = !c.findings.empty()                                  ? CandidateState::confirmed
+                : c.rule == nullptr || !probe_had_data(*checked, id) ? CandidateState::not_checked
+                                                                     : CandidateState::rejected;
     }
     out.push_back(std::move(c));
   }
@@ -444,7 +465,8 @@ std::vector<std::string> valid_lines(const std::vector<std::string>& lines) {
 }
 
 Json explanation_json(const ExplainLogOptions& o, const LogExplanation& ex,
-                      std::span<const Rule> rules, const Assessment* checked, int exit_code) {
+                      std::span<const Rule> rules, const ExplainLogChecked* checked,
+                      int exit_code) {
   Json doc;
   doc["schema_version"] = 1;
   doc["tool"] = {{"name", k_tool_name}, {"version", k_tool_version}};
@@ -455,7 +477,7 @@ Json explanation_json(const ExplainLogOptions& o, const LogExplanation& ex,
   doc["node_cause"] = ex.node_cause();
   doc["checked"] = checked != nullptr;
   if (checked != nullptr) {
-    doc["check"] = {{"verdict", verdict_name(checked->verdict)},
+    doc["check"] = {{"verdict", verdict_name(checked->assessment.verdict)},
                     {"root", o.root.empty() ? Json(nullptr) : Json(to_valid_utf8(o.root))}};
   }
   Json matches = Json::array();
@@ -494,7 +516,7 @@ Json explanation_json(const ExplainLogOptions& o, const LogExplanation& ex,
 }
 
 std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& ex,
-                             std::span<const Rule> rules, const Assessment* checked) {
+                             std::span<const Rule> rules, const ExplainLogChecked* checked) {
   std::string out = fmt::format("explain-log: {} ({} lines, {} bytes{})\n",
                                 printable(o.path == "-" ? "stdin" : o.path), ex.lines, ex.bytes,
                                 ex.lines_cut > 0 ? fmt::format(", {} cut at 64 KiB", ex.lines_cut)
@@ -552,14 +574,15 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
   } else if (confirmed.empty()) {
     out += fmt::format("The check ({}) confirms none of the candidates: look at the job, or check "
                        "the node the job ran on.\n",
-                       verdict_name(checked->verdict));
+                       verdict_name(checked->assessment.verdict));
   } else {
     out += fmt::format("Confirmed on this node: {}.\n", fmt::join(confirmed, ", "));
   }
   return out;
 }
 
-bool any_confirmed(const LogExplanation& ex, std::span<const Rule> rules, const Assessment& a) {
+bool any_confirmed(const LogExplanation& ex, std::span<const Rule> rules,
+                   const ExplainLogChecked& a) {
   for (const auto& m : ex.matches) {
     for (const auto& c : candidates_of(m, rules, &a)) {
       if (c.state == CandidateState::confirmed) {
@@ -639,14 +662,14 @@ int run_explain_log(const ExplainLogOptions& o, std::span<const Rule> rules,
     return k_exit_error;
   }
   const LogExplanation ex = explainer.finish();
-  std::optional<Assessment> assessed;
+  std::optional<ExplainLogChecked> assessed;
   if (o.check) {
     assessed = check();
     if (!assessed) {
       return k_exit_error;
     }
   }
-  const Assessment* checked = assessed ? &*assessed : nullptr;
+  const ExplainLogChecked* checked = assessed ? &*assessed : nullptr;
   const bool node = checked != nullptr ? any_confirmed(ex, rules, *checked) : ex.node_cause();
   const int exit_code = node ? k_exit_not_ready : k_exit_ready;
   std::string out = o.format == "json"

@@ -130,9 +130,20 @@ TEST_CASE("explain-log CLI: --check on the examples' snapshots confirms or rejec
   CHECK(fm_healthy.at("exit_code") == 0);
   for (const auto& m : fm_healthy.at("matches")) {
     for (const auto& cand : m.at("candidates")) {
-      CHECK(cand.at("state") == "rejected");
+      // without nvml.json the fabric state was not read: not checked, the others rejected
+      CHECK(cand.at("state") ==
+            (cand.at("rule") == "nvml.fabric-incomplete" ? "not checked" : "rejected"));
     }
   }
+  // a rule whose one probe had no data is not rejected: healthy-8gpu has no nvml.json and no
+  // kernel log, so the ECC candidates are not checked, while /dev/shm was read
+  const json ecc_healthy = checked_json("ecc-uncorrectable.log", "healthy-8gpu");
+  CHECK(candidate(ecc_healthy, "cuda.ecc-uncorrectable", "nvml.ecc-volatile-uncorrectable")
+            ->at("state") == "not checked");
+  CHECK(candidate(ecc_healthy, "cuda.ecc-uncorrectable", "xid.reset-required")->at("state") ==
+        "not checked");
+  const json shm_healthy = checked_json("nccl-shm-posix-fallocate.log", "healthy-8gpu");
+  CHECK(candidate(shm_healthy, "nccl.shm-no-space", "shm.too-small")->at("state") == "rejected");
   // the text says what the node confirmed
   const auto text = run_preflight({"explain-log", k_logs + "cuda-unknown-error-uvm.log", "--check",
                                    "--root", k_examples + "broken-node", "--no-cuda", "--no-nvml"});

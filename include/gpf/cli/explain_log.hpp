@@ -75,8 +75,13 @@ struct ExplainLogOptions {
 };
 
 CLI::App* add_explain_log_command(CLI::App& app, ExplainLogOptions& options);
+// What --check needs of a check: its findings, and which probes had data.
+struct ExplainLogChecked {
+  Assessment assessment;
+  std::vector<ProbeStatus> probes;
+};
 // Runs the check for --check; nullopt when it could not run (it printed why).
-using ExplainLogCheck = std::function<std::optional<Assessment>()>;
+using ExplainLogCheck = std::function<std::optional<ExplainLogChecked>()>;
 // 0 nothing points at the node; 1 a node cause is named (with --check: confirmed); 2 the log
 // cannot be read or the check cannot run.
 int run_explain_log(const ExplainLogOptions& options, std::span<const Rule> rules,
