@@ -405,10 +405,11 @@ constexpr std::pair<std::string_view, std::string_view> k_rule_needs_probe[] = {
 };
 
 bool probe_had_data(const ExplainLogChecked& checked, std::string_view rule) {
-  for (const auto& [prefix, probe] : k_rule_needs_probe) {
+  for (const auto& [prefix, name] : k_rule_needs_probe) {
     if (rule.substr(0, prefix.size()) != prefix) {
       continue;
     }
+    const std::string_view probe = name; // clang 14 cannot capture a structured binding
     const auto it = std::find_if(checked.probes.begin(), checked.probes.end(),
                                  [&](const ProbeStatus& p) { return p.name == probe; });
     return it != checked.probes.end() && it->state == ProbeState::ok;
