@@ -1,11 +1,13 @@
 // The command line. CLI11 parses; run_cli maps every outcome to 0/1/2 (CLI11's own codes, which
 // start at 100, never leak out). Subcommands: check (default), exec, snapshot, rules, explain,
-// help, completion. Errors are in the tool's words, with a suggestion for a near miss.
+// help, completion; summarize, diff and explain-log register from their own files. Errors are in
+// the tool's words, with a suggestion for a near miss.
 #include "gpf/cli/cli.hpp"
 
 #include "completion.hpp"
 
 #include "gpf/capture/snapshot.hpp"
+#include "gpf/cli/explain_log.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/knowledge/kernel_log_tables.hpp"
@@ -62,8 +64,9 @@ struct CliOptions {
   std::string completion_shell; // `completion SHELL`
   // The values of each option that takes one of a few words (for completion).
   std::map<const CLI::Option*, std::vector<std::string>> choices;
-  SummarizeOptions summarize; // summarize (src/cli/summarize.cpp)
-  DiffOptions diff;           // diff (src/cli/diff.cpp)
+  SummarizeOptions summarize;    // summarize (src/cli/summarize.cpp)
+  DiffOptions diff;              // diff (src/cli/diff.cpp)
+  ExplainLogOptions explain_log; // explain-log (src/cli/explain_log.cpp)
 };
 
 struct CheckRun {
@@ -865,6 +868,7 @@ int run_cli(int argc, char** argv) {
   summarize_cmd->footer(k_summarize_footer);
   auto* diff_cmd = add_diff_command(app, o.diff);
   diff_cmd->footer(k_diff_footer);
+  auto* explain_log_cmd = add_explain_log_command(app, o.explain_log);
   app.footer(k_top_footer); // after every subcommand: each would inherit it
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
@@ -901,6 +905,20 @@ int run_cli(int argc, char** argv) {
     if (!rules) {
       std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";
       return k_exit_error;
+    }
+    if (explain_log_cmd->parsed()) {
+      if (!o.explain_log.root.empty()) {
+        o.root = o.explain_log.root;
+      }
+      const auto check = [&]() -> std::optional<ExplainLogChecked> {
+        auto host = open_host(o);
+        if (!host) {
+          return std::nullopt;
+        }
+        CheckRun run = perform_check(*host, o, rules->rules());
+        return ExplainLogChecked{std::move(run.assessment), std::move(run.facts.probes)};
+      };
+      return run_explain_log(o.explain_log, rules->rules(), check);
     }
     if (help_cmd->parsed()) {
       return run_help_command(app, o.help_topic);

@@ -12,6 +12,10 @@ std::string_view xid_rule_id(unsigned xid) {
   return log_rule_id(e);
 }
 
+std::string_view log_event_rule_id(const LogEvent& event) {
+  return log_rule_id(event);
+}
+
 std::span<const Rule> xid_rules() {
   static const Rule rows[] = {
       {.id = "xid.reset-required",

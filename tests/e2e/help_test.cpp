@@ -94,7 +94,7 @@ TEST_CASE("every command's help is its own: its examples and exit codes, no CLI1
   const std::string top_example = "check this host (check is the default)";
   REQUIRE(has(top, top_example));
   for (const char* cmd : {"check", "exec", "snapshot", "rules", "explain", "help", "completion",
-                          "summarize", "diff"}) {
+                          "summarize", "diff", "explain-log"}) {
     INFO(cmd);
     const auto r = run_preflight({cmd, "--help"});
     CHECK(r.exit_code == 0);
