@@ -698,13 +698,24 @@ CompletionModel completion_model(const CLI::App& app, const CliOptions& o,
       if (c.names.empty()) {
         continue;
       }
+      const std::string type = opt->get_type_name();
       if (const auto it = o.choices.find(opt); it != o.choices.end()) {
         c.value = ValueKind::choice;
         c.choices = it->second;
+      } else if (type == "ID" || type == "ID=LEVEL") { // --disable, --severity: the rule ids
+        c.value = ValueKind::choice;
+        for (const auto& r : rules) {
+          if (type == "ID") {
+            c.choices.emplace_back(r.id);
+            continue;
+          }
+          for (const char* level : {"info", "warn", "fail"}) {
+            c.choices.push_back(fmt::format("{}={}", r.id, level));
+          }
+        }
       } else if (opt->get_expected_max() == 0) {
         c.value = ValueKind::none;
       } else {
-        const std::string type = opt->get_type_name();
         c.value = type == "DIR"    ? ValueKind::dir
                   : type == "FILE" ? ValueKind::file
                                    : ValueKind::word;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Loads the generated completion script into a real bash or zsh and completes a few command lines:
 # the script parses, registers itself for gpu-preflight, and offers commands, options, option
-# values, rule ids, directories and files.
+# values, rule ids (explain, --disable, --severity), directories and files.
 #   completion-test.sh bash|zsh GPU_PREFLIGHT_BINARY
 # Exit 77 (skipped) when zsh is not installed and cannot be.
 set -uo pipefail
@@ -51,6 +51,12 @@ snapdir
 afile
 --
 bash
+--
+gpu.fallen-off-bus
+--
+gpu.fallen-off-bus=info
+gpu.fallen-off-bus=warn
+gpu.fallen-off-bus=fail
 --'
 
 case $shell in
@@ -74,6 +80,8 @@ bash)
     comp gpu-preflight check --root sn
     comp gpu-preflight --dmesg af
     comp gpu-preflight completion ba
+    comp gpu-preflight --disable gpu.fallen
+    comp gpu-preflight check --severity gpu.fallen
   ' _ "$script") || fail "bash: loading or completing failed ($?)"
   ;;
 zsh)
@@ -123,6 +131,8 @@ zsh)
     comp gpu-preflight check --root sn
     comp gpu-preflight --dmesg af
     comp gpu-preflight completion ba
+    comp gpu-preflight --disable gpu.fallen
+    comp gpu-preflight check --severity gpu.fallen
   ' _ "$script") || fail "zsh: loading or completing failed ($?)"
   ;;
 *)
