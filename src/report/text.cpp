@@ -281,10 +281,13 @@ std::string render_text(const Report& r, const TextOptions& opt) {
                         return g.usable && !g.recommended;
                       });
     out += mark ? "\nGPUs (* = recommended):\n" : "\nGPUs:\n";
+    // A recommendation by UUID (--cvd-form uuid, or the job's own) is matched by the UUIDs here.
+    const bool names_uuids = a.recommendation.cuda_visible_devices.rfind("GPU-", 0) == 0;
     for (const auto& g : a.gpus) {
       const std::string lead = !mark ? "  " : g.recommended ? " * " : "   ";
       const std::string row = fmt::format(
-          "{} {} {}{}{}", g.index ? std::to_string(*g.index) : "-", g.bus_id,
+          "{} {}{} {}{}{}", g.index ? std::to_string(*g.index) : "-", g.bus_id,
+          names_uuids && g.uuid ? " " + printable(*g.uuid) : std::string(),
           printable(g.model.value_or("(unknown model)")),
           g.usable ? "" : printable(fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", "))),
           health_of(r, g.bus_id));

@@ -135,6 +135,14 @@ TEST_CASE("the closing line on FAIL names the first remedy and how to read more"
   CHECK(has(closing, "(gpu-preflight explain devnode.nvidia-uvm-missing)"));
 }
 
+TEST_CASE("a recommendation by UUID is matched by a UUID column in the GPU table") {
+  const auto uuid =
+      wide_text({"--root", fixture("healthy-4gpu"), "--no-cuda", "--cvd-form", "uuid"});
+  CHECK(has(uuid.out, "\n  0 0000:18:00.0 GPU-00000000-1111-2222-3333-444455550000 NVIDIA H100"));
+  const auto index = wide_text({"--root", fixture("healthy-4gpu"), "--no-cuda"});
+  CHECK(has(index.out, "\n  0 0000:18:00.0 NVIDIA H100"));
+}
+
 TEST_CASE("a root directory that is not a snapshot is the checker's error, exit 2") {
   TempDir t;
   const auto r = run_preflight({"--root", t.path.string()});
