@@ -112,6 +112,33 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("faults cuda: a slow cuInit in every process is not a multi-GPU hang; --min-gpus 4 "
+          "still passes") {
+  // Enumeration ends at ~1.5 s; the multi-GPU child starts then and needs another 1.5 s in its
+  // own cuInit, so the 2.5 s deadline kills it there after ~1 s: shorter than each GPU's cuInit.
+  RunOptions options;
+  options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_MS", "1500"}};
+  const auto r = run_watched(
+      live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "2.5", "--min-gpus", "4"}), options);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  const json j = r.json();
+  INFO(j.at("findings").dump(1));
+  CHECK(r.exit_code == 0);
+  CHECK(finding(j, "cuda.multi-gpu-hung") == nullptr);
+  CHECK(finding(j, "cuda.multi-gpu-failed") == nullptr);
+  CHECK(finding(j, "gpu.too-few-usable") == nullptr);
+  const json* f = finding(j, "cuda.multi-gpu-not-completed");
+  REQUIRE(f);
+  CHECK(f->at("severity") == "info");
+  CHECK_THAT(f->at("message").get<std::string>(), Catch::Contains("not completed in time"));
+  CHECK_THAT(evidence(*f),
+             Catch::Contains("multi-GPU child: cuInit killed at the deadline after") &&
+                 Catch::Contains("slowest per-GPU cuInit: 1.5"));
+  CHECK(j.at("cuda_visible_devices").get<std::string>().size() == 7); // all four GPUs kept
+  check_no_child_left(r);
+}
+
 TEST_CASE("faults: a reader that goes away after 10 bytes (| head -c 10): no hang, no crash") {
   for (const bool ignore_sigpipe : {false, true}) {
     for (const char* format : {"json", "text"}) {
