@@ -148,3 +148,35 @@ TEST_CASE("security: every input cut at its read cap is named in the report, nev
   // the part that was read still counts: the nvidia module was seen, the verdict is a pass
   CHECK(doc.at("verdict") == "pass");
 }
+
+TEST_CASE("security: a site rule's `matches` on a 41 KB value with a backtracking-hostile pattern "
+          "ends at once, no crash") {
+  // std::regex recursed per character (SIGSEGV on 41 KB) and backtracked exponentially.
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  const std::string big(41 * 1024, 'a');
+  t.write("environ", "BIG=" + big + "\nHUGE=" + std::string(70 * 1024, 'a') + "\n");
+  t.write("site.json", R"({"schema": 1, "rules": [
+    {"id": "site.big-needs-b", "severity": "warn", "title": "BIG ends in b",
+     "check": {"fact": "env.BIG", "matches": "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b"}, "remedy": "x"},
+    {"id": "site.big-is-a", "severity": "warn", "title": "BIG is a run of a",
+     "check": {"fact": "env.BIG", "matches": "^a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a$"}, "remedy": "x"},
+    {"id": "site.huge", "severity": "warn", "title": "HUGE has an a",
+     "check": {"fact": "env.HUGE", "matches": "a"}, "remedy": "x"}]})");
+  RunOptions options;
+  options.limit_s = 20;
+  const auto r = run_binary(
+      {"--root", t.path.string(), "--rules", (t.path / "site.json").string(), "--format", "json"},
+      options);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE_FALSE(r.signal);
+  CHECK(r.exit_code == 0); // warn
+  CHECK(r.seconds < 5);
+  const auto found = findings_of(r);
+  CHECK(has(found, "site.big-needs-b: "));
+  CHECK(has(found, "does not match \"*a*a*a"));
+  CHECK_FALSE(has(found, "site.big-is-a: "));
+  CHECK(has(found, "site.huge: "));
+  CHECK(has(found, "longer than 65536 bytes, which `matches` never matches"));
+}
