@@ -103,6 +103,10 @@ struct NodeRecord {
   // By Figure: the slowest CUDA start-up, the narrowest PCIe link on a GPU's path, the hottest GPU.
   std::array<std::optional<NodeFigure>, k_figures.size()> figures;
   bool stale = false;
+  // checked_at is later than summarize's clock plus k_clock_skew_s: a wrong clock, not a time;
+  // such a report never supersedes one with a plausible time, and never counts as recent.
+  bool future = false;
+  bool plausible_time() const { return checked_s && !future; }
 
   // Keeps a GPU's value as the node's figure when it is worse than the one kept so far.
   template <class Worse> void keep(Figure f, double value, const std::string& gpu, Worse worse) {
@@ -293,9 +297,15 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
   return n;
 }
 
+// How far ahead of this host's clock a report's checked_at may be (clocks of a fleet drift; NTP
+// keeps them within seconds) before it is a future date.
+constexpr std::int64_t k_clock_skew_s = 300;
+
 class Fleet {
 public:
-  explicit Fleet(std::optional<std::int64_t> max_age_s) : m_max_age_s(max_age_s) {}
+  // now_s: this host's clock, against which future dates and ages are judged.
+  Fleet(std::optional<std::int64_t> max_age_s, std::int64_t now_s)
+      : m_max_age_s(max_age_s), m_now_s(now_s) {}
 
   // One document's text from source: parsed, checked and kept as its node's record.
   void document(std::string_view text, const std::string& source) {
@@ -344,13 +354,12 @@ public:
 
   Json to_json() const;
   std::string to_text() const;
-  void finish(std::int64_t now_s) {
+  void finish() {
     for (auto& [key, n] : m_nodes) {
       if (m_max_age_s) {
-        n.stale = !n.checked_s || now_s - *n.checked_s > *m_max_age_s;
+        n.stale = !n.plausible_time() || m_now_s - *n.checked_s > *m_max_age_s;
       }
     }
-    m_now_s = now_s;
   }
 
 private:
@@ -369,6 +378,8 @@ private:
     }
     NodeRecord n = std::move(record).value();
     n.source = source;
+    n.future = n.checked_s && *n.checked_s > m_now_s + k_clock_skew_s;
+    m_future += n.future ? 1 : 0;
     n.seq = m_seq++;
     if (n.hostless) {
       n.key = "\x01" + source; // never a host name
@@ -380,11 +391,13 @@ private:
     auto [it, inserted] = m_nodes.try_emplace(n.key);
     if (!inserted) {
       NodeRecord& old = it->second;
-      // the newer check wins; a report without a readable time is older than any with one
+      // the newer check wins; a report without a plausible time (none readable, or in the
+      // future) is older than any with one, and among those the later input wins
       const auto older = [](const NodeRecord& a, const NodeRecord& b) {
-        const auto ta = a.checked_s.value_or(std::numeric_limits<std::int64_t>::min());
-        const auto tb = b.checked_s.value_or(std::numeric_limits<std::int64_t>::min());
-        return ta != tb ? ta < tb : a.seq < b.seq;
+        const auto time = [](const NodeRecord& r) {
+          return r.plausible_time() ? *r.checked_s : std::numeric_limits<std::int64_t>::min();
+        };
+        return time(a) != time(b) ? time(a) < time(b) : a.seq < b.seq;
       };
       if (older(n, old)) {
         m_superseded.push_back({n.name, n.source, n.checked_at, old.source, old.checked_at});
@@ -429,11 +442,12 @@ private:
   static std::vector<std::pair<std::string, int>> spread(const std::map<std::string, int>& counts);
 
   std::optional<std::int64_t> m_max_age_s;
-  std::int64_t m_now_s = 0;
+  std::int64_t m_now_s;
   std::map<std::string, NodeRecord> m_nodes;
   std::vector<Superseded> m_superseded;
   std::vector<Unreadable> m_unreadable;
   std::size_t m_reports = 0;
+  std::size_t m_future = 0; // reports dated in the future, kept or superseded
   std::uint64_t m_seq = 0;
 };
 
@@ -561,7 +575,8 @@ Json Fleet::to_json() const {
                       {"nodes", m_nodes.size()},
                       {"superseded", m_superseded.size()},
                       {"unreadable", m_unreadable.size()},
-                      {"stale", stale}};
+                      {"stale", stale},
+                      {"future_dated", m_future}};
   j["ready_nodes"] = ready_count;
   j["not_ready_nodes"] = m_nodes.size() - ready_count;
   Json nodes = Json::array();
@@ -574,6 +589,7 @@ Json Fleet::to_json() const {
              {"verdict", n.verdict},
              {"ready", ready(n)},
              {"stale", n.stale},
+             {"future_dated", n.future},
              {"primary_cause", n.primary.empty() ? Json(nullptr) : Json(json_text(n.primary))},
              {"usable_gpus", n.usable},
              {"total_gpus", n.total},
@@ -682,6 +698,9 @@ std::string Fleet::to_text() const {
   if (!m_unreadable.empty()) {
     notes.push_back(fmt::format("{} unreadable", m_unreadable.size()));
   }
+  if (m_future > 0) {
+    notes.push_back(fmt::format("{} dated in the future", m_future));
+  }
   out += notes.empty() ? "\n" : fmt::format(" ({})\n", fmt::join(notes, ", "));
   out += fmt::format("ready: {} of {}; not ready: {}\n", ready_count, m_nodes.size(),
                      m_nodes.size() - ready_count);
@@ -708,13 +727,25 @@ std::string Fleet::to_text() const {
   for (const auto& [key, n] : m_nodes) {
     if (n.stale) {
       stale.push_back(printable(n.name) +
-                      (n.checked_s ? fmt::format(" (checked {}, {} ago)", printable(n.checked_at),
-                                                 age_text(m_now_s - *n.checked_s))
-                                   : std::string(" (no readable checked_at)")));
+                      (n.plausible_time()
+                           ? fmt::format(" (checked {}, {} ago)", printable(n.checked_at),
+                                         age_text(m_now_s - *n.checked_s))
+                       : n.future ? std::string(" (checked_at in the future)")
+                                  : std::string(" (no readable checked_at)")));
     }
   }
   if (!stale.empty()) {
     out += fmt::format("  STALE {:>2}  {}\n", stale.size(), listed(stale));
+  }
+  std::vector<std::string> future;
+  for (const auto& [key, n] : m_nodes) {
+    if (n.future) {
+      future.push_back(fmt::format("{} (checked_at {}, {} ahead of this clock)", printable(n.name),
+                                   printable(n.checked_at), age_text(*n.checked_s - m_now_s)));
+    }
+  }
+  if (!future.empty()) {
+    out += fmt::format("  FUTURE {:>2} {}\n", future.size(), listed(future));
   }
 
   const auto groups = finding_groups();
@@ -953,7 +984,9 @@ CLI::App* add_summarize_command(CLI::App& app, SummarizeOptions& o) {
 }
 
 int run_summarize(const SummarizeOptions& o) {
-  Fleet fleet(parse_age(o.max_age));
+  Fleet fleet(parse_age(o.max_age), std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
   std::vector<std::string> paths = o.paths;
   if (paths.empty()) {
     paths.emplace_back("-");
@@ -995,9 +1028,7 @@ int run_summarize(const SummarizeOptions& o) {
     }
     read_input(in, path, fleet);
   }
-  fleet.finish(std::chrono::duration_cast<std::chrono::seconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count());
+  fleet.finish();
   const std::string out =
       o.format == "json"
           ? fleet.to_json().dump(2, ' ', false, Json::error_handler_t::replace) + "\n"
