@@ -4,6 +4,7 @@
 
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/nvml_json.hpp"
+#include "gpf/util/credentials.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -124,7 +125,8 @@ Result<void> copy_kernel_log(const Host& host, const ProbeOptions& probe,
     if (options.redact) {
       redactor.learn(lines); // lines the learning pass did not see (a live log grows)
     }
-    if (auto w = file.write(options.redact ? redactor.apply(lines) : std::string(lines)); !w) {
+    const std::string clean = without_credentials(lines); // "Kernel command line: ..."
+    if (auto w = file.write(options.redact ? redactor.apply(clean) : clean); !w) {
       failed = w.error();
     }
   };
@@ -352,9 +354,13 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
   std::set<std::pair<int, std::string>> done;
   const auto keep = [&](std::string_view rel, std::string data) -> Result<void> {
-    // binary files (PCI config space) carry no hostnames and must stay byte-exact
-    if (options.redact && data.find('\0') == std::string::npos) {
-      data = redactor.apply(data);
+    // binary files (PCI config space) carry no hostnames and must stay byte-exact; text never
+    // keeps a credential (proc/cmdline), --redact or not
+    if (data.find('\0') == std::string::npos) {
+      data = without_credentials(data);
+      if (options.redact) {
+        data = redactor.apply(data);
+      }
     }
     auto written = out.write(rel, data);
     if (written) {
