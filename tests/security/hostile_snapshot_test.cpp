@@ -73,6 +73,30 @@ TEST_CASE("security: a device node in a snapshot is not read") {
   CHECK(has(findings_of(r), "dmesg.txt: not a regular file (a character device)"));
 }
 
+TEST_CASE("security: the syslog fallback files of a snapshot are opened only when regular") {
+  // no dmesg.txt and no journal: the check falls back to var/log/kern.log, messages, syslog
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  fs::create_directories(t.path / "var/log");
+  REQUIRE(::mkfifo((t.path / "var/log/kern.log").c_str(), 0600) == 0);
+  const bool root = ::geteuid() == 0;
+  if (root) { // /dev/zero's numbers: it used to be read to the cap
+    REQUIRE(::mknod((t.path / "var/log/messages").c_str(), S_IFCHR | 0600, ::makedev(1, 5)) == 0);
+  } else {
+    WARN("the device-node case skipped: mknod needs root");
+  }
+  RunOptions options;
+  options.limit_s = 60;
+  const auto r = run_binary({"--root", t.path.string(), "--format", "json"}, options);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.seconds < 10); // a FIFO stalled the read for 30 s
+  const auto found = findings_of(r);
+  CHECK(has(found, "var/log/kern.log: not a regular file (a FIFO)"));
+  if (root) {
+    CHECK(has(found, "var/log/messages: not a regular file (a character device)"));
+  }
+}
+
 TEST_CASE("security: a link to a host device resolves inside the snapshot") {
   TempDir t;
   copy_fixture(t, "healthy-4gpu");
