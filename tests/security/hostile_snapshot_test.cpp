@@ -204,3 +204,46 @@ TEST_CASE("security: a site rule's `matches` on a 41 KB value with a backtrackin
   CHECK(has(found, "site.huge: "));
   CHECK(has(found, "longer than 65536 bytes, which `matches` never matches"));
 }
+
+namespace {
+
+// A new-format ld.so.cache of n entries whose keys and paths all name one string of len bytes.
+std::string shared_string_ld_cache(std::uint32_t n, std::size_t len) {
+  std::string data = "glibc-ld.so.cache1.1";
+  const auto put32 = [&](std::uint32_t v) { data.append(reinterpret_cast<const char*>(&v), 4); };
+  const std::uint32_t strings = 48 + n * 24;
+  put32(n);
+  put32(static_cast<std::uint32_t>(len + 1));
+  data += std::string("\x02\0\0\0", 4); // little-endian flags, padding
+  data.append(16, '\0');                // extension offset, unused
+  for (std::uint32_t i = 0; i < n; ++i) {
+    put32(0x0303);
+    put32(strings);
+    put32(strings);
+    put32(0);
+    data.append(8, '\0');
+  }
+  data += "/" + std::string(len - 1, 'a') + '\0';
+  return data;
+}
+
+} // namespace
+
+TEST_CASE("security: an ld.so.cache whose entries share one long string is read in place") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  // 40000 entries naming one 4000-byte string: copying each cost 320 MB
+  t.write("etc/ld.so.cache", shared_string_ld_cache(40000, 4000));
+  auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  CHECK(has(r.out, "new format, 40000 entries"));
+#if !defined(__SANITIZE_ADDRESS__)
+  rusage usage{};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 64 * 1024); // KiB
+#endif
+  // a string longer than PATH_MAX is not a cache ldconfig wrote
+  t.write("etc/ld.so.cache", shared_string_ld_cache(2, 5000));
+  r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  CHECK(has(r.out, "not understood: entry 0: a string longer than 4096 bytes"));
+}
