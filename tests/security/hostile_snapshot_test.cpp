@@ -247,3 +247,40 @@ TEST_CASE("security: an ld.so.cache whose entries share one long string is read 
   r = run_preflight({"--root", t.path.string(), "--format", "json"});
   CHECK(has(r.out, "not understood: entry 0: a string longer than 4096 bytes"));
 }
+
+TEST_CASE("security: cuda.json and nvml.json parse in linear time and bounded width") {
+  TempDir t;
+  copy_fixture(t, "cuda-replay-gpu-hung");
+  json cuda = json::parse(std::ifstream(t.path / "cuda.json"));
+  // 16000 peer copies in one array (1.2 MB): the parser callback made this quadratic (32 s)
+  const json peer = {{"from", 0},          {"to", 1},     {"can_access", true}, {"ok", true},
+                     {"duration_ms", 1.0}, {"error", ""}, {"code", nullptr},    {"text", ""}};
+  cuda["multi_gpu"]["peers"] = json::array();
+  for (int i = 0; i < 16000; ++i) {
+    cuda["multi_gpu"]["peers"].push_back(peer);
+  }
+  t.write("cuda.json", cuda.dump());
+  RunOptions options;
+  options.limit_s = 60;
+  auto r = run_binary({"--root", t.path.string(), "--format", "json"}, options);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.seconds < 5);
+  CHECK_FALSE(has(r.out, "cuda.json: not valid JSON"));
+  // 8 MiB, every element an array: refused for its width, built only up to the cap
+  std::string wide = R"({"gpus": [)";
+  while (wide.size() < (8u << 20) - 64) {
+    wide += "[],";
+  }
+  wide.back() = ']';
+  t.write("nvml.json", wide + "}");
+  t.write("cuda.json", R"({"devices": [)" + std::string(wide.begin() + 10, wide.end()) + "}");
+  r = run_binary({"--root", t.path.string(), "--format", "json"}, options);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(has(r.out, "cuda.json: wider than a replay reads"));
+  CHECK(has(r.out, "nvml.json: wider than a replay reads"));
+#if !defined(__SANITIZE_ADDRESS__)
+  rusage usage{};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 96 * 1024); // KiB; a whole DOM of such a file took about 240 MB
+#endif
+}
