@@ -42,6 +42,10 @@ using Json = nlohmann::ordered_json;
 constexpr std::size_t k_document_cap = 16u << 20;
 // Lists in the text output name this many nodes, then "+N more" (the JSON has them all).
 constexpr std::size_t k_text_list = 12;
+constexpr std::size_t k_node_findings_kept = 256; // per node: the record stays small
+constexpr std::size_t k_node_models_kept = 16;
+constexpr std::size_t k_unreadable_shown = 20;  // unreadable inputs named on stderr
+constexpr std::size_t k_unreadable_kept = 1000; // and listed in the summary
 // The scale of a median absolute deviation that estimates a normal distribution's standard
 // deviation (https://en.wikipedia.org/wiki/Median_absolute_deviation).
 constexpr double k_mad_scale = 1.4826;
@@ -209,13 +213,20 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     TRY(f["id"].get(nf.id));
     TRY(f["severity"].get(nf.severity));
     TRY(f["gpu"].get(nf.gpu));
-    n.findings.push_back(std::move(nf));
+    if (n.findings.size() < k_node_findings_kept) { // a fixed-size record, whatever the report
+      nf.id = quote_evidence(nf.id, 128);
+      nf.severity = quote_evidence(nf.severity, 16);
+      n.findings.push_back(std::move(nf));
+    }
     return {};
   }));
   TRY(in["gpus"].each([&](const JsonIn& g) -> Result<void> {
     std::optional<std::string> model;
     TRY(g["model"].get(model));
-    ++n.models[model.value_or("unknown model")];
+    const std::string name = quote_evidence(model.value_or("unknown model"), 128);
+    if (n.models.size() < k_node_models_kept || n.models.count(name) != 0) {
+      ++n.models[name];
+    }
     // NVML's temperature, where the report has it
     std::optional<unsigned> celsius;
     TRY(g["health"]["temperature_c"].get(celsius));
@@ -333,15 +344,22 @@ public:
     add(doc, source);
   }
 
+  // Counted always; the first k_unreadable_shown named on stderr, the first k_unreadable_kept
+  // listed in the summary (a file of millions of bad lines costs neither memory nor a flood).
   void unreadable(const std::string& source, std::string why) {
-    std::cerr << "gpu-preflight: summarize: " << printable(source) << ": " << printable(why)
-              << "\n";
-    m_unreadable.push_back({source, std::move(why)});
+    ++m_unreadable_count;
+    if (m_unreadable_count <= k_unreadable_shown) {
+      std::cerr << "gpu-preflight: summarize: " << printable(quote_evidence(source, 256)) << ": "
+                << printable(quote_evidence(why, 512)) << "\n";
+    }
+    if (m_unreadable.size() < k_unreadable_kept) {
+      m_unreadable.push_back({quote_evidence(source, 256), quote_evidence(why, 512)});
+    }
   }
   void not_a_report() { ++m_reports; }
 
   int exit_code() const {
-    if (!m_unreadable.empty() || m_nodes.empty()) {
+    if (m_unreadable_count > 0 || m_nodes.empty()) {
       return k_exit_error;
     }
     for (const auto& [key, n] : m_nodes) {
@@ -355,6 +373,10 @@ public:
   Json to_json() const;
   std::string to_text() const;
   void finish() {
+    if (m_unreadable_count > k_unreadable_shown) {
+      std::cerr << "gpu-preflight: summarize: " << m_unreadable_count - k_unreadable_shown
+                << " more unreadable inputs not named here (counted in the summary)\n";
+    }
     for (auto& [key, n] : m_nodes) {
       if (m_max_age_s) {
         n.stale = !n.plausible_time() || m_now_s - *n.checked_s > *m_max_age_s;
@@ -370,6 +392,14 @@ private:
   }
 
   static bool ready(const NodeRecord& n) { return n.exit_code == 0 && !n.stale; }
+
+  // Counted always, listed up to k_unreadable_kept.
+  void superseded(Superseded s) {
+    ++m_superseded_count;
+    if (m_superseded.size() < k_unreadable_kept) {
+      m_superseded.push_back(std::move(s));
+    }
+  }
 
   void add(const nlohmann::json& doc, const std::string& source) {
     auto record = read_record(doc);
@@ -400,10 +430,10 @@ private:
         return time(a) != time(b) ? time(a) < time(b) : a.seq < b.seq;
       };
       if (older(n, old)) {
-        m_superseded.push_back({n.name, n.source, n.checked_at, old.source, old.checked_at});
+        superseded({n.name, n.source, n.checked_at, old.source, old.checked_at});
         return;
       }
-      m_superseded.push_back({old.name, old.source, old.checked_at, n.source, n.checked_at});
+      superseded({old.name, old.source, old.checked_at, n.source, n.checked_at});
     }
     it->second = std::move(n);
   }
@@ -444,8 +474,10 @@ private:
   std::optional<std::int64_t> m_max_age_s;
   std::int64_t m_now_s;
   std::map<std::string, NodeRecord> m_nodes;
-  std::vector<Superseded> m_superseded;
-  std::vector<Unreadable> m_unreadable;
+  std::vector<Superseded> m_superseded; // the first k_unreadable_kept
+  std::size_t m_superseded_count = 0;
+  std::vector<Unreadable> m_unreadable; // the first k_unreadable_kept
+  std::size_t m_unreadable_count = 0;
   std::size_t m_reports = 0;
   std::size_t m_future = 0; // reports dated in the future, kept or superseded
   std::uint64_t m_seq = 0;
@@ -573,8 +605,8 @@ Json Fleet::to_json() const {
   }
   j["reports"] = Json{{"read", m_reports},
                       {"nodes", m_nodes.size()},
-                      {"superseded", m_superseded.size()},
-                      {"unreadable", m_unreadable.size()},
+                      {"superseded", m_superseded_count},
+                      {"unreadable", m_unreadable_count},
                       {"stale", stale},
                       {"future_dated", m_future}};
   j["ready_nodes"] = ready_count;
@@ -693,10 +725,10 @@ std::string Fleet::to_text() const {
                      m_nodes.size() == 1 ? "" : "s", m_reports, m_reports == 1 ? "" : "s");
   std::vector<std::string> notes;
   if (!m_superseded.empty()) {
-    notes.push_back(fmt::format("{} superseded", m_superseded.size()));
+    notes.push_back(fmt::format("{} superseded", m_superseded_count));
   }
-  if (!m_unreadable.empty()) {
-    notes.push_back(fmt::format("{} unreadable", m_unreadable.size()));
+  if (m_unreadable_count > 0) {
+    notes.push_back(fmt::format("{} unreadable", m_unreadable_count));
   }
   if (m_future > 0) {
     notes.push_back(fmt::format("{} dated in the future", m_future));
@@ -815,7 +847,7 @@ std::string Fleet::to_text() const {
     std::size_t shown = 0;
     for (const auto& s : m_superseded) {
       if (shown++ == k_text_list) {
-        out += fmt::format("  +{} more\n", m_superseded.size() - k_text_list);
+        out += fmt::format("  +{} more\n", m_superseded_count - k_text_list);
         break;
       }
       out +=
@@ -825,8 +857,15 @@ std::string Fleet::to_text() const {
   }
   if (!m_unreadable.empty()) {
     out += "\nunreadable\n";
+    std::size_t shown = 0;
     for (const auto& u : m_unreadable) {
+      if (shown++ == k_text_list) {
+        break;
+      }
       out += fmt::format("  {}: {}\n", printable(u.source), printable(u.why));
+    }
+    if (m_unreadable_count > k_text_list) {
+      out += fmt::format("  +{} more\n", m_unreadable_count - k_text_list);
     }
   }
   return out;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ctime>
 
 using namespace gpf::test;
@@ -87,4 +88,24 @@ TEST_CASE("security: a future-dated passing report does not supersede a node's r
   CHECK_THAT(text.out, Catch::Contains("(1 dated in the future)") &&
                            Catch::Contains("FUTURE  1 node-07 (checked_at ") &&
                            Catch::Contains("node-07 (checked_at in the future)"));
+}
+
+TEST_CASE("security: summarize bounds its diagnostics: a count, then N more") {
+  // one report, then 200000 lines that are JSON but no report: each used to be a stderr line and a
+  // kept record
+  std::string lines = report_of("healthy-4gpu", "node-01", std::time(nullptr) - 60).dump() + "\n";
+  for (int i = 0; i < 200000; ++i) {
+    lines += "{}\n";
+  }
+  const auto r = run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, lines);
+  CHECK(r.exit_code == 2);
+  const auto stderr_lines = std::count(r.err.begin(), r.err.end(), '\n');
+  CHECK(stderr_lines <= 21);
+  CHECK_THAT(r.err, Catch::Contains("199980 more unreadable inputs not named here"));
+  const json s = json::parse(r.out);
+  CHECK(s.at("reports").at("unreadable") == 200000);
+  CHECK(s.at("unreadable").size() == 1000);
+  CHECK(s.at("reports").at("nodes") == 1);
+  const auto text = run_program({GPF_BINARY, "summarize"}, {}, lines);
+  CHECK_THAT(text.out, Catch::Contains("+199988 more"));
 }
