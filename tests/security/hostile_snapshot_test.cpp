@@ -284,3 +284,23 @@ TEST_CASE("security: cuda.json and nvml.json parse in linear time and bounded wi
   CHECK(usage.ru_maxrss < 96 * 1024); // KiB; a whole DOM of such a file took about 240 MB
 #endif
 }
+
+TEST_CASE(
+    "security: the process scan examines at most 4096 descriptors of a process, and says so") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  fs::create_directories(t.path / "proc/4242/fd");
+  for (int fd = 0; fd < 6000; ++fd) {
+    fs::create_symlink("/dev/null", t.path / "proc/4242/fd" / std::to_string(fd));
+  }
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  const json doc = json::parse(r.out);
+  std::string cut;
+  for (const auto& p : doc.at("probes")) {
+    if (p.at("name") == "gpu-processes") {
+      cut = p.value("cut", json::array()).dump();
+    }
+  }
+  CHECK_THAT(cut, Catch::Contains("proc/4242/fd (the lowest 4096 of 6000 descriptors)"));
+}
