@@ -443,7 +443,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   }
   if (run.exit_code != 0) {
     std::cerr << render_text(report, text_options(o, STDERR_FILENO));
-    std::cerr << "gpu-preflight: not starting " << o.command.front() << "\n";
+    std::cerr << "gpu-preflight: not starting " << printable(o.command.front()) << "\n";
     return k_exit_not_ready;
   }
   std::vector<std::pair<std::string, std::string>> env;
@@ -457,9 +457,9 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   if (!o.exec.quiet) {
     std::string line = render_line(report);
     line.pop_back();
-    std::cerr << "gpu-preflight: " << line
+    std::cerr << "gpu-preflight: " << printable(line)
               << (o.exec.keep_env ? std::string(" (environment unchanged)")
-                                  : " CUDA_VISIBLE_DEVICES=" + rec.cuda_visible_devices)
+                                  : " CUDA_VISIBLE_DEVICES=" + printable(rec.cuda_visible_devices))
               << "\n";
   }
   return exec_command(o.command, env);
@@ -474,18 +474,19 @@ int run_snapshot(CliOptions& o) {
   o.capture.mode = static_cast<unsigned>(std::stoul(o.capture_mode, nullptr, 8));
   auto report = capture_snapshot(*host, o.probe, o.capture);
   if (!report) {
-    std::cerr << "gpu-preflight: error: " << report.error().message << "\n";
+    std::cerr << "gpu-preflight: error: " << printable(report.error().message) << "\n";
     return k_exit_error;
   }
-  std::string out =
-      fmt::format("captured {} file(s) into {}\n", report->captured.size(), o.capture_dir);
+  // Paths and OS messages from the host and the snapshot: escaped like every terminal text.
+  std::string out = fmt::format("captured {} file(s) into {}\n", report->captured.size(),
+                                printable(o.capture_dir));
   for (const auto& u : report->unreadable) {
-    out += "  not readable: " + u + "\n";
+    out += "  not readable: " + printable(u) + "\n";
   }
   for (const auto& t : report->truncated) {
-    out += "  cut at the size cap: " + t + "\n";
+    out += "  cut at the size cap: " + printable(t) + "\n";
   }
-  out += fmt::format("replay it with: gpu-preflight check --root {}\n", o.capture_dir);
+  out += fmt::format("replay it with: gpu-preflight check --root {}\n", printable(o.capture_dir));
   return write_stdout(out);
 }
 

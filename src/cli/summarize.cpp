@@ -796,7 +796,7 @@ std::string Fleet::to_text() const {
                                                ? std::string()
                                                : fmt::format(" [{}]", fmt::join(it->second, " "))));
       }
-      out += fmt::format("  {} ({}): {} node{}{}: {}\n", printable(id), g->severity,
+      out += fmt::format("  {} ({}): {} node{}{}: {}\n", printable(id), printable(g->severity),
                          g->nodes.size(), g->nodes.size() == 1 ? "" : "s",
                          g->gpus.empty() ? std::string()
                                          : fmt::format(", {} GPU{}", g->gpus.size(),

@@ -1,5 +1,7 @@
 // Reports that lie to `summarize` (ctest label security): a report dated in the future is flagged
-// and never hides a node's real report, and with --max-age it is stale, not forever recent.
+// and never hides a node's real report, and with --max-age it is stale, not forever recent; bad
+// inputs are counted, a few named; no escape sequence from a report, a path or a command reaches
+// the terminal (summarize, exec, snapshot).
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -108,4 +110,26 @@ TEST_CASE("security: summarize bounds its diagnostics: a count, then N more") {
   CHECK(s.at("reports").at("nodes") == 1);
   const auto text = run_program({GPF_BINARY, "summarize"}, {}, lines);
   CHECK_THAT(text.out, Catch::Contains("+199988 more"));
+}
+
+TEST_CASE("security: escape sequences from reports, paths and commands reach no terminal") {
+  // summarize: a finding's severity string
+  json forged = report_of("nouveau", "node-esc", std::time(nullptr) - 60);
+  REQUIRE(!forged.at("findings").empty());
+  forged["findings"][0]["severity"] = "fail\x1b]0;owned\x07\x1b[2J";
+  const auto s = run_program({GPF_BINARY, "summarize"}, {}, forged.dump() + "\n");
+  CHECK(s.out.find('\x1b') == std::string::npos);
+  CHECK(s.out.find("\\x1b]0;owned") != std::string::npos);
+  // exec: the summary line and the command's name
+  const auto e =
+      run_preflight({"exec", "--root", fixture("healthy-4gpu"), "--", "no-such-cmd\x1b[31m"});
+  CHECK(e.err.find('\x1b') == std::string::npos);
+  CHECK(e.err.find("no-such-cmd\\x1b[31m: command not found") != std::string::npos);
+  // snapshot: its own messages name the output directory
+  TempDir t;
+  const std::string dir = (t.path / "snap\x1b[31m").string();
+  const auto snap = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir});
+  REQUIRE(snap.exit_code == 0);
+  CHECK(snap.out.find('\x1b') == std::string::npos);
+  CHECK(snap.out.find("snap\\x1b[31m") != std::string::npos);
 }
