@@ -24,14 +24,17 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpf {
@@ -89,6 +92,25 @@ bool use_color(const std::string& mode, int fd) {
 // adds nothing to the option's metavar in the help.
 CLI::Validator validator(std::function<std::string(std::string&)> check) {
   return CLI::Validator(std::move(check), "");
+}
+
+// A file the user named is their input, not the node's: a missing one is a usage error (exit 2),
+// never a verdict; a FIFO, device or directory where a file is read whole would block or never
+// end, so only a regular file is taken (stat(2) only: nothing is opened here).
+CLI::Validator user_file(bool regular_only) {
+  return validator([regular_only](std::string& v) {
+    if (v == "-") {
+      return std::string(); // standard input, where the option allows it
+    }
+    struct stat st {};
+    if (::stat(v.c_str(), &st) != 0) {
+      return fmt::format("{}: {}", printable(v), std::strerror(errno));
+    }
+    if (regular_only && !S_ISREG(st.st_mode)) {
+      return fmt::format("{}: not a regular file", printable(v));
+    }
+    return std::string();
+  });
 }
 
 // The option takes one of a few words: checked with a suggestion, remembered for completion.
@@ -209,7 +231,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option(
          "--dmesg", o.probe.dmesg_file,
          "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(user_file(false));
   app.add_option(
          "--expect-cuda", o.probe.expect_cuda,
          "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
@@ -222,7 +245,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
                   : fmt::format("\"{}\" is not a CUDA version (X.Y or X.Y.Z, e.g. 12.4)", v);
       }));
   app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(user_file(true));
   // These two are on the top level and on check: each appends, so that `--disable a check
   // --disable b` turns off both (a bound vector would keep only the last option's values).
   const auto append_to = [](std::vector<std::string>& to) {
@@ -264,7 +288,11 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "--libcuda", o.libcuda,
          "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
          "live probe against it instead of replaying the snapshot's cuda.json")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(validator([](std::string& v) {
+        // a path (with '/') must exist; a bare soname goes through the loader's search
+        return v.find('/') == std::string::npos ? std::string() : user_file(false)(v);
+      }));
   one_of(o,
          app.add_option(
                 "--cvd-form", o.cvd_form,
