@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -248,15 +249,24 @@ Result<void> check_target(const CaptureOptions& options) {
 // Tests make the race between probing and writing deterministic: with GPF_TEST_CAPTURE_PAUSE=FILE
 // the capture writes its private directory's path to FILE and waits (60 s at most) until FILE is
 // removed, while the test plants links.
-void pause_for_test(const OutputTree& out) {
+// Compiled only with GPF_TEST_HOOKS (test builds); FILE is created new, never through a link.
+void pause_for_test([[maybe_unused]] const OutputTree& out) {
+#ifdef GPF_TEST_HOOKS
   const char* file = std::getenv("GPF_TEST_CAPTURE_PAUSE");
   if (file == nullptr || *file == '\0') {
     return;
   }
-  { std::ofstream(file) << out.work_dir().string() << "\n"; }
-  for (int i = 0; i < 6000 && ::access(file, F_OK) == 0; ++i) {
+  const int fd = ::open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return;
+  }
+  const std::string line = out.work_dir().string() + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  for (int i = 0; written && i < 6000 && ::access(file, F_OK) == 0; ++i) {
     ::usleep(10000);
   }
+#endif
 }
 
 Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options,
