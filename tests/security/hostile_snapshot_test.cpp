@@ -304,3 +304,25 @@ TEST_CASE(
   }
   CHECK_THAT(cut, Catch::Contains("proc/4242/fd (the lowest 4096 of 6000 descriptors)"));
 }
+
+TEST_CASE("security: CUDA devices sharing a bus id give one Prometheus series, not duplicates") {
+  TempDir t;
+  copy_fixture(t, "cuda-replay-gpu-hung");
+  json cuda = json::parse(std::ifstream(t.path / "cuda.json"));
+  const json first = cuda.at("devices").at(0); // its steps all passed: it has a start-up time
+  cuda["devices"] = json::array();
+  for (int i = 0; i < 4; ++i) {
+    json d = first;
+    d["steps"][1]["duration_ms"] = 100.0 * (i + 1); // cuInit: the last is the slowest
+    cuda["devices"].push_back(d);
+  }
+  t.write("cuda.json", cuda.dump());
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "prometheus"});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  std::size_t series = 0;
+  for (std::size_t p = r.out.find("gpu_preflight_cuda_startup_seconds{"); p != std::string::npos;
+       p = r.out.find("gpu_preflight_cuda_startup_seconds{", p + 1)) {
+    ++series;
+  }
+  CHECK(series == 1);
+}
