@@ -117,6 +117,20 @@ const CudaStep* first_bad(const std::vector<CudaStep>& steps) {
   return it == steps.end() ? nullptr : &*it;
 }
 
+// CUDA_ERROR_OUT_OF_MEMORY (2) at context creation is "in use" only while some process may hold
+// the memory: not when no process holds the GPU's node (gpu-processes ran) and NVML, which ran,
+// lists no process on it. Then the GPU is out of memory by itself: a failure.
+bool oom_without_holder(const Facts& f, const CudaDevice& d) {
+  const auto bad =
+      std::find_if(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return !s.ok; });
+  if (!d.in_use || bad == d.steps.end() || bad->error_code != 2 || !d.holders.empty() ||
+      !f.topology.gpu_processes.ran || !f.nvml.ran) {
+    return false;
+  }
+  const NvmlGpu* n = f.nvml.gpu_by_bus(d.bus_id);
+  return n != nullptr && n->processes && n->processes->empty();
+}
+
 std::string device_label(const CudaDevice& d) {
   return fmt::format("CUDA device {} ({}{})", d.index, d.bus_id, d.uuid ? ", " + *d.uuid : "");
 }
@@ -749,7 +763,8 @@ std::span<const Rule> cuda_rules() {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
            const CudaStep* bad = first_bad(d.steps);
-           if (!c.facts.cuda.enumerated() || d.usable || d.in_use || (bad && bad->timed_out)) {
+           if (!c.facts.cuda.enumerated() || d.usable ||
+               (d.in_use && !oom_without_holder(c.facts, d)) || (bad && bad->timed_out)) {
              continue; // a GPU held by another process is cuda.gpu-in-use, not broken
            }
            if (!bad) {
@@ -786,8 +801,8 @@ std::span<const Rule> cuda_rules() {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
            const CudaStep* bad = first_bad(d.steps);
-           if (!c.facts.cuda.enumerated() || !d.in_use || !bad) {
-             continue;
+           if (!c.facts.cuda.enumerated() || !d.in_use || !bad || oom_without_holder(c.facts, d)) {
+             continue; // out of memory with no holder anywhere: cuda.gpu-failed
            }
            std::vector<std::string> ev{fmt::format("{}: {}", device_label(d), step_error(*bad))};
            ev.push_back(

@@ -380,6 +380,42 @@ TEST_CASE("cuda rules: a multi-GPU child killed in its own cuInit sooner than th
   CHECK(finding(a, "cuda.multi-gpu-hung"));
 }
 
+TEST_CASE("cuda rules: out of memory with no holder anywhere is a failure, not in use") {
+  Facts f = host(2);
+  cuda_ok(f, {0, 1});
+  CudaDevice& d = f.cuda.devices[1];
+  d.steps = {step("cuInit", 100),
+             {"primary_context", false, false, 5, 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"}};
+  d.usable = false;
+  d.in_use = true;
+  d.derive_timing();
+  f.topology.gpu_processes.ran = true; // and no process holds a GPU node
+  f.nvml.ran = true;
+  for (int i = 0; i < 2; ++i) {
+    NvmlGpu g;
+    g.bus_id = bus(i);
+    g.processes = std::vector<NvmlProcess>{};
+    f.nvml.gpus.push_back(g);
+  }
+  auto a = judge(f);
+  REQUIRE(finding(a, "cuda.gpu-failed"));
+  CHECK(finding(a, "cuda.gpu-failed")->gpu == bus(1));
+  CHECK_FALSE(finding(a, "cuda.gpu-in-use"));
+  CHECK(a.recommendation.cuda_visible_devices == "0");
+
+  d.holders = {"4242 (python)"}; // someone holds it after all: in use, kept
+  a = judge(f);
+  CHECK_FALSE(finding(a, "cuda.gpu-failed"));
+  REQUIRE(finding(a, "cuda.gpu-in-use"));
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+
+  d.holders.clear();
+  f.nvml.ran = false; // NVML did not say: not known to be free, still in use
+  a = judge(f);
+  CHECK_FALSE(finding(a, "cuda.gpu-failed"));
+  CHECK(finding(a, "cuda.gpu-in-use"));
+}
+
 TEST_CASE("cuda rules: kernel below 5.5 drops to info when the multi-GPU test passed") {
   Facts f = host(2, "5.4.0-150-generic");
   cuda_ok(f, {0, 1});
