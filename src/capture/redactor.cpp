@@ -645,6 +645,18 @@ void Redactor::apply_line(std::string_view line, std::string& out) {
     const auto word = seg.substr(i, j - i);
     out.append(word);
     i = j;
+    if (iequals(word, "SerialNumber") && at(seg, j) == ':') {
+      // the USB core's "usb 1-2: SerialNumber: <string>": the whole rest of the line, whatever
+      // its characters (a device's serial need not hold a digit)
+      const auto value = trim_blanks(seg.substr(j + 1));
+      if (!value.empty()) {
+        const auto first = static_cast<std::size_t>(value.data() - seg.data());
+        out.append(seg.substr(j, first - j));
+        out += token("serial", value);
+        i = first + value.size();
+        continue;
+      }
+    }
     if (iequals(word, "serial")) {
       if (const auto value = serial_value(seg, j)) {
         out.append(seg.substr(j, value->first - j));

@@ -5,12 +5,14 @@
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/nvml_json.hpp"
 #include "gpf/util/clock.hpp"
+#include "gpf/util/credentials.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,7 +127,8 @@ Result<void> copy_kernel_log(const Host& host, const ProbeOptions& probe,
     if (options.redact) {
       redactor.learn(lines); // lines the learning pass did not see (a live log grows)
     }
-    if (auto w = file.write(options.redact ? redactor.apply(lines) : std::string(lines)); !w) {
+    const std::string clean = without_credentials(lines); // "Kernel command line: ..."
+    if (auto w = file.write(options.redact ? redactor.apply(clean) : clean); !w) {
       failed = w.error();
     }
   };
@@ -247,15 +250,24 @@ Result<void> check_target(const CaptureOptions& options) {
 // Tests make the race between probing and writing deterministic: with GPF_TEST_CAPTURE_PAUSE=FILE
 // the capture writes its private directory's path to FILE and waits (60 s at most) until FILE is
 // removed, while the test plants links.
-void pause_for_test(const OutputTree& out) {
+// Compiled only with GPF_TEST_HOOKS (test builds); FILE is created new, never through a link.
+void pause_for_test([[maybe_unused]] const OutputTree& out) {
+#ifdef GPF_TEST_HOOKS
   const char* file = std::getenv("GPF_TEST_CAPTURE_PAUSE");
   if (file == nullptr || *file == '\0') {
     return;
   }
-  { std::ofstream(file) << out.work_dir().string() << "\n"; }
-  for (int i = 0; i < 6000 && ::access(file, F_OK) == 0; ++i) {
+  const int fd = ::open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return;
+  }
+  const std::string line = out.work_dir().string() + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  for (int i = 0; written && i < 6000 && ::access(file, F_OK) == 0; ++i) {
     ::usleep(10000);
   }
+#endif
 }
 
 Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options,
@@ -353,9 +365,13 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   nlohmann::ordered_json manifest = nlohmann::ordered_json::object();
   std::set<std::pair<int, std::string>> done;
   const auto keep = [&](std::string_view rel, std::string data) -> Result<void> {
-    // binary files (PCI config space) carry no hostnames and must stay byte-exact
-    if (options.redact && data.find('\0') == std::string::npos) {
-      data = redactor.apply(data);
+    // binary files (PCI config space) carry no hostnames and must stay byte-exact; text never
+    // keeps a credential (proc/cmdline), --redact or not
+    if (data.find('\0') == std::string::npos) {
+      data = without_credentials(data);
+      if (options.redact) {
+        data = redactor.apply(data);
+      }
     }
     auto written = out.write(rel, data);
     if (written) {

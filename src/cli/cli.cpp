@@ -27,14 +27,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpf {
@@ -93,6 +96,25 @@ bool use_color(const std::string& mode, int fd) {
 // adds nothing to the option's metavar in the help.
 CLI::Validator validator(std::function<std::string(std::string&)> check) {
   return CLI::Validator(std::move(check), "");
+}
+
+// A file the user named is their input, not the node's: a missing one is a usage error (exit 2),
+// never a verdict; a FIFO, device or directory where a file is read whole would block or never
+// end, so only a regular file is taken (stat(2) only: nothing is opened here).
+CLI::Validator user_file(bool regular_only) {
+  return validator([regular_only](std::string& v) {
+    if (v == "-") {
+      return std::string(); // standard input, where the option allows it
+    }
+    struct stat st {};
+    if (::stat(v.c_str(), &st) != 0) {
+      return fmt::format("{}: {}", printable(v), std::strerror(errno));
+    }
+    if (regular_only && !S_ISREG(st.st_mode)) {
+      return fmt::format("{}: not a regular file", printable(v));
+    }
+    return std::string();
+  });
 }
 
 // The option takes one of a few words: checked with a suggestion, remembered for completion.
@@ -213,7 +235,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option(
          "--dmesg", o.probe.dmesg_file,
          "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(user_file(false));
   app.add_option(
          "--expect-cuda", o.probe.expect_cuda,
          "CUDA version the job was built with, e.g. torch.version.cuda (default: the installed toolkit's)")
@@ -226,7 +249,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
                   : fmt::format("\"{}\" is not a CUDA version (X.Y or X.Y.Z, e.g. 12.4)", v);
       }));
   app.add_option("--rules", o.rules.rules_file, "Site rules file (JSON, see docs/user-rules.md)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(user_file(true));
   // These two are on the top level and on check: each appends, so that `--disable a check
   // --disable b` turns off both (a bound vector would keep only the last option's values).
   const auto append_to = [](std::vector<std::string>& to) {
@@ -268,7 +292,11 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "--libcuda", o.libcuda,
          "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
          "live probe against it instead of replaying the snapshot's cuda.json")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(validator([](std::string& v) {
+        // a path (with '/') must exist; a bare soname goes through the loader's search
+        return v.find('/') == std::string::npos ? std::string() : user_file(false)(v);
+      }));
   one_of(o,
          app.add_option(
                 "--cvd-form", o.cvd_form,
@@ -481,7 +509,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   }
   if (run.exit_code != 0) {
     std::cerr << render_text(report, text_options(o, STDERR_FILENO));
-    std::cerr << "gpu-preflight: not starting " << o.command.front() << "\n";
+    std::cerr << "gpu-preflight: not starting " << printable(o.command.front()) << "\n";
     return k_exit_not_ready;
   }
   std::vector<std::pair<std::string, std::string>> env;
@@ -534,23 +562,24 @@ int run_snapshot(CliOptions& o) {
   o.capture.mode = static_cast<unsigned>(std::stoul(o.capture_mode, nullptr, 8));
   auto report = capture_snapshot(*host, o.probe, o.capture);
   if (!report) {
-    std::cerr << "gpu-preflight: error: " << report.error().message << "\n";
+    std::cerr << "gpu-preflight: error: " << printable(report.error().message) << "\n";
     return k_exit_error;
   }
-  std::string out =
-      fmt::format("captured {} file(s) into {}\n", report->captured.size(), o.capture_dir);
+  // Paths and OS messages from the host and the snapshot: escaped like every terminal text.
+  std::string out = fmt::format("captured {} file(s) into {}\n", report->captured.size(),
+                                printable(o.capture_dir));
   for (const auto& line : grouped_unreadable(report->unreadable)) {
     out += "  not readable: " + printable(line) + "\n";
   }
   if (!report->unreadable.empty() && ::geteuid() != 0) {
     out += fmt::format("  (an ordinary user cannot read these; as root, `sudo gpu-preflight "
                        "snapshot -o {}`, the snapshot holds them)\n",
-                       o.capture_dir);
+                       printable(o.capture_dir));
   }
   for (const auto& t : report->truncated) {
-    out += "  cut at the size cap: " + t + "\n";
+    out += "  cut at the size cap: " + printable(t) + "\n";
   }
-  out += fmt::format("replay it with: gpu-preflight check --root {}\n", o.capture_dir);
+  out += fmt::format("replay it with: gpu-preflight check --root {}\n", printable(o.capture_dir));
   return write_stdout(out);
 }
 

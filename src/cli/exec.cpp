@@ -1,4 +1,5 @@
 #include "gpf/cli/cli.hpp"
+#include "gpf/util/text.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -27,10 +28,10 @@ int exec_command(const std::vector<std::string>& argv,
   ::execvp(args[0], args.data());
   const int err = errno;
   if (err == ENOENT || err == ENOTDIR) {
-    std::cerr << "gpu-preflight: " << argv[0] << ": command not found\n";
+    std::cerr << "gpu-preflight: " << printable(argv[0]) << ": command not found\n";
     return k_exit_not_found;
   }
-  std::cerr << "gpu-preflight: " << argv[0] << ": " << std::strerror(err) << "\n";
+  std::cerr << "gpu-preflight: " << printable(argv[0]) << ": " << std::strerror(err) << "\n";
   return k_exit_cannot_execute;
 }
 

@@ -42,6 +42,10 @@ using Json = nlohmann::ordered_json;
 constexpr std::size_t k_document_cap = 16u << 20;
 // Lists in the text output name this many nodes, then "+N more" (the JSON has them all).
 constexpr std::size_t k_text_list = 12;
+constexpr std::size_t k_node_findings_kept = 256; // per node: the record stays small
+constexpr std::size_t k_node_models_kept = 16;
+constexpr std::size_t k_unreadable_shown = 20;  // unreadable inputs named on stderr
+constexpr std::size_t k_unreadable_kept = 1000; // and listed in the summary
 // The scale of a median absolute deviation that estimates a normal distribution's standard
 // deviation (https://en.wikipedia.org/wiki/Median_absolute_deviation).
 constexpr double k_mad_scale = 1.4826;
@@ -103,6 +107,10 @@ struct NodeRecord {
   // By Figure: the slowest CUDA start-up, the narrowest PCIe link on a GPU's path, the hottest GPU.
   std::array<std::optional<NodeFigure>, k_figures.size()> figures;
   bool stale = false;
+  // checked_at is later than summarize's clock plus k_clock_skew_s: a wrong clock, not a time;
+  // such a report never supersedes one with a plausible time, and never counts as recent.
+  bool future = false;
+  bool plausible_time() const { return checked_s && !future; }
 
   // Keeps a GPU's value as the node's figure when it is worse than the one kept so far.
   template <class Worse> void keep(Figure f, double value, const std::string& gpu, Worse worse) {
@@ -205,13 +213,20 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     TRY(f["id"].get(nf.id));
     TRY(f["severity"].get(nf.severity));
     TRY(f["gpu"].get(nf.gpu));
-    n.findings.push_back(std::move(nf));
+    if (n.findings.size() < k_node_findings_kept) { // a fixed-size record, whatever the report
+      nf.id = quote_evidence(nf.id, 128);
+      nf.severity = quote_evidence(nf.severity, 16);
+      n.findings.push_back(std::move(nf));
+    }
     return {};
   }));
   TRY(in["gpus"].each([&](const JsonIn& g) -> Result<void> {
     std::optional<std::string> model;
     TRY(g["model"].get(model));
-    ++n.models[model.value_or("unknown model")];
+    const std::string name = quote_evidence(model.value_or("unknown model"), 128);
+    if (n.models.size() < k_node_models_kept || n.models.count(name) != 0) {
+      ++n.models[name];
+    }
     // NVML's temperature, where the report has it
     std::optional<unsigned> celsius;
     TRY(g["health"]["temperature_c"].get(celsius));
@@ -293,9 +308,15 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
   return n;
 }
 
+// How far ahead of this host's clock a report's checked_at may be (clocks of a fleet drift; NTP
+// keeps them within seconds) before it is a future date.
+constexpr std::int64_t k_clock_skew_s = 300;
+
 class Fleet {
 public:
-  explicit Fleet(std::optional<std::int64_t> max_age_s) : m_max_age_s(max_age_s) {}
+  // now_s: this host's clock, against which future dates and ages are judged.
+  Fleet(std::optional<std::int64_t> max_age_s, std::int64_t now_s)
+      : m_max_age_s(max_age_s), m_now_s(now_s) {}
 
   // One document's text from source: parsed, checked and kept as its node's record.
   void document(std::string_view text, const std::string& source) {
@@ -323,15 +344,22 @@ public:
     add(doc, source);
   }
 
+  // Counted always; the first k_unreadable_shown named on stderr, the first k_unreadable_kept
+  // listed in the summary (a file of millions of bad lines costs neither memory nor a flood).
   void unreadable(const std::string& source, std::string why) {
-    std::cerr << "gpu-preflight: summarize: " << printable(source) << ": " << printable(why)
-              << "\n";
-    m_unreadable.push_back({source, std::move(why)});
+    ++m_unreadable_count;
+    if (m_unreadable_count <= k_unreadable_shown) {
+      std::cerr << "gpu-preflight: summarize: " << printable(quote_evidence(source, 256)) << ": "
+                << printable(quote_evidence(why, 512)) << "\n";
+    }
+    if (m_unreadable.size() < k_unreadable_kept) {
+      m_unreadable.push_back({quote_evidence(source, 256), quote_evidence(why, 512)});
+    }
   }
   void not_a_report() { ++m_reports; }
 
   int exit_code() const {
-    if (!m_unreadable.empty() || m_nodes.empty()) {
+    if (m_unreadable_count > 0 || m_nodes.empty()) {
       return k_exit_error;
     }
     for (const auto& [key, n] : m_nodes) {
@@ -344,13 +372,16 @@ public:
 
   Json to_json() const;
   std::string to_text() const;
-  void finish(std::int64_t now_s) {
+  void finish() {
+    if (m_unreadable_count > k_unreadable_shown) {
+      std::cerr << "gpu-preflight: summarize: " << m_unreadable_count - k_unreadable_shown
+                << " more unreadable inputs not named here (counted in the summary)\n";
+    }
     for (auto& [key, n] : m_nodes) {
       if (m_max_age_s) {
-        n.stale = !n.checked_s || now_s - *n.checked_s > *m_max_age_s;
+        n.stale = !n.plausible_time() || m_now_s - *n.checked_s > *m_max_age_s;
       }
     }
-    m_now_s = now_s;
   }
 
 private:
@@ -362,6 +393,14 @@ private:
 
   static bool ready(const NodeRecord& n) { return n.exit_code == 0 && !n.stale; }
 
+  // Counted always, listed up to k_unreadable_kept.
+  void superseded(Superseded s) {
+    ++m_superseded_count;
+    if (m_superseded.size() < k_unreadable_kept) {
+      m_superseded.push_back(std::move(s));
+    }
+  }
+
   void add(const nlohmann::json& doc, const std::string& source) {
     auto record = read_record(doc);
     if (!record) {
@@ -369,6 +408,8 @@ private:
     }
     NodeRecord n = std::move(record).value();
     n.source = source;
+    n.future = n.checked_s && *n.checked_s > m_now_s + k_clock_skew_s;
+    m_future += n.future ? 1 : 0;
     n.seq = m_seq++;
     if (n.hostless) {
       n.key = "\x01" + source; // never a host name
@@ -380,17 +421,19 @@ private:
     auto [it, inserted] = m_nodes.try_emplace(n.key);
     if (!inserted) {
       NodeRecord& old = it->second;
-      // the newer check wins; a report without a readable time is older than any with one
+      // the newer check wins; a report without a plausible time (none readable, or in the
+      // future) is older than any with one, and among those the later input wins
       const auto older = [](const NodeRecord& a, const NodeRecord& b) {
-        const auto ta = a.checked_s.value_or(std::numeric_limits<std::int64_t>::min());
-        const auto tb = b.checked_s.value_or(std::numeric_limits<std::int64_t>::min());
-        return ta != tb ? ta < tb : a.seq < b.seq;
+        const auto time = [](const NodeRecord& r) {
+          return r.plausible_time() ? *r.checked_s : std::numeric_limits<std::int64_t>::min();
+        };
+        return time(a) != time(b) ? time(a) < time(b) : a.seq < b.seq;
       };
       if (older(n, old)) {
-        m_superseded.push_back({n.name, n.source, n.checked_at, old.source, old.checked_at});
+        superseded({n.name, n.source, n.checked_at, old.source, old.checked_at});
         return;
       }
-      m_superseded.push_back({old.name, old.source, old.checked_at, n.source, n.checked_at});
+      superseded({old.name, old.source, old.checked_at, n.source, n.checked_at});
     }
     it->second = std::move(n);
   }
@@ -429,11 +472,14 @@ private:
   static std::vector<std::pair<std::string, int>> spread(const std::map<std::string, int>& counts);
 
   std::optional<std::int64_t> m_max_age_s;
-  std::int64_t m_now_s = 0;
+  std::int64_t m_now_s;
   std::map<std::string, NodeRecord> m_nodes;
-  std::vector<Superseded> m_superseded;
-  std::vector<Unreadable> m_unreadable;
+  std::vector<Superseded> m_superseded; // the first k_unreadable_kept
+  std::size_t m_superseded_count = 0;
+  std::vector<Unreadable> m_unreadable; // the first k_unreadable_kept
+  std::size_t m_unreadable_count = 0;
   std::size_t m_reports = 0;
+  std::size_t m_future = 0; // reports dated in the future, kept or superseded
   std::uint64_t m_seq = 0;
 };
 
@@ -559,9 +605,10 @@ Json Fleet::to_json() const {
   }
   j["reports"] = Json{{"read", m_reports},
                       {"nodes", m_nodes.size()},
-                      {"superseded", m_superseded.size()},
-                      {"unreadable", m_unreadable.size()},
-                      {"stale", stale}};
+                      {"superseded", m_superseded_count},
+                      {"unreadable", m_unreadable_count},
+                      {"stale", stale},
+                      {"future_dated", m_future}};
   j["ready_nodes"] = ready_count;
   j["not_ready_nodes"] = m_nodes.size() - ready_count;
   Json nodes = Json::array();
@@ -574,6 +621,7 @@ Json Fleet::to_json() const {
              {"verdict", n.verdict},
              {"ready", ready(n)},
              {"stale", n.stale},
+             {"future_dated", n.future},
              {"primary_cause", n.primary.empty() ? Json(nullptr) : Json(json_text(n.primary))},
              {"usable_gpus", n.usable},
              {"total_gpus", n.total},
@@ -677,10 +725,13 @@ std::string Fleet::to_text() const {
                      m_nodes.size() == 1 ? "" : "s", m_reports, m_reports == 1 ? "" : "s");
   std::vector<std::string> notes;
   if (!m_superseded.empty()) {
-    notes.push_back(fmt::format("{} superseded", m_superseded.size()));
+    notes.push_back(fmt::format("{} superseded", m_superseded_count));
   }
-  if (!m_unreadable.empty()) {
-    notes.push_back(fmt::format("{} unreadable", m_unreadable.size()));
+  if (m_unreadable_count > 0) {
+    notes.push_back(fmt::format("{} unreadable", m_unreadable_count));
+  }
+  if (m_future > 0) {
+    notes.push_back(fmt::format("{} dated in the future", m_future));
   }
   out += notes.empty() ? "\n" : fmt::format(" ({})\n", fmt::join(notes, ", "));
   out += fmt::format("ready: {} of {}; not ready: {}\n", ready_count, m_nodes.size(),
@@ -708,13 +759,25 @@ std::string Fleet::to_text() const {
   for (const auto& [key, n] : m_nodes) {
     if (n.stale) {
       stale.push_back(printable(n.name) +
-                      (n.checked_s ? fmt::format(" (checked {}, {} ago)", printable(n.checked_at),
-                                                 age_text(m_now_s - *n.checked_s))
-                                   : std::string(" (no readable checked_at)")));
+                      (n.plausible_time()
+                           ? fmt::format(" (checked {}, {} ago)", printable(n.checked_at),
+                                         age_text(m_now_s - *n.checked_s))
+                       : n.future ? std::string(" (checked_at in the future)")
+                                  : std::string(" (no readable checked_at)")));
     }
   }
   if (!stale.empty()) {
     out += fmt::format("  STALE {:>2}  {}\n", stale.size(), listed(stale));
+  }
+  std::vector<std::string> future;
+  for (const auto& [key, n] : m_nodes) {
+    if (n.future) {
+      future.push_back(fmt::format("{} (checked_at {}, {} ahead of this clock)", printable(n.name),
+                                   printable(n.checked_at), age_text(*n.checked_s - m_now_s)));
+    }
+  }
+  if (!future.empty()) {
+    out += fmt::format("  FUTURE {:>2} {}\n", future.size(), listed(future));
   }
 
   const auto groups = finding_groups();
@@ -733,7 +796,7 @@ std::string Fleet::to_text() const {
                                                ? std::string()
                                                : fmt::format(" [{}]", fmt::join(it->second, " "))));
       }
-      out += fmt::format("  {} ({}): {} node{}{}: {}\n", printable(id), g->severity,
+      out += fmt::format("  {} ({}): {} node{}{}: {}\n", printable(id), printable(g->severity),
                          g->nodes.size(), g->nodes.size() == 1 ? "" : "s",
                          g->gpus.empty() ? std::string()
                                          : fmt::format(", {} GPU{}", g->gpus.size(),
@@ -784,7 +847,7 @@ std::string Fleet::to_text() const {
     std::size_t shown = 0;
     for (const auto& s : m_superseded) {
       if (shown++ == k_text_list) {
-        out += fmt::format("  +{} more\n", m_superseded.size() - k_text_list);
+        out += fmt::format("  +{} more\n", m_superseded_count - k_text_list);
         break;
       }
       out +=
@@ -794,8 +857,15 @@ std::string Fleet::to_text() const {
   }
   if (!m_unreadable.empty()) {
     out += "\nunreadable\n";
+    std::size_t shown = 0;
     for (const auto& u : m_unreadable) {
+      if (shown++ == k_text_list) {
+        break;
+      }
       out += fmt::format("  {}: {}\n", printable(u.source), printable(u.why));
+    }
+    if (m_unreadable_count > k_text_list) {
+      out += fmt::format("  +{} more\n", m_unreadable_count - k_text_list);
     }
   }
   return out;
@@ -955,7 +1025,9 @@ CLI::App* add_summarize_command(CLI::App& app, SummarizeOptions& o) {
 }
 
 int run_summarize(const SummarizeOptions& o) {
-  Fleet fleet(parse_age(o.max_age));
+  Fleet fleet(parse_age(o.max_age), std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
   std::vector<std::string> paths = o.paths;
   if (paths.empty()) {
     paths.emplace_back("-");
@@ -997,9 +1069,7 @@ int run_summarize(const SummarizeOptions& o) {
     }
     read_input(in, path, fleet);
   }
-  fleet.finish(std::chrono::duration_cast<std::chrono::seconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count());
+  fleet.finish();
   const std::string out =
       o.format == "json"
           ? fleet.to_json().dump(2, ' ', false, Json::error_handler_t::replace) + "\n"

@@ -3,6 +3,7 @@
 #include "gpf/facts/cuda_json.hpp"
 
 #include "gpf/facts/isolation_json.hpp"
+#include "gpf/util/json_bounded.hpp"
 #include "gpf/util/json_fields.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
@@ -222,42 +223,27 @@ Result<CudaFacts> parse_cuda_json(std::string_view text) {
   }
   // Step lists are cut while parsing, so a padded file never becomes a large document: the
   // first k_max_replayed_steps of each list are kept, then only the first failed step.
-  std::vector<std::string> key_at(k_json_max_depth + 2);
-  std::vector<std::size_t> kept_at(k_json_max_depth + 2);
-  std::vector<bool> failure_kept_at(k_json_max_depth + 2);
-  std::size_t not_kept = 0;
-  const Json::parser_callback_t cut_steps = [&](int depth, Json::parse_event_t event,
-                                                Json& parsed) {
-    const auto d = static_cast<std::size_t>(depth);
-    if (d >= key_at.size()) {
-      return true; // deeper than json_depth_within allows: not reached
+  const JsonObjectFilter cut_steps = [](std::string_view list, const nlohmann::json& step,
+                                        JsonArrayState& st) {
+    if (list != "steps" && list != "enumeration_steps") {
+      return true;
     }
-    if (event == Json::parse_event_t::key) {
-      key_at[d] = parsed.is_string() ? parsed.get<std::string>() : std::string();
-    } else if (event == Json::parse_event_t::array_start) {
-      kept_at[d] = 0;
-      failure_kept_at[d] = false;
-    } else if (event == Json::parse_event_t::object_end && d > 0) {
-      const auto list = d - 1; // the array holding this object, named by the key at its depth
-      if (key_at[list] != "steps" && key_at[list] != "enumeration_steps") {
-        return true;
-      }
-      const auto ok = parsed.find("ok");
-      const bool failed = ok != parsed.end() && *ok == false;
-      if (kept_at[list] < k_max_replayed_steps || (failed && !failure_kept_at[list])) {
-        ++kept_at[list];
-        failure_kept_at[list] = failure_kept_at[list] || failed;
-        return true;
-      }
-      ++not_kept;
-      return false;
+    const auto ok = step.find("ok");
+    const bool failed = ok != step.end() && *ok == false;
+    if (st.kept < k_max_replayed_steps || (failed && !st.flag)) {
+      ++st.kept;
+      st.flag = st.flag || failed;
+      return true;
     }
-    return true;
+    return false;
   };
-  const auto doc = Json::parse(text, cut_steps, false);
-  if (doc.is_discarded()) {
-    return Error{"not valid JSON"};
+  TRY_ASSIGN(auto parsed,
+             parse_json_bounded(text, k_max_json_elements, k_max_json_members, cut_steps));
+  if (parsed.skipped > 0) {
+    return Error{too_wide(parsed.skipped)};
   }
+  const auto& doc = parsed.doc;
+  const std::size_t not_kept = parsed.dropped_by_filter;
   CudaFacts facts;
   facts.ran = true; // a recorded file says the probe ran unless it says otherwise
   TRY(json_fields::read_object(JsonIn(doc, "", json_fields::k_string_cap), facts));

@@ -3,6 +3,7 @@
 #include "gpf/facts/nvml_json.hpp"
 
 #include "gpf/facts/isolation_json.hpp"
+#include "gpf/util/json_bounded.hpp"
 #include "gpf/util/json_fields.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
@@ -137,10 +138,11 @@ Result<NvmlFacts> parse_nvml_json(std::string_view text) {
   if (!json_depth_within(text)) {
     return Error{fmt::format("nested deeper than {} levels", k_json_max_depth)};
   }
-  const auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    return Error{"not valid JSON"};
+  TRY_ASSIGN(auto parsed, parse_json_bounded(text, k_max_json_elements, k_max_json_members));
+  if (parsed.skipped > 0) {
+    return Error{too_wide(parsed.skipped)};
   }
+  const auto& doc = parsed.doc;
   NvmlFacts n;
   TRY(json_fields::read_object(JsonIn(doc, "", json_fields::k_string_cap), n));
   return n;

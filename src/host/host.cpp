@@ -171,6 +171,42 @@ std::optional<std::string> not_regular(int fd) {
   return std::string("not a regular file (") + what + "): a snapshot holds regular files only";
 }
 
+// A file opened for reading only when it is a regular file: looked at first through an O_PATH
+// descriptor (path_fd), which opens nothing (no device's open routine runs, no FIFO is touched),
+// then the same inode reopened through /proc/self/fd. Without /proc, open_direct() opens it and
+// it is checked after. Returns the fd or -errno; odd says why a file that is not regular was
+// refused (-EINVAL).
+template <class OpenDirect>
+int open_regular(int path_fd, const OpenDirect& open_direct, std::optional<std::string>& odd) {
+  if (path_fd < 0) {
+    return path_fd;
+  }
+  if (auto why = not_regular(path_fd)) {
+    ::close(path_fd);
+    odd = std::move(why);
+    return -EINVAL;
+  }
+  const std::string proc = fmt::format("/proc/self/fd/{}", path_fd);
+  int fd = ::open(proc.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  const int err = errno;
+  ::close(path_fd);
+  if (fd >= 0) {
+    return fd;
+  }
+  if (err != ENOENT) {
+    return -err;
+  }
+  fd = open_direct();
+  if (fd >= 0) {
+    if (auto why = not_regular(fd)) {
+      ::close(fd);
+      odd = std::move(why);
+      return -EINVAL;
+    }
+  }
+  return fd;
+}
+
 // openat2(2) with RESOLVE_IN_ROOT (Linux 5.6+); -ENOSYS where the kernel lacks it.
 int open_in_root(int root_fd, std::string_view rel, int flags) {
   open_how how{};
@@ -390,20 +426,20 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
   if (auto refused = guard(HostAccess::Kind::file, path)) {
     return *refused;
   }
-  const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  // A snapshot holds regular files only: a FIFO, socket or device node in it (/dev/zero as
+  // dmesg.txt) would hang or never end, so it is an error, and never opened. Live proc and sysfs
+  // files are read as they are (their sizes say nothing). Read in chunks until EOF or one byte past
+  // the cap.
+  const auto open_direct = [&] { return open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK); };
+  std::optional<std::string> odd;
+  const int fd = m_live ? open_direct() : open_regular(open_path(path, O_PATH), open_direct, odd);
+  if (odd) {
+    record_error(HostAccess::Kind::file, path, *odd);
+    return Error{*odd};
+  }
   if (fd < 0) {
     record(HostAccess::Kind::file, path, -fd);
     return Error{os_error(-fd)};
-  }
-  // A snapshot holds regular files only: a FIFO, socket or device node in it (/dev/zero as
-  // dmesg.txt) would hang or never end, so it is an error, not read. Live proc and sysfs files are
-  // read as they are (their sizes say nothing). Read in chunks until EOF or one byte past the cap.
-  if (!m_live) {
-    if (auto odd = not_regular(fd)) {
-      ::close(fd);
-      record_error(HostAccess::Kind::file, path, *odd);
-      return Error{*odd};
-    }
   }
   FileContent content;
   // Through a buffer on the stack: most inputs are a few bytes (sysfs attributes), and growing the
@@ -624,15 +660,15 @@ Result<std::unique_ptr<ByteStream>> Host::open_ring_buffer() const {
     return Error{"dmesg.txt: " + std::string(trim(injected->data)) +
                  " (recorded in the snapshot's dmesg.error)"};
   }
-  const int fd = open_path("dmesg.txt", O_RDONLY | O_NOCTTY | O_NONBLOCK);
-  const int err = fd >= 0 ? 0 : -fd;
-  if (err == 0) {
-    if (auto odd = not_regular(fd)) {
-      ::close(fd);
-      record_error(HostAccess::Kind::file, "dmesg.txt", *odd);
-      return Error{"dmesg.txt: " + *odd};
-    }
+  std::optional<std::string> odd;
+  const int fd = open_regular(
+      open_path("dmesg.txt", O_PATH),
+      [&] { return open_path("dmesg.txt", O_RDONLY | O_NOCTTY | O_NONBLOCK); }, odd);
+  if (odd) {
+    record_error(HostAccess::Kind::file, "dmesg.txt", *odd);
+    return Error{"dmesg.txt: " + *odd};
   }
+  const int err = fd >= 0 ? 0 : -fd;
   record(HostAccess::Kind::file, "dmesg.txt", err);
   if (err == ENOENT) {
     return std::unique_ptr<ByteStream>();
@@ -708,14 +744,15 @@ Result<std::unique_ptr<ByteStream>> Host::open_journal() const {
       add_dir(sub, false);
     }
     for (const auto& path : candidates) {
-      const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+      std::optional<std::string> odd;
+      const int fd = open_regular(
+          open_path(path, O_PATH | O_NOFOLLOW),
+          [&] { return open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW); }, odd);
+      if (odd) {
+        continue; // a FIFO, device or other non-file named *.journal is neither opened nor read
+      }
       if (fd < 0) {
         errors.push_back(path + ": " + os_error(-fd));
-        continue;
-      }
-      struct stat st {};
-      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd); // a FIFO, device or other non-file named *.journal is not read
         continue;
       }
       input.files.emplace_back(path, OwnedFd(fd));
@@ -806,8 +843,15 @@ Host::open_kernel_log(std::vector<LogSourceAttempt>* attempts) const {
     if (auto it = m_unreadable.find(std::string(path)); !m_live && it != m_unreadable.end()) {
       file = Error{label + ": " + it->second};
     } else {
-      const int fd = open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-      if (fd >= 0) {
+      // whatever it is, only a regular file is opened (a FIFO would stall the read, a device
+      // feed it endlessly)
+      std::optional<std::string> odd;
+      const int fd = open_regular(
+          open_path(path, O_PATH),
+          [&] { return open_path(path, O_RDONLY | O_NOCTTY | O_NONBLOCK); }, odd);
+      if (odd) {
+        file = Error{label + ": " + *odd};
+      } else if (fd >= 0) {
         file = fd_stream(fd, label);
       } else if (-fd != ENOENT && -fd != ENOTDIR) {
         file = Error{label + ": " + os_error(-fd)};

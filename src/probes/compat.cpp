@@ -166,7 +166,8 @@ DriverLibrary find_library(const Host& host, const Facts& facts,
   }
   if (cache) {
     if (const auto* entry = find_in_ld_cache(*cache, lib.soname, native_ld_cache_flags())) {
-      if (try_candidate(host, normalize_absolute_path(entry->path), shown(k_ld_cache), lib)) {
+      if (try_candidate(host, normalize_absolute_path(std::string(entry->path)), shown(k_ld_cache),
+                        lib)) {
         return lib;
       }
     }
@@ -262,7 +263,8 @@ ProbeStatus probe_compat(const Host& host, const ProbeOptions& options, Facts& f
   read_module_versions(host, facts, status, compat);
 
   std::optional<LdCache> cache;
-  if (auto content = host.read_file(k_ld_cache, k_ld_cache_cap)) {
+  auto content = host.read_file(k_ld_cache, k_ld_cache_cap); // the cache's entries view it
+  if (content) {
     auto parsed = parse_ld_so_cache(content->data);
     if (parsed) {
       compat.ld_cache =

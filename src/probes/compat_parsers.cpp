@@ -33,17 +33,22 @@ template <class T> T load(std::string_view data, std::size_t offset) {
   return value;
 }
 
-// A NUL-terminated string at base+offset inside data, or an Error.
-Result<std::string> string_at(std::string_view data, std::size_t base, std::uint64_t offset) {
+constexpr std::size_t k_max_string = 4096; // PATH_MAX: no soname or path is longer
+
+// A NUL-terminated string at base+offset inside data (a view of it), or an Error.
+Result<std::string_view> string_at(std::string_view data, std::size_t base, std::uint64_t offset) {
   if (base > data.size() || offset >= data.size() - base) {
     return Error{"string offset out of bounds"};
   }
   const auto start = base + static_cast<std::size_t>(offset);
-  const auto end = data.find('\0', start);
+  const auto window = data.substr(start, k_max_string + 1);
+  const auto end = window.find('\0');
   if (end == std::string_view::npos) {
-    return Error{"unterminated string"};
+    return Error{window.size() > k_max_string
+                     ? "a string longer than " + std::to_string(k_max_string) + " bytes"
+                     : std::string("unterminated string")};
   }
-  return std::string(data.substr(start, end - start));
+  return window.substr(0, end);
 }
 
 Result<LdCache> parse_new(std::string_view data, std::size_t base, std::string format) {
@@ -69,8 +74,8 @@ Result<LdCache> parse_new(std::string_view data, std::size_t base, std::string f
       return Error{"entry " + std::to_string(i) + ": " +
                    (!name ? name.error().message : path.error().message)};
     }
-    cache.entries.push_back({std::move(name).value(), std::move(path).value(),
-                             load<std::int32_t>(data, at), load<std::uint64_t>(data, at + 16)});
+    cache.entries.push_back(
+        {*name, *path, load<std::int32_t>(data, at), load<std::uint64_t>(data, at + 16)});
   }
   return cache;
 }
@@ -103,8 +108,7 @@ Result<LdCache> parse_old(std::string_view data) {
       return Error{"entry " + std::to_string(i) + ": " +
                    (!name ? name.error().message : path.error().message)};
     }
-    cache.entries.push_back(
-        {std::move(name).value(), std::move(path).value(), load<std::int32_t>(data, at), 0});
+    cache.entries.push_back({*name, *path, load<std::int32_t>(data, at), 0});
   }
   return cache;
 }

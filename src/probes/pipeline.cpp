@@ -120,7 +120,9 @@ Facts collect_facts(const Host& host, const ProbeOptions& options) {
     status.what = probe.what;
     status.duration_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    status.cut = host.take_cut_reads();
+    auto reads = host.take_cut_reads(); // files cut at their read cap, then the probe's own cuts
+    reads.insert(reads.end(), status.cut.begin(), status.cut.end());
+    status.cut = std::move(reads);
     facts.probes.push_back(std::move(status));
   }
   return facts;

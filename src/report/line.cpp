@@ -37,6 +37,7 @@ std::string render_line(const Report& r) {
 std::string render_summary(const Report& r, bool sets_environment) {
   std::string line = render_line(r);
   line.pop_back();
+  line = printable(line); // bus ids come from the host or a snapshot: shown, not obeyed
   const Assessment& a = r.assessment;
   if (a.verdict != Verdict::fail) {
     line += sets_environment

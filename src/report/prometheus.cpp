@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <utility>
@@ -111,10 +112,17 @@ std::string render_prometheus(const Report& r) {
   if (any_startup) {
     e.family("gpu_preflight_cuda_startup_seconds",
              "Time from loading libcuda to a working CUDA context, per GPU.");
+    // One series per bus id: CUDA devices that share one (a damaged cuda.json, a driver listing a
+    // GPU twice) would repeat a series, which node_exporter drops; the slowest is the GPU's figure.
+    std::map<std::string, double> slowest;
     for (const auto& d : facts.cuda.devices) {
       if (d.startup_ms) {
-        e.sample({{"bus_id", d.bus_id}}, *d.startup_ms / 1000.0);
+        auto [it, fresh] = slowest.emplace(d.bus_id, *d.startup_ms);
+        it->second = fresh ? it->second : std::max(it->second, *d.startup_ms);
       }
+    }
+    for (const auto& [bus, ms] : slowest) {
+      e.sample({{"bus_id", bus}}, ms / 1000.0);
     }
   }
   e.family("gpu_preflight_probe_duration_seconds", "How long each probe of the last check took.");

@@ -303,16 +303,17 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     out += "  no GPU can be recommended\n";
   } else {
     if (a.recommendation.cuda_device_order) {
-      exports =
-          fmt::format("CUDA_DEVICE_ORDER={} ", shell_quote(*a.recommendation.cuda_device_order));
+      // shell-quoted for pasting, then escaped: a quote does not stop a terminal obeying ESC
+      exports = fmt::format("CUDA_DEVICE_ORDER={} ",
+                            printable(shell_quote(*a.recommendation.cuda_device_order)));
       out += fmt::format("  export CUDA_DEVICE_ORDER={}\n",
-                         shell_quote(*a.recommendation.cuda_device_order));
+                         printable(shell_quote(*a.recommendation.cuda_device_order)));
     }
     // quoted as in the env format, so the line can be pasted into a shell as it is
-    exports +=
-        fmt::format("CUDA_VISIBLE_DEVICES={}", shell_quote(a.recommendation.cuda_visible_devices));
+    exports += fmt::format("CUDA_VISIBLE_DEVICES={}",
+                           printable(shell_quote(a.recommendation.cuda_visible_devices)));
     out += fmt::format("  export CUDA_VISIBLE_DEVICES={}\n",
-                       shell_quote(a.recommendation.cuda_visible_devices));
+                       printable(shell_quote(a.recommendation.cuda_visible_devices)));
     if (a.recommendation.single_gpu_only()) {
       append_wrapped(out,
                      "  (one GPU only until a multi-GPU start-up test passes; see the findings)", 0,

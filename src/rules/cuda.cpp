@@ -2,6 +2,9 @@
 // live CUDA probe saw (library, symbols, cuInit, each GPU, the multi-GPU test).
 #include "common.hpp"
 #include "gpf/facts/cuda_json.hpp"
+#include "gpf/facts/multi_gpu_cut.hpp"
+
+#include <cmath>
 
 namespace gpf {
 namespace {
@@ -112,6 +115,20 @@ std::string steps_text(const std::vector<CudaStep>& steps) {
 const CudaStep* first_bad(const std::vector<CudaStep>& steps) {
   auto it = std::find_if(steps.begin(), steps.end(), [](const CudaStep& s) { return !s.ok; });
   return it == steps.end() ? nullptr : &*it;
+}
+
+// CUDA_ERROR_OUT_OF_MEMORY (2) at context creation is "in use" only while some process may hold
+// the memory: not when no process holds the GPU's node (gpu-processes ran) and NVML, which ran,
+// lists no process on it. Then the GPU is out of memory by itself: a failure.
+bool oom_without_holder(const Facts& f, const CudaDevice& d) {
+  const auto bad =
+      std::find_if(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return !s.ok; });
+  if (!d.in_use || bad == d.steps.end() || bad->error_code != 2 || !d.holders.empty() ||
+      !f.topology.gpu_processes.ran || !f.nvml.ran) {
+    return false;
+  }
+  const NvmlGpu* n = f.nvml.gpu_by_bus(d.bus_id);
+  return n != nullptr && n->processes && n->processes->empty();
 }
 
 std::string device_label(const CudaDevice& d) {
@@ -285,8 +302,9 @@ MultiCauses multi_causes(const Facts& f) {
 
 std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
   const auto& cuda = c.facts.cuda;
-  if (!cuda.multi_gpu_ran || cuda.multi_gpu_ok != false || multi_hung(cuda) != hung) {
-    return {};
+  if (!cuda.multi_gpu_ran || cuda.multi_gpu_ok != false || multi_hung(cuda) != hung ||
+      multi_gpu_cut_in_init(cuda)) {
+    return {}; // cut short in its own cuInit: cuda.multi-gpu-not-completed, not a P2P finding
   }
   std::vector<std::string> ev;
   if (const CudaStep* bad = first_bad(cuda.multi_gpu_steps)) {
@@ -753,7 +771,8 @@ std::span<const Rule> cuda_rules() {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
            const CudaStep* bad = first_bad(d.steps);
-           if (!c.facts.cuda.enumerated() || d.usable || d.in_use || (bad && bad->timed_out)) {
+           if (!c.facts.cuda.enumerated() || d.usable ||
+               (d.in_use && !oom_without_holder(c.facts, d)) || (bad && bad->timed_out)) {
              continue; // a GPU held by another process is cuda.gpu-in-use, not broken
            }
            if (!bad) {
@@ -790,8 +809,8 @@ std::span<const Rule> cuda_rules() {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
            const CudaStep* bad = first_bad(d.steps);
-           if (!c.facts.cuda.enumerated() || !d.in_use || !bad) {
-             continue;
+           if (!c.facts.cuda.enumerated() || !d.in_use || !bad || oom_without_holder(c.facts, d)) {
+             continue; // out of memory with no holder anywhere: cuda.gpu-failed
            }
            std::vector<std::string> ev{fmt::format("{}: {}", device_label(d), step_error(*bad))};
            ev.push_back(
@@ -999,6 +1018,45 @@ std::span<const Rule> cuda_rules() {
            "NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);
+       }},
+      // Info, no effect: the copies were not tried, so nothing is known against them.
+      {.id = "cuda.multi-gpu-not-completed",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The multi-GPU test gets past its own cuInit before the deadline",
+       .remedy =
+           "Run nvidia-persistenced so that each process's cuInit is fast, or raise --cuda-timeout",
+       .source = "docs/cuda-probe.md#schedule-and-deadlines",
+       .explanation =
+           "Every CUDA process pays cuInit; without nvidia-persistenced it can take seconds. The "
+           "multi-GPU child starts after enumeration, so when cuInit alone costs half the deadline "
+           "or more it is killed inside its own cuInit, having run for less time than the per-GPU "
+           "children needed for theirs. That is a test that did not complete, not a hang between "
+           "GPUs: peer-to-peer copies were not checked, and the GPUs stay in the recommendation.",
+       .evidence = "how long the multi-GPU child was in cuInit, the slowest per-GPU cuInit, the "
+                   "GPUs it covered and --cuda-timeout",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         const auto cut = multi_gpu_cut_in_init(cuda);
+         if (!cut) {
+           return {};
+         }
+         const double more_s = std::ceil((cut->per_gpu_init_ms - cut->in_init_ms) / 1000.0);
+         Hit hit{
+             fmt::format("Multi-GPU test not completed in time: its cuInit was still running "
+                         "at the deadline after {}, while each GPU's own cuInit took up to "
+                         "{}; peer-to-peer copies were not checked",
+                         ms_text(cut->in_init_ms), ms_text(cut->per_gpu_init_ms)),
+             {fmt::format("multi-GPU child: cuInit killed at the deadline after {}",
+                          ms_text(cut->in_init_ms)),
+              fmt::format("slowest per-GPU cuInit: {}", ms_text(cut->per_gpu_init_ms)),
+              fmt::format("GPUs tested together: CUDA {}", fmt::join(cuda.multi_gpu_devices, ", ")),
+              timeout_evidence(cuda)}};
+         hit.remedy =
+             fmt::format("Run nvidia-persistenced so that each process's cuInit is fast, or raise "
+                         "--cuda-timeout from {:g} s to at least {:g} s",
+                         cuda.timeout_s, cuda.timeout_s + std::max(1.0, more_s));
+         return {hit};
        }},
   };
   return rows;

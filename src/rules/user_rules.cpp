@@ -6,6 +6,7 @@
 
 #include "gpf/util/tenths.hpp"
 #include "gpf/util/text.hpp"
+#include "gpf/util/text_pattern.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,7 +14,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <set>
 
 namespace gpf {
@@ -72,7 +72,7 @@ struct UserCheck {
   std::optional<Version> max;
   std::optional<std::string> equals;
   std::vector<std::string> one_of;
-  std::optional<std::regex> matches;
+  std::optional<TextPattern> matches;
   std::string matches_text;
   std::vector<std::string> contains;
   std::vector<std::string> excludes;
@@ -237,8 +237,14 @@ std::string violation(const UserCheck& check, const FactValue& v) {
         std::find(check.one_of.begin(), check.one_of.end(), *v.text) == check.one_of.end()) {
       return fmt::format("\"{}\" is not one of {}", *v.text, fmt::join(check.one_of, ", "));
     }
-    if (check.matches && !std::regex_search(*v.text, *check.matches)) {
-      return fmt::format("\"{}\" does not match /{}/", *v.text, check.matches_text);
+    if (check.matches && !check.matches->found_in(*v.text)) {
+      if (v.text->size() > TextPattern::k_max_value) {
+        return fmt::format("the value ({} bytes) is longer than {} bytes, which `matches` never "
+                           "matches",
+                           v.text->size(), TextPattern::k_max_value);
+      }
+      return fmt::format("\"{}\" does not match \"{}\"", quote_evidence(*v.text),
+                         check.matches_text);
     }
   }
   if (v.set) {
@@ -313,9 +319,25 @@ Error at(const std::string& file, const std::string& pointer, const std::string&
   return Error{to_valid_utf8(fmt::format("{}: {}: {}", file, pointer, what))};
 }
 
+// Two or more '.'-separated words of [a-z0-9], each '-' between two such characters.
 bool valid_id(std::string_view id) {
-  static const std::regex k_id(R"(^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)+$)");
-  return id.size() <= 128 && std::regex_match(id.begin(), id.end(), k_id);
+  if (id.empty() || id.size() > 128) {
+    return false;
+  }
+  std::size_t dots = 0;
+  char prev = '.';
+  for (const char c : id) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && (c != '.' && c != '-')) {
+      return false;
+    }
+    if (!alnum && (prev == '.' || prev == '-')) {
+      return false; // an empty word, or '-' not between two characters
+    }
+    dots += c == '.' ? 1 : 0;
+    prev = c;
+  }
+  return dots > 0 && prev != '.' && prev != '-';
 }
 
 std::string short_json(const Json& j) {
@@ -419,13 +441,15 @@ struct Reader {
         parts.push_back(fmt::format("in [{}]", fmt::join(c->one_of, ", ")));
       } else if (key == "matches" && c->kind == FactKind::text) {
         TRY_ASSIGN(auto t, text(value, p));
-        try {
-          c->matches = std::regex(t, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
-          return at(file, p, fmt::format("not a valid regular expression: {}", e.what()));
+        auto pattern = TextPattern::parse(t);
+        if (!pattern) {
+          return at(
+              file, p,
+              fmt::format("not a valid pattern (docs/user-rules.md): {}", pattern.error().message));
         }
+        c->matches = *pattern;
         c->matches_text = t;
-        parts.push_back(fmt::format("matches /{}/", t));
+        parts.push_back(fmt::format("matches \"{}\"", t));
       } else if ((key == "contains" || key == "excludes") && c->kind == FactKind::set) {
         TRY_ASSIGN(auto list, texts(value, p));
         (key == "contains" ? c->contains : c->excludes) = list;

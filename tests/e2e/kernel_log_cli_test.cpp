@@ -39,15 +39,23 @@ TEST_CASE("option --dmesg - reads the log from stdin") {
   CHECK(doc.at("facts").at("log").at("source") == "stdin");
 }
 
-TEST_CASE("option --dmesg naming a file that cannot be read warns, never passes") {
+TEST_CASE("option --dmesg: a missing file is a usage error; one that cannot be read warns") {
+  // the user's own input, not the node's: a typo is exit 2, never a node verdict
+  const auto missing = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg",
+                                      "/nonexistent/kern.log", "--format", "json"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.empty());
+  CHECK(missing.err.find("--dmesg: /nonexistent/kern.log: No such file or directory") !=
+        std::string::npos);
+  // it exists but cannot be read as a log (a directory): the log was not checked, a warning
   const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg",
-                                "/nonexistent/kern.log", "--format", "json"});
+                                fixture("healthy-4gpu"), "--format", "json"});
   REQUIRE(r.exit_code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc.at("verdict") == "warn");
   CHECK(finding(doc, "log.not-readable") != nullptr);
   CHECK(run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg",
-                       "/nonexistent/kern.log", "--strict"})
+                       fixture("healthy-4gpu"), "--strict"})
             .exit_code == 1);
 }
 

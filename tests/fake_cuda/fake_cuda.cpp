@@ -17,10 +17,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -296,6 +299,54 @@ FAKE_EXPORT CUresult cuDriverGetVersion(int* version) {
   return k_success;
 }
 
+namespace {
+
+// A helper process as a driver library may start (nvidia-modprobe, a daemon): forked, deaf to
+// SIGTERM and SIGHUP, outliving the process that started it; it appends its pid to pids_file and
+// lives 60 s. Named "fake-cuda-help" so that a test can tell it from a reused pid.
+void start_helper(const char* pids_file) {
+  const pid_t pid = ::fork();
+  if (pid != 0) {
+    return;
+  }
+  ::prctl(PR_SET_NAME, "fake-cuda-help");
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
+  const int fd = ::open(pids_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    const std::string line = std::to_string(::getpid()) + "\n";
+    (void)!::write(fd, line.data(), line.size());
+    ::close(fd);
+  }
+  sleep_ms(60000);
+  ::_exit(0);
+}
+
+// A library writing into descriptors it does not own: bytes of 'x' into every pipe this process
+// holds (the child's protocol pipe among them), a '\n' after every line_len bytes (none when 0).
+void pipe_junk(long bytes, long line_len) {
+  std::string chunk;
+  for (long i = 0; i < bytes; ++i) {
+    chunk += (line_len > 0 && (i + 1) % (line_len + 1) == 0) ? '\n' : 'x';
+  }
+  for (int fd = 3; fd < 256; ++fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+      continue;
+    }
+    std::size_t done = 0;
+    while (done < chunk.size()) {
+      const ssize_t n = ::write(fd, chunk.data() + done, chunk.size() - done);
+      if (n <= 0) {
+        break; // the read end is closed, or not writable: the parent stopped listening
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+}
+
+} // namespace
+
 FAKE_EXPORT CUresult cuInit(unsigned int flags) {
   if (stub()) {
     return k_stub_library;
@@ -311,6 +362,12 @@ FAKE_EXPORT CUresult cuInit(unsigned int flags) {
   }
   if (const char* link = std::getenv("FAKE_CUDA_LINK_AT")) {
     ::symlink("../nvidiactl", link); // what the real cuInit does to /dev/char/195:255
+  }
+  if (const char* pids = env("FAKE_CUDA_HELPER")) {
+    start_helper(pids);
+  }
+  if (env("FAKE_CUDA_PIPE_JUNK")) {
+    pipe_junk(env_long("FAKE_CUDA_PIPE_JUNK", 0), env_long("FAKE_CUDA_PIPE_JUNK_LINE", 0));
   }
   if (env_flag("FAKE_CUDA_INIT_HANG")) {
     hang();

@@ -8,6 +8,10 @@
 
 #include <signal.h>
 
+#include <fstream>
+#include <sstream>
+#include <thread>
+
 using namespace gpf::fault;
 using gpf::test::evidence;
 using gpf::test::finding;
@@ -108,6 +112,110 @@ TEST_CASE(
     CHECK_THAT(r.err, Catch::Contains("child processes were stopped and reaped"));
     CHECK(r.out.empty()); // no half report
     CHECK_FALSE(r.children_seen.empty());
+    check_no_child_left(r);
+  }
+}
+
+TEST_CASE("faults cuda: a slow cuInit in every process is not a multi-GPU hang; --min-gpus 4 "
+          "still passes") {
+  // Enumeration ends at ~1.5 s; the multi-GPU child starts then and needs another 1.5 s in its
+  // own cuInit, so the 2.5 s deadline kills it there after ~1 s: shorter than each GPU's cuInit.
+  RunOptions options;
+  options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_MS", "1500"}};
+  const auto r = run_watched(
+      live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "2.5", "--min-gpus", "4"}), options);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  const json j = r.json();
+  INFO(j.at("findings").dump(1));
+  CHECK(r.exit_code == 0);
+  CHECK(finding(j, "cuda.multi-gpu-hung") == nullptr);
+  CHECK(finding(j, "cuda.multi-gpu-failed") == nullptr);
+  CHECK(finding(j, "gpu.too-few-usable") == nullptr);
+  const json* f = finding(j, "cuda.multi-gpu-not-completed");
+  REQUIRE(f);
+  CHECK(f->at("severity") == "info");
+  CHECK_THAT(f->at("message").get<std::string>(), Catch::Contains("not completed in time"));
+  CHECK_THAT(evidence(*f),
+             Catch::Contains("multi-GPU child: cuInit killed at the deadline after") &&
+                 Catch::Contains("slowest per-GPU cuInit: 1.5"));
+  CHECK(j.at("cuda_visible_devices").get<std::string>().size() == 7); // all four GPUs kept
+  check_no_child_left(r);
+}
+
+TEST_CASE("faults cuda: helper processes the driver library forks die with the stage") {
+  // Every child's cuInit forks a helper deaf to SIGTERM that would live 60 s; the children finish
+  // normally (not killed at a deadline), so only killing each child's whole group ends them.
+  TempDir scratch;
+  const std::string pids_file = scratch.str() + "/helpers";
+  RunOptions options;
+  options.env = {{"FAKE_CUDA_GPUS", "2"}, {"FAKE_CUDA_HELPER", pids_file}};
+  const auto r = run_watched(live_args(fixture("cuda-4gpu")), options);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.seconds < 10);
+  const std::string text = scratch.read("helpers");
+  std::vector<pid_t> helpers;
+  std::istringstream in(text);
+  for (long pid = 0; in >> pid;) {
+    helpers.push_back(static_cast<pid_t>(pid));
+  }
+  CHECK(helpers.size() >= 3); // enumeration, a child per GPU, the multi-GPU child
+  const auto alive = [&] {
+    std::vector<pid_t> left;
+    for (const pid_t pid : helpers) {
+      std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+      std::string name;
+      if (comm && std::getline(comm, name) && name == "fake-cuda-help") {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string all((std::istreambuf_iterator<char>(stat)), {});
+        const auto close = all.rfind(')');
+        if (close != std::string::npos && close + 2 < all.size() && all[close + 2] != 'Z') {
+          left.push_back(pid); // alive (a zombie is dead, waiting for init to reap it)
+        }
+      }
+    }
+    return left;
+  };
+  std::vector<pid_t> left = alive();
+  for (int i = 0; i < 100 && !left.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    left = alive();
+  }
+  for (const pid_t pid : left) {
+    UNSCOPED_INFO("helper " << pid << " outlived the check");
+    ::kill(pid, SIGKILL);
+  }
+  CHECK(left.empty());
+  check_no_child_left(r);
+}
+
+TEST_CASE("faults cuda: a child's over-long line or flood of bytes is a protocol error at once, "
+          "not a hang") {
+  struct Case {
+    const char* bytes;
+    const char* line;
+    const char* why;
+  };
+  for (const Case c : {Case{"100000", "", "a line longer than 65536 bytes"},
+                       Case{"6000000", "1000", "more than 4194304 bytes"}}) {
+    INFO(c.why);
+    RunOptions options;
+    options.env = {{"FAKE_CUDA_GPUS", "2"}, {"FAKE_CUDA_PIPE_JUNK", c.bytes}};
+    if (*c.line != '\0') {
+      options.env.emplace("FAKE_CUDA_PIPE_JUNK_LINE", c.line);
+    }
+    const auto r = run_watched(live_args(fixture("cuda-4gpu"), {"--cuda-timeout", "20"}), options);
+    INFO("stderr: " << r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.seconds < 10); // not the 20 s deadline
+    CHECK(r.exit_code == 1);
+    const json j = r.json();
+    CHECK(finding(j, "cuda.init-hung") == nullptr);
+    const json* f = finding(j, "cuda.init-failed");
+    REQUIRE(f);
+    CHECK_THAT(evidence(*f),
+               Catch::Contains("killed for a protocol error: it wrote " + std::string(c.why)));
     check_no_child_left(r);
   }
 }

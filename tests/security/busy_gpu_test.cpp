@@ -172,3 +172,20 @@ TEST_CASE("security: --skip-busy and process.holds-gpu agree about a process, by
   REQUIRE(held);
   CHECK_THAT(held->at("message").get<std::string>(), Catch::Contains("pid 5151 (trainer)"));
 }
+
+TEST_CASE("security: out of memory with no process on the GPU anywhere is a failure, not in use") {
+  // no process holds a GPU node, and NVML lists no process on any GPU
+  Root root({});
+  const auto r =
+      live(root.dir.path.string(),
+           {{"FAKE_CUDA_GPU_CTX_ERROR", "3:2"},
+            {"FAKE_NVML_BUS_IDS", "0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0"}},
+           {"--libnvml", GPF_FAKE_LIBNVML});
+  INFO(r.err);
+  const json j = json::parse(r.out);
+  CHECK(finding(j, "cuda.gpu-in-use") == nullptr);
+  const json* f = finding(j, "cuda.gpu-failed");
+  REQUIRE(f);
+  CHECK(f->at("gpu") == "0000:04:00.0");
+  CHECK(j.at("cuda_visible_devices") == "0,1,2");
+}

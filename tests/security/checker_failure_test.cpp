@@ -144,3 +144,28 @@ TEST_CASE("security: NaN, infinite and negative --cuda-timeout are refused by th
             {"--root", fixture("healthy-4gpu"), "--cuda-timeout", "2.5", "--format", "line"})
             .exit_code == 0);
 }
+
+TEST_CASE("security: a user-named input that does not exist, or a FIFO as --rules, is exit 2") {
+  // the user's typo is not a verdict about the node: --dmesg gave exit 0, --libcuda exit 1, and
+  // --rules on a FIFO blocked forever
+  const auto dmesg = run_preflight({"--root", fixture("healthy-4gpu"), "--dmesg", "/no/such/log"});
+  CHECK(dmesg.exit_code == 2);
+  CHECK(dmesg.err.find("--dmesg: /no/such/log: No such file or directory") != std::string::npos);
+  const auto lib =
+      run_preflight({"--root", fixture("healthy-4gpu"), "--libcuda", "/no/such/libcuda.so.1"});
+  CHECK(lib.exit_code == 2);
+  CHECK(lib.err.find("--libcuda: /no/such/libcuda.so.1: No such file or directory") !=
+        std::string::npos);
+  char dir[] = "/tmp/gpf-fifo-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/rules.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  RunOptions options;
+  options.limit_s = 20;
+  const auto rules = run_binary({"--root", fixture("healthy-4gpu"), "--rules", fifo}, options);
+  ::unlink(fifo.c_str());
+  ::rmdir(dir);
+  REQUIRE_FALSE(rules.timed_out);
+  CHECK(rules.exit_code == 2);
+  CHECK(rules.err.find("--rules: " + fifo + ": not a regular file") != std::string::npos);
+}

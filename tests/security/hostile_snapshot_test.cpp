@@ -73,6 +73,30 @@ TEST_CASE("security: a device node in a snapshot is not read") {
   CHECK(has(findings_of(r), "dmesg.txt: not a regular file (a character device)"));
 }
 
+TEST_CASE("security: the syslog fallback files of a snapshot are opened only when regular") {
+  // no dmesg.txt and no journal: the check falls back to var/log/kern.log, messages, syslog
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  fs::create_directories(t.path / "var/log");
+  REQUIRE(::mkfifo((t.path / "var/log/kern.log").c_str(), 0600) == 0);
+  const bool root = ::geteuid() == 0;
+  if (root) { // /dev/zero's numbers: it used to be read to the cap
+    REQUIRE(::mknod((t.path / "var/log/messages").c_str(), S_IFCHR | 0600, ::makedev(1, 5)) == 0);
+  } else {
+    WARN("the device-node case skipped: mknod needs root");
+  }
+  RunOptions options;
+  options.limit_s = 60;
+  const auto r = run_binary({"--root", t.path.string(), "--format", "json"}, options);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.seconds < 10); // a FIFO stalled the read for 30 s
+  const auto found = findings_of(r);
+  CHECK(has(found, "var/log/kern.log: not a regular file (a FIFO)"));
+  if (root) {
+    CHECK(has(found, "var/log/messages: not a regular file (a character device)"));
+  }
+}
+
 TEST_CASE("security: a link to a host device resolves inside the snapshot") {
   TempDir t;
   copy_fixture(t, "healthy-4gpu");
@@ -147,4 +171,158 @@ TEST_CASE("security: every input cut at its read cap is named in the report, nev
   CHECK(has(found, "probe iommu: proc/cpuinfo (first 65536 bytes)"));
   // the part that was read still counts: the nvidia module was seen, the verdict is a pass
   CHECK(doc.at("verdict") == "pass");
+}
+
+TEST_CASE("security: a site rule's `matches` on a 41 KB value with a backtracking-hostile pattern "
+          "ends at once, no crash") {
+  // std::regex recursed per character (SIGSEGV on 41 KB) and backtracked exponentially.
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  const std::string big(41 * 1024, 'a');
+  t.write("environ", "BIG=" + big + "\nHUGE=" + std::string(70 * 1024, 'a') + "\n");
+  t.write("site.json", R"({"schema": 1, "rules": [
+    {"id": "site.big-needs-b", "severity": "warn", "title": "BIG ends in b",
+     "check": {"fact": "env.BIG", "matches": "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b"}, "remedy": "x"},
+    {"id": "site.big-is-a", "severity": "warn", "title": "BIG is a run of a",
+     "check": {"fact": "env.BIG", "matches": "^a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a$"}, "remedy": "x"},
+    {"id": "site.huge", "severity": "warn", "title": "HUGE has an a",
+     "check": {"fact": "env.HUGE", "matches": "a"}, "remedy": "x"}]})");
+  RunOptions options;
+  options.limit_s = 20;
+  const auto r = run_binary(
+      {"--root", t.path.string(), "--rules", (t.path / "site.json").string(), "--format", "json"},
+      options);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  REQUIRE_FALSE(r.signal);
+  CHECK(r.exit_code == 0); // warn
+  CHECK(r.seconds < 5);
+  const auto found = findings_of(r);
+  CHECK(has(found, "site.big-needs-b: "));
+  CHECK(has(found, "does not match \"*a*a*a"));
+  CHECK_FALSE(has(found, "site.big-is-a: "));
+  CHECK(has(found, "site.huge: "));
+  CHECK(has(found, "longer than 65536 bytes, which `matches` never matches"));
+}
+
+namespace {
+
+// A new-format ld.so.cache of n entries whose keys and paths all name one string of len bytes.
+std::string shared_string_ld_cache(std::uint32_t n, std::size_t len) {
+  std::string data = "glibc-ld.so.cache1.1";
+  const auto put32 = [&](std::uint32_t v) { data.append(reinterpret_cast<const char*>(&v), 4); };
+  const std::uint32_t strings = 48 + n * 24;
+  put32(n);
+  put32(static_cast<std::uint32_t>(len + 1));
+  data += std::string("\x02\0\0\0", 4); // little-endian flags, padding
+  data.append(16, '\0');                // extension offset, unused
+  for (std::uint32_t i = 0; i < n; ++i) {
+    put32(0x0303);
+    put32(strings);
+    put32(strings);
+    put32(0);
+    data.append(8, '\0');
+  }
+  data += "/" + std::string(len - 1, 'a') + '\0';
+  return data;
+}
+
+} // namespace
+
+TEST_CASE("security: an ld.so.cache whose entries share one long string is read in place") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  // 40000 entries naming one 4000-byte string: copying each cost 320 MB
+  t.write("etc/ld.so.cache", shared_string_ld_cache(40000, 4000));
+  auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  CHECK(has(r.out, "new format, 40000 entries"));
+#if !defined(__SANITIZE_ADDRESS__)
+  rusage usage{};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 64 * 1024); // KiB
+#endif
+  // a string longer than PATH_MAX is not a cache ldconfig wrote
+  t.write("etc/ld.so.cache", shared_string_ld_cache(2, 5000));
+  r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  CHECK(has(r.out, "not understood: entry 0: a string longer than 4096 bytes"));
+}
+
+TEST_CASE("security: cuda.json and nvml.json parse in linear time and bounded width") {
+  TempDir t;
+  copy_fixture(t, "cuda-replay-gpu-hung");
+  json cuda = json::parse(std::ifstream(t.path / "cuda.json"));
+  // 16000 peer copies in one array (1.2 MB): the parser callback made this quadratic (32 s)
+  const json peer = {{"from", 0},          {"to", 1},     {"can_access", true}, {"ok", true},
+                     {"duration_ms", 1.0}, {"error", ""}, {"code", nullptr},    {"text", ""}};
+  cuda["multi_gpu"]["peers"] = json::array();
+  for (int i = 0; i < 16000; ++i) {
+    cuda["multi_gpu"]["peers"].push_back(peer);
+  }
+  t.write("cuda.json", cuda.dump());
+  RunOptions options;
+  options.limit_s = 60;
+  auto r = run_binary({"--root", t.path.string(), "--format", "json"}, options);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.seconds < 5);
+  CHECK_FALSE(has(r.out, "cuda.json: not valid JSON"));
+  // 8 MiB, every element an array: refused for its width, built only up to the cap
+  std::string wide = R"({"gpus": [)";
+  while (wide.size() < (8u << 20) - 64) {
+    wide += "[],";
+  }
+  wide.back() = ']';
+  t.write("nvml.json", wide + "}");
+  t.write("cuda.json", R"({"devices": [)" + std::string(wide.begin() + 10, wide.end()) + "}");
+  r = run_binary({"--root", t.path.string(), "--format", "json"}, options);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(has(r.out, "cuda.json: wider than a replay reads"));
+  CHECK(has(r.out, "nvml.json: wider than a replay reads"));
+#if !defined(__SANITIZE_ADDRESS__)
+  rusage usage{};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 96 * 1024); // KiB; a whole DOM of such a file took about 240 MB
+#endif
+}
+
+TEST_CASE(
+    "security: the process scan examines at most 4096 descriptors of a process, and says so") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  fs::create_directories(t.path / "proc/4242/fd");
+  for (int fd = 0; fd < 6000; ++fd) {
+    fs::create_symlink("/dev/null", t.path / "proc/4242/fd" / std::to_string(fd));
+  }
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "json"});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  const json doc = json::parse(r.out);
+  std::string cut;
+  for (const auto& p : doc.at("probes")) {
+    if (p.at("name") == "gpu-processes") {
+      cut = p.value("cut", json::array()).dump();
+    }
+  }
+  CHECK_THAT(cut, Catch::Contains("proc/4242/fd (the lowest 4096 of 6000 descriptors)"));
+}
+
+TEST_CASE("security: CUDA devices sharing a bus id give one Prometheus series, not duplicates") {
+  TempDir t;
+  copy_fixture(t, "cuda-replay-gpu-hung");
+  json cuda = json::parse(std::ifstream(t.path / "cuda.json"));
+  const json first = cuda.at("devices").at(0); // its steps all passed: it has a start-up time
+  cuda["devices"] = json::array();
+  for (int i = 0; i < 4; ++i) {
+    json d = first;
+    d["steps"][1]["duration_ms"] = 100.0 * (i + 1); // cuInit: the last is the slowest
+    cuda["devices"].push_back(d);
+  }
+  t.write("cuda.json", cuda.dump());
+  const auto r = run_preflight({"--root", t.path.string(), "--format", "prometheus"});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  std::size_t series = 0;
+  for (std::size_t p = r.out.find("gpu_preflight_cuda_startup_seconds{"); p != std::string::npos;
+       p = r.out.find("gpu_preflight_cuda_startup_seconds{", p + 1)) {
+    ++series;
+  }
+  CHECK(series == 1);
 }

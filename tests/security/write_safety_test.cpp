@@ -241,3 +241,17 @@ TEST_CASE("security: --json-out replaces a regular file only; links, devices, FI
   }
   CHECK(temporaries == 0);
 }
+
+TEST_CASE("security: the capture test hook never writes through a planted link") {
+  // (compiled only into test builds, GPF_TEST_HOOKS)
+  TempDir t;
+  const auto victim = t.path / "victim";
+  { std::ofstream(victim) << "untouched\n"; }
+  const auto pause = t.path / "pause";
+  fs::create_symlink(victim, pause);
+  const auto r = run_preflight(
+      {"snapshot", "--root", fixture("healthy-4gpu"), "-o", (t.path / "snap").string()},
+      {{"GPF_TEST_CAPTURE_PAUSE", pause.string()}});
+  CHECK(r.exit_code == 0);
+  CHECK(slurp(victim) == "untouched\n");
+}

@@ -163,7 +163,8 @@ TEST_CASE("e2e cuda: stub library, missing library, 803, missing entry points") 
     CHECK(severity(j, "cuda.init-failed") == "absent");
   }
   SECTION("library missing while the driver is loaded: fail, with the loader's words") {
-    const json j = live(fixture("cuda-4gpu"), {}, {}, "/nonexistent/libcuda.so.1").json();
+    // a soname the loader does not find (a path that does not exist is a usage error, exit 2)
+    const json j = live(fixture("cuda-4gpu"), {}, {}, "libcuda-nonexistent.so.1").json();
     CHECK(j.at("verdict") == "fail");
     CHECK(severity(j, "cuda.library-missing") == "fail");
     CHECK_THAT(evidence(*finding(j, "cuda.library-missing")),
@@ -171,7 +172,7 @@ TEST_CASE("e2e cuda: stub library, missing library, 803, missing entry points") 
     CHECK(j.at("cuda_visible_devices") == "");
   }
   SECTION("library missing without a driver: info only") {
-    const json j = live(fixture("cuda-no-driver"), {}, {}, "/nonexistent/libcuda.so.1").json();
+    const json j = live(fixture("cuda-no-driver"), {}, {}, "libcuda-nonexistent.so.1").json();
     CHECK(severity(j, "cuda.library-missing") == "info");
     CHECK(severity(j, "driver.not-loaded") == "fail");
   }

@@ -340,6 +340,82 @@ TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the ker
   }
 }
 
+TEST_CASE("cuda rules: a multi-GPU child killed in its own cuInit sooner than the GPUs needed "
+          "theirs is not completed, not hung; longer than that it is a hang") {
+  Facts f = host(2);
+  cuda_ok(f, {0, 1});
+  for (auto& d : f.cuda.devices) {
+    d.steps.front().duration_ms = 1800; // each GPU's own cuInit
+  }
+  f.cuda.timeout_s = 3;
+  f.cuda.multi_gpu_ran = true;
+  f.cuda.multi_gpu_ok = false;
+  f.cuda.multi_gpu_devices = {0, 1};
+  CudaStep killed = step("load", 1);
+  CudaStep init{"cuInit", false, true, 1100, std::nullopt, "", ""};
+  f.cuda.multi_gpu_steps = {killed, init};
+
+  auto a = judge(f);
+  const Finding* cut = finding(a, "cuda.multi-gpu-not-completed");
+  REQUIRE(cut);
+  CHECK(cut->severity == Severity::info);
+  CHECK_FALSE(finding(a, "cuda.multi-gpu-hung"));
+  CHECK_FALSE(finding(a, "cuda.multi-gpu-failed"));
+  CHECK(a.verdict == Verdict::pass);
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+  CHECK_FALSE(a.recommendation.single_gpu_only());
+  CHECK_THAT(cut->message, Catch::Contains("not completed in time") && Catch::Contains("1.10 s") &&
+                               Catch::Contains("1.80 s"));
+  CHECK_THAT(cut->remedy, Catch::Contains("from 3 s to at least 4 s"));
+
+  f.cuda.multi_gpu_steps.back().duration_ms = 1900; // longer than any GPU needed alone
+  a = judge(f);
+  CHECK_FALSE(finding(a, "cuda.multi-gpu-not-completed"));
+  CHECK(finding(a, "cuda.multi-gpu-hung"));
+  CHECK(a.recommendation.single_gpu_only());
+
+  f.cuda.multi_gpu_steps.back() = {"primary_context", false, true, 100, std::nullopt, "", ""};
+  a = judge(f); // past its cuInit: hung where it stopped
+  CHECK_FALSE(finding(a, "cuda.multi-gpu-not-completed"));
+  CHECK(finding(a, "cuda.multi-gpu-hung"));
+}
+
+TEST_CASE("cuda rules: out of memory with no holder anywhere is a failure, not in use") {
+  Facts f = host(2);
+  cuda_ok(f, {0, 1});
+  CudaDevice& d = f.cuda.devices[1];
+  d.steps = {step("cuInit", 100),
+             {"primary_context", false, false, 5, 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"}};
+  d.usable = false;
+  d.in_use = true;
+  d.derive_timing();
+  f.topology.gpu_processes.ran = true; // and no process holds a GPU node
+  f.nvml.ran = true;
+  for (int i = 0; i < 2; ++i) {
+    NvmlGpu g;
+    g.bus_id = bus(i);
+    g.processes = std::vector<NvmlProcess>{};
+    f.nvml.gpus.push_back(g);
+  }
+  auto a = judge(f);
+  REQUIRE(finding(a, "cuda.gpu-failed"));
+  CHECK(finding(a, "cuda.gpu-failed")->gpu == bus(1));
+  CHECK_FALSE(finding(a, "cuda.gpu-in-use"));
+  CHECK(a.recommendation.cuda_visible_devices == "0");
+
+  d.holders = {"4242 (python)"}; // someone holds it after all: in use, kept
+  a = judge(f);
+  CHECK_FALSE(finding(a, "cuda.gpu-failed"));
+  REQUIRE(finding(a, "cuda.gpu-in-use"));
+  CHECK(a.recommendation.cuda_visible_devices == "0,1");
+
+  d.holders.clear();
+  f.nvml.ran = false; // NVML did not say: not known to be free, still in use
+  a = judge(f);
+  CHECK_FALSE(finding(a, "cuda.gpu-failed"));
+  CHECK(finding(a, "cuda.gpu-in-use"));
+}
+
 TEST_CASE("cuda rules: kernel below 5.5 drops to info when the multi-GPU test passed") {
   Facts f = host(2, "5.4.0-150-generic");
   cuda_ok(f, {0, 1});

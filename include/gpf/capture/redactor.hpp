@@ -34,7 +34,8 @@ private:
 //     stands as a name (those positions, "@name", "//name", "name:/", a line holding only it),
 //     since the same word elsewhere is vocabulary the checks read;
 //   IPv4 and IPv6 addresses -> ip-N; MAC and other colon-hex hardware addresses -> mac-N;
-//   the value after "serial" / "serial number" (containing a digit) -> serial-N;
+//   the value after "serial" / "serial number" (containing a digit), the rest of a
+//     "SerialNumber:" line (the USB core's) -> serial-N;
 //   GPU-<hex> and MIG-<hex> UUIDs (and their prefixes) -> the same prefix with a HexTrie pseudonym,
 //     which the UUID parsers still accept and which still names the same GPU.
 // The same value always gets the same token in one Redactor. Everything else is kept byte for byte.

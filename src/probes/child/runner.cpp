@@ -24,8 +24,11 @@
 namespace gpf::child {
 namespace {
 
-constexpr std::size_t k_max_line = 64 * 1024; // a longer "line" is garbage: cut it
-constexpr std::size_t k_max_lines = 20000;    // a child that floods the pipe is killed
+// A child saying more than this breaks the protocol: it is killed and its end says why (a
+// protocol error, never a hang). A real child writes a few KiB.
+constexpr std::size_t k_max_line = 64 * 1024;        // one line
+constexpr std::size_t k_max_lines = 20000;           // lines
+constexpr std::size_t k_max_bytes = 4 * 1024 * 1024; // bytes in all
 // The first line of every child: "#isolation 1 <detail>" or "#isolation 0 <why not>".
 constexpr std::string_view k_isolation_marker = "#isolation ";
 constexpr int k_max_poll_ms = 100;   // wake up at least this often to reap
@@ -178,7 +181,23 @@ void ChildGroup::add_line(Child& child, std::string line) {
   }
   child.lines.push_back({std::move(line), ms_since(child.started)});
   if (child.lines.size() == k_max_lines) {
-    signal_kill(child); // flooding: stop it, keep what it said
+    // flooding: stop it, keep what it said
+    protocol_error(child, fmt::format("it wrote more than {} lines", k_max_lines));
+  }
+}
+
+void ChildGroup::protocol_error(Child& child, std::string why) {
+  if (child.end.protocol_error.empty()) {
+    child.end.protocol_error = std::move(why);
+  }
+  signal_kill(child);
+  if (child.fd >= 0) {
+    ::close(child.fd); // nothing more is read from it
+    child.fd = -1;
+  }
+  if (!child.eof) {
+    child.eof = true;
+    child.end.end_ms = ms_since(child.started);
   }
 }
 
@@ -209,39 +228,63 @@ void ChildGroup::read_from(Child& child) {
       }
       return;
     }
+    child.bytes += static_cast<std::size_t>(n);
+    if (child.bytes > k_max_bytes) {
+      return protocol_error(child, fmt::format("it wrote more than {} bytes", k_max_bytes));
+    }
     child.partial.append(buffer, static_cast<std::size_t>(n));
     std::size_t start = 0;
     for (std::size_t nl; (nl = child.partial.find('\n', start)) != std::string::npos;
          start = nl + 1) {
+      if (nl - start > k_max_line) {
+        return protocol_error(child,
+                              fmt::format("it wrote a line longer than {} bytes", k_max_line));
+      }
       add_line(child, child.partial.substr(start, nl - start));
+      if (child.fd < 0) {
+        return; // add_line stopped it
+      }
     }
     child.partial.erase(0, start);
     if (child.partial.size() > k_max_line) {
-      add_line(child, child.partial.substr(0, k_max_line));
-      child.partial.clear();
+      return protocol_error(child, fmt::format("it wrote a line longer than {} bytes", k_max_line));
     }
   }
 }
 
 bool ChildGroup::try_reap(Child& child) {
-  if (child.reaped || child.pid <= 0) {
+  if (child.exited || child.reaped || child.pid <= 0) {
     return true;
+  }
+  // WNOWAIT: the status is read and the child stays a zombie, so its pid (the id of its process
+  // group) cannot be reused before settle() kills the group, helpers included, and reaps it.
+  siginfo_t info{};
+  const int r = ::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  if (r == 0 && info.si_pid == child.pid) {
+    child.exited = true;
+    if (info.si_code == CLD_EXITED) {
+      child.end.exit_code = info.si_status;
+    } else if ((info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) &&
+               !child.end.killed_at_deadline) {
+      child.end.signal = info.si_status;
+    }
+  } else if (r < 0 && errno == ECHILD) {
+    child.exited = child.reaped = true; // someone else reaped it; nothing to wait for
+    interrupt_untrack(child.pid);
+  }
+  return child.exited;
+}
+
+void ChildGroup::reap(Child& child) {
+  if (child.reaped || !child.exited || child.pid <= 0) {
+    return;
   }
   int status = 0;
   const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
-  if (r == child.pid) {
+  if (r == child.pid || (r < 0 && errno == ECHILD)) {
     child.reaped = true;
     interrupt_untrack(child.pid);
-    if (WIFEXITED(status)) {
-      child.end.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status) && !child.end.killed_at_deadline) {
-      child.end.signal = WTERMSIG(status);
-    }
-  } else if (r < 0 && errno == ECHILD) {
-    child.reaped = true; // someone else reaped it; nothing to wait for
-    interrupt_untrack(child.pid);
   }
-  return child.reaped;
 }
 
 void ChildGroup::reap_nonblocking() {
@@ -318,6 +361,8 @@ void ChildGroup::stop(std::size_t id) {
 }
 
 void ChildGroup::settle(std::chrono::milliseconds grace) {
+  // Every child's whole group, whether the child still runs or has exited (a zombie until reaped
+  // below): helpers a driver library started die with the stage.
   for (auto& child : m_children) {
     signal_kill(child);
   }
@@ -325,11 +370,14 @@ void ChildGroup::settle(std::chrono::milliseconds grace) {
   for (;;) {
     reap_nonblocking();
     const bool all = std::all_of(m_children.begin(), m_children.end(),
-                                 [](const Child& c) { return c.reaped || c.pid <= 0; });
+                                 [](const Child& c) { return c.exited || c.pid <= 0; });
     if (all || Clock::now() >= until) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (auto& child : m_children) {
+    reap(child);
   }
   for (auto& child : m_children) {
     if (child.fd >= 0) {
@@ -340,7 +388,7 @@ void ChildGroup::settle(std::chrono::milliseconds grace) {
       }
     }
     if (!child.reaped && child.pid > 0) {
-      child.end.abandoned = true;
+      child.end.abandoned = !child.exited; // an exited one is only left to reap later
       abandoned_pids().push_back(child.pid);
       child.pid = -1;
     }

@@ -36,6 +36,8 @@ struct ChildEnd {
   std::optional<int> exit_code;
   std::optional<int> signal; // the signal that ended it, when not our SIGKILL
   bool abandoned = false;    // it did not die after SIGKILL (uninterruptible sleep)
+  // It broke the protocol (an over-long line, too many lines or bytes) and was killed: why.
+  std::string protocol_error;
 };
 
 // The child's end of the pipe: one write(2) per line ('\n' added), safe to share between threads.
@@ -80,7 +82,8 @@ public:
   void kill_at_deadline(std::size_t id);
   // SIGKILLs a child whose result is no longer wanted (not a finding).
   void stop(std::size_t id);
-  // SIGKILLs every child still alive, reaps for at most `grace`, abandons the rest.
+  // SIGKILLs every child's process group (helpers included, the child alive or exited), reaps
+  // for at most `grace`, abandons the rest.
   void settle(std::chrono::milliseconds grace);
 
   // Every line the child said so far, and how it ended (end_ms up to now while it runs).
@@ -98,20 +101,26 @@ private:
     pid_t pid = -1;
     int fd = -1;
     Clock::time_point started;
-    std::string partial; // bytes after the last '\n'
+    std::string partial;   // bytes after the last '\n'
+    std::size_t bytes = 0; // read from its pipe in all
     std::vector<TimedLine> lines;
     bool eof = false;
     bool done_seen = false;
+    bool exited = false; // its status is known; a zombie until reap()
     bool reaped = false;
     ChildEnd end;
     std::optional<ChildIsolation> isolation;
   };
   void reap_nonblocking();
-  // One child's exit status if it has exited (WNOHANG); true once it is reaped.
+  // One child's exit status if it has exited (WNOHANG, WNOWAIT); true once it has.
   bool try_reap(Child& child);
+  // Reaps an exited child (after its group was killed).
+  void reap(Child& child);
   void read_from(Child& child);
   void add_line(Child& child, std::string line);
   void signal_kill(Child& child);
+  // Kills a child that broke the protocol and stops reading it; its end records why.
+  void protocol_error(Child& child, std::string why);
   std::function<bool(std::string_view)> m_is_done;
   std::vector<Child> m_children;
 };

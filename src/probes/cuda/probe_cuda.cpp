@@ -2,6 +2,7 @@
 // probe status. Reads the host only through Host: cuda.json and the job environment. Which
 // processes hold a GPU it takes from the gpu-processes probe, which ran before it.
 #include "gpf/facts/cuda_json.hpp"
+#include "gpf/facts/multi_gpu_cut.hpp"
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
@@ -42,15 +43,15 @@ std::string summary(const CudaFacts& c) {
                                     [](const CudaDevice& d) { return d.usable; });
   const auto in_use = std::count_if(c.devices.begin(), c.devices.end(),
                                     [](const CudaDevice& d) { return d.in_use; });
+  const std::string multi = !c.multi_gpu_ran           ? "not run"
+                            : c.multi_gpu_ok == true   ? "passed"
+                            : multi_gpu_cut_in_init(c) ? "not completed in time"
+                                                       : "failed";
   if (in_use > 0) {
     return fmt::format(
         "{} CUDA device(s), {} passed, {} in use by other processes; multi-GPU test {}",
-        c.devices.size(), usable, in_use,
-        !c.multi_gpu_ran         ? "not run"
-        : c.multi_gpu_ok == true ? "passed"
-                                 : "failed");
+        c.devices.size(), usable, in_use, multi);
   }
-  std::string multi = !c.multi_gpu_ran ? "not run" : c.multi_gpu_ok == true ? "passed" : "failed";
   return fmt::format("{} CUDA device(s), {} passed; multi-GPU test {}", c.devices.size(), usable,
                      multi);
 }

@@ -70,6 +70,9 @@ Event invalid(std::string_view line) {
 }
 
 std::string describe_end(const ChildEnd& end) {
+  if (!end.protocol_error.empty()) {
+    return "killed for a protocol error: " + end.protocol_error;
+  }
   if (end.abandoned) {
     return "it did not die after SIGKILL (stuck in the kernel) and was abandoned";
   }

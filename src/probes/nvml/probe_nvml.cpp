@@ -112,6 +112,9 @@ Folded fold(const std::vector<child::TimedLine>& lines) {
 }
 
 std::string describe_end(const child::ChildEnd& end) {
+  if (!end.protocol_error.empty()) {
+    return "was killed for a protocol error: " + end.protocol_error;
+  }
   if (end.signal) {
     return fmt::format("killed by signal {}", *end.signal);
   }
@@ -163,7 +166,9 @@ void apply_system(const Folded& f, const child::ChildEnd& end, NvmlFacts& n) {
         n.gpus.push_back(std::move(g));
       }
     } else {
-      n.child_error = f.garbage.empty() ? "the NVML system child " + describe_end(end) : f.garbage;
+      n.child_error = f.garbage.empty() || !end.protocol_error.empty()
+                          ? "the NVML system child " + describe_end(end)
+                          : f.garbage;
     }
   }
 }
@@ -185,7 +190,9 @@ NvmlGpu apply_gpu(const Folded& f, const child::ChildEnd& end, const std::string
     if (end.killed_at_deadline) {
       g.hang = NvmlHang{f.last_step, end.end_ms};
     } else {
-      g.child_error = f.garbage.empty() ? "its NVML child " + describe_end(end) : f.garbage;
+      g.child_error = f.garbage.empty() || !end.protocol_error.empty()
+                          ? "its NVML child " + describe_end(end)
+                          : f.garbage;
     }
   } else if (!have && g.child_error.empty()) {
     g.child_error = "its NVML child finished without a result (init failed)";

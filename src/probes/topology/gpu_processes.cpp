@@ -20,7 +20,10 @@ namespace {
 constexpr unsigned k_nvidia_major = 195;
 constexpr unsigned k_first_control_minor = 254; // 254 nvidia-modeset, 255 nvidiactl
 constexpr std::size_t k_max_fd_lines = 8;
-constexpr std::size_t k_max_fds = 65536; // per process: a bound on the work
+// Per process, the descriptors examined (lowest numbers first: a CUDA process opens the device
+// nodes early); a process with more is named in the probe's cut list, the first few of them.
+constexpr std::size_t k_max_fds = 4096;
+constexpr std::size_t k_max_cut_lines = 16;
 
 bool is_pid(std::string_view name) {
   return !name.empty() && name.size() <= 10 &&
@@ -51,26 +54,42 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
     return status.fail("proc: " + pids.error().message);
   }
   // The checker itself holds no NVIDIA node yet: the CUDA and NVML stages start after this probe.
+  std::size_t cut_processes = 0;
   for (const auto& name : *pids) {
     if (!is_pid(name)) {
       continue;
     }
     ++out.processes;
     const std::string dir = "proc/" + name + "/fd";
-    auto fds = host.list_dir(dir);
-    if (!fds) {
+    auto listed = host.list_dir(dir);
+    if (!listed) {
       if (!host.absent(dir)) {
         ++out.unreadable; // another user's process without root, or hidepid
       }
       continue;
     }
+    std::vector<std::string> fds = std::move(listed).value();
+    if (fds.size() > k_max_fds) {
+      // the lowest-numbered descriptors, in one partial sort of their numbers
+      std::vector<std::pair<unsigned long, const std::string*>> by_number;
+      by_number.reserve(fds.size());
+      for (const auto& fd : fds) {
+        by_number.emplace_back(parse_uint(fd).value_or(~0ul), &fd);
+      }
+      std::nth_element(by_number.begin(), by_number.begin() + k_max_fds, by_number.end());
+      std::vector<std::string> lowest;
+      for (std::size_t i = 0; i < k_max_fds; ++i) {
+        lowest.push_back(*by_number[i].second);
+      }
+      if (++cut_processes <= k_max_cut_lines) {
+        status.cut.push_back(
+            fmt::format("{} (the lowest {} of {} descriptors)", dir, k_max_fds, fds.size()));
+      }
+      fds = std::move(lowest);
+    }
     GpuHolder holder;
     bool holds = false;
-    std::size_t seen = 0;
-    for (const auto& fd : *fds) {
-      if (++seen > k_max_fds) {
-        break;
-      }
+    for (const auto& fd : fds) {
       const std::string path = dir + "/" + fd;
       auto target = host.read_link(path);
       if (!target || target->find("nvidia") == std::string::npos) {
@@ -106,6 +125,10 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
     out.holders.push_back(std::move(holder));
   }
   out.ran = true;
+  if (cut_processes > k_max_cut_lines) {
+    status.cut.push_back(fmt::format("and {} more processes with more than {} descriptors",
+                                     cut_processes - k_max_cut_lines, k_max_fds));
+  }
   if (out.processes == 0) {
     status.skip("proc lists no processes");
   }

@@ -6,6 +6,7 @@
 // https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/topology_parsers.hpp"
+#include "gpf/util/credentials.hpp"
 #include "gpf/util/text.hpp"
 
 namespace gpf {
@@ -39,7 +40,7 @@ ProbeStatus probe_iommu(const Host& host, const ProbeOptions&, Facts& facts) {
     }
   }
   if (auto cmdline = host.read_file("proc/cmdline", k_cmdline_cap)) {
-    iommu.cmdline = std::string(trim(to_valid_utf8(cmdline->data)));
+    iommu.cmdline = without_credentials(trim(to_valid_utf8(cmdline->data)));
     const auto parsed = parse_iommu_cmdline(*iommu.cmdline);
     iommu.cmdline_options = parsed.options;
     iommu.cmdline_passthrough = parsed.passthrough;

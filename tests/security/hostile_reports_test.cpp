@@ -1,0 +1,135 @@
+// Reports that lie to `summarize` (ctest label security): a report dated in the future is flagged
+// and never hides a node's real report, and with --max-age it is stale, not forever recent; bad
+// inputs are counted, a few named; no escape sequence from a report, a path or a command reaches
+// the terminal (summarize, exec, snapshot).
+#include "support/run.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ctime>
+
+using namespace gpf::test;
+using nlohmann::json;
+
+namespace {
+
+std::string rfc3339(std::time_t t) {
+  char buf[32];
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// A real report of the fixture, renamed to host and dated at t.
+json report_of(const std::string& fixture_name, const std::string& host, std::time_t t) {
+  const auto r = run_preflight({"--root", fixture(fixture_name), "--format", "json"});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  json j = json::parse(r.out);
+  j["host"] = host;
+  j["checked_at"] = rfc3339(t);
+  return j;
+}
+
+const json* node(const json& summary, const std::string& name) {
+  for (const auto& n : summary.at("nodes")) {
+    if (n.at("node") == name) {
+      return &n;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("security: a future-dated passing report does not supersede a node's real failing one") {
+  const std::time_t now = std::time(nullptr);
+  const json failing = report_of("nouveau", "node-07", now - 600);
+  REQUIRE(failing.at("exit_code") == 1);
+  const json forged = report_of("healthy-4gpu", "node-07", now + 365 * 86400);
+  REQUIRE(forged.at("exit_code") == 0);
+  const json other = report_of("healthy-4gpu", "node-08", now - 60);
+  const json skewed = report_of("healthy-4gpu", "node-09", now + 120); // within the skew
+  // either order of input: the later input would win a tie, the future date must not count
+  for (const bool forged_first : {true, false}) {
+    INFO("forged report first: " << forged_first);
+    const std::string lines = (forged_first ? forged.dump() + "\n" + failing.dump()
+                                            : failing.dump() + "\n" + forged.dump()) +
+                              "\n" + other.dump() + "\n" + skewed.dump() + "\n";
+    const auto r = run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, lines);
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    const json s = json::parse(r.out);
+    CHECK(s.at("reports").at("future_dated") == 1);
+    CHECK(s.at("reports").at("superseded") == 1);
+    const json* n7 = node(s, "node-07");
+    REQUIRE(n7);
+    CHECK(n7->at("verdict") == "fail");
+    CHECK_FALSE(n7->at("ready").get<bool>());
+    CHECK_FALSE(n7->at("future_dated").get<bool>());
+    const json* n9 = node(s, "node-09");
+    REQUIRE(n9);
+    CHECK_FALSE(n9->at("future_dated").get<bool>());
+    CHECK(n9->at("ready").get<bool>());
+  }
+
+  // Alone, the forged report is flagged, and with --max-age it is stale (its age is not known).
+  const std::string alone = forged.dump() + "\n" + other.dump() + "\n";
+  const auto aged =
+      run_program({GPF_BINARY, "summarize", "--max-age", "24h", "--format", "json"}, {}, alone);
+  CHECK(aged.exit_code == 1);
+  const json s = json::parse(aged.out);
+  REQUIRE(node(s, "node-07"));
+  CHECK(node(s, "node-07")->at("future_dated").get<bool>());
+  CHECK(node(s, "node-07")->at("stale").get<bool>());
+  CHECK_FALSE(node(s, "node-08")->at("stale").get<bool>());
+  const auto text = run_program({GPF_BINARY, "summarize", "--max-age", "24h"}, {}, alone);
+  CHECK_THAT(text.out, Catch::Contains("(1 dated in the future)") &&
+                           Catch::Contains("FUTURE  1 node-07 (checked_at ") &&
+                           Catch::Contains("node-07 (checked_at in the future)"));
+}
+
+TEST_CASE("security: summarize bounds its diagnostics: a count, then N more") {
+  // one report, then 200000 lines that are JSON but no report: each used to be a stderr line and a
+  // kept record
+  std::string lines = report_of("healthy-4gpu", "node-01", std::time(nullptr) - 60).dump() + "\n";
+  for (int i = 0; i < 200000; ++i) {
+    lines += "{}\n";
+  }
+  const auto r = run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, lines);
+  CHECK(r.exit_code == 2);
+  const auto stderr_lines = std::count(r.err.begin(), r.err.end(), '\n');
+  CHECK(stderr_lines <= 21);
+  CHECK_THAT(r.err, Catch::Contains("199980 more unreadable inputs not named here"));
+  const json s = json::parse(r.out);
+  CHECK(s.at("reports").at("unreadable") == 200000);
+  CHECK(s.at("unreadable").size() == 1000);
+  CHECK(s.at("reports").at("nodes") == 1);
+  const auto text = run_program({GPF_BINARY, "summarize"}, {}, lines);
+  CHECK_THAT(text.out, Catch::Contains("+199988 more"));
+}
+
+TEST_CASE("security: escape sequences from reports, paths and commands reach no terminal") {
+  // summarize: a finding's severity string
+  json forged = report_of("nouveau", "node-esc", std::time(nullptr) - 60);
+  REQUIRE(!forged.at("findings").empty());
+  forged["findings"][0]["severity"] = "fail\x1b]0;owned\x07\x1b[2J";
+  const auto s = run_program({GPF_BINARY, "summarize"}, {}, forged.dump() + "\n");
+  CHECK(s.out.find('\x1b') == std::string::npos);
+  CHECK(s.out.find("\\x1b]0;owned") != std::string::npos);
+  // exec: the summary line and the command's name
+  const auto e =
+      run_preflight({"exec", "--root", fixture("healthy-4gpu"), "--", "no-such-cmd\x1b[31m"});
+  CHECK(e.err.find('\x1b') == std::string::npos);
+  CHECK(e.err.find("no-such-cmd\\x1b[31m: command not found") != std::string::npos);
+  // snapshot: its own messages name the output directory
+  TempDir t;
+  const std::string dir = (t.path / "snap\x1b[31m").string();
+  const auto snap = run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir});
+  REQUIRE(snap.exit_code == 0);
+  CHECK(snap.out.find('\x1b') == std::string::npos);
+  CHECK(snap.out.find("snap\\x1b[31m") != std::string::npos);
+}
