@@ -117,6 +117,14 @@ CLI::Validator user_file(bool regular_only) {
   });
 }
 
+// --libcuda, --libnvml: a path (with '/') must exist; a bare soname goes through the loader's
+// search, as the job's own dlopen would.
+CLI::Validator library_file() {
+  return validator([](std::string& v) {
+    return v.find('/') == std::string::npos ? std::string() : user_file(false)(v);
+  });
+}
+
 // The option takes one of a few words: checked with a suggestion, remembered for completion.
 CLI::Option* one_of(CliOptions& o, CLI::Option* opt, std::vector<std::string> words) {
   opt->check(validator([words](std::string& v) {
@@ -271,7 +279,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "--libnvml", o.libnvml,
          "The NVML library to probe (default: libnvidia-ml.so.1 through the loader); with --root, runs the "
          "live probe against it instead of replaying the snapshot's nvml.json")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(library_file());
   app.add_flag(
       "--skip-busy", o.probe.skip_busy,
       "Skip the live CUDA probe when a process (other than NVIDIA's daemons) has a GPU device node open");
@@ -293,10 +302,7 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
          "live probe against it instead of replaying the snapshot's cuda.json")
       ->type_name("FILE")
-      ->check(validator([](std::string& v) {
-        // a path (with '/') must exist; a bare soname goes through the loader's search
-        return v.find('/') == std::string::npos ? std::string() : user_file(false)(v);
-      }));
+      ->check(library_file());
   one_of(o,
          app.add_option(
                 "--cvd-form", o.cvd_form,
