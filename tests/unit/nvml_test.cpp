@@ -296,13 +296,13 @@ TEST_CASE("e2e nvml: init errors are one clear finding each") {
 
 TEST_CASE("e2e nvml: no NVML library on a host without a driver is not a second failure") {
   const json j = run_preflight({"--root", fixture("no-driver"), "--no-cuda", "--libnvml",
-                                "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
+                                "libnvidia-ml-absent.so.1", "--format", "json"})
                      .json();
   CHECK(severity(j, "nvml.library-missing") == "absent");
   CHECK(severity(j, "nvml.init-failed") == "absent");
   const json with_driver =
       run_preflight({"--root", fixture("healthy-4gpu"), "--no-cuda", "--libnvml",
-                     "/nonexistent/libnvidia-ml.so.1", "--format", "json"})
+                     "libnvidia-ml-absent.so.1", "--format", "json"})
           .json();
   CHECK(severity(with_driver, "nvml.library-missing") == "warn");
 }
