@@ -24,45 +24,20 @@ for size in $sizes; do
   log=$tmp/job-$size.log
   python3 "$here/gen_job_log.py" "$size" "$log"
   echo "job log of $(numfmt --to=iec "$size" 2>/dev/null || echo "$size") bytes"
-  python3 - "$bin" "$log" "$runs" <<'PY'
-import os, statistics, subprocess, sys, time
+  python3 - "$here" "$bin" "$log" "$runs" <<'PY'
+import os, sys
 
-binary, log, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sys.path.insert(0, sys.argv[1])
+from interleaved import measure
+
+binary, log, runs = sys.argv[2], sys.argv[3], int(sys.argv[4])
 out_path = log + ".out"
 commands = {
     "explain-log": ([binary, "explain-log", log, "--format", "json"], out_path),
     "grep -c": (["grep", "-c", "posix_fallocate failed", log], out_path),
     "cat": (["cat", log], os.devnull),
 }
-gnu_time = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
-
-def run(argv, sink):
-    wrapped = [gnu_time, "-f", "%M", "-o", out_path + ".rss"] + argv if gnu_time else argv
-    with open(sink, "wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(wrapped, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        sys.exit(f"{argv[0]} failed ({code}): {err}")
-    peak = usage.ru_maxrss
-    if gnu_time:
-        with open(out_path + ".rss") as f:
-            peak = int(f.read().split()[-1])
-    return wall, peak
-
-run(*commands["cat"])  # warm the page cache
-times = {name: [] for name in commands}
-rss = {name: 0 for name in commands}
-for _ in range(runs):
-    for name, (argv, sink) in commands.items():
-        wall, peak = run(argv, sink)
-        times[name].append(wall)
-        rss[name] = max(rss[name], peak)
-med = {name: statistics.median(v) for name, v in times.items()}
+med, rss = measure(commands, runs, out_path)
 size = os.path.getsize(log)
 for name in commands:
     print(f"  {name:12s} median {med[name]*1000:9.1f} ms  {size / med[name] / 2**30:6.2f} GiB/s  "

@@ -25,57 +25,27 @@ for size in $sizes; do
   python3 "$here/gen_log.py" "$size" "$log"
   echo "log of $(numfmt --to=iec "$size" 2>/dev/null || echo "$size") bytes generated in" \
        "$(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
-  python3 - "$bin" "$root" "$log" "$runs" <<'PY'
-import os, statistics, subprocess, sys, time
+  python3 - "$here" "$bin" "$root" "$log" "$runs" <<'PY'
+import os, sys
 
-binary, root, log, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+sys.path.insert(0, sys.argv[1])
+from interleaved import RSS_SOURCE, measure
+
+binary, root, log, runs = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+out_path = log + ".out"
 commands = {  # name: (argv, where stdout goes)
-    "gpu-preflight": ([binary, "check", "--root", root, "--dmesg", log, "--format", "json"], log + ".out"),
-    "grep -cE": (["grep", "-cE", "NVRM|Xid", log], log + ".out"),
+    "gpu-preflight": ([binary, "check", "--root", root, "--dmesg", log, "--format", "json"], out_path),
+    "grep -cE": (["grep", "-cE", "NVRM|Xid", log], out_path),
     "cat": (["cat", log], os.devnull),
 }
-
-out_path = log + ".out"
-gnu_time = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
-
-def run(argv, sink):
-    """Wall seconds and peak RSS (KiB) of one run, stdout to sink (grep's must be a real file: GNU
-    grep stops at the first match when its output is /dev/null). Peak RSS comes from /usr/bin/time -f %M when
-    present (a child of this Python would report Python's own size from before exec), else from
-    wait4's rusage."""
-    wrapped = [gnu_time, "-f", "%M", "-o", out_path + ".rss"] + argv if gnu_time else argv
-    with open(sink, "wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(wrapped, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        sys.exit(f"{argv[0]} failed ({code}): {err}")
-    peak = usage.ru_maxrss
-    if gnu_time:
-        with open(out_path + ".rss") as f:
-            peak = int(f.read().split()[-1])
-    return wall, peak
-
-run(*commands["cat"])  # warm the page cache
-times = {name: [] for name in commands}
-rss = {name: 0 for name in commands}
-for _ in range(runs):
-    for name, (argv, sink) in commands.items():  # interleaved, so load changes hit all alike
-        wall, peak = run(argv, sink)
-        times[name].append(wall)
-        rss[name] = max(rss[name], peak)
-med = {name: statistics.median(v) for name, v in times.items()}
+med, rss = measure(commands, runs, out_path)
 size = os.path.getsize(log)
 for name in commands:
     print(f"  {name:14s} median {med[name]*1000:9.1f} ms  {size / med[name] / 2**30:6.2f} GiB/s  "
           f"peak RSS {rss[name] / 1024:6.1f} MiB")
 ratio = med["gpu-preflight"] / med["grep -cE"]
 print(f"  gpu-preflight / grep -cE = {ratio:.2f}x   gpu-preflight / cat = {med['gpu-preflight'] / med['cat']:.2f}x")
-print(f"  (peak RSS from {'/usr/bin/time -f %M' if gnu_time else 'wait4 rusage'})")
+print(f"  (peak RSS from {RSS_SOURCE})")
 verdict = lambda ok: "met" if ok else "MISSED"
 line = f"  target peak RSS <= 16 MiB: {verdict(rss['gpu-preflight'] <= 16 * 1024)}"
 if size >= 2**30:
