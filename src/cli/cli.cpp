@@ -529,7 +529,7 @@ std::string catalog_lines(std::initializer_list<std::pair<std::string_view, std:
       continue;
     }
     const std::string head = fmt::format("  {:<16}", std::string(label) + ":");
-    out += head + wrap_text(value, head.size(), head.size(), 80) + "\n";
+    out += head + wrap_text(value, head.size(), head.size(), 80); // ends with a newline
   }
   return out;
 }
@@ -566,11 +566,11 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
                                   "Fatal.",
                                   *xid, k_xid_catalog_url, rule->id),
                       0, 0, 80) +
-            "\n\n" + render_explain(*rule));
+            "\n" + render_explain(*rule));
       }
       const std::string head = fmt::format("Xid {} ({}): {}", *xid, info->mnemonic, info->meaning);
       return write_stdout(
-          wrap_text(head, 0, 2, 80) + "\n" +
+          wrap_text(head, 0, 2, 80) +
           catalog_lines(
               {{"NVIDIA",
                 fmt::format("{}; immediate action {}, investigatory action {}",
@@ -601,7 +601,7 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
                                   "otherwise {}.",
                                   *sxid, k_sxid_catalog_url, rule->id),
                       0, 0, 80) +
-            "\n\n" + render_explain(*rule));
+            "\n" + render_explain(*rule));
       }
       return write_stdout(
           fmt::format("SXid {} ({})\n", *sxid, info->name) +

@@ -1,5 +1,6 @@
 // The log rules: the real pipeline (collect_facts + assess) on the log-* fixture snapshots, and
 // each rule row on facts built from inline logs.
+#include "gpf/knowledge/xid_catalog.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
