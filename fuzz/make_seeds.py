@@ -69,6 +69,10 @@ def main() -> int:
     for _, data in each("*/dmesg.txt"):
         add("log_scanner", b"\x07" + data)  # first byte: chunk size
         add("log_scanner", b"\x00" + data)
+        add("explain_log", b"\x05" + data)
+    for log in sorted((src / "tests" / "data" / "explain-log").glob("*.log")):
+        add("explain_log", b"\x00" + log.read_bytes())
+        add("explain_log", b"\x07" + log.read_bytes())
     for cache in sorted((src / "tests" / "data" / "ld.so.cache").glob("*.bin")):
         add("ld_cache", cache.read_bytes())
 

@@ -35,7 +35,7 @@ for t in "${targets[@]}"; do
   [ -d "$src/tests/fuzz-regressions/$t" ] && inputs+=("$src/tests/fuzz-regressions/$t")
   # Whole logs and snapshots need room; the one-file parsers are fast on small inputs.
   case $t in
-    log_scanner | render) max_len=131072 ;;
+    log_scanner | render | explain_log) max_len=131072 ;;
     *) max_len=16384 ;;
   esac
   echo "== fuzz_$t (${seconds}s)"

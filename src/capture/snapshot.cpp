@@ -4,6 +4,7 @@
 
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/nvml_json.hpp"
+#include "gpf/util/clock.hpp"
 #include "gpf/util/text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -532,6 +533,7 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   record["source"] = host.is_live()   ? std::string("live host")
                      : options.redact ? to_valid_utf8(redactor.apply(host.root().string()))
                                       : to_valid_utf8(host.root().string());
+  record["captured_at"] = rfc3339_utc(std::chrono::system_clock::now());
   record["redacted"] = options.redact;
   record["captured"] = report.captured;
   record["unreadable"] = nlohmann::ordered_json::array();

@@ -1,11 +1,13 @@
 // The command line. CLI11 parses; run_cli maps every outcome to 0/1/2 (CLI11's own codes, which
 // start at 100, never leak out). Subcommands: check (default), exec, snapshot, rules, explain,
-// help, completion. Errors are in the tool's words, with a suggestion for a near miss.
+// help, completion; summarize, diff and explain-log register from their own files. Errors are in
+// the tool's words, with a suggestion for a near miss.
 #include "gpf/cli/cli.hpp"
 
 #include "completion.hpp"
 
 #include "gpf/capture/snapshot.hpp"
+#include "gpf/cli/explain_log.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/knowledge/kernel_log_tables.hpp"
@@ -24,6 +26,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -61,8 +64,9 @@ struct CliOptions {
   std::string completion_shell; // `completion SHELL`
   // The values of each option that takes one of a few words (for completion).
   std::map<const CLI::Option*, std::vector<std::string>> choices;
-  SummarizeOptions summarize; // summarize (src/cli/summarize.cpp)
-  DiffOptions diff;           // diff (src/cli/diff.cpp)
+  SummarizeOptions summarize;    // summarize (src/cli/summarize.cpp)
+  DiffOptions diff;              // diff (src/cli/diff.cpp)
+  ExplainLogOptions explain_log; // explain-log (src/cli/explain_log.cpp)
 };
 
 struct CheckRun {
@@ -320,11 +324,43 @@ std::string wrap_words(const std::string& text, std::size_t width) {
   return out;
 }
 
+constexpr const char* k_summarize_footer = R"text(Examples:
+  gpu-preflight summarize reports/              one JSON report per node
+  srun -N64 gpu-preflight --format json | gpu-preflight summarize -
+  gpu-preflight summarize --max-age 1h reports/ older reports count as stale
+
+Exit status:
+  0  every node ready
+  1  a node not ready (fail, or warn with --strict on that node), or stale
+  2  an input unreadable, or no report at all
+More: docs/fleet.md)text";
+
+constexpr const char* k_diff_footer = R"text(Examples:
+  gpu-preflight diff snapshots/node-22 snapshots/node-17   a good node against a bad one
+  gpu-preflight diff before.json after.json                two reports of one node
+
+Exit status:
+  0  nothing differs
+  1  something differs
+  2  an input is neither a snapshot nor a gpu-preflight report
+More: docs/fleet.md)text";
+
 // CLI11's layout with the descriptions wrapped under their column, so that the help fits an
 // 80-column terminal (scripts/gen-manpage.sh reads the continuation lines back).
 class HelpFormatter : public CLI::Formatter {
 public:
   static constexpr std::size_t k_width = 80;
+  // The metavar in words ("FORMAT"), without what CLI11 appends from validators
+  // ("TEXT:{text,json}"): the description lists the values.
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string opts = CLI::Formatter::make_option_opts(opt);
+    const auto colon = opts.find(':');
+    if (colon != std::string::npos) {
+      const auto end = opts.find(' ', colon);
+      opts.erase(colon, end == std::string::npos ? std::string::npos : end - colon);
+    }
+    return opts;
+  }
   std::string make_option_desc(const CLI::Option* opt) const override {
     return wrap_words(CLI::Formatter::make_option_desc(opt), k_width - get_column_width());
   }
@@ -414,6 +450,8 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
     write_json(report, stdout); // streamed: the text of a large report is never held whole
   } else if (o.format == "env") {
     out = render_env(report);
+    // eval swallows the comments: the reason (and the GPUs chosen) must reach the terminal.
+    std::cerr << render_summary(report, true);
   } else if (o.format == "line") {
     out = render_line(report);
   } else if (o.format == "prometheus") {
@@ -455,14 +493,36 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
     }
   }
   if (!o.exec.quiet) {
-    std::string line = render_line(report);
-    line.pop_back();
-    std::cerr << "gpu-preflight: " << line
-              << (o.exec.keep_env ? std::string(" (environment unchanged)")
-                                  : " CUDA_VISIBLE_DEVICES=" + rec.cuda_visible_devices)
-              << "\n";
+    std::cerr << render_summary(report, !o.exec.keep_env);
   }
   return exec_command(o.command, env);
+}
+
+// "proc/4242/fd: Permission denied" for every process is one line with a count: the per-process
+// part of a path (proc/<pid>/) is replaced, and equal lines are counted, in first-seen order.
+std::vector<std::string> grouped_unreadable(const std::vector<std::string>& lines) {
+  std::vector<std::pair<std::string, std::size_t>> groups;
+  for (const auto& line : lines) {
+    std::string key = line;
+    if (key.rfind("proc/", 0) == 0) {
+      const auto end = key.find('/', 5);
+      if (end != std::string::npos && end > 5 && key.find_first_not_of("0123456789", 5) == end) {
+        key.replace(5, end - 5, "<pid>");
+      }
+    }
+    const auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.emplace_back(std::move(key), 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [key, count] : groups) {
+    out.push_back(count == 1 ? key : fmt::format("{} ({} processes)", key, count));
+  }
+  return out;
 }
 
 int run_snapshot(CliOptions& o) {
@@ -479,8 +539,13 @@ int run_snapshot(CliOptions& o) {
   }
   std::string out =
       fmt::format("captured {} file(s) into {}\n", report->captured.size(), o.capture_dir);
-  for (const auto& u : report->unreadable) {
-    out += "  not readable: " + u + "\n";
+  for (const auto& line : grouped_unreadable(report->unreadable)) {
+    out += "  not readable: " + printable(line) + "\n";
+  }
+  if (!report->unreadable.empty() && ::geteuid() != 0) {
+    out += fmt::format("  (an ordinary user cannot read these; as root, `sudo gpu-preflight "
+                       "snapshot -o {}`, the snapshot holds them)\n",
+                       o.capture_dir);
   }
   for (const auto& t : report->truncated) {
     out += "  cut at the size cap: " + t + "\n";
@@ -496,7 +561,7 @@ int run_rules_command(std::span<const Rule> rules, const std::string& format) {
   } else if (format == "markdown") {
     out = render_rules_markdown(rules);
   } else if (format == "text") {
-    out = render_rules_text(rules);
+    out = render_rules_text(rules, text_width(STDOUT_FILENO));
   } else {
     std::cerr << "gpu-preflight: error: rules: --format " << format
               << " is not supported (text, json, markdown)\n";
@@ -666,6 +731,20 @@ std::string parse_error_text(CLI::App& app, const CLI::ParseError& e) {
   }
   if (!word.empty() && word[0] == '-' && word != "-") {
     const std::string name = word.substr(0, word.find('='));
+    // What other tools spell this way: a near miss by edit distance would mislead ("-v" is one
+    // edit from "-h").
+    static const std::map<std::string, std::string, std::less<>> k_spelled_elsewhere = {
+        {"-v", "--verbose"},       {"--json", "--format json"},    {"-j", "--format json"},
+        {"-q", "--format line"},   {"--quiet", "--format line"},   {"--debug", "--verbose"},
+        {"-o", "--json-out FILE"}, {"--output", "--json-out FILE"}};
+    if (const auto alias = k_spelled_elsewhere.find(name); alias != k_spelled_elsewhere.end()) {
+      const bool has_quiet = in->get_option_no_throw("--quiet") != nullptr; // exec
+      return fmt::format("unknown option \"{}\" (did you mean \"{}\"?)", printable(name),
+                         name == "-q" && has_quiet ? std::string("--quiet") : alias->second);
+    }
+    if (name.size() == 2) {
+      return fmt::format("unknown option \"{}\"", printable(name));
+    }
     auto names = option_names(*in);
     if (in != &app) {
       const auto top = option_names(app);
@@ -866,9 +945,12 @@ int run_cli(int argc, char** argv) {
   completion_cmd->footer(
       "Example: source <(gpu-preflight completion bash)   (zsh: source <(gpu-preflight completion zsh),\n"
       "after compinit)");
-  app.footer(k_top_footer); // after the subcommands, which would inherit it
   auto* summarize_cmd = add_summarize_command(app, o.summarize);
+  summarize_cmd->footer(k_summarize_footer);
   auto* diff_cmd = add_diff_command(app, o.diff);
+  diff_cmd->footer(k_diff_footer);
+  auto* explain_log_cmd = add_explain_log_command(app, o.explain_log);
+  app.footer(k_top_footer); // after every subcommand: each would inherit it
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   o.command = split_exec_command(app, *exec, args);
@@ -904,6 +986,20 @@ int run_cli(int argc, char** argv) {
     if (!rules) {
       std::cerr << "gpu-preflight: error: " << rules.error().message << "\n";
       return k_exit_error;
+    }
+    if (explain_log_cmd->parsed()) {
+      if (!o.explain_log.root.empty()) {
+        o.root = o.explain_log.root;
+      }
+      const auto check = [&]() -> std::optional<ExplainLogChecked> {
+        auto host = open_host(o);
+        if (!host) {
+          return std::nullopt;
+        }
+        CheckRun run = perform_check(*host, o, rules->rules());
+        return ExplainLogChecked{std::move(run.assessment), std::move(run.facts.probes)};
+      };
+      return run_explain_log(o.explain_log, rules->rules(), check);
     }
     if (help_cmd->parsed()) {
       return run_help_command(app, o.help_topic);

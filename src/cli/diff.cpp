@@ -66,7 +66,19 @@ Result<Json> load_side(const std::string& path) {
       info.host_name.reset();
     }
     const Report report{facts, assessment, exit_code_for(assessment.verdict, false), info};
-    return Json::parse(render_json(report));
+    Json doc = Json::parse(render_json(report));
+    // The side's time is when its data was gathered: the capture, not this diff's own check.
+    doc["checked_at"] = Json();
+    doc["captured"] = true;
+    if (auto record = host->read_file("capture.json", 1 << 20);
+        record && json_depth_within(record->data)) {
+      const Json capture = Json::parse(record->data, nullptr, false);
+      if (capture.is_object() && capture.contains("captured_at") &&
+          capture["captured_at"].is_string()) {
+        doc["checked_at"] = capture["captured_at"];
+      }
+    }
+    return doc;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -283,8 +295,11 @@ std::string side_label(const std::string& path, const Json& doc) {
   if (host.is_string()) {
     about.push_back(printable(host.get<std::string>()));
   }
+  const bool captured = doc.is_object() && doc.value("captured", false);
   if (when.is_string()) {
-    about.push_back(printable(when.get<std::string>()));
+    about.push_back((captured ? "captured " : "checked ") + printable(when.get<std::string>()));
+  } else if (captured) {
+    about.push_back("capture time not recorded");
   }
   if (!about.empty()) {
     s += fmt::format(" ({})", fmt::join(about, ", "));
@@ -303,7 +318,9 @@ CLI::App* add_diff_command(CLI::App& app, DiffOptions& o) {
   cmd->add_option("after", o.after, "The later snapshot DIR or report FILE")
       ->type_name("B")
       ->required();
-  cmd->add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", o.format, "Output format: text (default) or json")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "json"}));
   return cmd;
 }
 

@@ -939,7 +939,9 @@ CLI::App* add_summarize_command(CLI::App& app, SummarizeOptions& o) {
          "Report files, directories of them (*.json, *.jsonl), or - for JSON lines on stdin "
          "(the default)")
       ->type_name("PATH");
-  cmd->add_option("--format", o.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", o.format, "Output format: text (default) or json")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--max-age", o.max_age,
                   "List reports older than this as stale (not ready): 90s, 30m, 24h, 7d")
       ->type_name("AGE")

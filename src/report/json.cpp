@@ -6,6 +6,7 @@
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/topology_json.hpp"
+#include "gpf/util/clock.hpp"
 #include "gpf/util/enum_names.hpp"
 #include "gpf/util/json_fields.hpp"
 #include "gpf/util/json_value.hpp"
@@ -110,16 +111,6 @@ struct FieldWriter {
 };
 
 } // namespace
-
-std::string rfc3339_utc(std::chrono::system_clock::time_point t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  if (::gmtime_r(&secs, &tm) == nullptr) {
-    return "1970-01-01T00:00:00Z"; // out of gmtime's range: cannot happen for a clock reading
-  }
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
 
 Json facts_json(const Facts& facts) {
   Json j;

@@ -1,6 +1,7 @@
 // The one-line summary (--format line): at most 80 bytes, for Slurm drain reasons and Kubernetes
 // node-problem-detector messages, which cut at 80. Only ids, counts and bus ids: plain ASCII.
 #include "gpf/report/report.hpp"
+#include "gpf/util/text.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -31,6 +32,21 @@ std::string render_line(const Report& r) {
     line.resize(k_line_max_bytes);
   }
   return line + "\n";
+}
+
+std::string render_summary(const Report& r, bool sets_environment) {
+  std::string line = render_line(r);
+  line.pop_back();
+  const Assessment& a = r.assessment;
+  if (a.verdict != Verdict::fail) {
+    line += sets_environment
+                ? " CUDA_VISIBLE_DEVICES=" + printable(a.recommendation.cuda_visible_devices)
+                : std::string(" (environment unchanged)");
+  }
+  if (const Finding* primary = a.primary_cause(); primary && !primary->remedy.empty()) {
+    line += "; fix: " + printable(primary->remedy);
+  }
+  return "gpu-preflight: " + line + "\n";
 }
 
 } // namespace gpf

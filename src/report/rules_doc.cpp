@@ -62,23 +62,48 @@ std::string_view stage_name(Stage stage) {
   return k_names(stage);
 }
 
-std::string render_rules_text(std::span<const Rule> rules) {
+std::string render_rules_text(std::span<const Rule> rules, std::size_t width) {
   const auto list = sorted(rules);
-  std::size_t width = 2;
+  std::size_t id_width = 2;
   for (const auto* r : list) {
-    width = std::max(width, r->id.size());
+    id_width = std::max(id_width, r->id.size());
   }
-  std::string out = fmt::format("{:<{}}  {:<8}  {}\n", "ID", width, "SEVERITY", "WHAT IT CHECKS");
-  for (const auto* r : list) {
-    out += fmt::format("{:<{}}  {:<8}  {}\n", r->id, width, severity_name(r->severity), r->title);
-    if (!r->severity_from.empty()) {
-      out += fmt::format("{:<{}}  lower: {}\n", "", width + 10, r->severity_from);
+  // A table where every title fits beside the id and severity; on a narrower terminal each rule is
+  // its id and severity, then its title, lower severity and source wrapped under it.
+  const std::size_t column = id_width + 12;
+  const bool table = std::all_of(list.begin(), list.end(),
+                                 [&](const Rule* r) { return column + r->title.size() <= width; });
+  const auto wrapped = [width](std::string_view text, std::size_t used, std::size_t hang) {
+    std::string w = wrap_text(text, used, hang, width);
+    while (!w.empty() && w.back() == '\n') {
+      w.pop_back();
     }
-    out += fmt::format("{:<{}}  source: {}\n", "", width + 10, r->source);
+    return w + "\n";
+  };
+  std::string out;
+  if (table) {
+    out = fmt::format("{:<{}}  {:<8}  {}\n", "ID", id_width, "SEVERITY", "WHAT IT CHECKS");
   }
-  out += fmt::format(
-      "\n{} rules. `gpu-preflight explain ID` tells what one means and how to fix it.\n",
-      list.size());
+  for (const auto* r : list) {
+    const std::size_t indent = table ? column : 4;
+    if (table) {
+      out +=
+          fmt::format("{:<{}}  {:<8}  {}\n", r->id, id_width, severity_name(r->severity), r->title);
+    } else {
+      out += fmt::format("{}  {}\n{}", r->id, severity_name(r->severity), std::string(indent, ' '));
+      out += wrapped(r->title, indent, indent);
+    }
+    if (!r->severity_from.empty()) {
+      out += std::string(indent, ' ') +
+             wrapped(fmt::format("lower: {}", r->severity_from), indent, indent + 7);
+    }
+    out += std::string(indent, ' ') +
+           wrapped(fmt::format("source: {}", r->source), indent, indent + 8);
+  }
+  out += "\n" + wrapped(fmt::format("{} rules. `gpu-preflight explain ID` tells what one means "
+                                    "and how to fix it.",
+                                    list.size()),
+                        0, 0);
   return out;
 }
 

@@ -232,10 +232,6 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   std::string out = fmt::format("gpu-preflight: {} — ", p.paint(verdict_word, verdict_colour));
   append_wrapped(out, verdict_headline(a), columns("gpu-preflight: " + verdict_word + " — "), 2,
                  width);
-  // A PASS after a verified CUDA start-up must not read like one where CUDA was never tried.
-  if (const auto skipped = not_checked(r.facts); !skipped.empty()) {
-    append_field(out, "not checked: ", skipped, width);
-  }
   const bool fold = a.verdict == Verdict::pass && !opt.verbose;
   std::vector<const Finding*> folded_infos;
   for (const auto& f : a.findings) {
@@ -272,6 +268,11 @@ std::string render_text(const Report& r, const TextOptions& opt) {
                    fmt::format("{} note{} (--verbose shows them): {}", folded_infos.size(),
                                folded_infos.size() == 1 ? "" : "s", folded(folded_infos)),
                    columns(tag) + 1, 2, width);
+  }
+  // After the findings, which are what the reader acts on: a PASS after a verified CUDA start-up
+  // must still not read like one where CUDA was never tried.
+  if (const auto skipped = not_checked(r.facts); !skipped.empty()) {
+    append_field(out, "not checked: ", skipped, width);
   }
   if (!a.gpus.empty()) {
     // Mark the GPUs the job gets when that is not simply every usable one.
@@ -332,8 +333,14 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   out += ": ";
   const std::size_t used = verdict_word.size() + 2;
   const std::string headline = verdict_headline(a);
+  const Finding* primary = a.primary_cause();
   if (a.verdict == Verdict::fail) {
-    append_wrapped(out, headline + "; fix the failures above", used, 2, width);
+    // The first remedy again: by now the finding has scrolled off a 24-line screen.
+    append_wrapped(out,
+                   primary ? fmt::format("{}; first: {} (gpu-preflight explain {})", headline,
+                                         printable(primary->remedy), primary->id)
+                           : headline + "; fix the failures above",
+                   used, 2, width);
   } else if (exports.empty()) {
     append_wrapped(out, headline, used, 2, width);
   } else if (used + columns(headline + "; export " + exports) <= width) {

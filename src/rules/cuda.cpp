@@ -441,7 +441,9 @@ std::span<const Rule> cuda_rules() {
        }},
       {.id = "cuda.version-not-in-matrix",
        .stage = Stage::host,
-       .severity = Severity::info,
+       .severity = Severity::warn,
+       .severity_from = "info for an unknown release of a known major whose minor-version floor "
+                        "is met",
        .title = "The job's CUDA version is in the CUDA-to-driver table",
        .remedy =
            "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; "
@@ -450,7 +452,9 @@ std::span<const Rule> cuda_rules() {
        .explanation =
            "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). "
            "For an unknown release of a known major only the major's minor-version floor can be checked; "
-           "for an unknown major nothing is judged.",
+           "for an unknown major nothing is judged, which is a warning: the version the job needs "
+           "(often typed by hand with --expect-cuda) is a typo or newer than every driver the "
+           "table knows, and the check must not pass as if it had been verified.",
        .evidence =
            "The job's CUDA version against data/cuda_toolkit_driver.json and data/cuda_minor_compat.json.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -466,9 +470,13 @@ std::span<const Rule> cuda_rules() {
                        "its major's minor-version floor ({}) is met, but the release's own driver is not known",
                        r.judgement.floor->floor_text)
                  : "neither the release nor its major is in the table, so nothing was judged";
-         return {{fmt::format("CUDA {} is not in the CUDA-to-driver table (CUDA 9.0 to 13.2): {}",
-                              e.text, what),
-                  r.evidence}};
+         Hit hit{fmt::format("CUDA {} is not in the CUDA-to-driver table (CUDA 9.0 to 13.2): {}",
+                             e.text, what),
+                 r.evidence};
+         if (r.judgement.status == CudaDriverStatus::unknown_release) {
+           hit.severity = Severity::info;
+         }
+         return {hit};
        }},
       {.id = "cuda.no-expected-version",
        .stage = Stage::host,

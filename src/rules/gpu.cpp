@@ -173,11 +173,28 @@ std::span<const Rule> gpu_rules() {
            evidence.push_back("WSL2: GPUs can only be confirmed by the CUDA probe");
          }
          const bool mig = c.job.visible.mig;
-         return {
-             {fmt::format(
-                  "{} {} recommended for the job ({} GPU(s) usable), {} required (--min-gpus)", n,
-                  mig ? "MIG instance(s)" : "GPU(s)", c.usable_gpus.size(), c.options.min_gpus),
-              std::move(evidence)}};
+         const auto plural = [](std::size_t k, std::string_view one, std::string_view many) {
+           return fmt::format("{} {}", k, k == 1 ? one : many);
+         };
+         Hit hit{fmt::format(
+                     "{} recommended for the job ({}), {} required (--min-gpus)",
+                     mig ? plural(n, "MIG instance", "MIG instances") : plural(n, "GPU", "GPUs"),
+                     mig ? fmt::format("on {}",
+                                       plural(c.usable_gpus.size(), "usable GPU", "usable GPUs"))
+                         : fmt::format("{} usable", c.usable_gpus.size()),
+                     c.options.min_gpus),
+                 std::move(evidence)};
+         // No GPU was left out and none narrowed: the node simply has fewer GPUs than asked for,
+         // and there is no finding to fix.
+         const auto listed = c.facts.gpus.size();
+         if (!mig && listed > 0 && c.usable_gpus.size() == listed &&
+             static_cast<std::size_t>(n) == listed) {
+           hit.remedy = fmt::format(
+               "This node has {} (`nvidia-smi -L` lists them): run the job on a node with at "
+               "least {}, or lower --min-gpus to {}",
+               plural(listed, "GPU", "GPUs"), c.options.min_gpus, listed);
+         }
+         return {hit};
        }},
       {.id = "gpu.fallen-off-bus",
        .stage = Stage::gpu,

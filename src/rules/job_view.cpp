@@ -34,18 +34,19 @@ const GpuState& JobView::state(const std::string& bus_id) const {
   return it == state_by_bus.end() ? k_none : it->second;
 }
 
+const std::string* JobView::bus_of_minor(unsigned minor) const {
+  const auto it = bus_by_minor.find(minor);
+  return it == bus_by_minor.end() ? nullptr : &it->second;
+}
+
 namespace {
 
 // The processes on each GPU, from proc's holders (by the GPU's minor) and NVML's compute
 // processes, one entry per pid. A pid proc names as one of NVIDIA's daemons is left out of NVML's
 // list too.
-void merge_gpu_users(const Facts& facts, std::unordered_map<std::string, GpuState>& state) {
-  std::unordered_map<unsigned, const GpuFacts*> gpu_by_minor;
-  for (const auto& g : facts.gpus) {
-    if (g.device_minor && !g.bus_id.empty()) {
-      gpu_by_minor.emplace(*g.device_minor, &g);
-    }
-  }
+void merge_gpu_users(const Facts& facts,
+                     const std::unordered_map<unsigned, std::string>& bus_by_minor,
+                     std::unordered_map<std::string, GpuState>& state) {
   std::unordered_set<unsigned> daemons;
   std::unordered_map<std::string, std::map<unsigned, GpuUser>> users;
   for (const auto& h : facts.topology.gpu_processes.holders) {
@@ -55,8 +56,8 @@ void merge_gpu_users(const Facts& facts, std::unordered_map<std::string, GpuStat
       continue;
     }
     for (const auto minor : h.minors) {
-      if (const auto it = gpu_by_minor.find(minor); it != gpu_by_minor.end()) {
-        auto& u = users[it->second->bus_id][pid];
+      if (const auto it = bus_by_minor.find(minor); it != bus_by_minor.end()) {
+        auto& u = users[it->second][pid];
         u.pid = pid;
         u.comm = h.comm;
         u.in_proc = true;
@@ -89,7 +90,8 @@ void merge_gpu_users(const Facts& facts, std::unordered_map<std::string, GpuStat
 }
 
 // Each GPU's settings from CUDA, sysfs and NVML, in the order GpuState documents.
-std::unordered_map<std::string, GpuState> merge_gpu_state(const Facts& facts) {
+std::unordered_map<std::string, GpuState>
+merge_gpu_state(const Facts& facts, const std::unordered_map<unsigned, std::string>& bus_by_minor) {
   std::unordered_map<std::string, GpuState> state;
   for (const auto& d : facts.cuda.devices) {
     if (d.compute_mode && !d.bus_id.empty()) {
@@ -105,7 +107,7 @@ std::unordered_map<std::string, GpuState> merge_gpu_state(const Facts& facts) {
       }
     }
   }
-  merge_gpu_users(facts, state);
+  merge_gpu_users(facts, bus_by_minor, state);
   const auto& nvml = facts.nvml;
   if (nvml.ran && nvml.init_ok()) {
     for (const auto& g : nvml.gpus) {
@@ -153,7 +155,12 @@ JobView derive_job_view(const Facts& facts, const Matrix& matrix) {
   v.driver = driver_view(facts);
   v.archs = gpu_archs(facts, matrix);
   v.matrix = &matrix;
-  v.state_by_bus = merge_gpu_state(facts);
+  for (const auto& g : facts.gpus) {
+    if (g.device_minor && !g.bus_id.empty()) {
+      v.bus_by_minor.try_emplace(*g.device_minor, g.bus_id);
+    }
+  }
+  v.state_by_bus = merge_gpu_state(facts, v.bus_by_minor);
   // Names for label(): the model where the driver or CUDA gave one, else a known UUID.
   for (const auto& g : v.archs) {
     if (!g.model.empty()) {

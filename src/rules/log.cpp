@@ -2,32 +2,38 @@
 // and GPUs it blames that the driver does not list.
 #include "common.hpp"
 
+#include <algorithm>
+
 namespace gpf {
 namespace {
 
 // The live probes saw every GPU the driver lists, and each one passed: CUDA started on it (or it
 // is busy), the multi-GPU test (if run) passed, and NVML (if it ran) answered for it.
-bool live_probes_passed_every_gpu(const Facts& f) {
-  if (f.gpus.empty() || !f.cuda.enumerated() ||
+// What judged every GPU's health without the kernel log, or nullptr when nothing did: NVML
+// answering for every GPU (its health queries stand in for the log's Xids), or the live CUDA
+// probe passing every GPU with NVML not failing.
+const char* gpu_health_judged_without_log(const Facts& f) {
+  if (f.gpus.empty()) {
+    return nullptr;
+  }
+  const bool nvml_ok = f.nvml.ran && f.nvml.init_ok();
+  const bool nvml_every = nvml_ok && std::all_of(f.gpus.begin(), f.gpus.end(), [&](const auto& g) {
+                            const NvmlGpu* n = f.nvml.gpu_by_bus(g.bus_id);
+                            return n != nullptr && n->answered();
+                          });
+  if (nvml_every) {
+    return "NVML answered for every GPU";
+  }
+  if ((f.nvml.ran && !nvml_ok) || !f.cuda.enumerated() ||
       (f.cuda.multi_gpu_ran && f.cuda.multi_gpu_ok != true)) {
-    return false;
+    return nullptr;
   }
-  if (f.nvml.ran && !f.nvml.init_ok()) {
-    return false;
-  }
-  for (const auto& g : f.gpus) {
+  const bool cuda_every = std::all_of(f.gpus.begin(), f.gpus.end(), [&](const auto& g) {
     const CudaDevice* d = f.cuda.device_by_bus(g.bus_id);
-    if (d == nullptr || !(d->usable || d->in_use)) {
-      return false;
-    }
-    if (f.nvml.ran) {
-      const NvmlGpu* n = f.nvml.gpu_by_bus(g.bus_id);
-      if (n == nullptr || !n->answered()) {
-        return false;
-      }
-    }
-  }
-  return true;
+    return d != nullptr && (d->usable || d->in_use);
+  });
+  return cuda_every && !f.nvml.ran ? "the live CUDA probe reached every GPU and all passed"
+                                   : nullptr;
 }
 
 } // namespace
@@ -87,7 +93,8 @@ std::span<const Rule> log_rules() {
        .stage = Stage::host,
        .severity = Severity::warn,
        .severity_from =
-           "info when the live CUDA (and NVML) probes reached every GPU and every one passed",
+           "info when NVML answered for every GPU, or the live CUDA probe passed every GPU (NVML "
+           "not run)",
        .title = "The kernel log was read",
        .remedy =
            "Add the user to the systemd-journal group (or adm, which can also read /var/log/kern.log): `usermod -aG systemd-journal USER`, then log in again; "
@@ -95,7 +102,7 @@ std::span<const Rule> log_rules() {
            "or, where the GPUs' own checks are enough, `--disable log.not-readable`",
        .source = "docs/kernel-log.md#sources",
        .explanation =
-           "Every kernel-log source was tried in order — the ring buffer (/dev/kmsg, klogctl), the systemd journal's kernel messages of this boot, /var/log/kern.log, /var/log/messages, /var/log/syslog — and none could be read. Without the log, Xids, RmInitAdapter failures and GPUs that fell off the bus are unseen; when the live CUDA and NVML probes reached and passed every GPU the gap is small (info), otherwise it warns.",
+           "Every kernel-log source was tried in order — the ring buffer (/dev/kmsg, klogctl), the systemd journal's kernel messages of this boot, /var/log/kern.log, /var/log/messages, /var/log/syslog — and none could be read (an ordinary user on a default Debian or Ubuntu node: kernel.dmesg_restrict=1). Without the log, Xids, RmInitAdapter failures and GPUs that fell off the bus are unseen. When NVML answered for every GPU (its health queries: recovery action, ECC, remapping) or, without NVML, the live CUDA probe passed every GPU, the gap is small and it is information, so `--strict` does not block every ordinary user's launch; when nothing else judged the GPUs' health it warns.",
        .evidence = "each source tried and its OS error",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
@@ -119,9 +126,9 @@ std::span<const Rule> log_rules() {
                              log.ran ? "only partly checked, reading stopped" : "not checked",
                              log.read_error),
                  evidence};
-         if (!log.ran && live_probes_passed_every_gpu(c.facts)) {
+         if (const char* judged = log.ran ? nullptr : gpu_health_judged_without_log(c.facts)) {
            hit.severity = Severity::info;
-           hit.message += " — the live CUDA and NVML probes reached every GPU and all passed";
+           hit.message += fmt::format(" — {}, so the GPUs' health was judged without it", judged);
          }
          return {hit};
        }},

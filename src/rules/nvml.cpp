@@ -68,11 +68,13 @@ template <class Fn> std::vector<Hit> each_gpu(const RuleContext& ctx, Fn&& fn) {
   return hits;
 }
 
-std::string process_list(const std::vector<NvmlProcess>& procs) {
+// NVML's compute processes on the GPU, named as every row names a process on a GPU.
+std::string nvml_users(const RuleContext& ctx, const std::string& bus_id) {
   std::vector<std::string> parts;
-  for (const auto& p : procs) {
-    parts.push_back(p.used_bytes ? fmt::format("pid {} ({} MiB)", p.pid, *p.used_bytes >> 20)
-                                 : fmt::format("pid {} (memory not available)", p.pid));
+  for (const auto& u : ctx.job.state(bus_id).users) {
+    if (u.in_nvml) {
+      parts.push_back(gpu_user_text(u));
+    }
   }
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -645,17 +647,21 @@ std::span<const Rule> nvml_rules() {
            "In EXCLUSIVE_PROCESS mode one process owns the GPU; the job's context creation would fail.",
        .evidence = "nvmlDeviceGetComputeMode and nvmlDeviceGetComputeRunningProcesses_v2",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
-           if (g.compute_mode == k_compute_exclusive_process && g.processes &&
-               !g.processes->empty()) {
-             hits.emplace_back(
-                 fmt::format("{}: EXCLUSIVE_PROCESS mode and already taken by {}", gpu,
-                             process_list(*g.processes)),
-                 std::vector<std::string>{"compute mode = 3 (EXCLUSIVE_PROCESS)",
-                                          "compute processes: " + process_list(*g.processes)},
-                 g.bus_id, Effect::gpu_unusable);
-           }
-         });
+         return each_gpu(
+             ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
+               if (g.compute_mode != k_compute_exclusive_process) {
+                 return;
+               }
+               const auto list = nvml_users(ctx, g.bus_id);
+               if (!list.empty()) {
+                 hits.emplace_back(
+                     fmt::format("{}: EXCLUSIVE_PROCESS mode and already taken by {}", gpu, list),
+                     std::vector<std::string>{
+                         g.bus_id + ": nvmlDeviceGetComputeMode = 3 (EXCLUSIVE_PROCESS)",
+                         g.bus_id + ": nvmlDeviceGetComputeRunningProcesses: " + list},
+                     g.bus_id, Effect::gpu_unusable);
+               }
+             });
        }},
       {.id = "nvml.processes-present",
        .stage = Stage::gpu,

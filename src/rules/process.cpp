@@ -4,21 +4,6 @@
 #include "gpu_state.hpp"
 
 namespace gpf {
-namespace {
-
-const GpuFacts* gpu_by_minor(const Facts& f, unsigned minor) {
-  for (const auto& g : f.gpus) {
-    if (g.device_minor == minor) {
-      return &g;
-    }
-  }
-  return nullptr;
-}
-
-// NVIDIA's own daemons keep the device nodes open by design (persistence, the NVLink fabric,
-// DCGM): they are no job's leftover.
-
-} // namespace
 
 std::span<const Rule> process_rules() {
   static const Rule rows[] = {
@@ -47,22 +32,22 @@ std::span<const Rule> process_rules() {
            std::vector<std::string> gpus;
            std::optional<std::string> only;
            for (const auto minor : h.minors) {
-             const GpuFacts* g = gpu_by_minor(c.facts, minor);
-             gpus.push_back(g ? c.job.label(g->bus_id) : fmt::format("/dev/nvidia{}", minor));
-             if (g && h.minors.size() == 1) {
-               only = g->bus_id;
+             const std::string* bus = c.job.bus_of_minor(minor);
+             gpus.push_back(bus ? c.job.label(*bus) : fmt::format("/dev/nvidia{}", minor));
+             if (bus && h.minors.size() == 1) {
+               only = *bus;
              }
            }
            // NVML's figure for the same pid, where it listed it: the memory the job would share.
            bool holds_memory = false;
            std::vector<std::string> evidence = h.fds;
            for (const auto minor : h.minors) {
-             const GpuFacts* g = gpu_by_minor(c.facts, minor);
-             for (const auto& u : g ? c.job.state(g->bus_id).users : std::vector<GpuUser>{}) {
+             const std::string* bus = c.job.bus_of_minor(minor);
+             for (const auto& u : bus ? c.job.state(*bus).users : std::vector<GpuUser>{}) {
                if (u.pid == static_cast<unsigned>(h.pid) && u.in_nvml) {
                  holds_memory = holds_memory || u.holds_memory();
                  evidence.push_back(fmt::format("{}: nvmlDeviceGetComputeRunningProcesses: {}",
-                                                g->bus_id, gpu_user_text(u)));
+                                                *bus, gpu_user_text(u)));
                }
              }
            }

@@ -12,6 +12,10 @@ std::string_view xid_rule_id(unsigned xid) {
   return log_rule_id(e);
 }
 
+std::string_view log_event_rule_id(const LogEvent& event) {
+  return log_rule_id(event);
+}
+
 namespace {
 
 // The rows an Xid event can be judged by (log_rule_id), besides the gpu.* rows of 54 and 79.

@@ -64,6 +64,27 @@ TEST_CASE("e2e: `rules` as text, and with a site rules file applied") {
   CHECK(run_preflight({"rules", "--format", "yaml"}).exit_code == 2);
 }
 
+TEST_CASE("e2e: `rules` fits the terminal: a table where titles fit, wrapped lines where not") {
+  const auto narrow = run_preflight({"rules"}, {{"COLUMNS", "80"}});
+  REQUIRE(narrow.exit_code == 0);
+  std::size_t start = 0;
+  for (auto nl = narrow.out.find('\n'); nl != std::string::npos;
+       nl = narrow.out.find('\n', start)) {
+    const auto line = narrow.out.substr(start, nl - start);
+    start = nl + 1;
+    // only a word that cannot be broken (a URL) may stand out
+    if (line.size() > 80) {
+      INFO(line);
+      CHECK(line.find(' ', line.find_first_not_of(' ')) == std::string::npos);
+      CHECK(line.find("://") != std::string::npos);
+    }
+  }
+  CHECK(narrow.out.find("\ncuda.driver-too-old  fail\n    ") != std::string::npos);
+  const auto wide = run_preflight({"rules"}, {{"COLUMNS", "250"}});
+  CHECK(wide.out.rfind("ID ", 0) == 0);
+  CHECK(wide.out.find("WHAT IT CHECKS") != std::string::npos);
+}
+
 TEST_CASE(
     "e2e: `explain ID` prints meaning, evidence, remedy and sources - an unknown id exits 2") {
   auto r = run_preflight({"explain", "kernel.below-5.5-multi-gpu"});

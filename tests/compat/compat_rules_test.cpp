@@ -230,8 +230,13 @@ TEST_CASE("a CUDA version outside the table is said to be so") {
   REQUIRE(findings(f, "cuda.version-not-in-matrix").size() == 1);
   CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find("floor (525.60.13) is met") !=
         std::string::npos);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::info);
+  // an unknown major is judged by nothing: not a silent pass
   expect(f, "14.0");
   CHECK(findings(f, "cuda.version-not-in-matrix").size() == 1);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
+  expect(f, "99.9");
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
   CHECK(findings(f, "cuda.driver-too-old").empty());
 }
 

@@ -130,6 +130,10 @@ TEST_CASE("env format is safe to eval and carries the recommendation") {
   const auto bad = run_preflight({"--root", fixture("missing-uvm"), "--format", "env"});
   CHECK(bad.exit_code == 1);
   CHECK(bad.out.find("# fail: devnode.nvidia-uvm-missing\n") != std::string::npos);
+  // eval swallows the comments: the verdict, the GPUs and the first remedy go to stderr too.
+  CHECK(ok.err == "gpu-preflight: PASS 2/4 GPUs CUDA_VISIBLE_DEVICES=1,3\n");
+  CHECK(bad.err.rfind("gpu-preflight: FAIL devnode.nvidia-uvm-missing; fix: ", 0) == 0);
+  CHECK(bad.err.find("CUDA_VISIBLE_DEVICES") == std::string::npos);
 
   // eval it in a real shell and read the variables back
   const auto sh = run_program(

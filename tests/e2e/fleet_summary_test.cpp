@@ -375,6 +375,23 @@ TEST_CASE("summarize: hostile input is named on stderr, counted, and never stops
   CHECK(run_program({GPF_BINARY, "summarize"}, {}, "").exit_code == 2); // nothing read
 }
 
+TEST_CASE("diff: a snapshot's time is its capture's, not the time diff ran") {
+  TempDir dir{"gpf-diff"};
+  const auto a = (dir.path / "a").string();
+  const auto b = (dir.path / "b").string();
+  REQUIRE(run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", a}).exit_code == 0);
+  REQUIRE(run_preflight({"snapshot", "--root", fixture("missing-uvm"), "-o", b}).exit_code == 0);
+  std::ifstream in(dir.path / "a" / "capture.json");
+  const json capture = json::parse(in);
+  REQUIRE(capture.at("captured_at").is_string());
+  const auto r = run_preflight({"diff", "--format", "json", a, b});
+  CHECK(r.exit_code == 1);
+  CHECK(json::parse(r.out).at("before").at("checked_at") == capture.at("captured_at"));
+  const auto text = run_preflight({"diff", a, b});
+  CHECK(text.out.find("captured " + capture.at("captured_at").get<std::string>()) !=
+        std::string::npos);
+}
+
 TEST_CASE("diff: what changed between two snapshots and between two reports") {
   const auto& f = fleet();
   const auto good = (f.dir.path / "snapshots" / "node-22").string();
@@ -385,6 +402,10 @@ TEST_CASE("diff: what changed between two snapshots and between two reports") {
   const json d = json::parse(r.out);
   CHECK(d.at("before").at("host") == "node-22");
   CHECK(d.at("after").at("host") == "node-17");
+  // fixture copies record no capture: no time is shown rather than the time diff ran
+  CHECK(d.at("before").at("checked_at").is_null());
+  CHECK(run_preflight({"diff", good, broken}).out.find("capture time not recorded") !=
+        std::string::npos);
   bool verdict = false;
   bool uvm_node = false;
   bool uvm_finding = false;

@@ -55,8 +55,7 @@ TEST_CASE("one GPU kept on an old kernel: the header, line and JSON say 1 of 4")
   bool said = false;
   for (const auto& f : jf.at("findings")) {
     if (f.at("id") == "gpu.too-few-usable") {
-      said = f.at("message") ==
-             "1 GPU(s) recommended for the job (4 GPU(s) usable), 4 required (--min-gpus)";
+      said = f.at("message") == "1 GPU recommended for the job (4 usable), 4 required (--min-gpus)";
     }
   }
   CHECK(said);
@@ -104,17 +103,36 @@ TEST_CASE("the job's own CUDA_VISIBLE_DEVICES: said when it chose, MIG instances
   CHECK(has(none.out, "export CUDA_VISIBLE_DEVICES=''\n"));
 }
 
-TEST_CASE("the text says what was not checked, and a live probe's replay is not in it") {
+TEST_CASE("the text says what was not checked, after the findings, and a live probe's replay "
+          "is not in it") {
   const auto plain = wide_text({"--root", fixture("healthy-4gpu"), "--no-cuda"});
-  const auto lines = plain.out.substr(0, plain.out.find("\n\n"));
+  // The verdict, then the findings; "not checked" follows them, before the GPU table.
+  const auto skipped = plain.out.find("\nnot checked: ");
+  REQUIRE(skipped != std::string::npos);
+  CHECK(plain.out.rfind("\n[", skipped) != std::string::npos);
+  CHECK(skipped < plain.out.find("\nGPUs"));
+  const auto lines = plain.out.substr(skipped, plain.out.find("\nGPUs") - skipped);
   CHECK(has(lines,
             "\nnot checked: kernel log (the snapshot has no kernel log); InfiniBand/RoCE ports "
             "(sys/class/infiniband does not exist); CUDA start-up (--no-cuda)"));
   CHECK(has(lines, "GPU health (NVML) (the snapshot has no nvml.json"));
 
   const auto replayed = wide_text({"--root", fixture("cuda-replay-gpu-hung")});
-  const auto head = replayed.out.substr(0, replayed.out.find("\n\n"));
-  CHECK_FALSE(has(head, "CUDA start-up"));
+  const auto from = replayed.out.find("\nnot checked: ");
+  CHECK_FALSE(has(replayed.out.substr(from == std::string::npos ? replayed.out.size() : from),
+                  "CUDA start-up ("));
+}
+
+TEST_CASE("the closing line on FAIL names the first remedy and how to read more") {
+  const auto r = wide_text({"--root", fixture("missing-uvm")});
+  CHECK(r.exit_code == 1);
+  auto closing = r.out.substr(r.out.rfind("\nFAIL: ") + 1);
+  for (auto wrap = closing.find("\n  "); wrap != std::string::npos; wrap = closing.find("\n  ")) {
+    closing.replace(wrap, 3, " "); // the line is wrapped to the terminal's width
+  }
+  CHECK(has(closing, "not ready: devnode.nvidia-uvm-missing; first: "));
+  CHECK(has(closing, "nvidia-modprobe -u -c=0"));
+  CHECK(has(closing, "(gpu-preflight explain devnode.nvidia-uvm-missing)"));
 }
 
 TEST_CASE("a root directory that is not a snapshot is the checker's error, exit 2") {

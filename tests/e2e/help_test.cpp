@@ -89,6 +89,32 @@ TEST_CASE("help [CMD] is --help of the tool or of the command") {
   CHECK(has(error_of({"help", "snapsot"}), "did you mean \"snapshot\"?"));
 }
 
+TEST_CASE("every command's help is its own: its examples and exit codes, no CLI11 metavars") {
+  const auto top = run_preflight({"--help"}).out;
+  const std::string top_example = "check this host (check is the default)";
+  REQUIRE(has(top, top_example));
+  for (const char* cmd : {"check", "exec", "snapshot", "rules", "explain", "help", "completion",
+                          "summarize", "diff", "explain-log"}) {
+    INFO(cmd);
+    const auto r = run_preflight({cmd, "--help"});
+    CHECK(r.exit_code == 0);
+    if (std::string(cmd) != "check") { // check is the default command: its help is the top's
+      CHECK_FALSE(has(r.out, top_example));
+    }
+    for (const char* raw : {"TEXT", "INT", ":{", "AGE:AGE"}) {
+      INFO(raw);
+      CHECK_FALSE(has(r.out, raw));
+    }
+  }
+  for (const char* cmd : {"summarize", "diff"}) {
+    INFO(cmd);
+    const auto r = run_preflight({cmd, "--help"});
+    CHECK(has(r.out, "Examples:\n  gpu-preflight " + std::string(cmd)));
+    CHECK(has(r.out, "Exit status:"));
+    CHECK(has(r.out, "--format FORMAT"));
+  }
+}
+
 TEST_CASE("typos in commands and options get a suggestion") {
   CHECK(has(error_of({"chekc"}), "unknown command \"chekc\" (did you mean \"check\"?)"));
   CHECK(has(error_of({"explian", "79"}), "did you mean \"explain\"?"));
@@ -98,6 +124,12 @@ TEST_CASE("typos in commands and options get a suggestion") {
   CHECK(has(error_of({"--strcit"}), "did you mean \"--strict\"?"));
   // nothing close: no suggestion, still one line
   CHECK_FALSE(has(error_of({"--zzzzzzzz"}), "did you mean"));
+  // other tools' spellings name this tool's, and a one-letter near miss is no suggestion
+  CHECK(has(error_of({"-v"}), "unknown option \"-v\" (did you mean \"--verbose\"?)"));
+  CHECK(has(error_of({"--json"}), "(did you mean \"--format json\"?)"));
+  CHECK(has(error_of({"-q"}), "(did you mean \"--format line\"?)"));
+  CHECK(has(error_of({"exec", "-q", "true"}), "(did you mean \"--quiet\"?)"));
+  CHECK_FALSE(has(error_of({"-x"}), "did you mean"));
 }
 
 TEST_CASE("bad values are reported in the tool's words") {

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -198,4 +200,30 @@ TEST_CASE("unreadable inputs are recorded and replay as the same error") {
   CHECK(cap.out.find("not readable: proc/modules: Permission denied") != std::string::npos);
   const auto replay = run_preflight({"--root", dir, "--format", "json"});
   CHECK(replay.out.find("proc/modules: Permission denied") != std::string::npos);
+}
+
+TEST_CASE("snapshot groups what it could not read: one line per kind, with a count") {
+  TempDir src;
+  fs::create_directories(src.path / "proc/sys/kernel");
+  std::ofstream(src.path / "proc/sys/kernel/osrelease") << "6.1.0-18-amd64\n";
+  std::ofstream(src.path / "proc/modules") << "nvidia 1 0 - Live 0x0\n";
+  std::string unreadable = R"({"proc/modules": "Permission denied")";
+  for (int pid = 100; pid < 196; ++pid) {
+    fs::create_directories(src.path / "proc" / std::to_string(pid));
+    std::ofstream(src.path / "proc" / std::to_string(pid) / "comm") << "python3\n";
+    unreadable += ", \"proc/" + std::to_string(pid) + "/fd\": \"Permission denied\"";
+  }
+  std::ofstream(src.path / "unreadable.json") << unreadable << "}";
+  TempDir out;
+  const auto dir = (out.path / "snap").string();
+  const auto cap = run_preflight({"snapshot", "--root", src.path.string(), "-o", dir});
+  REQUIRE(cap.exit_code == 0);
+  INFO(cap.out);
+  CHECK(cap.out.find("not readable: proc/modules: Permission denied\n") != std::string::npos);
+  CHECK(cap.out.find("not readable: proc/<pid>/fd: Permission denied (96 processes)\n") !=
+        std::string::npos);
+  CHECK(cap.out.find("proc/100/fd") == std::string::npos);
+  // as an ordinary user it says that root captures more; as root there is nothing to add
+  CHECK((cap.out.find("as root, `sudo gpu-preflight snapshot -o ") != std::string::npos) ==
+        (::geteuid() != 0));
 }

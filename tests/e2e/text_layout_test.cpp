@@ -207,9 +207,12 @@ TEST_CASE("a closing line repeats the verdict and the export") {
   CHECK(lines_of(run_preflight({"--root", healthy8()}, {{"COLUMNS", "120"}}).out).back() ==
         "PASS: ready on 8 of 8 GPUs; export CUDA_DEVICE_ORDER='PCI_BUS_ID' "
         "CUDA_VISIBLE_DEVICES='0,1,2,3,4,5,6,7'");
-  const auto fail = lines_of(run_preflight({"--root", fixture("nouveau")}).out);
-  CHECK(fail.back().rfind("FAIL: not ready: module.nouveau-loaded", 0) == 0);
-  CHECK(has(fail.back(), "fix the failures above"));
+  // on FAIL the closing line (wrapped) starts with the verdict and ends naming explain
+  const auto fail = run_preflight({"--root", fixture("nouveau")}).out;
+  const auto closing = fail.substr(fail.rfind("\nFAIL: ") + 1);
+  CHECK(closing.rfind("FAIL: not ready: module.nouveau-loaded", 0) == 0);
+  CHECK(has(closing, "; first: "));
+  CHECK(has(closing, "explain module.nouveau-loaded)\n"));
 }
 
 TEST_CASE("ASCII punctuation when the locale is not UTF-8") {

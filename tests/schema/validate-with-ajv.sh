@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Validates the JSON report of every fixture snapshot against docs/report.schema.json with a real
-# JSON Schema validator, ajv-cli (draft 2020-12, strict mode), as a CI dashboard would:
+# Validates the JSON report of every fixture snapshot against docs/report.schema.json, and
+# explain-log's JSON against docs/explain-log.schema.json, with a real JSON Schema validator,
+# ajv-cli (draft 2020-12, strict mode), as a CI dashboard would:
 #   validate-with-ajv.sh GPU_PREFLIGHT_BINARY SOURCE_DIR NPM_PREFIX
 # ajv-cli is installed once into NPM_PREFIX (inside the build directory, never globally). Exits 77
 # (ctest: skipped) only when npm is not installed.
@@ -61,3 +62,33 @@ for f in "$tmp"/broken/*.json; do
   echo "$(basename "$f") rejected, as it must be"
 done
 echo "PASS: $((count * 2)) reports valid against docs/report.schema.json (ajv, draft 2020-12, strict)"
+
+# explain-log's JSON against docs/explain-log.schema.json: every excerpt of tests/data/explain-log,
+# and --check on the example snapshots (candidates with states and findings).
+explain_schema=$src/docs/explain-log.schema.json
+mkdir "$tmp/explain"
+logs=0
+for log in "$src"/tests/data/explain-log/*.log; do
+  name=$(basename "$log" .log)
+  rc=0
+  "$bin" explain-log "$log" --format json >"$tmp/explain/$name.json" || rc=$?
+  [ $rc -le 1 ] || { echo "FAIL: explain-log exited $rc on $name" >&2; exit 1; }
+  for ex in broken-node healthy-8gpu; do
+    rc=0
+    "$bin" explain-log "$log" --check --root "$src/docs/examples/$ex" --no-cuda --no-nvml --format json \
+      >"$tmp/explain/$name-$ex.json" || rc=$?
+    [ $rc -le 1 ] || { echo "FAIL: explain-log --check exited $rc on $name ($ex)" >&2; exit 1; }
+  done
+  logs=$((logs + 1))
+done
+[ $logs -ge 10 ] || { echo "FAIL: only $logs explain-log excerpts found" >&2; exit 1; }
+"$ajv" compile --spec=draft2020 --strict=true -s "$explain_schema"
+"$ajv" validate --spec=draft2020 --strict=true --all-errors -s "$explain_schema" -d "$tmp/explain/*.json"
+good=$tmp/explain/cuda-unknown-error-uvm-broken-node.json
+sed 's/"state": "confirmed"/"state": "maybe"/' "$good" >"$tmp/broken/explain-bad-state.json"
+cmp -s "$tmp/broken/explain-bad-state.json" "$good" && { echo "FAIL: the explain-log edit no longer applies" >&2; exit 1; }
+if "$ajv" validate --spec=draft2020 --strict=true -s "$explain_schema" -d "$tmp/broken/explain-bad-state.json" >/dev/null 2>&1; then
+  echo "FAIL: ajv accepted explain-bad-state.json, which breaks the schema" >&2
+  exit 1
+fi
+echo "PASS: $((logs * 3)) explain-log results valid against docs/explain-log.schema.json (ajv, draft 2020-12, strict)"

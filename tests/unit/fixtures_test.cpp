@@ -169,6 +169,16 @@ TEST_CASE("min-gpus decides fail when too few GPUs are left") {
   CHECK(finding(r.assessment, "gpu.too-few-usable"));
   // the old-kernel heuristic keeps one GPU, so a job that needs two cannot start
   CHECK(check_fixture("old-kernel-4gpu", {2, false}).assessment.verdict == Verdict::fail);
+  // GPUs were left out: fix what left them out
+  CHECK_THAT(finding(r.assessment, "gpu.too-few-usable")->remedy,
+             Catch::Contains("Fix the findings"));
+  // None was: the node has fewer GPUs than asked for, and there is nothing to fix
+  const auto small = check_fixture("healthy-4gpu", {8, false});
+  const auto* f = finding(small.assessment, "gpu.too-few-usable");
+  REQUIRE(f);
+  CHECK(f->message == "4 GPUs recommended for the job (4 usable), 8 required (--min-gpus)");
+  CHECK(f->remedy == "This node has 4 GPUs (`nvidia-smi -L` lists them): run the job on a node "
+                     "with at least 8, or lower --min-gpus to 4");
 }
 
 TEST_CASE("the kernel heuristic needs two usable GPUs") {

@@ -29,6 +29,7 @@ GPF_DECLARE_FUZZ_TARGET(ld_cache)
 GPF_DECLARE_FUZZ_TARGET(render)
 GPF_DECLARE_FUZZ_TARGET(redactor)
 GPF_DECLARE_FUZZ_TARGET(sysfs_links)
+GPF_DECLARE_FUZZ_TARGET(explain_log)
 
 namespace {
 namespace fs = std::filesystem;
@@ -54,6 +55,8 @@ const std::map<std::string, std::pair<Target, std::string>>& targets() {
       {"ld_cache", {gpf_fuzz_ld_cache, "compat-lib-mismatch/etc/ld.so.cache"}},
       {"render", {gpf_fuzz_render, "garbage-files/proc/driver/nvidia/version"}},
       {"redactor", {gpf_fuzz_redactor, "log-xid79-one-of-8/dmesg.txt"}},
+      {"explain_log",
+       {gpf_fuzz_explain_log, "../data/explain-log/nvidia-smi-no-driver-nouveau.log"}},
       {"sysfs_links",
        {gpf_fuzz_sysfs_links,
         "pcie-aer-bridge/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/aer_dev_nonfatal"}},

@@ -251,8 +251,8 @@ TEST_CASE("fixture: a kernel log that cannot be read warns, never passes") {
   CHECK(contains(probe->message, "Permission denied"));
 }
 
-// Info only when the live probes reached every GPU and each passed; warn when any GPU went unseen.
-TEST_CASE("log.not-readable is info when CUDA and NVML passed every GPU, warn otherwise") {
+// Info only when NVML answered for every GPU, or CUDA passed every one; warn when any went unseen.
+TEST_CASE("log.not-readable is info when NVML answered or CUDA passed every GPU, warn otherwise") {
   Facts f;
   f.driver.loaded = true;
   for (int i = 0; i < 2; ++i) {
@@ -301,6 +301,19 @@ TEST_CASE("log.not-readable is info when CUDA and NVML passed every GPU, warn ot
 
   f.nvml.ran = true; // NVML ran but could not start
   f.nvml.init_code = 999;
+  CHECK(severity(f) == Severity::warn);
+
+  // NVML answering for every GPU judges their health on its own: an ordinary user's --no-cuda
+  // check (kernel.dmesg_restrict=1) is not blocked by --strict.
+  f.cuda = {};
+  f.nvml.init_code = 0;
+  for (int i = 0; i < 2; ++i) {
+    NvmlGpu n;
+    n.bus_id = k_buses[i];
+    f.nvml.gpus.push_back(n);
+  }
+  CHECK(severity(f) == Severity::info);
+  f.nvml.gpus[1].child_error = "killed"; // one GPU NVML could not answer for
   CHECK(severity(f) == Severity::warn);
 }
 

@@ -34,9 +34,6 @@ struct Report {
   RunInfo run;
 };
 
-// "2026-12-01T10:15:00Z": RFC 3339 in UTC, whole seconds.
-std::string rfc3339_utc(std::chrono::system_clock::time_point t);
-
 nlohmann::ordered_json report_json(const Report& report);
 std::string render_json(const Report& report); // pretty, ends with '\n'
 // The same text written to out as it is serialised, without holding it whole (a report of
@@ -49,6 +46,9 @@ std::string render_env(const Report& report); // safe to eval
 // count is what the job gets (the recommendation), the id the primary cause.
 inline constexpr std::size_t k_line_max_bytes = 80;
 std::string render_line(const Report& report);
+// The line a person watching a launch reads on stderr (exec; --format env, whose comments eval
+// swallows): render_line, the GPUs the job gets, and the primary cause's remedy.
+std::string render_summary(const Report& report, bool sets_environment);
 
 // The verdict in words, after "WARN — ": what the job gets and why ("ready on 1 of 4 GPUs
 // (multi-GPU start-up untested on kernel 5.4.0)", "not ready: module.nouveau-loaded"). Text header,

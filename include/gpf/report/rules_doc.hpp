@@ -12,7 +12,7 @@ namespace gpf {
 
 std::string_view stage_name(Stage stage);
 
-std::string render_rules_text(std::span<const Rule> rules);
+std::string render_rules_text(std::span<const Rule> rules, std::size_t width);
 nlohmann::ordered_json rules_json(std::span<const Rule> rules);
 std::string render_rules_markdown(std::span<const Rule> rules);
 // What the rule means, the evidence it looks for, its remedy and its sources.

@@ -85,12 +85,15 @@ struct JobView {
   std::string label(const std::string& bus_id) const;
   // The GPU's merged state (empty when no probe read any of it).
   const GpuState& state(const std::string& bus_id) const;
+  // The bus id of the GPU behind /dev/nvidiaN (the driver's minor), nullptr when none has it.
+  const std::string* bus_of_minor(unsigned minor) const;
 
   // Filled by derive_job_view: rules ask per GPU, so lookups are hashed, not scans.
   std::unordered_map<std::string, std::size_t> index_by_bus; // first index of each bus id
   std::unordered_set<std::string> admitted;                  // visible.bus_ids
   std::unordered_map<std::string, std::string> name_by_bus;  // model, else UUID, for label()
   std::unordered_map<std::string, GpuState> state_by_bus;
+  std::unordered_map<unsigned, std::string> bus_by_minor;
 };
 
 JobView derive_job_view(const Facts& facts, const Matrix& matrix);

@@ -1,0 +1,687 @@
+// `gpu-preflight explain-log FILE|-` (docs/explain-log.md). The log streams through two readers:
+// one automaton over the pattern table's texts (case-insensitive, all rows in one pass, reset at
+// each line) and the kernel-log scanner, which finds pasted NVRM lines. Memory stays bounded: a
+// fixed read buffer, one partial line of at most 64 KiB, one record per table row, and the
+// scanner's own caps.
+#include "gpf/cli/explain_log.hpp"
+
+#include "gpf/cli/cli.hpp"
+#include "gpf/probes/kernel_log_scanner.hpp"
+#include "gpf/rules/xid.hpp"
+#include "gpf/util/text.hpp"
+#include "gpf/version_info.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <map>
+#include <queue>
+#include <unistd.h>
+
+namespace gpf {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// One pass over every row's texts: an Aho-Corasick automaton on lower-cased bytes, its transitions
+// tabulated over byte classes (the bytes the texts use, and one class for all others).
+class PatternAutomaton {
+public:
+  PatternAutomaton() {
+    const auto rows = log_patterns();
+    for (int b = 0; b < 256; ++b) {
+      m_class[static_cast<std::size_t>(b)] = 0;
+    }
+    for (const auto& row : rows) {
+      for (const auto text : row.texts) {
+        for (const char c : text) {
+          auto& cls = m_class[fold(c)];
+          if (cls == 0) {
+            cls = static_cast<std::uint8_t>(++m_classes);
+          }
+        }
+      }
+    }
+    ++m_classes; // class 0 included
+    for (int b = 0; b < 256; ++b) {
+      // upper-case letters share their lower-case class
+      m_class[static_cast<std::size_t>(b)] = m_class[fold(static_cast<char>(b))];
+    }
+    m_goto.assign(m_classes, 0);
+    m_out.push_back(0);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      for (const auto text : rows[r].texts) {
+        if (text.empty()) {
+          continue;
+        }
+        std::uint32_t state = 0;
+        for (const char c : text) {
+          const std::size_t cls = m_class[static_cast<unsigned char>(c)];
+          std::uint32_t& next = m_goto[state * m_classes + cls];
+          if (next == 0) {
+            next = static_cast<std::uint32_t>(m_out.size());
+            m_out.push_back(0);
+            m_goto.resize(m_goto.size() + m_classes, 0);
+          }
+          state = m_goto[state * m_classes + cls];
+        }
+        m_out[state] |= std::uint64_t{1} << r;
+      }
+    }
+    // Breadth-first: failure links folded into the table, outputs inherited along them.
+    std::vector<std::uint32_t> fail(m_out.size(), 0);
+    std::queue<std::uint32_t> todo;
+    for (std::size_t cls = 0; cls < m_classes; ++cls) {
+      if (const auto next = m_goto[cls]; next != 0) {
+        todo.push(next);
+      }
+    }
+    while (!todo.empty()) {
+      const auto state = todo.front();
+      todo.pop();
+      for (std::size_t cls = 0; cls < m_classes; ++cls) {
+        std::uint32_t& next = m_goto[state * m_classes + cls];
+        const auto via_fail = m_goto[fail[state] * m_classes + cls];
+        if (next != 0) {
+          fail[next] = via_fail;
+          m_out[next] |= m_out[via_fail];
+          todo.push(next);
+        } else {
+          next = via_fail;
+        }
+      }
+    }
+    renumber();
+  }
+
+  // The rows whose texts occur in line, one bit per row.
+  std::uint64_t match(std::string_view line) const {
+    std::uint32_t at = 0; // the state's row in the table: state * classes
+    std::uint64_t found = 0;
+    const std::uint32_t* table = m_table.data();
+    for (const char c : line) {
+      at = table[at + m_class[static_cast<unsigned char>(c)]];
+      if (at >= m_accepting) [[unlikely]] {
+        found |= m_found[at / m_classes];
+      }
+    }
+    return found;
+  }
+
+private:
+  static std::size_t fold(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 'A' && u <= 'Z' ? u + ('a' - 'A') : u;
+  }
+  std::array<std::uint8_t, 256> m_class{};
+  std::size_t m_classes = 0;
+  std::vector<std::uint32_t> m_goto; // built by state number
+  std::vector<std::uint64_t> m_out;
+  // The same automaton renumbered for matching: states that complete no text first, so that one
+  // comparison per byte says whether the state reached completes some (m_accepting and above);
+  // transitions hold the next state's offset in m_table (state * classes).
+  std::vector<std::uint32_t> m_table;
+  std::vector<std::uint64_t> m_found;
+  std::uint32_t m_accepting = 0;
+
+  void renumber() {
+    const std::size_t states = m_out.size();
+    std::vector<std::uint32_t> order; // new number -> old
+    for (std::size_t pass = 0; pass < 2; ++pass) {
+      for (std::size_t old = 0; old < states; ++old) {
+        if ((m_out[old] != 0) == (pass == 1)) {
+          order.push_back(static_cast<std::uint32_t>(old));
+        }
+      }
+      if (pass == 0) {
+        m_accepting = static_cast<std::uint32_t>(order.size() * m_classes);
+      }
+    }
+    std::vector<std::uint32_t> renamed(states);
+    for (std::size_t n = 0; n < states; ++n) {
+      renamed[order[n]] = static_cast<std::uint32_t>(n);
+    }
+    m_table.resize(states * m_classes);
+    m_found.resize(states);
+    for (std::size_t n = 0; n < states; ++n) {
+      m_found[n] = m_out[order[n]];
+      for (std::size_t cls = 0; cls < m_classes; ++cls) {
+        m_table[n * m_classes + cls] =
+            static_cast<std::uint32_t>(renamed[m_goto[order[n] * m_classes + cls]] * m_classes);
+      }
+    }
+  }
+};
+
+const PatternAutomaton& automaton() {
+  static const PatternAutomaton a;
+  return a;
+}
+
+std::string quote_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') {
+    line.remove_suffix(1);
+  }
+  std::string out = to_valid_utf8(line.substr(0, k_explain_quote_max));
+  // Repair can grow the text (an invalid byte becomes U+FFFD, three bytes): cut again, at the
+  // start of a character.
+  bool cut = line.size() > k_explain_quote_max;
+  if (out.size() > k_explain_quote_max) {
+    std::size_t end = k_explain_quote_max;
+    while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) {
+      --end;
+    }
+    out.resize(end);
+    cut = true;
+  }
+  if (cut) {
+    out += " [...]";
+  }
+  return out;
+}
+
+std::vector<std::string> split_ids(std::string_view ids) {
+  std::vector<std::string> out;
+  for (const auto id : split(ids, ' ')) {
+    if (!id.empty()) {
+      out.emplace_back(id);
+    }
+  }
+  return out;
+}
+
+struct RowHit {
+  std::uint64_t count = 0;
+  std::uint64_t line_number = 0;
+  std::string line;
+};
+
+} // namespace
+
+bool LogExplanation::node_cause() const {
+  return std::any_of(matches.begin(), matches.end(),
+                     [](const LogMatch& m) { return m.cause == LogCause::node; });
+}
+
+class LogExplainer::Impl {
+public:
+  Impl() : m_rows(log_patterns().size()) { m_partial.reserve(4096); }
+
+  void feed(std::string_view bytes) {
+    m_bytes += bytes.size();
+    m_scanner.feed(bytes);
+    while (!bytes.empty()) {
+      const auto nl = bytes.find('\n');
+      const std::string_view piece = bytes.substr(0, nl);
+      if (m_skipping) {
+        // the rest of a line past the cap
+      } else if (m_partial.empty() && nl != std::string_view::npos &&
+                 piece.size() <= k_log_max_line) {
+        line(piece); // the whole line is in this chunk: no copy
+      } else {
+        const std::size_t room = k_log_max_line - m_partial.size();
+        m_partial.append(piece.substr(0, room));
+        if (piece.size() > room) {
+          line(m_partial);
+          ++m_lines_cut;
+          m_partial.clear();
+          m_skipping = true;
+        } else if (nl != std::string_view::npos) {
+          line(m_partial);
+          m_partial.clear();
+        }
+      }
+      if (nl == std::string_view::npos) {
+        return;
+      }
+      if (m_skipping) {
+        m_skipping = false;
+      }
+      bytes.remove_prefix(nl + 1);
+    }
+  }
+
+  LogExplanation finish() {
+    if (!m_partial.empty()) {
+      line(m_partial);
+      m_partial.clear();
+    }
+    LogExplanation out;
+    out.bytes = m_bytes;
+    out.lines = m_lines;
+    out.lines_cut = m_lines_cut;
+    add_kernel_events(m_scanner.finish(), out);
+    const auto rows = log_patterns();
+    for (const LogCause cause : {LogCause::node, LogCause::job}) {
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (rows[r].cause != cause || m_rows[r].count == 0) {
+          continue;
+        }
+        LogMatch m;
+        m.pattern = rows[r].id;
+        m.cause = rows[r].cause;
+        m.rules = split_ids(rows[r].rules);
+        m.meaning = rows[r].meaning;
+        m.source = rows[r].source;
+        m.line = std::move(m_rows[r].line);
+        m.line_number = m_rows[r].line_number;
+        m.count = m_rows[r].count;
+        out.matches.push_back(std::move(m));
+      }
+    }
+    // Kernel-log matches of the job (application Xids) go after the node causes too.
+    std::stable_partition(out.matches.begin(), out.matches.end(),
+                          [](const LogMatch& m) { return m.cause == LogCause::node; });
+    return out;
+  }
+
+private:
+  void line(std::string_view text) {
+    ++m_lines;
+    const std::uint64_t found = automaton().match(text);
+    if (found == 0) {
+      return;
+    }
+    // The most specific row (the first in the table) takes the line.
+    const auto r = static_cast<std::size_t>(__builtin_ctzll(found));
+    RowHit& hit = m_rows[r];
+    if (hit.count++ == 0) {
+      hit.line_number = m_lines;
+      hit.line = quote_line(text);
+    }
+  }
+
+  // Events of one rule are one match; an application or informational Xid is the job's.
+  static void add_kernel_events(const LogFacts& facts, LogExplanation& out) {
+    std::vector<const LogEvent*> events;
+    for (const auto& [bus, list] : facts.gpu_events) {
+      for (const auto& e : list) {
+        events.push_back(&e);
+      }
+    }
+    for (const auto& e : facts.host_events) {
+      events.push_back(&e);
+    }
+    for (const auto& e : facts.earlier_boot_events) {
+      events.push_back(&e);
+    }
+    std::sort(events.begin(), events.end(),
+              [](const LogEvent* a, const LogEvent* b) { return a->first_seq < b->first_seq; });
+    std::map<std::string, std::size_t> by_rule;
+    for (const LogEvent* e : events) {
+      const std::string rule(log_event_rule_id(*e));
+      if (rule.empty()) {
+        continue;
+      }
+      if (const auto it = by_rule.find(rule); it != by_rule.end()) {
+        out.matches[it->second].count += e->count;
+        continue;
+      }
+      LogMatch m;
+      m.pattern = "kernel-log";
+      const bool job = rule == "xid.application" || rule == "xid.informational";
+      m.cause = job ? LogCause::job : LogCause::node;
+      if (!job) {
+        m.rules.push_back(rule);
+      }
+      m.meaning = e->meaning.empty() ? "kernel log: " + rule : e->meaning;
+      m.line = e->lines.empty() ? std::string() : quote_line(e->lines.front());
+      m.count = e->count;
+      by_rule.emplace(rule, out.matches.size());
+      out.matches.push_back(std::move(m));
+    }
+  }
+
+  std::vector<RowHit> m_rows;
+  std::string m_partial;
+  bool m_skipping = false;
+  std::uint64_t m_bytes = 0;
+  std::uint64_t m_lines = 0;
+  std::uint64_t m_lines_cut = 0;
+  KernelLogScanner m_scanner;
+};
+
+LogExplainer::LogExplainer() : m_impl(std::make_unique<Impl>()) {}
+LogExplainer::~LogExplainer() = default;
+
+void LogExplainer::feed(std::string_view bytes) {
+  m_impl->feed(bytes);
+}
+
+LogExplanation LogExplainer::finish() {
+  return m_impl->finish();
+}
+
+LogExplanation explain_log_text(std::string_view text) {
+  LogExplainer explainer;
+  explainer.feed(text);
+  return explainer.finish();
+}
+
+namespace {
+
+struct Candidate {
+  std::string id;
+  const Rule* rule = nullptr; // nullptr: turned off (--disable) or unknown
+  CandidateState state = CandidateState::hypothesis;
+  std::vector<const Finding*> findings; // --check: this rule's findings
+};
+
+std::string_view state_name(CandidateState s) {
+  switch (s) {
+  case CandidateState::hypothesis:
+    return "hypothesis";
+  case CandidateState::confirmed:
+    return "confirmed";
+  case CandidateState::rejected:
+    return "rejected";
+  case CandidateState::not_checked:
+    return "not checked";
+  }
+  return "hypothesis";
+}
+
+const Rule* rule_in(std::span<const Rule> rules, std::string_view id) {
+  const auto it =
+      std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.id == id; });
+  return it == rules.end() ? nullptr : &*it;
+}
+
+// Rules whose one input is one probe's data: when that probe did not run (skipped, failed), no
+// finding is no evidence, and the candidate is "not checked" rather than rejected.
+constexpr std::pair<std::string_view, std::string_view> k_rule_needs_probe[] = {
+    {"nvml.", "nvml"},
+    {"xid.", "kernel-log"},
+    {"rminit.", "kernel-log"},
+    {"nvswitch.sxid-", "kernel-log"},
+};
+
+bool probe_had_data(const ExplainLogChecked& checked, std::string_view rule) {
+  for (const auto& [prefix, name] : k_rule_needs_probe) {
+    if (rule.substr(0, prefix.size()) != prefix) {
+      continue;
+    }
+    const std::string_view probe = name; // clang 14 cannot capture a structured binding
+    const auto it = std::find_if(checked.probes.begin(), checked.probes.end(),
+                                 [&](const ProbeStatus& p) { return p.name == probe; });
+    return it != checked.probes.end() && it->state == ProbeState::ok;
+  }
+  return true;
+}
+
+std::vector<Candidate> candidates_of(const LogMatch& m, std::span<const Rule> rules,
+                                     const ExplainLogChecked* checked) {
+  std::vector<Candidate> out;
+  for (const auto& id : m.rules) {
+    Candidate c;
+    c.id = id;
+    c.rule = rule_in(rules, id);
+    if (checked != nullptr) {
+      for (const auto& f : checked->assessment.findings) {
+        if (f.id == id) {
+          c.findings.push_back(&f);
+        }
+      }
+      c.state = !c.findings.empty()                                  ? CandidateState::confirmed
+                : c.rule == nullptr || !probe_had_data(*checked, id) ? CandidateState::not_checked
+                                                                     : CandidateState::rejected;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The rule's remedy, or the first finding's remedy with real values when --check found it.
+std::string remedy_of(const Candidate& c) {
+  if (!c.findings.empty() && !c.findings.front()->remedy.empty()) {
+    return c.findings.front()->remedy;
+  }
+  if (c.rule != nullptr) {
+    return std::string(c.rule->remedy);
+  }
+  const Rule* builtin = find_rule(c.id);
+  return builtin != nullptr ? std::string(builtin->remedy) : std::string();
+}
+
+std::string title_of(const Candidate& c) {
+  const Rule* r = c.rule != nullptr ? c.rule : find_rule(c.id);
+  return r != nullptr ? std::string(r->title) : std::string();
+}
+
+std::vector<std::string> valid_lines(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  out.reserve(lines.size());
+  for (const auto& l : lines) {
+    out.push_back(to_valid_utf8(l));
+  }
+  return out;
+}
+
+Json explanation_json(const ExplainLogOptions& o, const LogExplanation& ex,
+                      std::span<const Rule> rules, const ExplainLogChecked* checked,
+                      int exit_code) {
+  Json doc;
+  doc["schema_version"] = 1;
+  doc["tool"] = {{"name", k_tool_name}, {"version", k_tool_version}};
+  doc["input"] = {{"name", to_valid_utf8(o.path == "-" ? "stdin" : o.path)},
+                  {"bytes", ex.bytes},
+                  {"lines", ex.lines},
+                  {"lines_cut", ex.lines_cut}};
+  doc["node_cause"] = ex.node_cause();
+  doc["checked"] = checked != nullptr;
+  if (checked != nullptr) {
+    doc["check"] = {{"verdict", verdict_name(checked->assessment.verdict)},
+                    {"root", o.root.empty() ? Json(nullptr) : Json(to_valid_utf8(o.root))}};
+  }
+  Json matches = Json::array();
+  for (const auto& m : ex.matches) {
+    Json jm;
+    jm["pattern"] = m.pattern;
+    jm["cause"] = m.cause == LogCause::node ? "node" : "job";
+    jm["meaning"] = m.meaning;
+    jm["source"] = m.source.empty() ? Json(nullptr) : Json(m.source);
+    jm["line"] = m.line;
+    jm["line_number"] = m.line_number == 0 ? Json(nullptr) : Json(m.line_number);
+    jm["count"] = m.count;
+    Json cands = Json::array();
+    for (const auto& c : candidates_of(m, rules, checked)) {
+      Json jc;
+      jc["rule"] = c.id;
+      jc["title"] = title_of(c);
+      jc["remedy"] = remedy_of(c);
+      jc["state"] = state_name(c.state);
+      Json found = Json::array();
+      for (const Finding* f : c.findings) {
+        found.push_back({{"severity", severity_name(f->severity)},
+                         {"message", to_valid_utf8(f->message)},
+                         {"gpu", f->gpu ? Json(*f->gpu) : Json(nullptr)},
+                         {"evidence", valid_lines(f->evidence)}});
+      }
+      jc["findings"] = std::move(found);
+      cands.push_back(std::move(jc));
+    }
+    jm["candidates"] = std::move(cands);
+    matches.push_back(std::move(jm));
+  }
+  doc["matches"] = std::move(matches);
+  doc["exit_code"] = exit_code;
+  return doc;
+}
+
+std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& ex,
+                             std::span<const Rule> rules, const ExplainLogChecked* checked) {
+  std::string out = fmt::format("explain-log: {} ({} lines, {} bytes{})\n",
+                                printable(o.path == "-" ? "stdin" : o.path), ex.lines, ex.bytes,
+                                ex.lines_cut > 0 ? fmt::format(", {} cut at 64 KiB", ex.lines_cut)
+                                                 : std::string());
+  if (ex.matches.empty()) {
+    out += "\nNo known error text in the log: nothing points at the node.\n";
+    return out;
+  }
+  std::vector<std::string> named;
+  std::vector<std::string> confirmed;
+  for (const auto& m : ex.matches) {
+    const bool node = m.cause == LogCause::node;
+    out += fmt::format("\n{}: {}\n", node ? "NODE" : "JOB", m.meaning);
+    if (!m.line.empty()) {
+      out += m.line_number > 0 ? fmt::format("  line {}: {}\n", m.line_number, m.line)
+                               : fmt::format("  kernel log: {}\n", m.line);
+    }
+    if (m.count > 1) {
+      out += fmt::format("  ({} times in all)\n", m.count);
+    }
+    if (!node) {
+      out += "  The job's own error: no node rule explains it.\n";
+    } else {
+      out += "  Candidate rules, most specific first:\n";
+      for (const auto& c : candidates_of(m, rules, checked)) {
+        const std::string state =
+            checked != nullptr ? fmt::format(" [{}]", state_name(c.state)) : std::string();
+        out += fmt::format("    {}{}: {}\n", c.id, state, title_of(c));
+        for (const Finding* f : c.findings) {
+          out += fmt::format("      found: {}\n", f->message);
+        }
+        if (checked == nullptr || c.state == CandidateState::confirmed) {
+          out += fmt::format("      remedy: {}\n", remedy_of(c));
+        }
+        if (std::find(named.begin(), named.end(), c.id) == named.end()) {
+          named.push_back(c.id);
+        }
+        if (c.state == CandidateState::confirmed &&
+            std::find(confirmed.begin(), confirmed.end(), c.id) == confirmed.end()) {
+          confirmed.push_back(c.id);
+        }
+      }
+    }
+    if (!m.source.empty()) {
+      out += fmt::format("  source: {}\n", m.source);
+    }
+  }
+  out += "\n";
+  if (named.empty()) {
+    out += "Nothing points at the node: the errors above are the job's own.\n";
+  } else if (checked == nullptr) {
+    out += fmt::format("Node causes named (hypotheses until checked): {}.\nConfirm them on the "
+                       "node: gpu-preflight explain-log --check {}\n",
+                       fmt::join(named, ", "), o.path);
+  } else if (confirmed.empty()) {
+    out += fmt::format("The check ({}) confirms none of the candidates: look at the job, or check "
+                       "the node the job ran on.\n",
+                       verdict_name(checked->assessment.verdict));
+  } else {
+    out += fmt::format("Confirmed on this node: {}.\n", fmt::join(confirmed, ", "));
+  }
+  return out;
+}
+
+bool any_confirmed(const LogExplanation& ex, std::span<const Rule> rules,
+                   const ExplainLogChecked& a) {
+  for (const auto& m : ex.matches) {
+    for (const auto& c : candidates_of(m, rules, &a)) {
+      if (c.state == CandidateState::confirmed) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Reads path ("-" = stdin) through the explainer; the OS reason on failure.
+std::optional<std::string> stream_file(const std::string& path, LogExplainer& explainer) {
+  const bool stdin_input = path == "-";
+  const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    return std::string(std::strerror(errno));
+  }
+  std::vector<char> buf(256 * 1024);
+  std::optional<std::string> error;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      error = std::strerror(errno);
+      break;
+    }
+    if (n == 0) {
+      break;
+    }
+    explainer.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  }
+  if (!stdin_input) {
+    ::close(fd);
+  }
+  return error;
+}
+
+} // namespace
+
+CLI::App* add_explain_log_command(CLI::App& app, ExplainLogOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "explain-log",
+      "From a failed job's log to the node conditions that cause its errors (FILE or - for stdin)");
+  cmd->add_option("file", o.path, "The job's log or stderr ('-' = stdin)")->type_name("FILE");
+  cmd->add_option("--format", o.format, "Output format: text (default), json")
+      ->type_name("FORMAT")
+      // the tool's own message, and nothing added to the metavar (the man page reads the help)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "text" || v == "json"
+                       ? std::string()
+                       : fmt::format("\"{}\" is not one of text, json", printable(v));
+          },
+          ""));
+  cmd->add_flag("--check", o.check,
+                "Then run the check on this host (or --root DIR) and mark each candidate "
+                "confirmed or rejected");
+  cmd->add_option("--root", o.root, "With --check: judge this snapshot instead of this host")
+      ->type_name("DIR");
+  cmd->footer("Examples:\n"
+              "  gpu-preflight explain-log slurm-1234.out\n"
+              "  kubectl logs trainer-0 | gpu-preflight explain-log - --check\n"
+              "  gpu-preflight explain-log job.log --check --root node17 --format json\n\n"
+              "Exit status: 0 nothing points at the node, 1 a node cause is named (with --check:\n"
+              "confirmed), 2 the log could not be read or the check could not run.");
+  return cmd;
+}
+
+int run_explain_log(const ExplainLogOptions& o, std::span<const Rule> rules,
+                    const ExplainLogCheck& check) {
+  LogExplainer explainer;
+  if (const auto error = stream_file(o.path, explainer)) {
+    std::cerr << "gpu-preflight: error: explain-log: cannot read "
+              << printable(o.path == "-" ? "stdin" : o.path) << ": " << *error << "\n";
+    return k_exit_error;
+  }
+  const LogExplanation ex = explainer.finish();
+  std::optional<ExplainLogChecked> assessed;
+  if (o.check) {
+    assessed = check();
+    if (!assessed) {
+      return k_exit_error;
+    }
+  }
+  const ExplainLogChecked* checked = assessed ? &*assessed : nullptr;
+  const bool node = checked != nullptr ? any_confirmed(ex, rules, *checked) : ex.node_cause();
+  const int exit_code = node ? k_exit_not_ready : k_exit_ready;
+  std::string out = o.format == "json"
+                        ? explanation_json(o, ex, rules, checked, exit_code).dump(2) + "\n"
+                        : explanation_text(o, ex, rules, checked);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "gpu-preflight: error: cannot write the report\n";
+    return k_exit_error;
+  }
+  return exit_code;
+}
+
+} // namespace gpf

@@ -1,0 +1,176 @@
+// The job-log pattern table (docs/explain-log.md). Error names and numbers: the CUDA runtime API's
+// cudaError enumeration; NVML's nvmlReturn_t; the rest from the public issue where the cause was
+// established. tests/data/explain-log/ holds a real excerpt per row, with its URL.
+#include "gpf/knowledge/log_patterns.hpp"
+
+#include <algorithm>
+
+namespace gpf {
+namespace {
+
+constexpr std::string_view k_cuda_errors =
+    "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html";
+
+constexpr LogPattern k_rows[] = {
+    {"cuda.system-not-ready",
+     LogCause::node,
+     {"system not yet initialized", "CUDA_ERROR_SYSTEM_NOT_READY", "cudaErrorSystemNotReady"},
+     "nvswitch.fabric-manager-missing nvswitch.fabric-manager-version nvml.fabric-incomplete "
+     "nvswitch.fabric-manager-unchecked",
+     "CUDA error 802: the system is not ready for CUDA work; on NVSwitch systems the Fabric "
+     "Manager is not running or not matched to the driver",
+     k_cuda_errors},
+    {"cuda.compat-not-supported",
+     LogCause::node,
+     {"forward compatibility was attempted on non supported HW",
+      "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "cudaErrorCompatNotSupportedOnDevice"},
+     "gpu.forward-compat-unsupported cuda.forward-compat",
+     "CUDA error 804: a forward-compatibility libcuda was loaded on a GPU that does not support "
+     "forward compatibility",
+     k_cuda_errors},
+    {"cuda.system-driver-mismatch",
+     LogCause::node,
+     {"system has unsupported display driver / cuda driver combination",
+      "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "cudaErrorSystemDriverMismatch"},
+     "cuda.driver-mismatch driver.library-version-mismatch driver.api-mismatch",
+     "CUDA error 803: the libcuda the job loaded and the loaded kernel module come from different "
+     "drivers (typically an upgrade without a reboot, or a driver baked into the image)",
+     k_cuda_errors},
+    {"cuda.stub-library",
+     LogCause::node,
+     {"CUDA driver is a stub library", "CUDA_ERROR_STUB_LIBRARY", "cudaErrorStubLibrary"},
+     "driver.libcuda-stub-first cuda.stub-library",
+     "CUDA error 34: the libcuda the job loaded is the toolkit's link-time stub, not the driver's",
+     k_cuda_errors},
+    {"nvml.driver-library-mismatch",
+     LogCause::node,
+     {"Driver/library version mismatch", "NVML_ERROR_LIB_RM_VERSION_MISMATCH", ""},
+     "driver.library-version-mismatch driver.module-version-mismatch driver.api-mismatch",
+     "NVML error 18: the user-space driver libraries and the loaded kernel module have different "
+     "versions (typically a driver upgrade without a reboot or module reload)",
+     "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html"},
+    {"xla.kernel-dso-mismatch",
+     LogCause::node,
+     {"does not match DSO version", "", ""},
+     "driver.library-version-mismatch cuda.driver-mismatch driver.api-mismatch",
+     "TensorFlow's or JAX's CUDA diagnostics found the loaded kernel module and the libcuda the job "
+     "loaded at different driver versions",
+     "https://github.com/jax-ml/jax/issues/25822"},
+    {"nvidia-smi.no-driver",
+     LogCause::node,
+     {"has failed because it couldn't communicate with the NVIDIA driver", "", ""},
+     "module.nouveau-loaded driver.probe-not-called driver.not-loaded",
+     "nvidia-smi found no NVIDIA kernel driver to talk to: it is not loaded, or another driver "
+     "(nouveau) owns the GPUs",
+     "https://github.com/mattshma/bigdata/issues/133"},
+    {"container.nvml-driver-not-loaded",
+     LogCause::node,
+     {"nvml error: driver not loaded", "", ""},
+     "module.nouveau-loaded driver.not-loaded",
+     "The NVIDIA container runtime could not start the container's GPUs: the host's NVIDIA "
+     "kernel driver is not loaded",
+     "https://github.com/NVIDIA/nvidia-docker/issues/1393"},
+    {"container.nvml-library-missing",
+     LogCause::node,
+     {"load library failed: libnvidia-ml.so.1", "", ""},
+     "nvml.library-missing driver.not-loaded",
+     "The NVIDIA container runtime could not load the host's NVML library: the driver's user-space "
+     "libraries are not installed",
+     "https://github.com/NVIDIA/nvidia-container-toolkit/issues/154"},
+    {"nccl.shm-no-space",
+     LogCause::node,
+     {"posix_fallocate failed", "failed to extend /dev/shm/", ""},
+     "shm.too-small",
+     "NCCL could not create its shared-memory segment: /dev/shm is too small or full (64 MiB in a "
+     "default Docker container)",
+     "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"},
+    {"accelerate.kernel-below-5.5",
+     LogCause::node,
+     {"which is below the recommended minimum of 5.5.0", "", ""},
+     "kernel.below-5.5-multi-gpu",
+     "accelerate warns that the kernel is older than 5.5, on which multi-GPU jobs have been seen "
+     "to hang",
+     "https://github.com/huggingface/accelerate/pull/2077"},
+    {"cuda.devices-unavailable",
+     LogCause::node,
+     {"all CUDA-capable devices are busy or unavailable", "cudaErrorDevicesUnavailable",
+      "CUDA_ERROR_DEVICE_UNAVAILABLE"},
+     "nvml.exclusive-process-busy gpu.compute-mode-exclusive gpu.compute-mode-prohibited "
+     "nvml.compute-prohibited cuda.gpu-in-use",
+     "CUDA error 46: every GPU the job may use is taken by another process (exclusive compute "
+     "mode) or prohibited",
+     k_cuda_errors},
+    {"cuda.ecc-uncorrectable",
+     LogCause::node,
+     {"uncorrectable ECC error encountered", "CUDA_ERROR_ECC_UNCORRECTABLE",
+      "cudaErrorECCUncorrectable"},
+     "nvml.ecc-volatile-uncorrectable nvml.row-remap-pending nvml.row-remap-failure "
+     "nvml.retired-pages-pending xid.reset-required",
+     "CUDA error 214: the GPU's memory had an uncorrectable ECC error; the GPU needs a reset and "
+     "may be failing",
+     k_cuda_errors},
+    {"cuda.insufficient-driver",
+     LogCause::node,
+     {"CUDA driver version is insufficient for CUDA runtime version", "cudaErrorInsufficientDriver",
+      ""},
+     "cuda.driver-too-old cuda.minor-version-compat",
+     "CUDA error 35: the installed driver is older than the CUDA runtime the job was built with",
+     k_cuda_errors},
+    {"torch.driver-too-old",
+     LogCause::node,
+     {"The NVIDIA driver on your system is too old", "", ""},
+     "cuda.driver-too-old cuda.minor-version-compat",
+     "PyTorch found a driver older than the CUDA version it was built with (the number is the "
+     "driver's CUDA version, e.g. 11040 = 11.4)",
+     "https://github.com/IEIT-Yuan/Yuan-2.0/issues/65"},
+    {"cuda.unknown-init-error",
+     LogCause::node,
+     {"CUDA unknown error - this may be due to an incorrectly set up environment",
+      "failed call to cuInit: CUDA_ERROR_UNKNOWN", ""},
+     "devnode.nvidia-uvm-missing devnode.not-accessible driver.not-loaded",
+     "CUDA initialisation failed with error 999; most often /dev/nvidia-uvm is missing (nvidia_uvm "
+     "not loaded, or lost after a suspend)",
+     "https://github.com/pytorch/pytorch/issues/49081"},
+    {"cuda.no-device",
+     LogCause::node,
+     {"no CUDA-capable device is detected", "CUDA_ERROR_NO_DEVICE", "cudaErrorNoDevice"},
+     "env.cuda-visible-devices-unknown-entry env.cuda-visible-devices-empty "
+     "devnode.nvidiactl-missing gpu.devnode-unusable driver.not-loaded",
+     "CUDA error 100: CUDA sees no GPU: CUDA_VISIBLE_DEVICES names none that exists, or the "
+     "device nodes or the driver are missing",
+     k_cuda_errors},
+    {"job.cuda-out-of-memory",
+     LogCause::job,
+     {"CUDA out of memory. Tried to allocate", "torch.cuda.OutOfMemoryError", ""},
+     "",
+     "The job asked for more GPU memory than was free: reduce the batch or model size; if "
+     "another process holds the memory, `gpu-preflight check --expect-idle` names it",
+     "https://pytorch.org/docs/stable/notes/cuda.html#memory-management"},
+    {"job.device-side-assert",
+     LogCause::job,
+     {"device-side assert triggered", "", ""},
+     "",
+     "A kernel of the job failed an assertion (often an index or label out of range): rerun "
+     "with CUDA_LAUNCH_BLOCKING=1 to see where",
+     "https://github.com/ultralytics/ultralytics/issues/4160"},
+    {"job.import-error",
+     LogCause::job,
+     {"ModuleNotFoundError: No module named", "", ""},
+     "",
+     "The job's Python environment lacks a module: install it in the job's environment or image",
+     "https://docs.python.org/3/library/exceptions.html#ModuleNotFoundError"},
+};
+
+} // namespace
+
+std::span<const LogPattern> log_patterns() {
+  return k_rows;
+}
+
+const LogPattern* find_log_pattern(std::string_view id) {
+  const auto* row = std::find_if(std::begin(k_rows), std::end(k_rows),
+                                 [&](const LogPattern& p) { return p.id == id; });
+  return row == std::end(k_rows) ? nullptr : row;
+}
+
+} // namespace gpf

@@ -1,0 +1,159 @@
+// `gpu-preflight explain-log` end to end: exit codes 0/1/2, stdin, the JSON against
+// docs/explain-log.schema.json, and --check on the shipped example snapshots, whose findings
+// confirm or reject the candidates.
+#include "support/run.hpp"
+#include "support/schema.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+using namespace gpf::test;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_logs = std::string(GPF_SOURCE_DIR) + "/tests/data/explain-log/";
+const std::string k_examples = std::string(GPF_SOURCE_DIR) + "/docs/examples/";
+
+const json& schema() {
+  static const json s =
+      load_json_file(std::string(GPF_SOURCE_DIR) + "/docs/explain-log.schema.json");
+  return s;
+}
+
+// The candidate of rule id in the JSON's match of pattern, or null.
+const json* candidate(const json& doc, const std::string& pattern, const std::string& id) {
+  for (const auto& m : doc.at("matches")) {
+    if (m.at("pattern") != pattern) {
+      continue;
+    }
+    for (const auto& c : m.at("candidates")) {
+      if (c.at("rule") == id) {
+        return &c;
+      }
+    }
+  }
+  return nullptr;
+}
+
+json checked_json(const std::string& log, const std::string& example) {
+  const auto r =
+      run_preflight({"explain-log", k_logs + log, "--check", "--root", k_examples + example,
+                     "--no-cuda", "--no-nvml", "--format", "json"});
+  INFO(r.err);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  const json doc = r.json();
+  CHECK(validate_schema(schema(), doc).empty());
+  CHECK(doc.at("exit_code") == r.exit_code);
+  CHECK(doc.at("checked") == true);
+  return doc;
+}
+
+} // namespace
+
+TEST_CASE("explain-log CLI: exit 1 on a node cause, 0 on the job's own, 2 when unreadable") {
+  const auto node = run_preflight({"explain-log", k_logs + "nccl-shm-posix-fallocate.log"});
+  CHECK(node.exit_code == 1);
+  CHECK_THAT(node.out, Catch::Contains("shm.too-small"));
+  CHECK_THAT(node.out, Catch::Contains("line 1: [3] include/shm.h:28 NCCL WARN Call to "
+                                       "posix_fallocate failed"));
+  CHECK_THAT(node.out, Catch::Contains("remedy:"));
+  CHECK_THAT(node.out, Catch::Contains("hypotheses until checked"));
+  const auto job = run_preflight({"explain-log", k_logs + "job-oom.log"});
+  CHECK(job.exit_code == 0);
+  CHECK_THAT(job.out, Catch::Contains("The job's own error"));
+  CHECK_THAT(job.out, Catch::Contains("Nothing points at the node"));
+  CHECK_THAT(job.out, !Catch::Contains("Candidate rules"));
+  const auto missing = run_preflight({"explain-log", k_logs + "no-such.log"});
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("No such file or directory"));
+  const auto dir = run_preflight({"explain-log", k_logs});
+  CHECK(dir.exit_code == 2);
+  const auto bad_format = run_preflight({"explain-log", k_logs + "job-oom.log", "--format", "xml"});
+  CHECK(bad_format.exit_code == 2);
+  CHECK_THAT(bad_format.err, Catch::Contains("\"xml\" is not one of text, json"));
+  // the help lists the option as the man page generator reads it
+  const auto help = run_preflight({"explain-log", "--help"});
+  CHECK_THAT(help.out, Catch::Contains("--format FORMAT "));
+  CHECK_THAT(help.out, !Catch::Contains("{text,json}"));
+}
+
+TEST_CASE("explain-log CLI: stdin, an empty log and the JSON schema") {
+  const auto r = run_program({GPF_BINARY, "explain-log", "-", "--format", "json"}, {},
+                             "Failed to initialize NVML: Driver/library version mismatch\n");
+  REQUIRE(r.exit_code == 1);
+  const json doc = r.json();
+  CHECK(validate_schema(schema(), doc).empty());
+  CHECK(doc.at("input").at("name") == "stdin");
+  CHECK(doc.at("node_cause") == true);
+  CHECK(doc.at("checked") == false);
+  const json* c = candidate(doc, "nvml.driver-library-mismatch", "driver.library-version-mismatch");
+  REQUIRE(c != nullptr);
+  CHECK(c->at("state") == "hypothesis");
+  CHECK_FALSE(c->at("remedy").get<std::string>().empty());
+  const auto empty = run_program({GPF_BINARY, "explain-log", "--format", "json"}, {}, "");
+  CHECK(empty.exit_code == 0);
+  CHECK(validate_schema(schema(), empty.json()).empty());
+  CHECK(empty.json().at("matches").empty());
+  // the schema rejects what it must, or the passes above prove nothing
+  json broken = doc;
+  broken["matches"][0]["cause"] = "cosmic-ray";
+  CHECK_FALSE(validate_schema(schema(), broken).empty());
+  broken = doc;
+  broken["unexpected"] = true;
+  CHECK_FALSE(validate_schema(schema(), broken).empty());
+}
+
+TEST_CASE("explain-log CLI: --check on the examples' snapshots confirms or rejects") {
+  // broken-node: /dev/nvidia-uvm is missing and the kernel is 5.4 with 8 GPUs
+  const json uvm_broken = checked_json("cuda-unknown-error-uvm.log", "broken-node");
+  CHECK(uvm_broken.at("exit_code") == 1);
+  CHECK(uvm_broken.at("check").at("verdict") == "fail");
+  const json* c = candidate(uvm_broken, "cuda.unknown-init-error", "devnode.nvidia-uvm-missing");
+  REQUIRE(c != nullptr);
+  CHECK(c->at("state") == "confirmed");
+  CHECK_FALSE(c->at("findings").empty());
+  CHECK(candidate(uvm_broken, "cuda.unknown-init-error", "devnode.not-accessible")->at("state") ==
+        "rejected");
+  const json kernel_broken = checked_json("accelerate-kernel-5.4.log", "broken-node");
+  CHECK(kernel_broken.at("exit_code") == 1);
+  CHECK(candidate(kernel_broken, "accelerate.kernel-below-5.5", "kernel.below-5.5-multi-gpu")
+            ->at("state") == "confirmed");
+  // healthy-8gpu confirms neither
+  const json uvm_healthy = checked_json("cuda-unknown-error-uvm.log", "healthy-8gpu");
+  CHECK(uvm_healthy.at("exit_code") == 0);
+  CHECK(candidate(uvm_healthy, "cuda.unknown-init-error", "devnode.nvidia-uvm-missing")
+            ->at("state") == "rejected");
+  const json fm_healthy = checked_json("system-not-ready-802.log", "healthy-8gpu");
+  CHECK(fm_healthy.at("exit_code") == 0);
+  for (const auto& m : fm_healthy.at("matches")) {
+    for (const auto& cand : m.at("candidates")) {
+      // without nvml.json the fabric state was not read: not checked, the others rejected
+      CHECK(cand.at("state") ==
+            (cand.at("rule") == "nvml.fabric-incomplete" ? "not checked" : "rejected"));
+    }
+  }
+  // a rule whose one probe had no data is not rejected: healthy-8gpu has no nvml.json and no
+  // kernel log, so the ECC candidates are not checked, while /dev/shm was read
+  const json ecc_healthy = checked_json("ecc-uncorrectable.log", "healthy-8gpu");
+  CHECK(candidate(ecc_healthy, "cuda.ecc-uncorrectable", "nvml.ecc-volatile-uncorrectable")
+            ->at("state") == "not checked");
+  CHECK(candidate(ecc_healthy, "cuda.ecc-uncorrectable", "xid.reset-required")->at("state") ==
+        "not checked");
+  const json shm_healthy = checked_json("nccl-shm-posix-fallocate.log", "healthy-8gpu");
+  CHECK(candidate(shm_healthy, "nccl.shm-no-space", "shm.too-small")->at("state") == "rejected");
+  // the text says what the node confirmed
+  const auto text = run_preflight({"explain-log", k_logs + "cuda-unknown-error-uvm.log", "--check",
+                                   "--root", k_examples + "broken-node", "--no-cuda", "--no-nvml"});
+  CHECK(text.exit_code == 1);
+  CHECK_THAT(text.out, Catch::Contains("devnode.nvidia-uvm-missing [confirmed]"));
+  CHECK_THAT(text.out, Catch::Contains("devnode.not-accessible [rejected]"));
+  CHECK_THAT(text.out, Catch::Contains("Confirmed on this node: devnode.nvidia-uvm-missing"));
+  // a root that is not a snapshot: the check cannot run
+  const auto bad_root = run_preflight(
+      {"explain-log", k_logs + "job-oom.log", "--check", "--root", k_logs, "--no-cuda"});
+  CHECK(bad_root.exit_code == 2);
+  CHECK_THAT(bad_root.err, Catch::Contains("not a snapshot"));
+}
