@@ -620,30 +620,111 @@ std::optional<unsigned> xid_number(std::string_view id) {
   return static_cast<unsigned>(std::stoul(std::string(id)));
 }
 
+// "  label:  value" lines for explain's catalog rows, wrapped under the values; empty values
+// skipped.
+std::string catalog_lines(std::initializer_list<std::pair<std::string_view, std::string>> rows) {
+  std::string out;
+  for (const auto& [label, value] : rows) {
+    if (value.empty()) {
+      continue;
+    }
+    const std::string head = fmt::format("  {:<16}", std::string(label) + ":");
+    out += head + wrap_text(value, head.size(), head.size(), 80); // ends with a newline
+  }
+  return out;
+}
+
+// "sxid.22003", "sxid22003", "SXid 22003": the SXid number; nullopt otherwise.
+std::optional<unsigned> sxid_number(std::string_view id) {
+  if (id.size() < 5 ||
+      (id.substr(0, 4) != "sxid" && id.substr(0, 4) != "SXid" && id.substr(0, 4) != "SXID")) {
+    return std::nullopt;
+  }
+  id.remove_prefix(4);
+  if (id.front() == '.' || id.front() == ' ' || id.front() == '-' || id.front() == '_') {
+    id.remove_prefix(1);
+  }
+  if (id.empty() || id.size() > 5 || id.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(std::stoul(std::string(id)));
+}
+
 int run_explain_command(const RuleSet& rules, const std::string& id) {
   if (const Rule* rule = rules.find(id)) {
     return write_stdout(render_explain(*rule));
   }
   if (const auto xid = xid_number(id)) {
-    if (const Rule* rule = rules.find(xid_rule_id(*xid))) {
+    const auto own = fmt::format("xid.{}", *xid); // a site's row for this Xid, if any
+    const Rule* rule = rules.find(own) ? rules.find(own) : rules.find(xid_rule_id(*xid));
+    if (rule) {
       const XidInfo* info = find_xid(*xid);
-      const std::string head =
-          info ? fmt::format("Xid {} ({}: {}) is judged by rule {}.\n\n", *xid, info->mnemonic,
-                             info->meaning, rule->id)
-               : fmt::format("Xid {} is not in the Xid catalog this build knows; rule {} judges "
-                             "it.\n\n",
-                             *xid, rule->id);
-      return write_stdout(wrap_text(head.substr(0, head.size() - 2), 0, 0, 80) + "\n" +
-                          render_explain(*rule));
+      if (!info) {
+        return write_stdout(
+            wrap_text(fmt::format("Xid {} is not in the Xid catalog this build knows ({}); rule "
+                                  "{} judges it, and xid.reset-required when its line says "
+                                  "Fatal.",
+                                  *xid, k_xid_catalog_url, rule->id),
+                      0, 0, 80) +
+            "\n" + render_explain(*rule));
+      }
+      const std::string head = fmt::format("Xid {} ({}): {}", *xid, info->mnemonic, info->meaning);
+      return write_stdout(
+          wrap_text(head, 0, 2, 80) +
+          catalog_lines(
+              {{"NVIDIA",
+                fmt::format("{}; immediate action {}, investigatory action {}",
+                            info->description.empty() ? "not in the catalog" : info->description,
+                            info->immediate.empty() ? "none given" : info->immediate,
+                            info->investigatory.empty() ? "none given" : info->investigatory)},
+               {"gpu-preflight", std::string(xid_class_word(info->cls))},
+               {"why it differs", std::string(info->note)},
+               {"judged by", std::string(rule->id)},
+               {"source", info->source == k_xid_catalog_url
+                              ? fmt::format("{} ({})", info->source, k_xid_catalog_version)
+                              : std::string(info->source)}}) +
+          "\n" + render_explain(*rule));
+    }
+  }
+  if (const auto sxid = sxid_number(id)) {
+    const SxidInfo* info = find_sxid(*sxid);
+    const auto own = fmt::format("sxid.{}", *sxid);
+    const Rule* rule = rules.find(own) ? rules.find(own)
+                       : info && info->cls == SxidClass::fatal
+                           ? rules.find("nvswitch.sxid-fatal")
+                           : rules.find("nvswitch.sxid-nonfatal");
+    if (rule) {
+      if (!info) {
+        return write_stdout(
+            wrap_text(fmt::format("SXid {} is not in the SXid catalog this build knows ({}); its "
+                                  "line's own word decides: Fatal is nvswitch.sxid-fatal, "
+                                  "otherwise {}.",
+                                  *sxid, k_sxid_catalog_url, rule->id),
+                      0, 0, 80) +
+            "\n" + render_explain(*rule));
+      }
+      return write_stdout(
+          fmt::format("SXid {} ({})\n", *sxid, info->name) +
+          catalog_lines(
+              {{"NVIDIA", fmt::format("{}; recovery: {}", sxid_guide_word(info->guide),
+                                      info->recovery.empty() ? "not applicable" : info->recovery)},
+               {"gpu-preflight", std::string(sxid_class_word(info->cls))},
+               {"why it differs", std::string(info->note)},
+               {"judged by", std::string(rule->id)},
+               {"source", info->source == k_sxid_catalog_url
+                              ? fmt::format("{} ({})", info->source, k_sxid_catalog_version)
+                              : std::string(info->source)}}) +
+          "\n" + render_explain(*rule));
     }
   }
   std::vector<std::string> ids;
   for (const auto& r : rules.rules()) {
     ids.emplace_back(r.id);
   }
-  std::cerr << "gpu-preflight: error: explain: no rule \"" << printable(id) << "\""
-            << did_you_mean(suggestions(id, ids))
-            << " (gpu-preflight rules lists them; an Xid number such as 79 works too)\n";
+  std::cerr
+      << "gpu-preflight: error: explain: no rule \"" << printable(id) << "\""
+      << did_you_mean(suggestions(id, ids))
+      << " (gpu-preflight rules lists them; an Xid number such as 79 or an SXid such as sxid.22003 works too)\n";
   return k_exit_error;
 }
 

@@ -1,5 +1,6 @@
 // Renders the rule table for people (`rules`, `explain`, docs/rules.md) and for programs (JSON).
 #include "gpf/report/rules_doc.hpp"
+#include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/util/enum_names.hpp"
 
 #include "gpf/report/report.hpp"
@@ -148,6 +149,42 @@ nlohmann::ordered_json rules_json(std::span<const Rule> rules) {
   return j;
 }
 
+namespace {
+
+// NVIDIA's Xid and SXid catalogs beside gpu-preflight's judgement of each code.
+std::string catalogs_markdown() {
+  std::string out = fmt::format(
+      "\n## Xid catalog\n\nNVIDIA's columns ({}, <{}>) beside gpu-preflight's judgement; the "
+      "note says why where they differ. Per-code site policy: `xid.N` (docs/user-rules.md).\n\n"
+      "| Xid | NVIDIA's mnemonic | NVIDIA's description | NVIDIA's action (immediate / "
+      "investigatory) | gpu-preflight | note |\n|---|---|---|---|---|---|\n",
+      k_xid_catalog_version, k_xid_catalog_url);
+  for (const auto& x : xid_table()) {
+    out += fmt::format(
+        "| {} | {} | {} | {} / {} | {} | {} |\n", x.code, cell(x.mnemonic), cell(x.description),
+        x.immediate.empty() ? "-" : cell(x.immediate),
+        x.investigatory.empty() ? "-" : cell(x.investigatory), cell(xid_class_word(x.cls)),
+        cell(x.source == k_xid_catalog_url ? std::string(x.note)
+                                           : fmt::format("{} (source: {})", x.note, x.source)));
+  }
+  out += fmt::format(
+      "\n## SXid catalog\n\nThe Fabric Manager User Guide's SXid tables ({}, <{}>) beside "
+      "gpu-preflight's judgement. An SXid the table does not list follows its line's own Fatal / "
+      "Non-fatal word. Per-code site policy: `sxid.N`.\n\n| SXid | NVIDIA's name | NVIDIA's "
+      "table | NVIDIA's recovery | gpu-preflight | note |\n|---|---|---|---|---|---|\n",
+      k_sxid_catalog_version, k_sxid_catalog_url);
+  for (const auto& x : sxid_table()) {
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} |\n", x.code, cell(x.name), sxid_guide_word(x.guide),
+        x.recovery.empty() ? "-" : cell(x.recovery), cell(sxid_class_word(x.cls)),
+        cell(x.source == k_sxid_catalog_url ? std::string(x.note)
+                                            : fmt::format("{} (source: {})", x.note, x.source)));
+  }
+  return out;
+}
+
+} // namespace
+
 std::string render_rules_markdown(std::span<const Rule> rules) {
   const auto list = sorted(rules);
   std::string out =
@@ -170,7 +207,7 @@ std::string render_rules_markdown(std::span<const Rule> rules) {
           fmt::format("- **Usually caused by (named first when found):** {}\n", caused_by_text(*r));
     }
   }
-  return out;
+  return out + catalogs_markdown();
 }
 
 std::string render_explain(const Rule& r) {

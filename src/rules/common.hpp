@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -80,9 +81,14 @@ inline bool listed(const Facts& f, const std::string& bus) {
   return f.gpu_by_bus(bus) != nullptr;
 }
 
+// The judgement of one Xid event: the catalog's, except where the line's own word decides (Xids
+// 144-150, and an Xid the tables do not list that says Fatal).
 inline XidClass xid_class(const LogEvent& e) {
   const XidInfo* info = e.xid ? find_xid(*e.xid) : nullptr;
-  return info ? info->cls : XidClass::warning;
+  if (!info || info->cls == XidClass::by_line_word) {
+    return e.line_fatal.value_or(false) ? XidClass::reset : XidClass::warning;
+  }
+  return info->cls;
 }
 
 inline bool is_xid(const LogEvent& e) {
@@ -97,7 +103,7 @@ inline std::string_view log_rule_id(const LogEvent& e) {
     if (!e.xid) {
       return "";
     }
-    if (!find_xid(*e.xid)) {
+    if (!find_xid(*e.xid) && !e.line_fatal.value_or(false)) {
       return "xid.unknown";
     }
     switch (xid_class(e)) {
@@ -119,6 +125,8 @@ inline std::string_view log_rule_id(const LogEvent& e) {
       return "xid.update-required";
     case XidClass::recovery_action:
       return "xid.recovery-action";
+    case XidClass::by_line_word:
+      break; // xid_class() resolved it
     }
     return "xid.unknown";
   case LogEventKind::rm_init_failed:
@@ -151,8 +159,10 @@ inline std::string_view log_rule_id(const LogEvent& e) {
   case LogEventKind::dma_setup:
     return ""; // evidence for rminit.adapter-failed, not a finding of its own
   case LogEventKind::sxid: {
+    // The catalog decides; a code it does not list follows its line's own Fatal / Non-fatal word.
     const SxidInfo* info = e.sxid ? find_sxid(*e.sxid) : nullptr;
-    return info && info->cls == SxidClass::fatal ? "nvswitch.sxid-fatal" : "nvswitch.sxid-nonfatal";
+    const bool fatal = info ? info->cls == SxidClass::fatal : e.line_fatal.value_or(false);
+    return fatal ? "nvswitch.sxid-fatal" : "nvswitch.sxid-nonfatal";
   }
   case LogEventKind::hung_task:
     return "hang.driver-stuck";
@@ -179,7 +189,35 @@ struct GpuRuleSpec {
   bool reload_clears = false;  // a driver reload after the event resets the GPU
   bool xid154_decides = false; // a later Xid 154 on the GPU decides instead
   RemedyFor remedy = nullptr;
+  bool state_now_weighs = false; // a clean state now (clean_now) keeps the GPU with a warning
 };
+
+// NVML's nvmlEccCounterType_t: volatile counts reset at every driver load, and without persistence
+// mode the driver unloads whenever no client is left, so a clean volatile count is evidence only
+// with persistence mode on.
+constexpr std::string_view k_nvml_volatile_ecc =
+    "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (nvmlEccCounterType_t)";
+
+// The evidence that a GPU's state now is clean, or nullopt: NVML answers recovery action none, no
+// pending row remap or page retirement, no volatile uncorrectable ECC error with persistence mode
+// on (k_nvml_volatile_ecc), and the CUDA probe passed every step on it.
+inline std::optional<std::vector<std::string>> clean_now(const Facts& f, const std::string& bus) {
+  const NvmlGpu* n = f.nvml.ran ? f.nvml.gpu_by_bus(bus) : nullptr;
+  const CudaDevice* d = f.cuda.enumerated() ? f.cuda.device_by_bus(bus) : nullptr;
+  if (!n || !d || !d->usable || n->recovery_action != 0u || n->remap_pending == true ||
+      n->retired_pages_pending == true || (!n->remap_pending && !n->retired_pages_pending) ||
+      n->ecc_volatile_uncorrected != 0ull || n->persistence_mode != true) {
+    return std::nullopt;
+  }
+  const auto known = [](const std::optional<bool>& b) {
+    return b ? (*b ? "yes" : "no") : "not reported";
+  };
+  return std::vector<std::string>{
+      fmt::format("NVML {}: recovery action 0 (none), row remap pending {}, retired pages pending "
+                  "{}, volatile uncorrectable ECC errors 0 with persistence mode on",
+                  bus, known(n->remap_pending), known(n->retired_pages_pending)),
+      fmt::format("CUDA {}: every step passed on this GPU", bus)};
+}
 
 // One hit per GPU the driver lists: the events log_rule_id() gives to rule_id. Events a later
 // reload or Xid 154 settled become one info hit that says why they no longer count.
@@ -207,6 +245,20 @@ inline std::vector<Hit> gpu_events_rule(const RuleContext& c, std::string_view r
       }
     }
     const std::string label = c.job.label(bus);
+    if (const auto now =
+            spec.state_now_weighs && !active.empty() ? clean_now(c.facts, bus) : std::nullopt) {
+      Hit hit{fmt::format("{}: logged {}; its state now is clean (NVML and CUDA): was it reset?",
+                          label, describe(active)),
+              evidence_of(active), bus};
+      hit.evidence.insert(hit.evidence.end(), now->begin(), now->end());
+      hit.severity = Severity::warn;
+      hit.remedy = fmt::format("The GPU is kept: NVML and the CUDA probe find it clean now. Check "
+                               "that it was reset since (`nvidia-smi -q -i {}`); if the Xid "
+                               "returns, drain and reset it",
+                               bus);
+      hits.push_back(std::move(hit));
+      active.clear();
+    }
     if (!active.empty()) {
       Hit hit{fmt::format("{}: {}", label, describe(active)), evidence_of(active), bus,
               spec.effect};
@@ -235,6 +287,61 @@ inline std::vector<Hit> gpu_events_rule(const RuleContext& c, std::string_view r
     }
   }
   return hits;
+}
+
+using EventFilter = std::function<bool(const LogEvent&)>;
+
+// The facts with only the current boot's kernel-log events that keep() accepts.
+inline Facts with_log_events(const Facts& f, const EventFilter& keep) {
+  Facts out = f;
+  for (auto& [bus, events] : out.log.gpu_events) {
+    std::erase_if(events, [&keep](const LogEvent& e) { return !keep(e); });
+  }
+  std::erase_if(out.log.host_events, [&keep](const LogEvent& e) { return !keep(e); });
+  return out;
+}
+
+// Runs check on the facts with only the events keep() accepts.
+inline std::vector<Hit> check_on_events(const CheckFn& check, const RuleContext& c,
+                                        const EventFilter& keep) {
+  const Facts some = with_log_events(c.facts, keep);
+  const RuleContext view{
+      some, c.job, c.options, c.usable_gpus, c.recommended, c.host_failed, c.recommended_devices};
+  return check(view);
+}
+
+// Site policy for one code (xid.N, sxid.N): `row` judges only the events mine() accepts, with the
+// checks of the rows named in judges (each hit at its own row's severity, a GPU dropped only at
+// fail), and those rows no longer see them. context() keeps further events in the row's view (the
+// Xid 154 that settles an Xid). An id in judges that rules lacks (disabled) is skipped.
+inline void add_code_rule(std::vector<Rule>& rules, Rule row,
+                          std::span<const std::string_view> judges, const EventFilter& mine,
+                          const EventFilter& context) {
+  std::vector<std::pair<CheckFn, Severity>> inner;
+  for (auto& r : rules) {
+    if (std::find(judges.begin(), judges.end(), r.id) == judges.end()) {
+      continue;
+    }
+    inner.emplace_back(r.check, r.severity);
+    r.check = [check = r.check, mine](const RuleContext& c) {
+      return check_on_events(check, c, [&mine](const LogEvent& e) { return !mine(e); });
+    };
+  }
+  row.check = [inner, mine, context](const RuleContext& c) {
+    std::vector<Hit> hits;
+    for (const auto& [check, severity] : inner) {
+      for (auto& h :
+           check_on_events(check, c, [&](const LogEvent& e) { return mine(e) || context(e); })) {
+        h.severity = h.severity.value_or(severity);
+        if (h.gpu) {
+          h.effect = *h.severity == Severity::fail ? Effect::gpu_unusable : Effect::none;
+        }
+        hits.push_back(std::move(h));
+      }
+    }
+    return hits;
+  };
+  rules.push_back(std::move(row));
 }
 
 // Host-level events (naming no device) of one kind: one hit each.

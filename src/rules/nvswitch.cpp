@@ -155,7 +155,7 @@ std::span<const Rule> nvswitch_rules() {
            "Reset the NVLink fabric: stop the jobs and nv-fabricmanager, reset all GPUs and NVSwitches (or reboot the node), then start nv-fabricmanager again",
        .source = k_fm_guide,
        .explanation =
-           "NVSwitch errors are logged as SXids (`nvidia-nvswitchN: SXid (PCI:…): <code>, …`, three lines per error). NVIDIA's SXid catalog in the Fabric Manager User Guide says which are fatal to the fabric: after one, NVLink traffic through the switch fails (the GPUs see Xid 74/45) until the GPUs and NVSwitches are reset. The catalog decides, not the word in the line. Only the current boot counts: a reboot resets the fabric, and SXids of earlier boots are information (log.earlier-boot).",
+           "NVSwitch errors are logged as SXids (`nvidia-nvswitchN: SXid (PCI:…): <code>, …`, three lines per error). NVIDIA's SXid catalog in the Fabric Manager User Guide says which are fatal to the fabric: after one, NVLink traffic through the switch fails (the GPUs see Xid 74/45) until the GPUs and NVSwitches are reset. The catalog decides, not the word in the line; an SXid the catalog does not list follows its line's own word (Fatal is fatal). Only the current boot counts: a reboot resets the fabric, and SXids of earlier boots are information (log.earlier-boot).",
        .evidence = "The SXid lines of the current boot's kernel log.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return sxid_hits(c, "nvswitch.sxid-fatal");
@@ -168,7 +168,7 @@ std::span<const Rule> nvswitch_rules() {
        .remedy = "Follow the finding: the SXid catalog's action for that code",
        .source = k_fm_guide,
        .explanation =
-           "Non-fatal SXids differ widely: some stall NVLink traffic through a port until the fabric is reset (12028, 11004: jobs hang with Xid 45), some cost NVLink throughput (replays, thermal single-lane mode), and some are corrected by the hardware or logged at every link training and can be safely ignored (single-bit ECC, 22013). A flat 'non-fatal is a warning' would warn on every boot of some hosts, so the catalog's class decides: harmless ones are information. An SXid the catalog does not list is a warning.",
+           "Non-fatal SXids differ widely: some stall NVLink traffic through a port until the fabric is reset (12028, 11004: jobs hang with Xid 45), some cost NVLink throughput (replays, thermal single-lane mode), and some are corrected by the hardware or logged at every link training and can be safely ignored (single-bit ECC, 22013). A flat 'non-fatal is a warning' would warn on every boot of some hosts, so the catalog's class decides: harmless ones are information. An SXid the catalog does not list is a warning unless its line says Fatal.",
        .evidence = "The SXid lines of the current boot's kernel log.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return sxid_hits(c, "nvswitch.sxid-nonfatal");

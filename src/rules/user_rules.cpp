@@ -2,6 +2,9 @@
 // the built-in table or overriding rows by id. The schema is documented in docs/user-rules.md.
 // Everything wrong with a rules file is an Error naming the file, the position and the problem.
 #include "gpf/rules/user_rules.hpp"
+#include "gpf/knowledge/kernel_log_tables.hpp"
+#include "gpf/rules/sxid.hpp"
+#include "gpf/rules/xid.hpp"
 #include "gpf/util/json_value.hpp"
 
 #include "gpf/util/tenths.hpp"
@@ -48,6 +51,19 @@ constexpr FactSpec k_facts[] = {
     {"modules.loaded", FactKind::set, Stage::host},
 };
 
+// "xid.13.count": the Xid whose count per GPU the fact is; nullopt for another name.
+std::optional<unsigned> xid_count_code(std::string_view name) {
+  if (!starts_with(name, "xid.") || name.size() < 11 || name.substr(name.size() - 6) != ".count") {
+    return std::nullopt;
+  }
+  const auto digits = name.substr(4, name.size() - 10);
+  if (digits.size() > 4 || digits[0] == '0' ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(std::stoul(std::string(digits)));
+}
+
 std::optional<FactSpec> fact_spec(std::string_view name) {
   for (const auto& f : k_facts) {
     if (f.name == name) {
@@ -56,6 +72,9 @@ std::optional<FactSpec> fact_spec(std::string_view name) {
   }
   if (starts_with(name, "env.") && name.size() > 4) {
     return FactSpec{name, FactKind::text, Stage::host};
+  }
+  if (xid_count_code(name)) {
+    return FactSpec{name, FactKind::number, Stage::gpu};
   }
   if (name == "ib.ports.active" ||
       (starts_with(name, k_active_at) && parse_tenths(name.substr(k_active_at.size())))) {
@@ -140,6 +159,33 @@ void ib_ports_fact(const Facts& f, const std::string& name, FactValue& v) {
   if (others > 0) {
     v.evidence += fmt::format("; {} port(s) not active", others);
   }
+}
+
+// xid.N.count for one GPU: how often the current boot's kernel log has Xid N on it; unknown
+// without a kernel log.
+FactValue xid_count_fact(const Facts& f, unsigned xid, const std::string& bus) {
+  FactValue v;
+  if (!f.log.ran || !f.log.read_error.empty()) {
+    v.evidence = "kernel log: not read";
+    return v;
+  }
+  std::uint64_t n = 0;
+  std::string first;
+  std::string last;
+  if (auto it = f.log.gpu_events.find(bus); it != f.log.gpu_events.end()) {
+    for (const auto& e : it->second) {
+      if (e.kind == LogEventKind::xid && e.xid == xid) {
+        n += e.count;
+        first = first.empty() ? e.first_time : first;
+        last = e.count > 1 ? e.last_time : e.first_time;
+      }
+    }
+  }
+  v.version = Version({static_cast<unsigned long>(n)});
+  v.evidence = fmt::format(
+      "kernel log ({}): Xid {} on {}: {} time(s) in the current boot{}", f.log.source, xid, bus, n,
+      first.empty() ? "" : fmt::format(", first at [{}], last at [{}]", first, last));
+  return v;
 }
 
 FactValue host_fact(const UserCheck& check, const RuleContext& c) {
@@ -269,6 +315,27 @@ Severity at_most_warn(Severity s) {
 CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Severity severity) {
   return [check, id, severity](const RuleContext& c) -> std::vector<Hit> {
     std::vector<Hit> hits;
+    if (const auto xid = xid_count_code(check->fact)) {
+      for (const auto& gpu : c.facts.gpus) {
+        const FactValue v = xid_count_fact(c.facts, *xid, gpu.bus_id);
+        if (!v.known() && !check->present) {
+          Hit h{fmt::format("Site rule {}: the kernel log was not read, so {} could not be "
+                            "confirmed for {}",
+                            id, check->description, c.job.label(gpu.bus_id)),
+                {v.evidence},
+                gpu.bus_id};
+          h.severity = at_most_warn(severity);
+          hits.push_back(std::move(h));
+        } else if (auto why = violation(*check, v); !why.empty()) {
+          hits.push_back({fmt::format("Site rule {}: {} fails {}: {}", id, c.job.label(gpu.bus_id),
+                                      check->description, why),
+                          {v.evidence},
+                          gpu.bus_id,
+                          severity == Severity::fail ? Effect::gpu_unusable : Effect::none});
+        }
+      }
+      return hits;
+    }
     if (check->fact == "gpu.model") {
       for (const auto& gpu : c.facts.gpus) {
         FactValue v;
@@ -480,6 +547,30 @@ std::string line_column(std::string_view text, std::size_t byte) {
   return fmt::format("{}:{}", line, std::max<std::size_t>(column, 1));
 }
 
+// "xid.13" / "sxid.22003": a site's id for one code (digits without a leading zero).
+struct CodeId {
+  bool sxid = false;
+  unsigned code = 0;
+};
+
+std::optional<CodeId> code_id(std::string_view id) {
+  CodeId out;
+  if (starts_with(id, "xid.")) {
+    id.remove_prefix(4);
+  } else if (starts_with(id, "sxid.")) {
+    id.remove_prefix(5);
+    out.sxid = true;
+  } else {
+    return std::nullopt;
+  }
+  if (id.empty() || id.size() > 5 || id[0] == '0' ||
+      id.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  out.code = static_cast<unsigned>(std::stoul(std::string(id)));
+  return out;
+}
+
 } // namespace
 
 std::string_view RuleSet::keep(std::string text) {
@@ -496,10 +587,44 @@ const Rule* RuleSet::find(std::string_view id) const {
   return nullptr;
 }
 
+Result<void> RuleSet::add_code_rules(const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    const auto code = code_id(id);
+    if (!code || find(id)) {
+      continue;
+    }
+    const std::string_view kept = keep(id);
+    if (code->sxid) {
+      add_sxid_code_rule(m_rules, kept, code->code);
+      const SxidInfo* info = find_sxid(code->code);
+      m_rules.back().title =
+          keep(fmt::format("No NVSwitch SXid {}{} since boot (site policy per SXid)", code->code,
+                           info ? fmt::format(" ({})", info->name) : std::string()));
+    } else if (add_xid_code_rule(m_rules, kept, code->code)) {
+      const XidInfo* info = find_xid(code->code);
+      m_rules.back().title =
+          keep(fmt::format("No Xid {}{} in the current boot (site policy per Xid)", code->code,
+                           info ? fmt::format(" ({})", info->mnemonic) : std::string()));
+    } else {
+      return Error{to_valid_utf8(
+          fmt::format("\"{}\": Xid {} is judged by {}, which reads more than the kernel "
+                      "log; name that rule instead",
+                      id, code->code, xid_rule_id(code->code)))};
+    }
+    m_code_rules.insert(std::string(kept));
+  }
+  return {};
+}
+
 Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverrides& overrides,
                                std::optional<std::string_view> rules_text) {
   RuleSet set;
   set.m_rules.assign(builtin.begin(), builtin.end());
+  // Ids named for one code (xid.13, sxid.22003) get their rows before anything refers to them.
+  std::vector<std::string> named(overrides.disable.begin(), overrides.disable.end());
+  for (const auto& arg : overrides.severity) {
+    named.push_back(arg.substr(0, arg.rfind('=')));
+  }
   std::vector<std::pair<std::string, std::string>> disables;              // id, where it was asked
   std::vector<std::tuple<std::string, Severity, std::string>> severities; // id, level, where
 
@@ -536,6 +661,26 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
         schema != doc.end() && (!schema->is_number_unsigned() || schema->get<unsigned>() != 1)) {
       return at(file, "/schema", "must be 1");
     }
+    for (const char* member : {"rules", "disable"}) {
+      if (auto list = doc.find(member); list != doc.end()) {
+        for (const auto& item : list->is_array() ? *list : Json::array({*list})) {
+          if (item.is_string()) {
+            named.push_back(item.get<std::string>());
+          } else if (item.is_object() && item.contains("id") && item["id"].is_string()) {
+            named.push_back(item["id"].get<std::string>());
+          }
+        }
+      }
+    }
+    if (auto map = doc.find("severity"); map != doc.end() && map->is_object()) {
+      for (const auto& [key, value] : map->items()) {
+        named.push_back(key);
+      }
+    }
+    if (auto added = set.add_code_rules(named); !added) {
+      return Error{to_valid_utf8(file + ": " + added.error().message)};
+    }
+    named.clear();
     if (auto rows = doc.find("rules"); rows != doc.end()) {
       if (!rows->is_array()) {
         return at(file, "/rules", "must be an array of rule objects");
@@ -644,6 +789,7 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
       }
     }
   }
+  TRY(set.add_code_rules(named));
   for (const auto& id : overrides.disable) {
     disables.emplace_back(id, "--disable " + id);
   }
@@ -665,10 +811,15 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
           fmt::format("{}: no rule \"{}\" (gpu-preflight rules lists them)", where, id))};
     }
     it->severity = level;
-    it->check = [inner = it->check, level = level](const RuleContext& c) {
+    // A row for one code drops its GPU exactly when the site makes it fail.
+    const bool code_row = set.m_code_rules.count(std::string(it->id)) != 0;
+    it->check = [inner = it->check, level = level, code_row](const RuleContext& c) {
       auto hits = inner(c);
       for (auto& h : hits) {
         h.severity = level;
+        if (code_row && h.gpu) {
+          h.effect = level == Severity::fail ? Effect::gpu_unusable : Effect::none;
+        }
       }
       return hits;
     };

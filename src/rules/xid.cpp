@@ -16,13 +16,52 @@ std::string_view log_event_rule_id(const LogEvent& event) {
   return log_rule_id(event);
 }
 
+namespace {
+
+// The rows an Xid event can be judged by (log_rule_id), besides the gpu.* rows of 54 and 79.
+constexpr std::string_view k_xid_judges[] = {
+    "xid.reset-required", "xid.reboot-required", "xid.update-required", "xid.warning",
+    "xid.application",    "xid.informational",   "xid.unknown",         "xid.recovery-action"};
+
+} // namespace
+
+bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned xid) {
+  if (xid == 54 || xid == 79) {
+    return false;
+  }
+  const XidInfo* info = find_xid(xid);
+  // The row's severity: that of the row that judges this Xid; fail where the line's word decides.
+  Severity most = Severity::fail;
+  if (info && info->cls != XidClass::by_line_word) {
+    const auto judge = std::find_if(rules.begin(), rules.end(),
+                                    [xid](const Rule& r) { return r.id == xid_rule_id(xid); });
+    most = judge == rules.end() ? Severity::warn : judge->severity;
+  }
+  Rule row;
+  row.id = id;
+  row.stage = Stage::gpu;
+  row.severity = most;
+  row.severity_from = "as the built-in xid.* row that judges the event (site policy per Xid)";
+  row.title = "No Xid of one code in the current boot (site policy per Xid)";
+  row.remedy = "Follow the finding";
+  row.source = info ? info->source : k_xid_catalog_url;
+  row.explanation = "A site policy row for one Xid: its events are judged here instead of by the "
+                    "xid.* row of its class; --severity, --disable and a rules row re-level or "
+                    "silence this Xid alone.";
+  const auto is_code = [xid](const LogEvent& e) { return is_xid(e) && *e.xid == xid; };
+  add_code_rule(rules, std::move(row), k_xid_judges, is_code,
+                [](const LogEvent& e) { return is_xid(e) && *e.xid == 154; });
+  return true;
+}
+
 std::span<const Rule> xid_rules() {
   static const Rule rows[] = {
       {.id = "xid.reset-required",
        .stage = Stage::gpu,
        .severity = Severity::fail,
        .severity_from =
-           "info for an Xid logged before the last driver reload (which reset the GPU) or settled by a later Xid 154",
+           "info for an Xid logged before the last driver reload (which reset the GPU) or settled by a later Xid 154; "
+           "warn, keeping the GPU, when NVML and the CUDA probe find the GPU clean now",
        .title = "No Xid in the current boot that leaves its GPU unusable until reset",
        .remedy =
            "Drain the GPU and reset it (`nvidia-smi -r -i <bus id>` with no process on it, or reload the driver) or reboot; "
@@ -37,9 +76,17 @@ std::span<const Rule> xid_rules() {
            "xid` for the number and the bus id, and `nvidia-smi -q -d ECC,ROW_REMAPPER`. The "
            "GPU is left out of the recommendation (the verdict is at least warn, fail when "
            "fewer than --min-gpus remain). An Xid logged before the last driver reload, which "
-           "reset the GPU, or settled by a later Xid 154, counts as info.",
+           "reset the GPU, or settled by a later Xid 154, counts as info. An old error is "
+           "weighed against the GPU's state now: when NVML reports recovery action none, no "
+           "pending row remap or page retirement and no volatile uncorrectable ECC error (with "
+           "persistence mode on: NVML resets volatile counters at every driver load, and "
+           "without persistence mode the driver unloads between jobs: NVML's "
+           "nvmlEccCounterType_t, https://docs.nvidia.com/deploy/nvml-api/"
+           "group__nvmlDeviceEnumvs.html) and the CUDA probe passed on that GPU, it is kept "
+           "with a warning naming both.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.reset-required", {Effect::gpu_unusable, true, true});
+         return gpu_events_rule(c, "xid.reset-required",
+                                {Effect::gpu_unusable, true, true, nullptr, true});
        }},
       {.id = "xid.reboot-required",
        .stage = Stage::gpu,
@@ -160,7 +207,7 @@ std::span<const Rule> xid_rules() {
        .stage = Stage::gpu,
        .severity = Severity::fail,
        .severity_from =
-           "the recovery action: info for none, warn for drain or an action this checker does not know, fail for reset or reboot",
+           "the recovery action: info for none, warn for drain, an action this checker does not know or a line that names none, fail for reset or reboot",
        .title = "The driver's latest recovery action (Xid 154) for each GPU",
        .remedy = "Follow the recovery action named in the finding",
        .source = "docs/sources.md#xid-errors",
@@ -195,6 +242,27 @@ std::span<const Rule> xid_rules() {
              hit.remedy = std::string(action->remedy);
            }
            hits.push_back(std::move(hit));
+         }
+         // An Xid 154 line without "GPU recovery action changed from ... to ..." names no action.
+         for (const auto& [bus, events] : c.facts.log.gpu_events) {
+           if (!listed(c.facts, bus)) {
+             continue;
+           }
+           for (const auto& e : events) {
+             if (!is_xid(e) || *e.xid != 154 || e.recovery_action || e.before_driver_load) {
+               continue;
+             }
+             const EventPtrs one{&e};
+             Hit hit{fmt::format("{}: {} — the line does not say which recovery action (no "
+                                 "\"GPU recovery action changed from ... to ...\" text)",
+                                 c.job.label(bus), describe(one)),
+                     evidence_of(one), bus};
+             hit.severity = Severity::warn;
+             hit.remedy = fmt::format("Read the GPU's recovery action now: `nvidia-smi -q -i {}` "
+                                      "(Recovery Action), and follow it",
+                                      bus);
+             hits.push_back(std::move(hit));
+           }
          }
          return hits;
        }},

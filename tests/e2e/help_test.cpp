@@ -169,11 +169,28 @@ TEST_CASE("explain takes an Xid number, and suggests the nearest rule ids") {
     const auto r = run_preflight({"explain", word});
     CHECK(r.exit_code == 0);
     CHECK(r.out.rfind("Xid 79 (ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS", 0) == 0);
-    CHECK(has(r.out, "is judged by rule gpu.fallen-off-bus."));
+    CHECK(has(r.out, "\n  judged by:      gpu.fallen-off-bus\n"));
     CHECK(has(r.out, "\ngpu.fallen-off-bus  (fail"));
   }
-  CHECK(has(run_preflight({"explain", "13"}).out, "rule xid.application"));
-  CHECK(has(run_preflight({"explain", "48"}).out, "rule xid.reset-required"));
+  // NVIDIA's action beside gpu-preflight's judgement, and why they differ where they do
+  const auto x79 = run_preflight({"explain", "79"}).out;
+  CHECK(has(x79, "\n  NVIDIA:         GPU has fallen off the bus; immediate action RESTART_BM"));
+  CHECK(has(x79, "\n  gpu-preflight:  reboot (fallen off the bus)\n"));
+  CHECK(has(x79, "analyzing-xid-catalog.html"));
+  const auto x110 = run_preflight({"explain", "110"}).out;
+  CHECK(has(x110, "immediate action RESET_GPU"));
+  CHECK(has(x110, "\n  gpu-preflight:  reboot\n"));
+  CHECK(has(x110, "\n  why it differs: NVIDIA: reset the GPU; the driver asks for a cold reset"));
+  CHECK(has(run_preflight({"explain", "13"}).out, "judged by:      xid.application"));
+  CHECK(has(run_preflight({"explain", "48"}).out, "judged by:      xid.reset-required"));
+  const auto sx = run_preflight({"explain", "sxid.22003"});
+  CHECK(sx.exit_code == 0);
+  CHECK(sx.out.rfind("SXid 22003 (Minion Halt)\n", 0) == 0);
+  CHECK(has(sx.out, "\n  NVIDIA:         always fatal; recovery: Restart the host"));
+  CHECK(has(sx.out, "\n  gpu-preflight:  fatal to the NVSwitch fabric\n"));
+  CHECK(has(sx.out, "\n  judged by:      nvswitch.sxid-fatal\n"));
+  CHECK(
+      has(run_preflight({"explain", "SXid 11004"}).out, "why it differs: non-fatal in the guide"));
   const auto unknown = run_preflight({"explain", "9999"});
   CHECK(unknown.exit_code == 0);
   CHECK(has(unknown.out, "Xid 9999 is not in the Xid catalog"));

@@ -1,5 +1,6 @@
 // The log rules: the real pipeline (collect_facts + assess) on the log-* fixture snapshots, and
 // each rule row on facts built from inline logs.
+#include "gpf/knowledge/xid_catalog.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/rules/verdict.hpp"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 using namespace gpf;
@@ -505,4 +507,199 @@ TEST_CASE("earlier-boot events never warn, fail or drop a GPU, whatever they are
   CHECK_FALSE(has_warn_or_fail(r.assessment));
   CHECK(r.assessment.usable_count() == 2);
   CHECK(finding(r.assessment, "log.earlier-boot"));
+}
+
+// Issue 29's repros: NVIDIA's catalogs, whole, and the line's own severity word.
+TEST_CASE("SXid 22003 (always fatal, Minion Halt) fails the fabric; an unlisted SXid follows its "
+          "line's word") {
+  static const auto rules = test::rule_subset({"nvswitch.sxid-fatal", "nvswitch.sxid-nonfatal"});
+  const auto judge = [](const std::string& line) {
+    Facts f;
+    f.log = scan_kernel_log(dmesg({line}));
+    return assess(f, rules, {});
+  };
+  {
+    const auto a = judge("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 22003, Fatal, Link 12 "
+                         "MINION Link Halt");
+    const auto* f = finding(a, "nvswitch.sxid-fatal");
+    REQUIRE(f);
+    CHECK(f->severity == Severity::fail);
+    CHECK(contains(f->message, "Minion Halt"));
+    CHECK_FALSE(finding(a, "nvswitch.sxid-nonfatal"));
+  }
+  {
+    const auto a = judge("nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 29001, Fatal, Link 3 new");
+    const auto* f = finding(a, "nvswitch.sxid-fatal");
+    REQUIRE(f);
+    CHECK(contains(f->message, "the line says \"Fatal\""));
+    CHECK_FALSE(finding(a, "nvswitch.sxid-nonfatal"));
+  }
+  {
+    const auto a = judge("nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 29002, Non-fatal, Link 3");
+    REQUIRE(finding(a, "nvswitch.sxid-nonfatal"));
+    CHECK(finding(a, "nvswitch.sxid-nonfatal")->severity == Severity::warn);
+    CHECK_FALSE(finding(a, "nvswitch.sxid-fatal"));
+  }
+}
+
+TEST_CASE("Xids 144-150 follow the line's Fatal / Nonfatal word unless an Xid 154 follows") {
+  const std::string fatal = "NVRM: Xid (PCI:0000:2a:00): 149, NETIR Fatal XC0 i0 Link -1 "
+                            "(0x004e7004 0x00000002 0x00000000 0x00000000 0x00000000 0x00000000)";
+  const std::string nonfatal = "NVRM: Xid (PCI:0000:2a:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link "
+                               "13 (0x00000000 0x00000000 0x00000000 0x00000000)";
+  {
+    const auto r = judge_log(dmesg({fatal}));
+    const auto* f = finding(r.assessment, "xid.reset-required");
+    REQUIRE(f);
+    CHECK(f->severity == Severity::fail);
+    CHECK(contains(f->message, "the line says Fatal"));
+    CHECK_FALSE(gpu(r.assessment, "0000:2a:00.0").usable);
+  }
+  {
+    const auto r = judge_log(dmesg({nonfatal}));
+    REQUIRE(finding(r.assessment, "xid.warning"));
+    CHECK_FALSE(finding(r.assessment, "xid.reset-required"));
+    CHECK(gpu(r.assessment, "0000:2a:00.0").usable);
+  }
+  {
+    const auto r = judge_log(dmesg(
+        {fatal,
+         "NVRM: Xid (PCI:0000:2a:00): 154, GPU recovery action changed from 0x0 (None) to 0x0 "
+         "(None)"}));
+    CHECK(finding(r.assessment, "xid.reset-required")->severity == Severity::info);
+    CHECK(gpu(r.assessment, "0000:2a:00.0").usable);
+  }
+}
+
+TEST_CASE("Xids 155/156 need a reset, 110 a reboot (the stated choice), 56-58 warn, and codes "
+          "NVIDIA resolves by restarting the application no longer warn") {
+  for (unsigned x : {155u, 156u}) {
+    INFO(x);
+    const auto r = judge_log(dmesg({fmt::format("NVRM: Xid (PCI:0000:2a:00): {}, text", x)}));
+    REQUIRE(finding(r.assessment, "xid.reset-required"));
+    CHECK_FALSE(gpu(r.assessment, "0000:2a:00.0").usable);
+  }
+  {
+    const auto r = judge_log(dmesg({"NVRM: Xid (PCI:0000:2a:00): 110, pid=1, name=a, Security "
+                                    "fault, please cold reset the system"}));
+    REQUIRE(finding(r.assessment, "xid.reboot-required"));
+    const XidInfo* row = find_xid(110);
+    CHECK(row->immediate == "RESET_GPU");
+    CHECK(contains(std::string(row->note), "cold reset"));
+  }
+  for (unsigned x : {56u, 57u, 58u}) {
+    INFO(x);
+    const auto r = judge_log(dmesg({fmt::format("NVRM: Xid (PCI:0000:2a:00): {}, text", x)}));
+    const auto* f = finding(r.assessment, "xid.warning");
+    REQUIRE(f);
+    CHECK(f->severity == Severity::warn);
+  }
+  for (unsigned x : {25u, 60u, 82u, 96u, 105u, 139u, 14u, 66u, 106u, 142u, 166u, 170u}) {
+    INFO(x);
+    const auto r = judge_log(dmesg({fmt::format("NVRM: Xid (PCI:0000:2a:00): {}, text", x)}));
+    CHECK_FALSE(finding(r.assessment, "xid.unknown"));
+  }
+  {
+    // a code no table lists whose line says Fatal drops the GPU; without a word it warns
+    const auto r = judge_log(dmesg({"NVRM: Xid (PCI:0000:2a:00): 199, XYZ Fatal link"}));
+    REQUIRE(finding(r.assessment, "xid.reset-required"));
+    CHECK(contains(finding(r.assessment, "xid.reset-required")->message, "does not list"));
+    const auto w = judge_log(dmesg({"NVRM: Xid (PCI:0000:2a:00): 199, something"}));
+    CHECK(finding(w.assessment, "xid.unknown")->severity == Severity::warn);
+  }
+}
+
+TEST_CASE("an Xid 154 line without the usual recovery-action text is a warning") {
+  const auto r =
+      judge_log(dmesg({"NVRM: Xid (PCI:0000:2a:00): 154, pid=1, name=a, Reset required"}));
+  const auto* f = finding(r.assessment, "xid.recovery-action");
+  REQUIRE(f);
+  CHECK(f->severity == Severity::warn);
+  CHECK(contains(f->message, "does not say which recovery action"));
+  CHECK(contains(f->remedy, "0000:2a:00.0"));
+}
+
+TEST_CASE("an old reset-class Xid is weighed against the GPU's state now (NVML and CUDA)") {
+  const std::string x48 = "NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=a, DBE (0x1)";
+  const std::string bus = "0000:2a:00.0";
+  // The log's facts, plus NVML and CUDA as they answer now for every GPU.
+  const auto judge = [&](const std::function<void(NvmlGpu&, CudaDevice&)>& now) {
+    Facts f = judge_log(dmesg({x48})).facts;
+    f.nvml.ran = true;
+    f.nvml.init_code = 0;
+    f.cuda.ran = true;
+    f.cuda.enumeration_complete = true;
+    for (const auto& g : f.gpus) {
+      NvmlGpu n;
+      n.bus_id = g.bus_id;
+      n.recovery_action = 0;
+      n.remap_pending = false;
+      n.retired_pages_pending = false;
+      n.ecc_volatile_uncorrected = 0;
+      n.persistence_mode = true;
+      CudaDevice d;
+      d.bus_id = g.bus_id;
+      d.usable = true;
+      if (g.bus_id == bus) {
+        now(n, d);
+      }
+      f.nvml.gpus.push_back(n);
+      f.cuda.devices.push_back(d);
+    }
+    return assess(f, test::kernel_log_rules(), {});
+  };
+  {
+    const auto a = judge([](NvmlGpu&, CudaDevice&) {});
+    const auto* f = finding(a, "xid.reset-required");
+    REQUIRE(f);
+    CHECK(f->severity == Severity::warn);
+    CHECK(contains(f->message, "its state now is clean"));
+    CHECK(contains(f->message, "was it reset?"));
+    CHECK(any_evidence(*f, "DBE (0x1)"));
+    CHECK(any_evidence(*f, "NVML 0000:2a:00.0: recovery action 0 (none)"));
+    CHECK(any_evidence(*f, "CUDA 0000:2a:00.0: every step passed"));
+    CHECK(gpu(a, bus).usable);
+  }
+  // any of these keeps today's judgement: the GPU is dropped
+  const std::vector<std::function<void(NvmlGpu&, CudaDevice&)>> not_clean{
+      [](NvmlGpu& n, CudaDevice&) { n.recovery_action = 1; },
+      [](NvmlGpu& n, CudaDevice&) { n.remap_pending = true; },
+      [](NvmlGpu& n, CudaDevice&) { n.retired_pages_pending = true; },
+      [](NvmlGpu& n, CudaDevice&) { n.ecc_volatile_uncorrected = 2; },
+      [](NvmlGpu& n, CudaDevice&) { n.persistence_mode = false; }, // volatile counts unreliable
+      [](NvmlGpu& n, CudaDevice&) { n.recovery_action.reset(); },
+      [](NvmlGpu&, CudaDevice& d) { d.usable = false; }};
+  for (std::size_t i = 0; i < not_clean.size(); ++i) {
+    INFO(i);
+    const auto a = judge(not_clean[i]);
+    CHECK(finding(a, "xid.reset-required")->severity == Severity::fail);
+    CHECK_FALSE(gpu(a, bus).usable);
+  }
+  // without NVML and CUDA results the judgement stays as today
+  const auto plain = judge_log(dmesg({x48}));
+  CHECK(finding(plain.assessment, "xid.reset-required")->severity == Severity::fail);
+  CHECK_FALSE(gpu(plain.assessment, bus).usable);
+}
+
+TEST_CASE("fixtures: SXid 22003 fails the fabric; NVLink5 Xids follow their own words") {
+  {
+    const auto r = check_fixture("log-sxid-minion-halt");
+    CHECK(r.assessment.verdict == Verdict::fail);
+    const auto* f = finding(r.assessment, "nvswitch.sxid-fatal");
+    REQUIRE(f);
+    CHECK(contains(f->message, "SXid 22003 (Minion Halt; fatal to the NVSwitch fabric)"));
+    CHECK(any_evidence(*f, "22003, Fatal, Link 12 MINION Link Halt"));
+  }
+  {
+    const auto r = check_fixture("log-xid-nvlink5-words");
+    CHECK(r.assessment.verdict == Verdict::warn);
+    const auto* reset = finding(r.assessment, "xid.reset-required");
+    REQUIRE(reset);
+    CHECK(contains(reset->message, "Xid 149 (NVLINK_NETIR_ERROR)"));
+    CHECK_FALSE(gpu(r.assessment, "0000:2a:00.0").usable);
+    const auto* warn = finding(r.assessment, "xid.warning");
+    REQUIRE(warn);
+    CHECK(contains(warn->message, "Xid 145 (NVLINK_RLW_ERROR)"));
+    CHECK(gpu(r.assessment, "0000:3a:00.0").usable);
+  }
 }

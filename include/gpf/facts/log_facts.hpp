@@ -81,6 +81,7 @@ struct LogEvent {
   std::optional<unsigned> compute_instance;   // MIG GPU-CI
   std::optional<unsigned> caused_by_xid;      // "caused by previous Xid N" (575+)
   std::optional<std::string> recovery_action; // Xid 154: the action it changed to (last occurrence)
+  std::optional<bool> line_fatal;             // the line's word: Fatal (true), Non-fatal (false)
   std::optional<unsigned> init_status;        // RmInitAdapter first field (RM_INIT_*)
   std::optional<unsigned> rm_status;          // RmInitAdapter second field (NV_STATUS)
   std::optional<unsigned> device_minor;       // rm_init_adapter ... minor number N

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,8 +44,12 @@ public:
 
 private:
   std::string_view keep(std::string text);
+  // Adds the rows for ids naming one code (xid.N, sxid.N) not yet in the set; an error for an Xid
+  // whose judging row reads more than the kernel log (54, 79).
+  Result<void> add_code_rules(const std::vector<std::string>& ids);
   std::vector<Rule> m_rules;
   std::vector<std::unique_ptr<std::string>> m_text; // stable storage for the user rows' strings
+  std::set<std::string> m_code_rules;               // ids of the rows for one code
 };
 
 } // namespace gpf

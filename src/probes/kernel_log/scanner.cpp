@@ -140,7 +140,7 @@ const char* find_char_back(const char* begin, const char* p, char c) {
 std::string event_key(const LogEvent& e, unsigned epoch) {
   // Repeats of one event share a key; the driver's free text (pids, addresses) is not part of it.
   const bool keep_detail = e.kind != LogEventKind::xid && e.kind != LogEventKind::api_mismatch;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", epoch, static_cast<int>(e.kind),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", epoch, static_cast<int>(e.kind),
                      e.bus_id.value_or(""),
                      e.xid    ? static_cast<long>(*e.xid)
                      : e.sxid ? static_cast<long>(*e.sxid)
@@ -148,7 +148,8 @@ std::string event_key(const LogEvent& e, unsigned epoch) {
                      e.init_status ? static_cast<long>(*e.init_status) : -1L,
                      e.rm_status ? static_cast<long>(*e.rm_status) : -1L,
                      e.device_minor ? static_cast<long>(*e.device_minor) : -1L, e.client_version,
-                     e.kernel_version, keep_detail ? e.detail : std::string());
+                     e.kernel_version, keep_detail ? e.detail : std::string(),
+                     e.line_fatal ? (*e.line_fatal ? "fatal" : "non-fatal") : "");
 }
 
 // Distinct events with counts; at most k_log_max_events, later distinct ones only counted.
@@ -554,7 +555,9 @@ private:
       ++end;
     }
     const std::string_view number = part.substr(close + 3, end - close - 3);
-    return number.empty() || number == "154" ? std::string_view() : part.substr(0, end);
+    // 154 carries an action, 144-150 their own Fatal / Nonfatal word: no fast path for them
+    const bool own_word = number.size() == 3 && number >= "144" && number <= "150";
+    return number.empty() || number == "154" || own_word ? std::string_view() : part.substr(0, end);
   }
 
   // Xid storms repeat one (GPU, Xid) thousands of times: a repeat only raises its event's count.

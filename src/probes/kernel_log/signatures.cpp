@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 
 namespace gpf {
 namespace {
@@ -103,6 +104,27 @@ std::string code_text(const CodeInfo* info, unsigned value, std::string_view wha
               : fmt::format("unknown {} 0x{:x}", what, value);
 }
 
+// The line's own severity word among its first words ("NETIR Fatal XC0 ...", "Fatal, Link 12"):
+// true for Fatal, false for Non-fatal / Nonfatal, nullopt when it has none.
+std::optional<bool> fatal_word(std::string_view text) {
+  for (int i = 0; i < 3 && !text.empty(); ++i) {
+    text = trim(text);
+    const auto end = text.find_first_of(" ,");
+    std::string word(text.substr(0, end));
+    for (auto& ch : word) {
+      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    if (word == "fatal") {
+      return true;
+    }
+    if (word == "non-fatal" || word == "nonfatal") {
+      return false;
+    }
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+  }
+  return std::nullopt;
+}
+
 // --- decoders -------------------------------------------------------------------------------
 
 // "Xid (PCI:0000:3b:00[ GPU-I:05[ GPU-CI:01]]): 79, [pid=..., [name=..., ]]text" (facts §3a).
@@ -147,9 +169,13 @@ bool decode_xid(std::string_view text, Recognised& out) {
   if (auto cause = after(rest, "caused by previous Xid "); !cause.empty()) {
     e.caused_by_xid = leading_uint(cause);
   }
+  e.line_fatal = fatal_word(rest);
   const XidInfo* info = find_xid(*e.xid);
   e.meaning = info ? fmt::format("Xid {} ({}): {}", *e.xid, info->mnemonic, info->meaning)
                    : fmt::format("Xid {}, which the Xid catalog does not list", *e.xid);
+  if (e.line_fatal) {
+    e.meaning += *e.line_fatal ? "; the line says Fatal" : "; the line says Nonfatal";
+  }
   if (*e.xid == 154) {
     // "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)".
     if (auto to = after(rest, " to 0x"); !to.empty()) {
@@ -455,20 +481,6 @@ bool decode_gsp_file(std::string_view text, Recognised& out) {
   return true;
 }
 
-std::string_view sxid_class_words(SxidClass c) {
-  switch (c) {
-  case SxidClass::harmless:
-    return "harmless";
-  case SxidClass::degraded:
-    return "non-fatal, NVLink throughput may suffer";
-  case SxidClass::stalled:
-    return "non-fatal, stalls NVLink traffic until a reset";
-  case SxidClass::fatal:
-    return "fatal to the NVSwitch fabric";
-  }
-  return "";
-}
-
 // "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV
 // error (First)". Each report is three lines with the same head: the message, then
 // "..., Severity 0 Engine instance 32 Sub-engine instance 00" and "..., Data {0x..., ...}"; the
@@ -496,12 +508,13 @@ bool decode_sxid(std::string_view text, Recognised& out) {
   e.kind = LogEventKind::sxid;
   e.sxid = *code;
   e.detail = *bus;
+  e.line_fatal = fatal_word(rest);
   const SxidInfo* info = find_sxid(*code);
   const std::string switch_name =
       sw.empty() ? std::string("an NVSwitch") : std::string(sw.substr(0, k_detail_cap));
   e.meaning =
       info ? fmt::format("SXid {} ({}; {}) on {} ({})", *code, info->name,
-                         sxid_class_words(info->cls), switch_name, *bus)
+                         sxid_class_word(info->cls), switch_name, *bus)
            : fmt::format("SXid {} (not in NVIDIA's SXid catalog; the line says \"{}\") on "
                          "{} ({})",
                          *code, trim(rest.substr(0, std::min<std::size_t>(rest.find(','), 40))),
