@@ -156,8 +156,8 @@ TEST_CASE("security: a user-named input that does not exist, or a FIFO as --rule
   CHECK(lib.exit_code == 2);
   CHECK(lib.err.find("--libcuda: /no/such/libcuda.so.1: No such file or directory") !=
         std::string::npos);
-  const auto nvml = run_preflight(
-      {"--root", fixture("healthy-4gpu"), "--libnvml", "/no/such/libnvidia-ml.so.1"});
+  const auto nvml =
+      run_preflight({"--root", fixture("healthy-4gpu"), "--libnvml", "/no/such/libnvidia-ml.so.1"});
   CHECK(nvml.exit_code == 2);
   CHECK(nvml.err.find("--libnvml: /no/such/libnvidia-ml.so.1: No such file or directory") !=
         std::string::npos);

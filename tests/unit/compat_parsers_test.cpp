@@ -64,7 +64,8 @@ TEST_CASE("ld.so.cache written by glibc: new, old and old+new formats") {
   for (const Case c :
        {Case{"new.bin", "new"}, Case{"old.bin", "old"}, Case{"compat.bin", "old+new"}}) {
     INFO(c.file);
-    auto cache = parse_ld_so_cache(read_sample(c.file));
+    const std::string sample = read_sample(c.file); // the entries view it
+    auto cache = parse_ld_so_cache(sample);
     REQUIRE(cache);
     CHECK(cache->format == c.format);
     REQUIRE(cache->entries.size() == 3); // as `ldconfig -p` printed: expected.txt

@@ -53,24 +53,18 @@ TEST_CASE("json bounded: width caps skip and count, the filter drops objects as 
   CHECK(cut->dropped_by_filter == 2);
 }
 
-TEST_CASE("json bounded: one array of many objects costs linear time") {
-  // nlohmann's parser callback rescanned the whole array at every element: 1.2 MB took 32 s
-  const auto build = [](std::size_t n) {
-    std::string text = R"({"peers": [)";
-    for (std::size_t i = 0; i < n; ++i) {
-      text += R"({"from": 0, "to": 1, "ok": true},)";
-    }
-    text.back() = ']';
-    return text + "}";
-  };
-  const auto time = [](const std::string& text) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto r = parse_json_bounded(text, 1u << 20, 64, [](auto, auto&, auto&) { return true; });
-    REQUIRE(r);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  const double small = time(build(20000));
-  const double large = time(build(80000));
-  CHECK(large < 0.5);
-  CHECK(large < 12 * small + 0.05); // 4x the input: about 4x the time, not 16x
+TEST_CASE("json bounded: one array of many objects is read whole, every element kept") {
+  // nlohmann's parser callback rescanned the whole array at every element (1.2 MB took 32 s); the
+  // one-pass parse's cost is measured by the benchmarks and docs/reliability.md, not asserted here
+  // (no timed unit tests).
+  std::string text = R"({"peers": [)";
+  for (std::size_t i = 0; i < 80000; ++i) {
+    text += R"({"from": 0, "to": 1, "ok": true},)";
+  }
+  text.back() = ']';
+  text += "}";
+  const auto r = parse_json_bounded(text, 1u << 20, 64, [](auto, auto&, auto&) { return true; });
+  REQUIRE(r);
+  CHECK(r->doc.at("peers").size() == 80000);
+  CHECK(r->doc.at("peers").back().at("to") == 1);
 }

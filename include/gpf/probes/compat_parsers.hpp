@@ -29,7 +29,8 @@ struct LdCache {
 // ("glibc-ld.so.cache1.1"), or the old followed by the new (where the new part is read). Every
 // count and string offset is checked against the data; anything out of bounds, truncated or
 // unterminated is an Error, never a read past the end; a string is at most 4096 bytes (PATH_MAX),
-// so each entry costs a bounded scan: time and memory linear in the data.
+// so each entry costs a bounded scan: time and memory linear in the data. The entries view `data`,
+// which must outlive the cache.
 Result<LdCache> parse_ld_so_cache(std::string_view data);
 
 // The cache flags of this build's native libraries (x86-64: 0x0303, aarch64: 0x0a03): the
