@@ -315,24 +315,28 @@ Severity at_most_warn(Severity s) {
 CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Severity severity) {
   return [check, id, severity](const RuleContext& c) -> std::vector<Hit> {
     std::vector<Hit> hits;
+    // One GPU's fact: unknown is at most a warning (why, in `unknown`); a violation drops the GPU
+    // when the row fails.
+    const auto judge_gpu = [&](const GpuFacts& gpu, const FactValue& v,
+                               const std::string& unknown) {
+      if (!v.known() && !check->present) {
+        Hit h{unknown, {v.evidence}, gpu.bus_id};
+        h.severity = at_most_warn(severity);
+        hits.push_back(std::move(h));
+      } else if (auto why = violation(*check, v); !why.empty()) {
+        hits.push_back({fmt::format("Site rule {}: {} fails {}: {}", id, c.job.label(gpu.bus_id),
+                                    check->description, why),
+                        {v.evidence},
+                        gpu.bus_id,
+                        severity == Severity::fail ? Effect::gpu_unusable : Effect::none});
+      }
+    };
     if (const auto xid = xid_count_code(check->fact)) {
       for (const auto& gpu : c.facts.gpus) {
-        const FactValue v = xid_count_fact(c.facts, *xid, gpu.bus_id);
-        if (!v.known() && !check->present) {
-          Hit h{fmt::format("Site rule {}: the kernel log was not read, so {} could not be "
-                            "confirmed for {}",
-                            id, check->description, c.job.label(gpu.bus_id)),
-                {v.evidence},
-                gpu.bus_id};
-          h.severity = at_most_warn(severity);
-          hits.push_back(std::move(h));
-        } else if (auto why = violation(*check, v); !why.empty()) {
-          hits.push_back({fmt::format("Site rule {}: {} fails {}: {}", id, c.job.label(gpu.bus_id),
-                                      check->description, why),
-                          {v.evidence},
-                          gpu.bus_id,
-                          severity == Severity::fail ? Effect::gpu_unusable : Effect::none});
-        }
+        judge_gpu(gpu, xid_count_fact(c.facts, *xid, gpu.bus_id),
+                  fmt::format("Site rule {}: the kernel log was not read, so {} could not be "
+                              "confirmed for {}",
+                              id, check->description, c.job.label(gpu.bus_id)));
       }
       return hits;
     }
@@ -344,22 +348,9 @@ CheckFn make_check(std::shared_ptr<const UserCheck> check, std::string id, Sever
         }
         v.evidence = fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", gpu.bus_id,
                                  gpu.model.value_or("(none)"));
-        if (!v.known() && !check->present) {
-          Hit h{fmt::format("Site rule {}: {} has no model name, so {} could not be confirmed", id,
-                            c.job.label(gpu.bus_id), check->description),
-                {v.evidence},
-                gpu.bus_id};
-          h.severity = at_most_warn(severity);
-          hits.push_back(std::move(h));
-          continue;
-        }
-        if (auto why = violation(*check, v); !why.empty()) {
-          hits.push_back({fmt::format("Site rule {}: {} fails {}: {}", id, c.job.label(gpu.bus_id),
-                                      check->description, why),
-                          {v.evidence},
-                          gpu.bus_id,
-                          severity == Severity::fail ? Effect::gpu_unusable : Effect::none});
-        }
+        judge_gpu(gpu, v,
+                  fmt::format("Site rule {}: {} has no model name, so {} could not be confirmed",
+                              id, c.job.label(gpu.bus_id), check->description));
       }
       return hits;
     }
