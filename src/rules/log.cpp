@@ -126,6 +126,15 @@ std::span<const Rule> log_rules() {
                              log.ran ? "only partly checked, reading stopped" : "not checked",
                              log.read_error),
                  evidence};
+         // The user who ran the check, where the environment names one, in place of "USER".
+         const auto user = c.facts.env.get("USER");
+         if (user && !user->empty() && user->find_first_of(" '\"`$;&|<>\\") == std::string::npos) {
+           std::string remedy(find_rule("log.not-readable")->remedy);
+           if (const auto at = remedy.find("systemd-journal USER`"); at != std::string::npos) {
+             remedy.replace(at + 16, 4, *user);
+             hit.remedy = std::move(remedy);
+           }
+         }
          if (const char* judged = log.ran ? nullptr : gpu_health_judged_without_log(c.facts)) {
            hit.severity = Severity::info;
            hit.message += fmt::format(" — {}, so the GPUs' health was judged without it", judged);

@@ -275,6 +275,12 @@ TEST_CASE("log.not-readable is info when NVML answered or CUDA passed every GPU,
     return hit->severity;
   };
   CHECK(severity(f) == Severity::warn); // CUDA never ran
+  // the remedy names the user who ran the check, where the environment says
+  CHECK_THAT(finding(assess(f, test::kernel_log_rules(), {}), "log.not-readable")->remedy,
+             Catch::Contains("`usermod -aG systemd-journal USER`"));
+  f.env = Environment(std::map<std::string, std::string>{{"USER", "alice"}});
+  CHECK_THAT(finding(assess(f, test::kernel_log_rules(), {}), "log.not-readable")->remedy,
+             Catch::Contains("`usermod -aG systemd-journal alice`"));
 
   f.cuda.ran = true;
   f.cuda.enumeration_complete = true;
