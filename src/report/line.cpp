@@ -40,14 +40,15 @@ std::string render_summary(const Report& r, bool sets_environment) {
   line = printable(line); // bus ids come from the host or a snapshot: shown, not obeyed
   const Assessment& a = r.assessment;
   if (a.verdict != Verdict::fail) {
-    line += sets_environment
-                ? " CUDA_VISIBLE_DEVICES=" + printable(a.recommendation.cuda_visible_devices)
-                : std::string(" (environment unchanged)");
+    // fmt, not "literal" + string&&: GCC 12's -O3 -Wrestrict misfires on that (bug 105329)
+    line += sets_environment ? fmt::format(" CUDA_VISIBLE_DEVICES={}",
+                                           printable(a.recommendation.cuda_visible_devices))
+                             : std::string(" (environment unchanged)");
   }
   if (const Finding* primary = a.primary_cause(); primary && !primary->remedy.empty()) {
-    line += "; fix: " + printable(primary->remedy);
+    line += fmt::format("; fix: {}", printable(primary->remedy));
   }
-  return "gpu-preflight: " + line + "\n";
+  return fmt::format("gpu-preflight: {}\n", line);
 }
 
 } // namespace gpf

@@ -100,10 +100,11 @@ std::string render_rules_text(std::span<const Rule> rules, std::size_t width) {
     out += std::string(indent, ' ') +
            wrapped(fmt::format("source: {}", r->source), indent, indent + 8);
   }
-  out += "\n" + wrapped(fmt::format("{} rules. `gpu-preflight explain ID` tells what one means "
-                                    "and how to fix it.",
-                                    list.size()),
-                        0, 0);
+  out += '\n';
+  out += wrapped(fmt::format("{} rules. `gpu-preflight explain ID` tells what one means "
+                             "and how to fix it.",
+                             list.size()),
+                 0, 0);
   return out;
 }
 

@@ -263,7 +263,9 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   }
   if (!folded_infos.empty()) {
     const std::string tag = "[INFO]";
-    out += "\n" + p.paint(tag, colour_of(Severity::info)) + " ";
+    out += '\n'; // piece by piece: GCC 12's -O3 misreads "literal" + string&& (bug 105329)
+    out += p.paint(tag, colour_of(Severity::info));
+    out += ' ';
     append_wrapped(out,
                    fmt::format("{} note{} (--verbose shows them): {}", folded_infos.size(),
                                folded_infos.size() == 1 ? "" : "s", folded(folded_infos)),
@@ -287,7 +289,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       const std::string lead = !mark ? "  " : g.recommended ? " * " : "   ";
       const std::string row = fmt::format(
           "{} {}{} {}{}{}", g.index ? std::to_string(*g.index) : "-", g.bus_id,
-          names_uuids && g.uuid ? " " + printable(*g.uuid) : std::string(),
+          names_uuids && g.uuid ? fmt::format(" {}", printable(*g.uuid)) : std::string(),
           printable(g.model.value_or("(unknown model)")),
           g.usable ? "" : printable(fmt::format("  UNUSABLE ({})", fmt::join(g.reasons, ", "))),
           health_of(r, g.bus_id));
