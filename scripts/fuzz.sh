@@ -51,9 +51,6 @@ for t in "${targets[@]}"; do
   rate=$((runs / secs))
   summary+=("$(printf '%-18s %10s execs/s %12s execs  %ss' "$t" "$rate" "$runs" "$secs")")
   if [ "$rc" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|fuzz property violated' "$log"; then
-    echo "fuzz_$t FAILED (exit $rc); last lines of $log:" >&2
-    tail -40 "$log" >&2
-    ls "$artifacts" >&2 || true
     failed+=("$t")
   fi
 done
@@ -62,6 +59,19 @@ echo
 echo "target             execs/s            total execs  time"
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -ne 0 ]; then
+  # The details come last: CI keeps only the tail of a long output.
+  for t in "${failed[@]}"; do
+    echo
+    echo "fuzz_$t FAILED; last lines of $build/fuzz-logs/$t.log:"
+    grep -E -A12 'ERROR: |runtime error:|fuzz property violated|^(whole|pieces|chunk)' "$build/fuzz-logs/$t.log" | head -60 | cut -c1-600
+    echo "-- tail:"
+    tail -15 "$build/fuzz-logs/$t.log" | cut -c1-600
+    echo "-- kept input (base64, first 4 KiB): $(ls "$build/fuzz-artifacts/$t" 2>/dev/null | head -3 | tr '\n' ' ')"
+    for f in "$build/fuzz-artifacts/$t"/*; do
+      [ -f "$f" ] && head -c 4096 "$f" | base64 -w0 && echo
+      break
+    done
+  done >&2
   echo "fuzz: failures in: ${failed[*]} (reproduce: BUILD/fuzz/fuzz_TARGET CRASH_FILE; see docs/reliability.md)" >&2
   exit 1
 fi
