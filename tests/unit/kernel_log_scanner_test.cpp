@@ -278,6 +278,37 @@ TEST_CASE("any chunking gives the same facts as one piece") {
   }
 }
 
+TEST_CASE("dictionary lines between two halves of a message: joined whatever the reads") {
+  // The KEY=value lines may end one read and the message's second half start the next: the
+  // gap was discarded with the first read, and must still be known to hold only them.
+  const std::string log =
+      "4,100,5000000,-;NVRM: API mismatch: the client has the version 550.67, but\n"
+      " SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\n"
+      "4,101,5000001,c;NVRM: this kernel module has the version 550.54.14.  Please\n";
+  const auto broken_at = log.find("DEVICE=");
+  for (std::size_t cut = 1; cut < log.size(); ++cut) {
+    INFO("split at " << cut);
+    KernelLogScanner scanner;
+    scanner.feed(std::string_view(log).substr(0, cut));
+    scanner.feed(std::string_view(log).substr(cut));
+    const auto f = scanner.finish();
+    REQUIRE(f.host_events.size() == 1);
+    CHECK(f.host_events.front().kernel_version == "550.54.14");
+  }
+  // a line that is not a dictionary line in the gap still breaks it, on either side of a read
+  std::string other = log;
+  other.insert(broken_at - 1, "usb 1-1: new device\n");
+  for (std::size_t cut = 1; cut < other.size(); ++cut) {
+    INFO("split at " << cut);
+    KernelLogScanner scanner;
+    scanner.feed(std::string_view(other).substr(0, cut));
+    scanner.feed(std::string_view(other).substr(cut));
+    const auto f = scanner.finish();
+    REQUIRE(f.host_events.size() == 1);
+    CHECK(f.host_events.front().kernel_version.empty());
+  }
+}
+
 TEST_CASE("distinct events are capped; the rest are counted, not kept") {
   std::string log;
   for (unsigned i = 0; i < k_log_max_events + 88; ++i) {
@@ -353,6 +384,20 @@ TEST_CASE("an Xid storm is counted exactly; Xid 154 keeps its last recovery acti
   CHECK(b3[2].count == 2);
   CHECK(b3[2].recovery_action == "None");
   CHECK(gpu(f, "0000:5d:00.0")[0].count + gpu(f, "0000:5d:00.0")[1].count == 5000);
+}
+
+TEST_CASE("a repeated Xid head with its own severity word is decoded, not only counted") {
+  // An Xid the catalog does not list says Nonfatal, then Fatal: the second must not vanish into
+  // the first's count.
+  const auto f = scan_kernel_log(dmesg({{10, "NVRM: Xid (PCI:0000:3b:00): 201, Nonfatal, x"},
+                                        {11, "NVRM: Xid (PCI:0000:3b:00): 201, Fatal, x"},
+                                        {12, "NVRM: Xid (PCI:0000:3b:00): 201, Fatal, y"}}));
+  const auto& events = gpu(f, "0000:3b:00.0");
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].line_fatal == false);
+  CHECK(events[0].count == 1);
+  CHECK(events[1].line_fatal == true);
+  CHECK(events[1].count == 2);
 }
 
 TEST_CASE("random splices of real log fragments never crash and keep the facts valid") {

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -325,6 +326,7 @@ private:
   }
 
   void discard(std::size_t n) {
+    keep_gap_state(n);
     std::memmove(data(), data() + n, m_len - n);
     m_len -= n;
     m_base += n;
@@ -555,8 +557,12 @@ private:
       ++end;
     }
     const std::string_view number = part.substr(close + 3, end - close - 3);
-    // 154 carries an action, 144-150 their own Fatal / Nonfatal word: no fast path for them
-    const bool own_word = number.size() == 3 && number >= "144" && number <= "150";
+    // 154 carries an action, and a line with its own Fatal / Nonfatal word (144-150 always, an
+    // unknown Xid maybe) is judged by it: no fast path for them, or a Fatal line repeating a
+    // Nonfatal one's head would only be counted.
+    const std::string_view tail = part.substr(end);
+    const bool own_word =
+        tail.find("atal") != std::string_view::npos || tail.find("ATAL") != std::string_view::npos;
     return number.empty() || number == "154" || own_word ? std::string_view() : part.substr(0, end);
   }
 
@@ -662,13 +668,24 @@ private:
     }
   }
 
-  // /dev/kmsg records may carry " KEY=value" lines between two NVRM records.
+  // /dev/kmsg records may carry " KEY=value" lines between two NVRM records. The gap may have
+  // begun in bytes already discarded: what they held was noted then (keep_gap_state), so the
+  // answer does not depend on where the reads ended.
   bool only_dict_lines(std::uint64_t from, std::uint64_t to) {
-    if (from < m_base || to <= from || to - from > k_dict_gap_max || to - m_base > m_len) {
+    if (to <= from || to - from > k_dict_gap_max || to - m_base > m_len) {
       return false;
     }
-    const char* p = data() + (from - m_base);
-    const char* end = data() + (to - m_base);
+    std::uint64_t checked = from;
+    if (from < m_base) {
+      if (m_gap_from != from || m_gap_until != m_base) {
+        return false;
+      }
+      checked = m_base;
+    }
+    return dict_lines(data() + (checked - m_base), data() + (to - m_base));
+  }
+
+  static bool dict_lines(const char* p, const char* end) {
     while (p < end) {
       if (*p != ' ' && *p != '\t') {
         return false;
@@ -680,6 +697,25 @@ private:
       p = nl + 1;
     }
     return true;
+  }
+
+  // Before the first n bytes go: whether the gap after the last pending line, up to them, holds
+  // only dictionary lines ([m_gap_from, m_gap_until) when it does).
+  void keep_gap_state(std::size_t n) {
+    const std::uint64_t until = m_base + n;
+    const bool open =
+        !m_pending.empty() && m_pending_next <= until && until - m_pending_next <= k_dict_gap_max;
+    std::uint64_t from = m_pending_next;
+    if (open && m_pending_next < m_base) {
+      from = m_gap_from == m_pending_next && m_gap_until == m_base ? m_base : until + 1;
+    }
+    if (open && from <= until && dict_lines(data() + (from - m_base), data() + n)) {
+      m_gap_from = m_pending_next;
+      m_gap_until = until;
+    } else {
+      m_gap_from = std::numeric_limits<std::uint64_t>::max();
+      m_gap_until = 0;
+    }
   }
 
   void match_front() {
@@ -761,7 +797,9 @@ private:
   unsigned m_boots = 0;           // boots closed by a later boundary
 
   std::deque<PendingLine> m_pending;
-  std::uint64_t m_pending_next = 0;  // offset where the next consecutive line would start
+  std::uint64_t m_pending_next = 0; // offset where the next consecutive line would start
+  std::uint64_t m_gap_from = std::numeric_limits<std::uint64_t>::max(); // discarded dict lines
+  std::uint64_t m_gap_until = 0;
   std::optional<PendingLine> m_hung; // the last hung-task line whose trace is still to come
   std::uint64_t m_hung_until = 0;    // its trace ends before this offset
   std::uint64_t m_seq = 0;
