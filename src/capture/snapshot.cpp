@@ -247,33 +247,18 @@ Result<void> check_target(const CaptureOptions& options) {
                " is not a previous snapshot (no capture.json): --force replaces only a snapshot"};
 }
 
-// Tests make the race between probing and writing deterministic: with GPF_TEST_CAPTURE_PAUSE=FILE
-// the capture writes its private directory's path to FILE and waits (60 s at most) until FILE is
-// removed, while the test plants links.
-// Compiled only with GPF_TEST_HOOKS (test builds); FILE is created new, never through a link.
-void pause_for_test([[maybe_unused]] const OutputTree& out) {
-#ifdef GPF_TEST_HOOKS
-  const char* file = std::getenv("GPF_TEST_CAPTURE_PAUSE");
-  if (file == nullptr || *file == '\0') {
-    return;
+void pause_for_test(const OutputTree& out) {
+  if (g_capture_pause_hook != nullptr) {
+    g_capture_pause_hook(out.work_dir());
   }
-  const int fd = ::open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return;
-  }
-  const std::string line = out.work_dir().string() + "\n";
-  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  ::close(fd);
-  for (int i = 0; written && i < 6000 && ::access(file, F_OK) == 0; ++i) {
-    ::usleep(10000);
-  }
-#endif
 }
 
 Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options,
                                    const CaptureOptions& options, OutputTree& out);
 
 } // namespace
+
+void (*g_capture_pause_hook)(const std::filesystem::path& work_dir) = nullptr;
 
 bool snapshot_keeps_variable(std::string_view name) {
   // Exactly the variables the probes and rules read; anything else may hold a secret.

@@ -43,6 +43,12 @@ unsigned mode_of(const fs::path& p) {
   return st.st_mode & 07777;
 }
 
+// gpu-preflight-hooked: the checker with the capture pause (tests/support/capture_pause.cpp).
+RunResult run_hooked(const std::vector<std::string>& args, const fs::path& pause) {
+  std::vector<std::string> argv{GPF_HOOKED_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, {{"GPF_TEST_CAPTURE_PAUSE", pause.string()}});
+}
 } // namespace
 
 TEST_CASE(
@@ -80,8 +86,7 @@ TEST_CASE("security: links planted while the probes run are never written throug
 
   // The capture stops after probing; links go into its private directory and onto DIR itself.
   auto run = std::async(std::launch::async, [&] {
-    return run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir.string()},
-                         {{"GPF_TEST_CAPTURE_PAUSE", pause.string()}});
+    return run_hooked({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir.string()}, pause);
   });
   std::string work;
   for (int i = 0; i < 3000 && work.empty(); ++i) {
@@ -114,8 +119,7 @@ TEST_CASE("security: a directory made non-empty during the capture is not writte
   const auto dir = t.path / "snap";
   const auto pause = t.path / "pause";
   auto run = std::async(std::launch::async, [&] {
-    return run_preflight({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir.string()},
-                         {{"GPF_TEST_CAPTURE_PAUSE", pause.string()}});
+    return run_hooked({"snapshot", "--root", fixture("healthy-4gpu"), "-o", dir.string()}, pause);
   });
   for (int i = 0; i < 3000 && !fs::exists(pause); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -243,15 +247,24 @@ TEST_CASE("security: --json-out replaces a regular file only; links, devices, FI
 }
 
 TEST_CASE("security: the capture test hook never writes through a planted link") {
-  // (compiled only into test builds, GPF_TEST_HOOKS)
+  // (only in gpu-preflight-hooked, the test build's second binary)
   TempDir t;
   const auto victim = t.path / "victim";
   { std::ofstream(victim) << "untouched\n"; }
   const auto pause = t.path / "pause";
   fs::create_symlink(victim, pause);
+  const auto r = run_hooked(
+      {"snapshot", "--root", fixture("healthy-4gpu"), "-o", (t.path / "snap").string()}, pause);
+  CHECK(r.exit_code == 0);
+  CHECK(slurp(victim) == "untouched\n");
+}
+
+TEST_CASE("security: the installed binary has no capture hook") {
+  TempDir t;
+  const auto pause = t.path / "pause";
   const auto r = run_preflight(
       {"snapshot", "--root", fixture("healthy-4gpu"), "-o", (t.path / "snap").string()},
       {{"GPF_TEST_CAPTURE_PAUSE", pause.string()}});
   CHECK(r.exit_code == 0);
-  CHECK(slurp(victim) == "untouched\n");
+  CHECK_FALSE(fs::exists(pause)); // the hooked binary would have created it and waited
 }

@@ -36,6 +36,11 @@ struct CaptureReport {
 Result<CaptureReport> capture_snapshot(Host& host, const ProbeOptions& probe_options,
                                        const CaptureOptions& options);
 
+// Called with the capture's private directory after probing, before anything is written, when
+// set: the test build's own binary (tests/support/capture_pause.cpp) sets it so tests can plant
+// links in that window. Null in the installed binary, which has no such hook at all.
+extern void (*g_capture_pause_hook)(const std::filesystem::path& work_dir);
+
 // The environment variables a snapshot keeps: only those the checks read (docs/snapshot-format.md),
 // and never a name that looks like a secret.
 bool snapshot_keeps_variable(std::string_view name);
