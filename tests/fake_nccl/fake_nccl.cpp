@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,14 @@ void say(const std::string& text) {
   }
 }
 
+std::string join(std::initializer_list<std::string> parts) {
+  std::string out;
+  for (const auto& p : parts) {
+    out += p;
+  }
+  return out;
+}
+
 [[noreturn]] void hang() {
   for (;;) {
     ::pause();
@@ -89,7 +98,9 @@ __attribute__((constructor)) void loaded() {
   if (const char* marker = env("FAKE_NCCL_LOADED_MARKER")) {
     const int fd = ::open(marker, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      const std::string line = "libnccl loaded by pid " + std::to_string(::getpid()) + "\n";
+      std::string line = "libnccl loaded by pid ";
+      line += std::to_string(::getpid());
+      line += '\n';
       [[maybe_unused]] auto n = ::write(fd, line.data(), line.size());
       ::close(fd);
     }
@@ -139,7 +150,7 @@ FAKE_EXPORT ncclResult_t ncclGetVersion(int* version) {
 
 FAKE_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
   const long version = env_long("FAKE_NCCL_VERSION", 22105);
-  say("NCCL version code " + std::to_string(version) + " (fake)");
+  say(join({"NCCL version code ", std::to_string(version), " (fake)"}));
   if (env("FAKE_NCCL_ENV_ECHO")) {
     for (char** e = environ; *e; ++e) {
       if (std::strncmp(*e, "NCCL_", 5) == 0) {
@@ -162,15 +173,15 @@ FAKE_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*
   for (int r = 0; r < ndev; ++r) {
     comms[r] = new gpf::nccl::NcclCommSt{r, ndev};
     const int dev = devlist ? devlist[r] : r;
-    say("comm " + std::to_string(r) + " rank " + std::to_string(r) + " nRanks " +
-        std::to_string(ndev) + " nNodes 1 localRanks " + std::to_string(ndev) + " cudaDev " +
-        std::to_string(dev));
+    say(join({"comm ", std::to_string(r), " rank ", std::to_string(r), " nRanks ",
+              std::to_string(ndev), " nNodes 1 localRanks ", std::to_string(ndev), " cudaDev ",
+              std::to_string(dev)}));
   }
   for (int r = 0; ndev > 1 && r < ndev; ++r) {
     const int next = (r + 1) % ndev;
-    say("Channel 00/0 : " + std::to_string(r) + "[" + std::to_string(r) + "] -> " +
-        std::to_string(next) + "[" + std::to_string(next) + "] via " +
-        (transport ? transport : "P2P/CUMEM"));
+    say(join({"Channel 00/0 : ", std::to_string(r), "[", std::to_string(r), "] -> ",
+              std::to_string(next), "[", std::to_string(next), "] via ",
+              transport ? transport : "P2P/CUMEM"}));
   }
   say("Connected all rings");
   g_ranks = ndev;

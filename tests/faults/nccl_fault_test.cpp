@@ -23,8 +23,7 @@ Outcome run_nccl(const std::map<std::string, std::string>& fake) {
   options.env.emplace("FAKE_CUDA_GPUS", "4");
   options.limit_s = 60;
   return run_watched({"--root", fixture("cuda-4gpu"), "--libcuda", k_fake_libcuda, "--format",
-                      "json", "--nccl=" + k_fake_libnccl, "--nccl-timeout",
-                      "2"},
+                      "json", "--nccl=" + k_fake_libnccl, "--nccl-timeout", "2"},
                      options);
 }
 

@@ -150,7 +150,7 @@ ProbeStatus replay(const Host& host, Facts& facts) {
   if (!facts.nccl.ran) {
     return status.skip("nccl.json records that the NCCL probe did not run");
   }
-  status.message = "replayed nccl.json: " + summary(facts.nccl);
+  status.message = fmt::format("replayed nccl.json: {}", summary(facts.nccl));
   return status;
 }
 
