@@ -25,10 +25,9 @@ std::vector<std::string> rank_evidence(const RuleContext& c) {
 }
 
 std::string library_evidence(const NcclFacts& n) {
-  return fmt::format("library: {}{} (found by {}); NCCL {}; environment: {}",
-                     n.library_path.empty() ? n.library : n.library_path,
-                     n.library_path.empty() || n.library_path == n.library ? "" : " as asked",
-                     n.library_from, n.version.empty() ? "version unknown" : n.version,
+  return fmt::format("library: {} (found by {}); NCCL {}; environment: {}",
+                     n.library_path.empty() ? n.library : n.library_path, n.library_from,
+                     n.version.empty() ? "version unknown" : n.version,
                      n.env_mode == "job" ? "the job's NCCL_* variables" : "NCCL's defaults");
 }
 

@@ -185,6 +185,9 @@ private:
     ::close(fd);
   }
   void send(std::string_view line) {
+    if (trim(line).empty()) {
+      return; // NCCL separates its warnings with blank lines
+    }
     nlohmann::json j{{"event", k_log_event}, {"text", quote_evidence(line, k_log_line_cap)}};
     m_out.write_line(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }

@@ -125,7 +125,7 @@ std::string summary(const NcclFacts& n) {
   if (!n.ok) {
     return failed_summary(n);
   }
-  return fmt::format("NCCL {} on {} GPU{}: init {:.0f} ms, all-reduce {:.1f} ms ({})", n.version,
+  return fmt::format("NCCL {} on {} GPU{}: init {:.1f} ms, all-reduce {:.1f} ms ({})", n.version,
                      n.gpus.size(), n.gpus.size() == 1 ? "" : "s",
                      n.step_ms(k_nccl_init_step).value_or(0),
                      n.step_ms(k_nccl_all_reduce_step).value_or(0),
