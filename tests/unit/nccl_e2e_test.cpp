@@ -156,7 +156,8 @@ TEST_CASE("e2e nccl: an NCCL error code is reported with NCCL's own message") {
                                            "address in use)"));
 
   const auto reduce = with_nccl({{"FAKE_NCCL_ALLREDUCE_ERROR", "6"}});
-  const json* g = finding(reduce.json(), "nccl.call-failed");
+  const json rj = reduce.json();
+  const json* g = finding(rj, "nccl.call-failed");
   REQUIRE(g);
   CHECK_THAT(evidence(*g), Catch::Contains("step all_reduce: ncclRemoteError (6)"));
 }
