@@ -61,7 +61,8 @@ LibraryChoice choose_library(const Host& host, const ProbeOptions& options) {
   }
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
     const auto prefix = env.get(var);
-    const auto lib = prefix ? in_dir(*prefix + "/lib") : std::nullopt;
+    // in_dir joins the soname: lib_dir below takes it off again
+    const auto lib = prefix ? in_dir(fmt::format("{}/{}", *prefix, "lib")) : std::nullopt;
     if (!lib) {
       continue;
     }
