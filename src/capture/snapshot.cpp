@@ -3,6 +3,7 @@
 #include "output_tree.hpp"
 
 #include "gpf/facts/cuda_json.hpp"
+#include "gpf/facts/nccl_json.hpp"
 #include "gpf/facts/nvml_json.hpp"
 #include "gpf/util/clock.hpp"
 #include "gpf/util/credentials.hpp"
@@ -514,6 +515,13 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
   if (facts.cuda.ran && facts.cuda.source == "live") {
     TRY(keep("cuda.json",
              cuda_facts_json(facts.cuda)
+                     .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                 "\n"));
+  }
+
+  if (facts.nccl.ran && facts.nccl.source == "live") { // --nccl's result, replayed under --root
+    TRY(keep("nccl.json",
+             nccl_facts_json(facts.nccl)
                      .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
                  "\n"));
   }

@@ -50,7 +50,8 @@ struct CliOptions {
   std::string libcuda; // --libcuda (empty: the loader's libcuda.so.1)
   std::string libnvml; // --libnvml (empty: the loader's libnvidia-ml.so.1)
   std::string cvd_form = "index";
-  std::string json_out; // --json-out: the JSON report also goes to this file
+  std::string nccl_env = "defaults"; // --nccl-env
+  std::string json_out;              // --json-out: the JSON report also goes to this file
   ProbeOptions probe;
   CheckOptions check;
   RuleOverrides rules;
@@ -303,6 +304,33 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "live probe against it instead of replaying the snapshot's cuda.json")
       ->type_name("FILE")
       ->check(library_file());
+  // --nccl alone searches where the job would find libnccl.so.2; --nccl=PATH names the library.
+  app.add_option_function<std::string>(
+         "--nccl", [&o](const std::string& v) { o.probe.nccl = v; },
+         "Also start NCCL on the usable GPUs (off by default): ncclCommInitAll and one checked "
+         "all-reduce, under --nccl-timeout. PATH: the libnccl.so.2 to load (default: where the job "
+         "finds it: LD_LIBRARY_PATH, the Python environment's nvidia-nccl wheel, the loader's "
+         "search)")
+      ->type_name("[=PATH]")
+      ->expected(0, 1)
+      ->check(library_file());
+  one_of(o,
+         app.add_option("--nccl-env", o.nccl_env,
+                        "NCCL's environment for --nccl: defaults (NCCL's own; the job's NCCL_* "
+                        "variables are ignored, the default) or job (the job's NCCL_* variables)")
+             ->type_name("MODE"),
+         {"defaults", "job"});
+  app.add_option("--nccl-timeout", o.probe.nccl_timeout_s,
+                 "Deadline of the --nccl test, in seconds (default 60)")
+      ->type_name("SEC")
+      ->check(validator([](std::string& v) {
+        double s = 0;
+        if (!CLI::detail::lexical_cast(v, s) || !std::isfinite(s)) {
+          return fmt::format("\"{}\" is not a number of seconds", v);
+        }
+        return s >= 0.1 && s <= 3600.0 ? std::string()
+                                       : fmt::format("{} s is outside 0.1 to 3600 seconds", v);
+      }));
   one_of(o,
          app.add_option(
                 "--cvd-form", o.cvd_form,
@@ -1021,6 +1049,7 @@ int run_cli(int argc, char** argv) {
     o.probe.libnvml = o.libnvml;
   }
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
+  o.probe.nccl_job_env = o.nccl_env == "job";
   try {
     if (summarize_cmd->parsed()) {
       return run_summarize(o.summarize);

@@ -17,7 +17,7 @@ std::span<const Rule> builtin_rules() {
           env_rules(),         probe_rules(),  xid_rules(),     rminit_rules(),  gsp_rules(),
           log_rules(),         hang_rules(),   pcie_rules(),    iommu_rules(),   shm_rules(),
           limits_rules(),      ib_rules(),     rdma_rules(),    process_rules(), nvswitch_rules(),
-          persistence_rules(), nvml_rules(),   cuda_rules()}) {
+          persistence_rules(), nvml_rules(),   cuda_rules(),    nccl_rules()}) {
       all.insert(all.end(), part.begin(), part.end());
     }
     return all;

@@ -12,6 +12,7 @@ namespace gpf::test {
 // Variables a test must not inherit from whoever runs the suite.
 inline bool inherited_noise(const std::string& name) {
   return name.rfind("FAKE_CUDA_", 0) == 0 || name.rfind("FAKE_NVML_", 0) == 0 ||
+         name.rfind("FAKE_NCCL_", 0) == 0 || name.rfind("NCCL_", 0) == 0 ||
          name == "CUDA_VISIBLE_DEVICES" || name == "CUDA_DEVICE_ORDER";
 }
 

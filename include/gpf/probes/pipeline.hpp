@@ -19,6 +19,9 @@ struct ProbeOptions {
   std::optional<std::string> libnvml; // --libnvml PATH
   bool no_nvml = false;               // --no-nvml
   std::optional<std::string> expect_cuda; // --expect-cuda X.Y
+  std::optional<std::string> nccl;        // --nccl[=PATH]: "" = where the job finds libnccl.so.2
+  bool nccl_job_env = false;              // --nccl-env job: keep the job's NCCL_* variables
+  double nccl_timeout_s = 60;             // --nccl-timeout
 };
 
 // Runs every probe in order. Never throws for anything the host says; a probe that cannot read

@@ -134,6 +134,7 @@ std::span<const Rule> ib_rules();
 std::span<const Rule> rdma_rules();
 std::span<const Rule> hang_rules();
 std::span<const Rule> process_rules();
+std::span<const Rule> nccl_rules();
 
 std::string_view severity_name(Severity s);
 std::optional<Severity> parse_severity(std::string_view s);

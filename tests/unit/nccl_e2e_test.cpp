@@ -1,0 +1,233 @@
+// The gpu-preflight binary with --nccl on the fake libcuda and the fake libnccl (tests/fake_nccl):
+// version and step times when healthy, a hung init, a hung all-reduce, a wrong sum and an NCCL
+// error code each named; nothing of NCCL loaded without --nccl; where the library is looked for;
+// NCCL's defaults against the job's NCCL_* variables; nccl.json replayed.
+#include "unit/cuda_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace gpf::cuda_test;
+using gpf::test::evidence;
+using gpf::test::finding;
+using gpf::test::fixture;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_fake_nccl = GPF_FAKE_LIBNCCL;
+
+RunResult live(const std::string& root, Env env, std::vector<std::string> extra) {
+  env.emplace("FAKE_CUDA_GPUS", "4");
+  std::vector<std::string> args{"--root", root, "--libcuda", k_fake, "--format", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_preflight(args, env);
+}
+
+RunResult with_nccl(const Env& env, std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), "--nccl=" + k_fake_nccl);
+  return live(fixture("cuda-4gpu"), env, extra);
+}
+
+const json& probe(const json& report, const std::string& name) {
+  for (const auto& p : report.at("probes")) {
+    if (p.at("name") == name) {
+      return p;
+    }
+  }
+  throw std::runtime_error("no such probe in the report: " + name);
+}
+
+std::vector<std::string> nccl_findings(const json& report) {
+  std::vector<std::string> ids;
+  for (const auto& f : report.at("findings")) {
+    const auto id = f.at("id").get<std::string>();
+    if (id.rfind("nccl.", 0) == 0) {
+      ids.push_back(id);
+    }
+  }
+  return ids;
+}
+
+// A scratch file name that does not exist yet.
+std::filesystem::path marker_path() {
+  static int n = 0;
+  return std::filesystem::temp_directory_path() /
+         ("gpf-nccl-marker-" + std::to_string(::getpid()) + "-" + std::to_string(++n));
+}
+
+} // namespace
+
+TEST_CASE("e2e nccl: healthy fake NCCL on four GPUs: version, step times, transports, no finding") {
+  const auto marker = marker_path();
+  const auto r = with_nccl({{"FAKE_NCCL_LOADED_MARKER", marker.string()}});
+  INFO(r.err);
+  const json j = r.json();
+  CHECK(r.exit_code == 0);
+  CHECK(j.at("verdict") == "pass");
+  CHECK(nccl_findings(j).empty());
+  const json& n = j.at("facts").at("nccl");
+  CHECK(n.at("ok") == true);
+  CHECK(n.at("version") == "2.21.5");
+  CHECK(n.at("init_ms").is_number());
+  CHECK(n.at("all_reduce_ms").is_number());
+  CHECK(n.at("library_from") == "--nccl");
+  CHECK(n.at("env_mode") == "defaults");
+  CHECK(n.at("gpus") ==
+        json::array({"0000:01:00.0", "0000:02:00.0", "0000:03:00.0", "0000:04:00.0"}));
+  CHECK(n.at("transports").size() == 4); // the ring 0 -> 1 -> 2 -> 3 -> 0
+  CHECK(n.at("transports").at(3) == "3[3] -> 0[0] via P2P/CUMEM");
+  const json& p = probe(j, "nccl");
+  CHECK(p.at("status") == "ok");
+  CHECK_THAT(p.at("message").get<std::string>(),
+             Catch::StartsWith("NCCL 2.21.5 on 4 GPUs: init ") &&
+                 Catch::Contains("(NCCL's defaults)"));
+  CHECK(std::filesystem::exists(marker)); // the fake proves it was loaded
+  std::filesystem::remove(marker);
+
+  // The text report names the probe's outcome nowhere as a finding, and the JSON has the steps.
+  std::vector<std::string> names;
+  for (const auto& s : n.at("steps")) {
+    names.push_back(s.at("name").get<std::string>());
+  }
+  CHECK(names == std::vector<std::string>{"load_cuda", "cuInit", "buffers", "load_nccl",
+                                          "ncclGetVersion", "init", "all_reduce", "check"});
+}
+
+TEST_CASE("e2e nccl: without --nccl nothing of NCCL is loaded and the report has no NCCL block") {
+  const auto marker = marker_path();
+  const auto r = live(fixture("cuda-4gpu"), {{"FAKE_NCCL_LOADED_MARKER", marker.string()}},
+                      {"--nccl-timeout", "5"});
+  const json j = r.json();
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(marker));
+  CHECK_FALSE(j.at("facts").contains("nccl"));
+  CHECK(probe(j, "nccl").at("status") == "skipped");
+  CHECK(nccl_findings(j).empty());
+}
+
+TEST_CASE("e2e nccl: a hung init and a hung all-reduce name the step, the GPUs and NCCL's words") {
+  for (const auto& [var, id, call] :
+       {std::tuple{"FAKE_NCCL_INIT_HANG", "nccl.init-hung", "ncclCommInitAll"},
+        std::tuple{"FAKE_NCCL_ALLREDUCE_HANG", "nccl.all-reduce-hung", "ncclAllReduce"}}) {
+    INFO(id);
+    const auto r = with_nccl({{var, "1"}}, {"--nccl-timeout", "1"});
+    const json j = r.json();
+    CHECK(r.exit_code == 1);
+    CHECK(j.at("verdict") == "fail");
+    CHECK(nccl_findings(j) == std::vector<std::string>{id});
+    const json* f = finding(j, id);
+    REQUIRE(f);
+    CHECK_THAT(evidence(*f), Catch::Contains(std::string(call) + " over 4 GPUs did not return") &&
+                                 Catch::Contains("rank 3: GPU 3 (0000:04:00.0") &&
+                                 Catch::Contains("NCCL said: "));
+    CHECK_THAT(f->at("message").get<std::string>(),
+               Catch::Contains("0000:01:00.0, 0000:02:00.0, 0000:03:00.0, 0000:04:00.0"));
+    const json& n = j.at("facts").at("nccl");
+    CHECK(n.at("deadline_hit") == true);
+    CHECK(n.at("ok") == false);
+  }
+}
+
+TEST_CASE("e2e nccl: a wrong sum fails naming the rank and the element") {
+  const auto r = with_nccl({{"FAKE_NCCL_WRONG_SUM", "2"}});
+  const json j = r.json();
+  CHECK(r.exit_code == 1);
+  CHECK(nccl_findings(j) == std::vector<std::string>{"nccl.wrong-result"});
+  const json* f = finding(j, "nccl.wrong-result");
+  REQUIRE(f);
+  // element 7 of rank 2: 10 * 8 + 1
+  CHECK_THAT(evidence(*f), Catch::Contains("rank 2: element 7 of 262144 is 81, the sum over 4 "
+                                           "ranks is 80") &&
+                               Catch::Contains("rank 2: GPU 2 (0000:03:00.0"));
+}
+
+TEST_CASE("e2e nccl: an NCCL error code is reported with NCCL's own message") {
+  const auto r = with_nccl({{"FAKE_NCCL_INIT_ERROR", "2"},
+                            {"FAKE_NCCL_LAST_ERROR", "socket bind failed: address in use"}});
+  const json j = r.json();
+  CHECK(r.exit_code == 1);
+  CHECK(nccl_findings(j) == std::vector<std::string>{"nccl.call-failed"});
+  const json* f = finding(j, "nccl.call-failed");
+  REQUIRE(f);
+  CHECK_THAT(evidence(*f), Catch::Contains("step init: ncclSystemError (2): ncclCommInitAll: "
+                                           "unhandled system error (fake) (socket bind failed: "
+                                           "address in use)"));
+
+  const auto reduce = with_nccl({{"FAKE_NCCL_ALLREDUCE_ERROR", "6"}});
+  const json rj = reduce.json();
+  const json* g = finding(rj, "nccl.call-failed");
+  REQUIRE(g);
+  CHECK_THAT(evidence(*g), Catch::Contains("step all_reduce: ncclRemoteError (6)"));
+}
+
+TEST_CASE("e2e nccl: a library that does not exist is nccl.not-loaded, not a crash") {
+  TempSnapshot snap("cuda-4gpu");
+  const auto r = live(snap.path(), {}, {"--nccl=libnccl-absent-for-test.so.2"});
+  const json j = r.json();
+  CHECK(r.exit_code == 0); // a warning
+  CHECK(nccl_findings(j) == std::vector<std::string>{"nccl.not-loaded"});
+  CHECK_THAT(evidence(*finding(j, "nccl.not-loaded")),
+             Catch::Contains("libnccl-absent-for-test.so.2"));
+}
+
+TEST_CASE("e2e nccl: the job's NCCL_* variables are used only with --nccl-env job") {
+  TempSnapshot snap("cuda-4gpu");
+  snap.write("environ", "NCCL_P2P_DISABLE=1\nNCCL_DEBUG=WARN\n");
+  const Env echo{{"FAKE_NCCL_ENV_ECHO", "1"}, {"NCCL_SHM_DISABLE", "1"}};
+  const auto log_of = [](const json& j) { return j.at("facts").at("nccl").at("log").dump(); };
+
+  const auto defaults = live(snap.path(), echo, {"--nccl=" + k_fake_nccl});
+  const json d = defaults.json();
+  CHECK(d.at("facts").at("nccl").at("env_mode") == "defaults");
+  CHECK(d.at("facts").at("nccl").at("job_env") ==
+        json::array({"NCCL_DEBUG=WARN", "NCCL_P2P_DISABLE=1"}));
+  CHECK_THAT(log_of(d), Catch::Contains("env NCCL_DEBUG=INFO"));
+  CHECK_THAT(log_of(d), !Catch::Contains("NCCL_P2P_DISABLE") && !Catch::Contains("NCCL_SHM"));
+
+  const auto job = live(snap.path(), echo, {"--nccl=" + k_fake_nccl, "--nccl-env", "job"});
+  const json jj = job.json();
+  CHECK(jj.at("facts").at("nccl").at("env_mode") == "job");
+  CHECK_THAT(log_of(jj), Catch::Contains("env NCCL_P2P_DISABLE=1"));
+  CHECK_THAT(log_of(jj), Catch::Contains("env NCCL_DEBUG=INFO")); // its lines are still captured
+}
+
+TEST_CASE("e2e nccl: bare --nccl finds the library where the job would") {
+  namespace fs = std::filesystem;
+  SECTION("LD_LIBRARY_PATH") {
+    TempSnapshot snap("cuda-4gpu");
+    fs::create_directories(fs::path(snap.path()) / "opt/nccl/lib");
+    fs::copy_file(k_fake_nccl, fs::path(snap.path()) / "opt/nccl/lib/libnccl.so.2");
+    snap.write("environ", "LD_LIBRARY_PATH=/nonexistent:/opt/nccl/lib/\n");
+    const json j = live(snap.path(), {}, {"--nccl"}).json();
+    const json& n = j.at("facts").at("nccl");
+    CHECK(n.at("library_from") == "LD_LIBRARY_PATH");
+    CHECK(n.at("library") == (fs::path(snap.path()) / "opt/nccl/lib/libnccl.so.2").string());
+    CHECK(n.at("ok") == true);
+  }
+  SECTION("the Python environment's nvidia-nccl wheel") {
+    TempSnapshot snap("cuda-4gpu");
+    const auto lib = fs::path(snap.path()) / "venv/lib/python3.11/site-packages/nvidia/nccl/lib";
+    fs::create_directories(lib);
+    fs::copy_file(k_fake_nccl, lib / "libnccl.so.2");
+    snap.write("environ", "VIRTUAL_ENV=/venv\n");
+    const json j = live(snap.path(), {}, {"--nccl"}).json();
+    const json& n = j.at("facts").at("nccl");
+    CHECK_THAT(n.at("library_from").get<std::string>(), Catch::Contains("nvidia-nccl wheel"));
+    CHECK(n.at("ok") == true);
+  }
+}
+
+TEST_CASE("e2e nccl: a snapshot's nccl.json is replayed and judged the same") {
+  const auto hung = with_nccl({{"FAKE_NCCL_INIT_HANG", "1"}}, {"--nccl-timeout", "1"});
+  TempSnapshot snap("cuda-4gpu");
+  snap.write("nccl.json", hung.json().at("facts").at("nccl").dump(2));
+  // No --libcuda: a replay, which needs no --nccl (the snapshot recorded the test).
+  const auto r = run_preflight({"--root", snap.path(), "--format", "json"});
+  const json j = r.json();
+  CHECK(j.at("facts").at("nccl").at("source") == "nccl.json");
+  CHECK(nccl_findings(j) == std::vector<std::string>{"nccl.init-hung"});
+  CHECK_THAT(probe(j, "nccl").at("message").get<std::string>(),
+             Catch::StartsWith("replayed nccl.json: NCCL init did not finish"));
+}
