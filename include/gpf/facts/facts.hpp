@@ -5,6 +5,7 @@
 #include "gpf/facts/compat_facts.hpp"
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/facts/log_facts.hpp"
+#include "gpf/facts/module_load_facts.hpp"
 #include "gpf/facts/nvml_facts.hpp"
 #include "gpf/facts/topology_facts.hpp"
 #include "gpf/host/host.hpp"
@@ -112,13 +113,14 @@ struct Facts {
   NvmlFacts nvml;         // NVML probe (per-GPU health from the driver)
   CompatFacts compat;     // compatibility inputs (expected CUDA, driver libraries)
   TopologyFacts topology; // PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware (multi-GPU start-up)
+  ModuleLoadFacts module_load; // Secure Boot, lockdown, signing keys, module files, DKMS
   std::vector<ProbeStatus> probes;
 
   // The facts blocks that describe their own JSON, which the report writes after the blocks
   // above: `v("key", block)` each, where the block's struct has its field list,
   // `json_fields::List<S>` (include/gpf/util/json_fields.hpp: `member<&S::x>("x")` per member),
   // the one list that writes its JSON and reads it back.
-  template <class V> void blocks(V&) const {}
+  template <class V> void blocks(V& v) const { v("module_load", module_load); }
 
   const ProbeStatus* probe(std::string_view name) const;
   const GpuFacts* gpu_by_bus(std::string_view bus_id) const;
