@@ -264,3 +264,13 @@ TEST_CASE("snapshot keeps the module files as names and the DKMS log; the replay
   CHECK(x->evidence == y->evidence);
   CHECK(x->remedy == y->remedy);
 }
+
+TEST_CASE("fixture: an absent driver version file is not an unreadable one") {
+  const auto r = check_fixture("driver-version-file-absent");
+  const ProbeStatus* driver = r.facts.probe("driver");
+  REQUIRE(driver);
+  CHECK(driver->state == ProbeState::ok);
+  CHECK(r.facts.driver.version_text == "550.54.14");
+  CHECK(r.facts.driver.version_source == "sys/module/nvidia/version");
+  CHECK_FALSE(finding(r.assessment, "probe.failed"));
+}
