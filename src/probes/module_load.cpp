@@ -197,12 +197,9 @@ ProbeStatus probe_module_load(const Host& host, const ProbeOptions&, Facts& fact
   }
   read_module_files(host, m, status);
   read_dkms(host, m, status);
+  // What is absent is a fact here (no EFI, no lockdown file, no key, no module tree), not an
+  // input to skip: the rules tell an unknown Secure Boot state from a disabled one.
   m.ran = true;
-  if (status.state == ProbeState::ok && !m.efi && !m.lockdown && m.signing_keys.empty() &&
-      !m.module_tree_listed && m.dkms.empty() && m.dkms_logs.empty()) {
-    return status.skip("this host shows no EFI firmware, lockdown state, "
-                       "module-signing key, lib/modules or DKMS");
-  }
   return status;
 }
 

@@ -129,11 +129,9 @@ TEST_CASE("healthy host: driver facts parsed from the snapshot") {
     INFO(p.name << ": " << p.message);
     // the snapshot has no dmesg.txt: the kernel-log probe is skipped, not failed; check_fixture
     // passes --no-cuda: the cuda probe is skipped; no nvml.json: the nvml probe is skipped; no
-    // sys/class/infiniband: the rdma probe is skipped; no EFI, lockdown or signing key: the
-    // module-load probe is skipped
+    // sys/class/infiniband: the rdma probe is skipped
     CHECK((p.state == ProbeState::ok ||
            (p.name == "kernel-log" && p.state == ProbeState::skipped) ||
-           (p.name == "module-load" && p.state == ProbeState::skipped) ||
            (p.name == "rdma" && p.state == ProbeState::skipped) ||
            (p.name == "cuda" && p.state == ProbeState::skipped) ||
            (p.name == "nvml" && p.state == ProbeState::skipped)));
