@@ -32,7 +32,10 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
       status.fail_also(version_path + ": no driver version in \"" +
                        quote_evidence(trim(v->data), 120) + "\"");
     }
-  } else {
+  } else if (!host.absent(version_path)) {
+    // Absent is not unreadable: a snapshot (or a container's /proc) without the file has the
+    // driver's version from sys/module/nvidia/version below, or none; only a file that exists
+    // and cannot be read fails the probe.
     status.fail_also(version_path + ": " + v.error().message);
   }
   if (!driver.version) {

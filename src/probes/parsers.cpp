@@ -5,6 +5,7 @@
 
 #include "gpf/util/text.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace gpf {
@@ -250,6 +251,77 @@ ModuleFacts parse_modules(std::string_view text) {
     }
   }
   return m;
+}
+
+std::optional<std::string> parse_lockdown(std::string_view text) {
+  const auto open = text.find('[');
+  const auto close = text.find(']', open == std::string_view::npos ? 0 : open);
+  if (open == std::string_view::npos || close == std::string_view::npos || close == open + 1) {
+    return std::nullopt;
+  }
+  return to_valid_utf8(text.substr(open + 1, close - open - 1));
+}
+
+std::optional<bool> parse_secure_boot_variable(std::string_view bytes) {
+  if (bytes.size() < 5) {
+    return std::nullopt;
+  }
+  switch (static_cast<unsigned char>(bytes[4])) {
+  case 0:
+    return false;
+  case 1:
+    return true;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> nvidia_module_name(std::string_view file_name) {
+  // The modules an NVIDIA driver installs (kernel-open/Kbuild), by file name; modprobe treats '_'
+  // and '-' alike.
+  static constexpr std::string_view k_modules[] = {"nvidia", "nvidia-uvm", "nvidia-drm",
+                                                   "nvidia-modeset", "nvidia-peermem"};
+  static constexpr std::string_view k_suffixes[] = {".ko", ".ko.xz", ".ko.zst", ".ko.gz"};
+  for (const auto suffix : k_suffixes) {
+    if (file_name.size() <= suffix.size() ||
+        file_name.substr(file_name.size() - suffix.size()) != suffix) {
+      continue;
+    }
+    std::string stem(file_name.substr(0, file_name.size() - suffix.size()));
+    std::replace(stem.begin(), stem.end(), '_', '-');
+    for (const auto module : k_modules) {
+      if (stem == module) {
+        return stem;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> build_log_tail(std::string_view text, std::size_t count) {
+  std::vector<std::string_view> lines;
+  for (auto line : split_lines(text)) {
+    if (!trim(line).empty()) {
+      lines.push_back(line);
+    }
+  }
+  // A compiler's first errors ("file.c:1:2: error: ...") say why the build failed; the tail says
+  // where it stopped.
+  std::vector<std::string> out;
+  std::vector<std::size_t> taken;
+  for (std::size_t i = 0; i < lines.size() && out.size() < std::min<std::size_t>(3, count); ++i) {
+    if (contains(lines[i], "error:")) {
+      out.push_back(to_valid_utf8(trim(lines[i]).substr(0, 400)));
+      taken.push_back(i);
+    }
+  }
+  const std::size_t rest = count - out.size();
+  for (std::size_t i = lines.size() > rest ? lines.size() - rest : 0; i < lines.size(); ++i) {
+    if (std::find(taken.begin(), taken.end(), i) == taken.end()) {
+      out.push_back(to_valid_utf8(trim(lines[i]).substr(0, 400)));
+    }
+  }
+  return out;
 }
 
 } // namespace gpf

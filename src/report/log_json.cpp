@@ -11,11 +11,29 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string_view kind_name(LogEventKind k) {
-  static constexpr auto k_names = enum_names<LogEventKind::hung_task>(
-      {"xid", "rm-init-failed", "rm-init-minor", "api-mismatch", "fallen-off-bus", "bar-invalid",
-       "probe-not-called", "probe-failed", "no-gpu-initialized", "not-supported",
-       "not-supported-open-module", "power-cables", "gsp-firmware", "crash-dump", "nouveau",
-       "dma-setup", "sxid", "hung-task"});
+  static constexpr auto k_names =
+      enum_names<LogEventKind::module_symbol>({"xid",
+                                               "rm-init-failed",
+                                               "rm-init-minor",
+                                               "api-mismatch",
+                                               "fallen-off-bus",
+                                               "bar-invalid",
+                                               "probe-not-called",
+                                               "probe-failed",
+                                               "no-gpu-initialized",
+                                               "not-supported",
+                                               "not-supported-open-module",
+                                               "power-cables",
+                                               "gsp-firmware",
+                                               "crash-dump",
+                                               "nouveau",
+                                               "dma-setup",
+                                               "sxid",
+                                               "hung-task",
+                                               "module-refused",
+                                               "power-state",
+                                               "link-down",
+                                               "module-symbol"});
   return k_names(k);
 }
 

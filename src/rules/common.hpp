@@ -166,6 +166,13 @@ inline std::string_view log_rule_id(const LogEvent& e) {
   }
   case LogEventKind::hung_task:
     return "hang.driver-stuck";
+  case LogEventKind::module_refused:
+    return ""; // the reason driver.not-loaded names, not a finding of its own
+  case LogEventKind::power_state:
+  case LogEventKind::link_down:
+    return ""; // causes linked to the GPU's failure (the cause table), not findings of their own
+  case LogEventKind::module_symbol:
+    return ""; // the reason the module's own rule names (driver.not-loaded, rdma.*)
   }
   return "";
 }

@@ -3,6 +3,8 @@
 // driver.
 #include "common.hpp"
 
+#include "gpf/knowledge/module_signing.hpp"
+
 namespace gpf {
 namespace {
 
@@ -14,6 +16,176 @@ bool gsp_disabled(const Facts& f) {
 std::string gsp_evidence(const Facts& f) {
   return fmt::format("/proc/driver/nvidia/params: EnableGpuFirmware: {}",
                      f.driver.params.at("EnableGpuFirmware"));
+}
+
+// The current boot's refusals of a module by the kernel (module signing, lockdown). The kernel's
+// lines name no module: with the NVIDIA driver not loaded they are the likeliest reason.
+EventPtrs module_refusals(const Facts& f) {
+  EventPtrs out;
+  for (const auto& e : f.log.host_events) {
+    if (e.kind == LogEventKind::module_refused) {
+      out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+// What the host says about module signing, for the evidence: Secure Boot, lockdown, the key.
+std::vector<std::string> signing_evidence(const ModuleLoadFacts& m) {
+  std::vector<std::string> out;
+  if (!m.secure_boot_evidence.empty()) {
+    out.push_back(m.secure_boot_evidence);
+  } else if (m.ran) {
+    out.emplace_back(m.efi ? "Secure Boot state unknown: no readable SecureBoot EFI variable"
+                           : "/sys/firmware/efi: No such file or directory (not booted "
+                             "through UEFI, or not visible here)");
+  }
+  if (!m.lockdown_line.empty()) {
+    out.push_back(fmt::format("/sys/kernel/security/lockdown: {}", m.lockdown_line));
+  }
+  for (const auto& key : m.signing_keys) {
+    const SigningKeyRow* row = find_signing_key(key);
+    out.push_back(fmt::format("/{}: present ({}'s module-signing certificate)", key,
+                              row ? row->signer : "a"));
+  }
+  return out;
+}
+
+// The fix for a refused module, with the host's key path and kernel release filled in. Another
+// modprobe is refused the same way, so it is never the advice.
+std::string refused_remedy(const Facts& f) {
+  const ModuleLoadFacts& m = f.module_load;
+  const std::string release = f.kernel.release.empty() ? "the running kernel" : f.kernel.release;
+  if (m.secure_boot == false && m.lockdown.value_or("none") == "none") {
+    // Signatures enforced without Secure Boot: module.sig_enforce=1 or CONFIG_MODULE_SIG_FORCE.
+    // Machine Owner Keys count only under Secure Boot, so enrolling one does not help here.
+    return fmt::format(
+        "The kernel enforces module signatures although Secure Boot is off (module.sig_enforce=1 "
+        "or a kernel built with CONFIG_MODULE_SIG_FORCE): install the NVIDIA module built and "
+        "signed for kernel {} by your distribution (the signed linux-modules-nvidia or kmod "
+        "package), or drop module.sig_enforce=1 from the kernel command line and reboot; a Machine "
+        "Owner Key is trusted only when booted with Secure Boot. Running modprobe again is "
+        "refused the same way",
+        release);
+  }
+  const std::string alternatives = fmt::format(
+      "Otherwise install the distribution's signed NVIDIA modules for kernel {} (Ubuntu: `sudo "
+      "ubuntu-drivers install` picks the signed linux-modules-nvidia package), or turn Secure Boot "
+      "off in the firmware set-up. Running modprobe again is refused the same way",
+      release);
+  if (!m.signing_keys.empty()) {
+    const std::string& key = m.signing_keys.front();
+    return fmt::format(
+        "Enrol the key the module was signed with as a Machine Owner Key: `sudo mokutil --import "
+        "/{}` (set a one-time password), reboot and confirm the enrolment in the MOK manager "
+        "screen (Enroll MOK); the module then loads at boot. {}",
+        key, alternatives);
+  }
+  return fmt::format(
+      "Sign the module with a key enrolled as a Machine Owner Key: with DKMS 3, `sudo dkms "
+      "generate_mok` creates /var/lib/dkms/mok.pub, then `sudo mokutil --import "
+      "/var/lib/dkms/mok.pub`, reboot and confirm the enrolment in the MOK manager screen, and "
+      "rebuild the module (`sudo dkms autoinstall -k {}`), which signs it. {}",
+      release, alternatives);
+}
+
+// The running kernel has no NVIDIA module while the host shows why: another kernel has one, DKMS
+// built it for other kernels only, or DKMS's build log says why it failed. nullopt when
+// lib/modules was not listed, the running kernel has the module, or nothing explains its absence.
+std::optional<Hit> no_module_for_kernel(const Facts& f) {
+  const ModuleLoadFacts& m = f.module_load;
+  const std::string& running = f.kernel.release;
+  if (!m.module_tree_listed || running.empty()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> others;
+  for (const auto& file : m.module_files) {
+    if (file.name != "nvidia") {
+      continue;
+    }
+    if (file.release == running) {
+      return std::nullopt; // the module is there: something else keeps it from loading
+    }
+    if (std::find(others.begin(), others.end(), file.release) == others.end()) {
+      others.push_back(file.release);
+    }
+  }
+  if (others.empty() && m.dkms.empty() && m.dkms_logs.empty()) {
+    return std::nullopt;
+  }
+  std::string message =
+      fmt::format("The NVIDIA kernel driver is not loaded: no nvidia module for the running kernel "
+                  "{}",
+                  running);
+  Hit hit{"",
+          {"/proc/driver/nvidia: No such file or directory",
+           fmt::format("/lib/modules/{}/: no nvidia.ko (updates/dkms, extra, kernel/drivers/"
+                       "video, kernel/nvidia-*)",
+                       running)}};
+  if (!others.empty()) {
+    message += fmt::format("; kernel {} has one", join(others));
+    for (const auto& file : m.module_files) {
+      if (file.name == "nvidia") {
+        hit.evidence.push_back("/" + file.path);
+      }
+    }
+  }
+  std::string version;
+  for (const auto& build : m.dkms) {
+    version = build.version;
+    hit.evidence.push_back(fmt::format(
+        "/var/lib/dkms/nvidia/{}/{}/{}: {}", build.version, build.kernel, build.arch,
+        build.built ? fmt::format("built ({})", join(build.modules)) : std::string("not built")));
+  }
+  const DkmsLog* log = m.dkms_logs.empty() ? nullptr : &m.dkms_logs.front();
+  if (log) {
+    version = log->version;
+    if (!log->tail.empty()) {
+      // The compiler's error when the log has one, else where make stopped.
+      const auto error = std::find_if(log->tail.begin(), log->tail.end(),
+                                      [](const std::string& l) { return contains(l, "error:"); });
+      message += fmt::format("; DKMS build log says \"{}\"",
+                             error != log->tail.end() ? *error : log->tail.back());
+    }
+    for (const auto& line : log->tail) {
+      hit.evidence.push_back(fmt::format("/{}: {}", log->path, line));
+    }
+  }
+  hit.message = std::move(message);
+  const bool rpm = f.kernel.flavour == KernelFlavour::rhel ||
+                   f.kernel.flavour == KernelFlavour::amazon ||
+                   f.kernel.flavour == KernelFlavour::suse;
+  const std::string headers =
+      rpm ? fmt::format("`sudo dnf install kernel-devel-{}`", running)
+          : fmt::format("`sudo apt install linux-headers-{}` (Debian, Ubuntu; `kernel-devel-{}` "
+                        "on RHEL-like systems)",
+                        running, running);
+  hit.remedy = fmt::format(
+      "Build the module for kernel {0}: install its headers with {1}, then `sudo dkms install "
+      "nvidia{2} -k {0}` and load it (`sudo modprobe nvidia`) or reboot",
+      running, headers, version.empty() ? "" : "/" + version);
+  if (log && !log->tail.empty()) {
+    hit.remedy += fmt::format(
+        "; the last build failed (/{}): when the headers are there and it fails again, the driver "
+        "{} does not support kernel {}: install a driver branch that does",
+        log->path, version, running);
+  }
+  if (!others.empty()) {
+    hit.remedy += fmt::format("; meanwhile kernel {} has the module: boot it", others.front());
+  }
+  return hit;
+}
+
+// The current boot's symbol errors of the nvidia module itself ("nvidia: disagrees about version
+// of symbol module_layout", "nvidia: Unknown symbol ..."): the module was built for another kernel.
+EventPtrs nvidia_symbol_errors(const Facts& f) {
+  EventPtrs out;
+  for (const auto& e : f.log.host_events) {
+    if (e.kind == LogEventKind::module_symbol && e.detail == "nvidia") {
+      out.push_back(&e);
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -37,7 +209,26 @@ std::span<const Rule> driver_rules() {
            "/proc/driver/nvidia/version`; `dmesg | grep -i nvrm` shows why a load failed. A "
            "host-level failure: the verdict is fail and no GPU is recommended. When the module "
            "list or the kernel log shows why (nouveau, a failed probe, a kernel too old for the "
-           "driver), that finding is named as the primary cause.",
+           "driver), that finding is named as the primary cause. When the kernel refused the "
+           "module (\"Loading of unsigned module is rejected\", \"Loading of module with "
+           "unavailable key is rejected\", \"Lockdown: modprobe: unsigned module loading is "
+           "restricted\"), the finding quotes the line beside the Secure Boot and lockdown state "
+           "and the module-signing key the host keeps, and its remedy is to enrol that key as a "
+           "Machine Owner Key (mokutil --import), install the distribution's signed modules or "
+           "turn Secure Boot off: modprobe again is refused the same way. The benign \"module "
+           "verification failed: signature and/or required key missing - tainting kernel\" is "
+           "a module that loaded unsigned where signatures are not enforced, not a refusal. "
+           "When /lib/modules/<running release>/ holds no nvidia module — after a kernel update "
+           "whose DKMS build failed or found no headers — the finding names the kernels that have "
+           "one, DKMS's builds and the tail of its build log, and the remedy builds the module "
+           "for the running kernel.",
+       .evidence =
+           "/proc/driver/nvidia; the current boot's module-refusal lines of the kernel log; "
+           "the SecureBoot EFI variable, /sys/kernel/security/lockdown and the module-signing "
+           "certificates (/var/lib/dkms/mok.pub, /var/lib/shim-signed/mok/MOK.der, "
+           "/etc/pki/akmods/certs/public_key.der) the host has; the nvidia modules under "
+           "/lib/modules/<release>/ and DKMS's builds and build log "
+           "(/var/lib/dkms/nvidia/<version>/).",
        // What keeps the driver from loading, when the kernel log or the module list says so.
        .caused_by =
            "module.nouveau-loaded kernel.below-driver-floor gpu.not-supported "
@@ -47,8 +238,36 @@ std::span<const Rule> driver_rules() {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
          }
-         return {{"The NVIDIA kernel driver is not loaded: /proc/driver/nvidia does not exist",
-                  {"/proc/driver/nvidia: No such file or directory"}}};
+         Hit hit{"The NVIDIA kernel driver is not loaded: /proc/driver/nvidia does not exist",
+                 {"/proc/driver/nvidia: No such file or directory"}};
+         if (const EventPtrs refused = module_refusals(c.facts); !refused.empty()) {
+           hit.message = fmt::format(
+               "The NVIDIA kernel driver is not loaded: the kernel refused to load it — {}",
+               describe(refused));
+           for (auto& line : evidence_of(refused)) {
+             hit.evidence.push_back(std::move(line));
+           }
+           for (auto& line : signing_evidence(c.facts.module_load)) {
+             hit.evidence.push_back(std::move(line));
+           }
+           hit.remedy = refused_remedy(c.facts);
+         } else if (const EventPtrs symbols = nvidia_symbol_errors(c.facts); !symbols.empty()) {
+           hit.message = fmt::format("The NVIDIA kernel driver is not loaded: the module does "
+                                     "not fit the running kernel {} — {}",
+                                     c.facts.kernel.release, describe(symbols));
+           for (auto& line : evidence_of(symbols)) {
+             hit.evidence.push_back(std::move(line));
+           }
+           hit.remedy = fmt::format(
+               "The nvidia module on disk was built for another kernel: rebuild it for {0} "
+               "(install its headers, then `sudo dkms autoinstall -k {0}`, or reinstall the "
+               "driver package) and reboot",
+               c.facts.kernel.release.empty() ? std::string("the running kernel")
+                                              : c.facts.kernel.release);
+         } else if (auto missing = no_module_for_kernel(c.facts)) {
+           return {std::move(*missing)};
+         }
+         return {hit};
        }},
       {.id = "driver.gsp-disabled-open-module",
        .stage = Stage::host,

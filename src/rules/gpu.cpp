@@ -1,6 +1,7 @@
 // Rules whose id starts with "gpu.": one GPU each: its device node, exclusion, information file,
 // what the kernel log says about it, its architecture against the job's CUDA and the driver, its
 // compute mode, and whether enough GPUs are left.
+#include "causes.hpp"
 #include "common.hpp"
 #include "gpu_state.hpp"
 
@@ -213,7 +214,13 @@ std::span<const Rule> gpu_rules() {
            "GPU is left out of the recommendation; only a reboot brings it back, and a repeat "
            "calls for the vendor.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "gpu.fallen-off-bus", {});
+         auto hits = gpu_events_rule(c, "gpu.fallen-off-bus", {});
+         for (auto& hit : hits) {
+           if (hit.gpu && hit.effect == Effect::gpu_unusable) {
+             link_causes(c.facts, hit, *hit.gpu); // the link or power event that explains it
+           }
+         }
+         return hits;
        }},
       {.id = "gpu.bar-invalid",
        .stage = Stage::gpu,
@@ -249,7 +256,26 @@ std::span<const Rule> gpu_rules() {
            "`lspci -nn -d 10de:` against the supported-GPU list of the driver's README. The GPU "
            "is left out of the recommendation.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "gpu.not-supported", {});
+         auto hits = gpu_events_rule(c, "gpu.not-supported", {});
+         // "... supported through the NVIDIA 580.xx Legacy drivers" names the board, not its
+         // address: one hit per message, with that branch in the remedy.
+         for (const auto& e : c.facts.log.host_events) {
+           if (e.kind != LogEventKind::not_supported || e.legacy_branch.empty()) {
+             continue;
+           }
+           const EventPtrs one{&e};
+           Hit hit{fmt::format("A GPU is not supported by this driver: {}", describe(one)),
+                   evidence_of(one)};
+           const std::string branch = e.legacy_branch.substr(0, e.legacy_branch.find('.'));
+           hit.remedy = fmt::format(
+               "Install the NVIDIA {0} legacy driver branch, the last that supports this GPU "
+               "(Ubuntu: `sudo apt install nvidia-driver-{1}`; elsewhere the {0} driver from "
+               "https://www.nvidia.com/object/unix.html), and remove the newer driver; or replace "
+               "the GPU",
+               e.legacy_branch, branch);
+           hits.push_back(std::move(hit));
+         }
+         return hits;
        }},
       {.id = "gpu.not-supported-open-module",
        .stage = Stage::gpu,

@@ -6,6 +6,71 @@ namespace gpf {
 
 std::span<const Rule> iommu_rules() {
   static const Rule rows[] = {
+      {.id = "iommu.gpu-dma-fault",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .severity_from = "info in a virtual machine, where the guest cannot change the host's IOMMU",
+       .title = "The IOMMU blocked no DMA of a GPU the driver runs",
+       .remedy =
+           "Boot with iommu=pt (add it to GRUB_CMDLINE_LINUX, update-grub, reboot) so the GPUs' DMA is not translated; "
+           "until then run multi-GPU jobs with NCCL_P2P_DISABLE=1",
+       .source = "https://github.com/torvalds/linux/blob/master/drivers/iommu/amd/iommu.c",
+       .explanation =
+           "The IOMMU logged a fault for a GPU's DMA (AMD-Vi \"Event logged [IO_PAGE_FAULT ... "
+           "device=bb:dd.f]\", Intel \"DMAR: [DMA Read] Request device [bb:dd.f] fault\"): an "
+           "address the GPU used was not mapped for it. On a GPU the driver runs this is what "
+           "breaks peer-to-peer copies and GPUDirect RDMA: transfers return zeros or hang, and "
+           "NCCL stalls. When the same GPU failed to initialise the fault is quoted with "
+           "rminit.adapter-failed instead. Confirm by hand: `dmesg | grep -e IO_PAGE_FAULT -e "
+           "DMAR` and `cat /proc/cmdline`. Warn (info in a virtual machine): the GPU is kept, "
+           "its peer traffic is not safe.",
+       .evidence = "The current boot's DMAR/AMD-Vi fault lines naming the GPU; /proc/cmdline; the "
+                   "cpuinfo hypervisor flag.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& [bus, events] : c.facts.log.gpu_events) {
+           if (!listed(c.facts, bus)) {
+             continue;
+           }
+           EventPtrs faults;
+           bool failed_init = false;
+           for (const auto& e : events) {
+             if (e.kind == LogEventKind::dma_setup && e.detail == "iommu") {
+               faults.push_back(&e);
+             }
+             failed_init = failed_init || ((e.kind == LogEventKind::rm_init_failed ||
+                                            e.kind == LogEventKind::rm_init_minor) &&
+                                           !e.before_driver_load);
+           }
+           if (faults.empty() || failed_init) {
+             continue; // rminit.adapter-failed quotes them as its cause
+           }
+           Hit hit{fmt::format("{}: {}: its peer-to-peer and RDMA transfers are not safe",
+                               c.job.label(bus), describe(faults)),
+                   evidence_of(faults), bus};
+           const auto& t = c.facts.topology.iommu;
+           if (t.cmdline) {
+             hit.evidence.push_back("/proc/cmdline: " + quote_evidence(*t.cmdline, 300));
+           }
+           if (t.hypervisor == true) {
+             hit.severity = Severity::info;
+             hit.evidence.emplace_back("/proc/cpuinfo flags: hypervisor");
+             hit.remedy = "The faults come from the hypervisor's DMA remapping for the "
+                          "passed-through GPU: run multi-GPU jobs with NCCL_P2P_DISABLE=1 and "
+                          "report the GPU to the provider (on your own hypervisor, check its "
+                          "vfio/IOMMU group assignment)";
+           } else if (t.cmdline_passthrough) {
+             hit.remedy = fmt::format(
+                 "The kernel already runs with IOMMU passthrough, yet the GPU's DMA faulted: "
+                 "check the BIOS's IOMMU and ACS settings and the GPU's IOMMU group (`ls "
+                 "/sys/bus/pci/devices/{}/iommu_group/devices`); until then run multi-GPU jobs "
+                 "with NCCL_P2P_DISABLE=1",
+                 bus);
+           }
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
       {.id = "iommu.not-passthrough",
        .stage = Stage::host,
        .severity = Severity::warn,

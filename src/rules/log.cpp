@@ -1,5 +1,6 @@
 // Rules whose id starts with "log.": the kernel log itself: readable, from this boot, well-formed,
 // and GPUs it blames that the driver does not list.
+#include "causes.hpp"
 #include "common.hpp"
 
 #include <algorithm>
@@ -65,6 +66,8 @@ std::span<const Rule> log_rules() {
            for (const auto& e : events) {
              // A BAR or IOMMU message may name any PCI device, not only a GPU: evidence only.
              const bool harmless = e.kind == LogEventKind::dma_setup ||
+                                   e.kind == LogEventKind::power_state ||
+                                   e.kind == LogEventKind::link_down ||
                                    (is_xid(e) && (xid_class(e) == XidClass::application ||
                                                   xid_class(e) == XidClass::informational ||
                                                   (*e.xid == 154 && e.recovery_action == "None")));
@@ -85,6 +88,7 @@ std::span<const Rule> log_rules() {
                               ? rm_init_remedy(serious)
                               : std::string(rule->remedy);
            }
+           link_causes(c.facts, hit, bus);
            hits.push_back(std::move(hit));
          }
          return hits;

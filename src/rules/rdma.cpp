@@ -86,6 +86,29 @@ std::span<const Rule> rdma_rules() {
          }
          hit.remedy =
              "Load the peer-memory module of this driver: `sudo modprobe nvidia-peermem` (and add it to /etc/modules-load.d/ to keep it); or move to the open kernel module on a 5.12+ kernel, which uses DMA-BUF";
+         // The kernel log says why a peer-memory module did not load: it was built against
+         // another NVIDIA driver (or kernel) than the one running.
+         EventPtrs refused;
+         for (const auto& e : f.log.host_events) {
+           if (e.kind == LogEventKind::module_symbol &&
+               (e.detail == "nv_peer_mem" || e.detail == "nvidia_peermem")) {
+             refused.push_back(&e);
+           }
+         }
+         if (!refused.empty()) {
+           hit.message +=
+               fmt::format("; the kernel log says why it did not load: {}", describe(refused));
+           for (auto& line : evidence_of(refused)) {
+             hit.evidence.push_back(std::move(line));
+           }
+           hit.remedy = fmt::format(
+               "{0} was built against another NVIDIA driver than the running {1}: rebuild it "
+               "against this driver (MLNX_OFED's nv_peer_mem: reinstall its package after the "
+               "driver, `dkms install nv_peer_mem`), or use the nvidia-peermem module that ships "
+               "with driver {1} (`sudo modprobe nvidia-peermem`, after unloading nv_peer_mem)",
+               refused.front()->detail,
+               f.driver.version_text.empty() ? std::string("driver") : f.driver.version_text);
+         }
          return {hit};
        }},
       {.id = "rdma.peermem-version",

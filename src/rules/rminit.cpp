@@ -1,80 +1,9 @@
 // Rules whose id starts with "rminit.": RmInitAdapter failures: a GPU the driver could not
 // initialise.
+#include "causes.hpp"
 #include "common.hpp"
 
 namespace gpf {
-namespace {
-
-// Beside an RmInitAdapter failure, the same boot's lines that say why the GPU's DMA/BAR set-up
-// failed (an invalid or unassigned BAR, an IOMMU or vfio fault naming the GPU) become evidence,
-// and the likely cause leads the message and the remedy: in a virtual machine (the cpuinfo
-// hypervisor flag) the hypervisor's PCI pass-through did not map the BAR; on bare metal the
-// firmware did not place it.
-void add_dma_cause(const RuleContext& c, Hit& hit) {
-  if (!hit.gpu || hit.effect != Effect::gpu_unusable) {
-    return;
-  }
-  const auto it = c.facts.log.gpu_events.find(*hit.gpu);
-  if (it == c.facts.log.gpu_events.end()) {
-    return;
-  }
-  EventPtrs why;
-  bool bar = false;
-  bool iommu = false;
-  for (const auto& e : it->second) {
-    if (e.kind == LogEventKind::bar_invalid ||
-        (e.kind == LogEventKind::dma_setup && e.detail != "iommu")) {
-      bar = true;
-      why.push_back(&e);
-    } else if (e.kind == LogEventKind::dma_setup) {
-      iommu = true;
-      why.push_back(&e);
-    }
-  }
-  if (why.empty()) {
-    return;
-  }
-  for (auto& line : evidence_of(why)) {
-    hit.evidence.push_back(std::move(line));
-  }
-  const std::optional<bool> vm = c.facts.topology.iommu.hypervisor;
-  std::string cause;
-  std::string remedy;
-  if (bar) {
-    if (vm == true) {
-      cause = "the hypervisor's PCI pass-through did not map the GPU's BAR (this is a virtual "
-              "machine: cpuinfo has the hypervisor flag)";
-      remedy = "The GPU's PCI BAR was not mapped by the hypervisor's pass-through: on a cloud "
-               "instance, stop and start it so it lands on other hardware and report the GPU to "
-               "the provider; on your own hypervisor, give the VM a 64-bit MMIO window large "
-               "enough for the GPU's BARs, then reboot the VM";
-    } else if (vm == false) {
-      cause = "the firmware did not place the GPU's large BAR (bare metal)";
-      remedy = "Enable \"Above 4G decoding\" (and Resizable BAR where offered) in the BIOS/UEFI "
-               "set-up, or boot the kernel with pci=realloc, then reboot";
-    } else {
-      cause = "the GPU's PCI BAR was not mapped";
-      remedy =
-          "In a virtual machine, the hypervisor's PCI pass-through did not map the GPU's BAR "
-          "(on a cloud instance, stop and start it and report the GPU to the provider); on "
-          "bare metal, enable \"Above 4G decoding\" (and Resizable BAR) in the BIOS/UEFI set-up "
-          "or boot with pci=realloc; then reboot";
-    }
-  } else if (iommu) {
-    cause = vm == true ? "the IOMMU blocked the GPU's DMA (in a virtual machine: the hypervisor's "
-                         "DMA remapping for the passed-through GPU)"
-                       : "the IOMMU blocked the GPU's DMA";
-    remedy = vm == true ? "The hypervisor's DMA remapping for the passed-through GPU failed: on a "
-                          "cloud instance, stop and start it and report the GPU to the provider; "
-                          "on your own hypervisor, check the GPU's vfio/IOMMU group assignment"
-                        : "The IOMMU faulted on the GPU's DMA: boot with iommu=pt (or check "
-                          "intel_iommu=/amd_iommu=), then reboot";
-  }
-  hit.message += fmt::format(" — likely cause: {}", cause);
-  hit.remedy = remedy;
-}
-
-} // namespace
 
 std::span<const Rule> rminit_rules() {
   static const Rule rows[] = {
@@ -87,14 +16,16 @@ std::span<const Rule> rminit_rules() {
            "Reset the GPU or reboot; if it fails again, the stage named in the finding says where to look",
        .source = "docs/sources.md#rminitadapter-failures",
        .explanation =
-           "The driver logs RmInitAdapter failed! (0xAA:0xBB:N) when it cannot initialise a GPU; AA names the stage (RM_INIT_*), BB the NV_STATUS. A DMA/BAR stage failure (0x26) usually has its reason a few lines away in the same boot: an invalid or unassigned BAR (BAR1 is 0M, no space for the BAR, Cannot reserve BAR), or an IOMMU/vfio fault naming the GPU. Those lines are quoted with the finding, and the likely cause follows from where the check runs: in a virtual machine the hypervisor's PCI pass-through did not map the BAR; on bare metal the firmware did not place it (Above 4G decoding, Resizable BAR).",
+           "The driver logs RmInitAdapter failed! (0xAA:0xBB:N) when it cannot initialise a GPU; AA names the stage (RM_INIT_*), BB the NV_STATUS. The reason is often a few lines away in the same boot, found by the GPU's bus id in one table of causes (src/rules/causes.hpp): its PCIe link went down (Surprise Down, Link Down or a fatal AER error on the GPU or a port above it), the PCI core could not bring it out of D3cold, an invalid or unassigned BAR (BAR1 is 0M, no space for the BAR, Cannot reserve BAR), or an IOMMU/vfio fault naming the GPU. Those lines are quoted with the finding, and the likely cause and its remedy follow from where the check runs: in a virtual machine the hypervisor's pass-through is at fault; on bare metal the slot, the firmware (Above 4G decoding, Resizable BAR) or the kernel's IOMMU settings.",
        .evidence =
-           "The RmInitAdapter line; the same boot's BAR, DMAR/AMD-Vi and vfio lines naming the GPU; the cpuinfo hypervisor flag decides VM or bare metal.",
+           "The RmInitAdapter line; the same boot's link (AER, pciehp), power-state, BAR, DMAR/AMD-Vi and vfio lines naming the GPU or, for a link, a port above it (the PCIe path); the cpuinfo hypervisor flag decides VM or bare metal.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "rminit.adapter-failed",
                                      {Effect::gpu_unusable, true, false, rm_init_remedy});
          for (auto& hit : hits) {
-           add_dma_cause(c, hit);
+           if (hit.gpu && hit.effect == Effect::gpu_unusable) {
+             link_causes(c.facts, hit, *hit.gpu);
+           }
          }
          // "rm_init_adapter failed, device minor number N" without a bus id: the GPU with that
          // minor.

@@ -100,9 +100,9 @@ TEST_CASE("the pipeline's rows: each probe registers one, and they run in their 
   CHECK(std::is_sorted(order.begin(), order.end()));
   // the order reports and snapshots show; later probes read earlier facts (probes.hpp)
   const std::vector<std::string> expected{
-      "kernel", "modules",       "driver", "devices",  "kernel-log", "compat",
-      "pcie",   "iommu",         "shm",    "services", "firmware",   "mig",
-      "rdma",   "gpu-processes", "cuda",   "nvml",     "nccl"};
+      "kernel", "modules", "module-load",   "driver", "devices",  "kernel-log",
+      "compat", "pcie",    "iommu",         "shm",    "services", "firmware",
+      "mig",    "rdma",    "gpu-processes", "cuda",   "nvml",     "nccl"};
   CHECK(names == expected);
   // the facts of one check list every row once, in that order
   const auto r = check_fixture("healthy-4gpu");

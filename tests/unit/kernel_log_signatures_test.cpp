@@ -205,7 +205,19 @@ TEST_CASE("every signature row is exercised by a case above or below") {
                                            "dmar-fault",
                                            "amd-vi-fault",
                                            "drm-bar",
-                                           "pci-bar"};
+                                           "pci-bar",
+                                           "module-sig-rejected",
+                                           "lockdown-module",
+                                           "modprobe-key-rejected",
+                                           "modprobe-key-missing",
+                                           "power-state",
+                                           "aer-surprise-down",
+                                           "aer-sdes",
+                                           "aer-fatal",
+                                           "link-down",
+                                           "legacy-branch",
+                                           "symbol-version",
+                                           "symbol-unknown"};
   for (const auto& row : signature_table()) {
     INFO(row.name);
     CHECK(covered.count(row.name) == 1);
@@ -215,6 +227,38 @@ TEST_CASE("every signature row is exercised by a case above or below") {
     CHECK(row.max_lines <= k_signature_window);
   }
   CHECK(signature_table().size() == covered.size());
+}
+
+// Module refusals: the kernel's lines (module signing, lockdown) and modprobe's, as public reports
+// quote them (docs/sources.md#module-signing-and-secure-boot).
+TEST_CASE("module refusals: the reason each line gives") {
+  const std::vector<std::pair<std::string_view, std::string_view>> cases{
+      {"Loading of unsigned module is rejected", "unsigned"},
+      {"Loading of module with unavailable key is rejected", "unavailable key"},
+      {"Loading of module with unsupported crypto is rejected", "unsupported crypto"},
+      {"Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7",
+       "lockdown"},
+      {"modprobe: ERROR: could not insert 'nvidia': Key was rejected by service", "rejected"},
+      {"modprobe: ERROR: could not insert 'nvidia_uvm': Required key not available", "rejected"},
+  };
+  for (const auto& [line, reason] : cases) {
+    INFO(line);
+    const auto r = match({line});
+    REQUIRE(r);
+    CHECK(r->event.kind == LogEventKind::module_refused);
+    CHECK(r->event.detail == reason);
+    CHECK_FALSE(r->event.bus_id);
+    CHECK_FALSE(r->event.meaning.empty());
+  }
+  // A taint is not a refusal; another module's refusal says nothing about the NVIDIA driver.
+  for (std::string_view m :
+       {"nvidia: module verification failed: signature and/or required key missing - tainting "
+        "kernel",
+        "modprobe: ERROR: could not insert 'evdi': Key was rejected by service",
+        "Loading compiled-in X.509 certificates"}) {
+    INFO(m);
+    CHECK_FALSE(match({m}));
+  }
 }
 
 TEST_CASE("lines that look alike but are not signatures") {

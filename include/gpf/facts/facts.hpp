@@ -5,6 +5,7 @@
 #include "gpf/facts/compat_facts.hpp"
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/facts/log_facts.hpp"
+#include "gpf/facts/module_load_facts.hpp"
 #include "gpf/facts/nccl_facts.hpp"
 #include "gpf/facts/nvml_facts.hpp"
 #include "gpf/facts/topology_facts.hpp"
@@ -114,6 +115,7 @@ struct Facts {
   CompatFacts compat;     // compatibility inputs (expected CUDA, driver libraries)
   TopologyFacts topology; // PCIe/ACS, IOMMU, /dev/shm, daemons, GSP firmware (multi-GPU start-up)
   NcclFacts nccl;         // the opt-in NCCL start-up test (--nccl)
+  ModuleLoadFacts module_load; // Secure Boot, lockdown, signing keys, module files, DKMS
   std::vector<ProbeStatus> probes;
 
   // The facts blocks that describe their own JSON, which the report writes after the blocks
@@ -121,6 +123,7 @@ struct Facts {
   // `json_fields::List<S>` (include/gpf/util/json_fields.hpp: `member<&S::x>("x")` per member),
   // the one list that writes its JSON and reads it back.
   template <class V> void blocks(V& v) const {
+    v("module_load", module_load);
     if (nccl.ran) { // opt-in: a report without --nccl has no NCCL block
       v("nccl", nccl);
     }

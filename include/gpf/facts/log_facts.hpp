@@ -60,6 +60,22 @@ enum class LogEventKind {
   // the NVIDIA modules: the driver has been stuck. detail: "<name>:<pid>"; meaning names the
   // function.
   hung_task,
+  // The kernel refused to load a module: its signature is missing or made with a key the kernel
+  // does not trust, under enforced module signatures (Secure Boot, module.sig_enforce) or
+  // lockdown. The kernel's lines name no module; modprobe's names it (only nvidia* modules count).
+  // No finding of its own: driver.not-loaded names it as the reason. detail: "unsigned",
+  // "unavailable key", "unsupported crypto", "lockdown" or "rejected".
+  module_refused,
+  // The PCI core could not bring the device out of a low-power state ("Unable to change power
+  // state from D3cold to D0, device inaccessible"): a cause beside the GPU's init failure.
+  power_state,
+  // The PCIe link to the device went down or retrained (Surprise Down, Link Down, a fatal AER
+  // error): bus_id is the device the line names (a GPU or the port above it). detail: "surprise
+  // down", "link down" or "aer fatal".
+  link_down,
+  // A module failed to link against the running kernel or its companion ("disagrees about
+  // version of symbol X", "Unknown symbol X"): detail is the module's name, meaning names X.
+  module_symbol,
 };
 
 // One decoded event; repeated lines with the same key are one event with a count.
@@ -88,6 +104,7 @@ struct LogEvent {
   std::string client_version;                 // API mismatch
   std::string kernel_version;                 // API mismatch
   std::string detail;                         // firmware file, device count, ...
+  std::string legacy_branch; // not-supported: the legacy branch the message names ("580.xx")
 };
 
 // The last `NVRM: loading ...` line of the current boot: the driver as the log saw it.

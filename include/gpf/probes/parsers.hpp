@@ -23,5 +23,16 @@ RegistryFacts parse_registry(std::string_view text);
 void parse_gpu_information(std::string_view text, GpuFacts& out);
 // /proc/modules → module names (first field of each line).
 ModuleFacts parse_modules(std::string_view text);
+// /sys/kernel/security/lockdown ("none [integrity] confidentiality") → the bracketed, active mode;
+// nullopt when no mode is bracketed.
+std::optional<std::string> parse_lockdown(std::string_view text);
+// The SecureBoot EFI variable as efivarfs gives it: 4 attribute bytes, then the value (1 = on,
+// 0 = off); nullopt when it holds fewer than 5 bytes or another value.
+std::optional<bool> parse_secure_boot_variable(std::string_view bytes);
+// A kernel module file name → the NVIDIA module it holds ("nvidia-uvm.ko.zst" → "nvidia-uvm",
+// "nvidia_drm.ko" → "nvidia-drm"); nullopt for any other module (nvidiafb.ko, forcedeth.ko).
+std::optional<std::string> nvidia_module_name(std::string_view file_name);
+// The last `count` lines of a build log, without blank lines; its first compiler errors first.
+std::vector<std::string> build_log_tail(std::string_view text, std::size_t count);
 
 } // namespace gpf

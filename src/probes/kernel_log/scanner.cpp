@@ -40,6 +40,8 @@ constexpr std::uint64_t k_hung_trace_bytes = 8192; // a hung task's call trace f
 //   "\n-" → a line starting "-- " (journal -- Boot / -- Reboot markers)
 //   "BA" → BAR, "DM" → DMAR, "Vi" → AMD-Vi, "vf" → vfio (why a GPU's DMA/BAR set-up failed)
 //   "IN" → "INFO: task " (a hung task, whose call trace may name the NVIDIA modules)
+//   "Lo" → "Loading of " / "Lockdown: " (the kernel refused a module), "D3" → "D3cold" (a device
+//   that did not power up), "pc" → "pcieport" (AER and hot-plug link events of a port)
 // Returns the first position in [p, end) where an anchor starts, or end.
 const char* next_candidate(const char* p, const char* end) {
 #if defined(__SSE2__)
@@ -59,6 +61,11 @@ const char* next_candidate(const char* p, const char* end) {
   const __m128i f = _mm_set1_epi8('f');
   const __m128i big_i = _mm_set1_epi8('I');
   const __m128i big_n = _mm_set1_epi8('N');
+  const __m128i big_l = _mm_set1_epi8('L');
+  const __m128i o = _mm_set1_epi8('o');
+  const __m128i three = _mm_set1_epi8('3');
+  const __m128i pee = _mm_set1_epi8('p');
+  const __m128i c = _mm_set1_epi8('c');
   for (; p < end; p += 16) {
     const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
@@ -73,8 +80,12 @@ const char* next_candidate(const char* p, const char* end) {
         _mm_or_si128(_mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, big_v), _mm_cmpeq_epi8(b1, i)),
                                   _mm_and_si128(_mm_cmpeq_epi8(b0, v), _mm_cmpeq_epi8(b1, f))),
                      _mm_and_si128(_mm_cmpeq_epi8(b0, big_i), _mm_cmpeq_epi8(b1, big_n))));
-    const unsigned mask = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(nv, ux), _mm_or_si128(marker, dma))));
+    const __m128i cause = _mm_or_si128(
+        _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, big_l), _mm_cmpeq_epi8(b1, o)),
+                     _mm_and_si128(_mm_cmpeq_epi8(b0, big_d), _mm_cmpeq_epi8(b1, three))),
+        _mm_and_si128(_mm_cmpeq_epi8(b0, pee), _mm_cmpeq_epi8(b1, c)));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(_mm_or_si128(nv, ux), _mm_or_si128(marker, dma)), cause)));
     if (mask != 0) {
       const char* hit = p + __builtin_ctz(mask);
       return hit < end ? hit : end;
@@ -87,7 +98,8 @@ const char* next_candidate(const char* p, const char* end) {
     const char c1 = p[1];
     if ((((c0 | 0x20) == 'n') && ((c1 | 0x20) == 'v')) || (c0 == 'u' && (c1 == 'v' || c1 == 'x')) ||
         (c0 == '\n' && c1 == '-') || (c0 == 'B' && c1 == 'A') || (c0 == 'D' && c1 == 'M') ||
-        (c0 == 'V' && c1 == 'i') || (c0 == 'v' && c1 == 'f') || (c0 == 'I' && c1 == 'N')) {
+        (c0 == 'V' && c1 == 'i') || (c0 == 'v' && c1 == 'f') || (c0 == 'I' && c1 == 'N') ||
+        (c0 == 'L' && c1 == 'o') || (c0 == 'D' && c1 == '3') || (c0 == 'p' && c1 == 'c')) {
       return p;
     }
   }
@@ -107,7 +119,8 @@ bool is_needle(const char* begin, const char* end, const char* h) {
   switch (*h) {
   case 'n':
   case 'N':
-    return has_at(begin, end, at, "NVRM") || has_at(begin, end, at, "nvidia");
+    return has_at(begin, end, at, "NVRM") || has_at(begin, end, at, "nvidia") ||
+           has_at(begin, end, at, "nv_peer_mem");
   case 'u':
     return has_at(begin, end, at - 2, "nouveau") || has_at(begin, end, at - 3, "Linux version ");
   case '\n':
@@ -115,7 +128,11 @@ bool is_needle(const char* begin, const char* end, const char* h) {
   case 'B':
     return has_at(begin, end, at, "BAR");
   case 'D':
-    return has_at(begin, end, at, "DMAR");
+    return has_at(begin, end, at, "DMAR") || has_at(begin, end, at, "D3cold");
+  case 'L':
+    return has_at(begin, end, at, "Loading of ") || has_at(begin, end, at, "Lockdown: ");
+  case 'p':
+    return has_at(begin, end, at, "pcieport");
   case 'V':
     return has_at(begin, end, at - 4, "AMD-Vi");
   case 'v':

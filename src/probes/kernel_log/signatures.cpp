@@ -571,6 +571,140 @@ bool decode_loading(std::string_view text, Recognised& out) {
   return true;
 }
 
+// The kernel refused a module: "Loading of unsigned module is rejected", "Loading of module with
+// unavailable key is rejected" (module signing, kernel/module/signing.c), "Lockdown: modprobe:
+// unsigned module loading is restricted; see man kernel_lockdown.7" (security/lockdown), and
+// modprobe's "could not insert 'nvidia': Key was rejected by service" where a log holds it. The
+// benign "module verification failed: signature and/or required key missing - tainting kernel"
+// (a module loaded unsigned where signatures are not enforced) matches no row.
+bool decode_module_refused(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::module_refused;
+  if (auto insert = after(text, "could not insert '"); !insert.empty()) {
+    const std::string_view module = insert.substr(0, insert.find('\''));
+    if (!starts_with(module, "nvidia")) {
+      return false; // another module's refusal says nothing about the NVIDIA driver
+    }
+    e.detail = "rejected";
+    e.meaning = fmt::format("modprobe could not insert {}: the kernel rejected its signing key",
+                            capped(module));
+    return true;
+  }
+  if (contains(text, "unsigned module loading is restricted")) {
+    e.detail = "lockdown";
+    e.meaning = "kernel lockdown restricted the loading of an unsigned module";
+    return true;
+  }
+  const std::string_view what = after(text, "Loading of ");
+  const auto end = what.find(" is rejected");
+  if (end == std::string_view::npos) {
+    return false;
+  }
+  const std::string_view reason = what.substr(0, end);
+  e.detail = reason == "unsigned module"                  ? "unsigned"
+             : reason == "module with unavailable key"    ? "unavailable key"
+             : reason == "module with unsupported crypto" ? "unsupported crypto"
+                                                          : "rejected";
+  e.meaning = e.detail == "unavailable key"
+                  ? std::string("module signature enforcement rejected a module signed with a key "
+                                "the kernel does not trust")
+                  : fmt::format("module signature enforcement rejected a {}", capped(reason));
+  return true;
+}
+
+// "nvidia 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible"
+// (drivers/pci/pci.c; older kernels: "can't change power state from D3cold to D0 (config space
+// inaccessible)"): the device did not power up.
+bool decode_power_state(std::string_view text, Recognised& out) {
+  if (!contains(text, "inaccessible")) {
+    return false;
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::power_state;
+  e.bus_id = first_bus_id(text);
+  e.detail = "D3cold";
+  e.meaning = "the PCI core could not bring the device out of D3cold: it is inaccessible";
+  return e.bus_id.has_value();
+}
+
+// The PCIe link of a port or device went down: the AER driver's "pcieport 0000:00:02.0:    [ 5]
+// Surprise Down Error    (First)" (SDES in newer kernels) and "PCIe Bus Error:
+// severity=Uncorrected (Fatal), ...", pciehp's "Slot(0): Link Down" (drivers/pci/pcie/aer.c,
+// drivers/pci/hotplug/pciehp_ctrl.c). bus_id: the device the line is about (usually the port).
+bool decode_link_down(std::string_view text, Recognised& out) {
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::link_down;
+  if (contains(text, "Surprise Down") || contains(text, "] SDES")) {
+    e.detail = "Surprise Down";
+  } else if (contains(text, "Link Down")) {
+    e.detail = "Link Down";
+  } else if (contains(text, "severity=Uncorrected (Fatal)")) {
+    e.detail = "a fatal AER error";
+  } else {
+    return false;
+  }
+  e.bus_id = first_bus_id(text.substr(0, text.find(": ")));
+  e.meaning = fmt::format("the PCIe link reported {}", e.detail);
+  return e.bus_id.has_value();
+}
+
+// "The NVIDIA <name> GPU installed in this system is supported through the NVIDIA 580.xx Legacy
+// drivers. ... The 595.71.05 NVIDIA driver will ignore this GPU.  Continuing probe..." (nv.c; the
+// message names the board, not its address).
+bool decode_legacy(std::string_view text, Recognised& out) {
+  const std::string_view through = after(text, "supported through the NVIDIA ");
+  const auto legacy = through.find(" Legacy");
+  if (legacy == std::string_view::npos || legacy == 0) {
+    return false;
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::not_supported;
+  e.legacy_branch = capped(through.substr(0, legacy));
+  const std::string_view board = after(text, "The NVIDIA ");
+  const auto board_end = board.find(" installed in this system");
+  if (board_end != std::string_view::npos) {
+    e.detail = capped(board.substr(0, board_end));
+  }
+  const std::string ignored = version_token(after(text, "  The "));
+  e.meaning =
+      fmt::format("{} is supported only by the NVIDIA {} legacy driver branch{}",
+                  e.detail.empty() ? std::string("a GPU") : "the " + e.detail, e.legacy_branch,
+                  ignored.empty() ? "" : fmt::format("; driver {} ignores it", ignored));
+  return true;
+}
+
+// "nv_peer_mem: disagrees about version of symbol nvidia_p2p_get_pages", "nv_peer_mem: Unknown
+// symbol nvidia_p2p_put_pages (err -22)" (the module loader, kernel/module): a module built
+// against another kernel or another NVIDIA driver. Only the NVIDIA and peer-memory modules count.
+bool decode_module_symbol(std::string_view text, Recognised& out) {
+  const auto colon = text.find(": ");
+  if (colon == std::string_view::npos) {
+    return false;
+  }
+  const std::string_view module = text.substr(0, colon);
+  if (!starts_with(module, "nvidia") && module != "nv_peer_mem") {
+    return false;
+  }
+  const std::string_view rest = text.substr(colon + 2);
+  std::string_view symbol = after(rest, "version of symbol ");
+  const bool mismatch = !symbol.empty();
+  if (!mismatch) {
+    symbol = after(rest, "Unknown symbol ");
+  }
+  symbol = symbol.substr(0, symbol.find_first_of(" \t("));
+  if (symbol.empty()) {
+    return false;
+  }
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::module_symbol;
+  e.detail = capped(module);
+  e.meaning =
+      fmt::format("the {} module {} symbol {}: it was built against another {}", e.detail,
+                  mismatch ? "disagrees about the version of" : "has an unknown", capped(symbol),
+                  starts_with(symbol, "nvidia_") ? "NVIDIA driver" : "kernel");
+  return true;
+}
+
 constexpr std::string_view k_src_xid =
     "facts §3a (kernel_rc.c, per driver tag; pre-515 forms observed)";
 constexpr std::string_view k_src_osinit = "facts §4a (osinit.c, nv.c)";
@@ -587,6 +721,8 @@ constexpr Signature k_signatures[] = {
     {"api-mismatch", "API mismatch", true, 5, "same version.", decode_api_mismatch, k_src_osapi},
     {"the-nvidia-gpu", "The NVIDIA GPU ", true, 4, "driver release.|(GSP).|responding to commands.",
      decode_the_nvidia_gpu, k_src_osapi},
+    {"legacy-branch", "GPU installed in this system is", true, 5, "Continuing probe", decode_legacy,
+     "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv.c"},
     {"bar-invalid", "This PCI I/O region assigned to your NVIDIA device is invalid", true, 2,
      "(PCI:", decode_bar, "facts §5 (nv-pci.c)"},
     {"bar-zero", " is 0M @ ", true, 1, "", decode_bar, "facts §5 (nv-pci.c)"},
@@ -620,6 +756,29 @@ constexpr Signature k_signatures[] = {
     {"probe-of", "nvidia: probe of ", false, 1, "", decode_probe_of, k_src_observed},
     {"sxid", ": SXid (PCI:", false, 1, "", decode_sxid,
      "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"},
+    {"symbol-version", "disagrees about version of symbol ", false, 1, "", decode_module_symbol,
+     "https://github.com/torvalds/linux/blob/master/kernel/module/version.c"},
+    {"symbol-unknown", ": Unknown symbol ", false, 1, "", decode_module_symbol,
+     "https://github.com/torvalds/linux/blob/master/kernel/module/main.c"},
+    {"module-sig-rejected", "Loading of ", false, 1, "", decode_module_refused,
+     "https://github.com/torvalds/linux/blob/master/kernel/module/signing.c"},
+    {"lockdown-module", "unsigned module loading is restricted", false, 1, "",
+     decode_module_refused,
+     "https://github.com/torvalds/linux/blob/master/security/lockdown/lockdown.c"},
+    {"modprobe-key-rejected", "Key was rejected by service", false, 1, "", decode_module_refused,
+     "https://github.com/kmod-project/kmod/blob/master/tools/modprobe.c (strerror(EKEYREJECTED))"},
+    {"modprobe-key-missing", "Required key not available", false, 1, "", decode_module_refused,
+     "https://github.com/kmod-project/kmod/blob/master/tools/modprobe.c (strerror(ENOKEY))"},
+    {"power-state", "power state from D3cold to D0", false, 1, "", decode_power_state,
+     "https://github.com/torvalds/linux/blob/master/drivers/pci/pci.c"},
+    {"aer-surprise-down", "Surprise Down", false, 1, "", decode_link_down,
+     "https://github.com/torvalds/linux/blob/master/drivers/pci/pcie/aer.c"},
+    {"aer-sdes", "] SDES", false, 1, "", decode_link_down,
+     "https://github.com/torvalds/linux/blob/master/drivers/pci/pcie/aer.c"},
+    {"aer-fatal", "severity=Uncorrected (Fatal)", false, 1, "", decode_link_down,
+     "https://github.com/torvalds/linux/blob/master/drivers/pci/pcie/aer.c"},
+    {"link-down", ": Link Down", false, 1, "", decode_link_down,
+     "https://github.com/torvalds/linux/blob/master/drivers/pci/hotplug/pciehp_ctrl.c"},
     {"nouveau", "nouveau ", false, 1, "", decode_nouveau, k_src_observed},
     {"vfio-pci", "vfio-pci ", false, 1, "", decode_dma_setup,
      "https://github.com/torvalds/linux/blob/master/drivers/vfio/pci/vfio_pci_core.c"},
