@@ -9,6 +9,7 @@
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
+#include "gpf/util/robust.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -46,9 +47,6 @@ constexpr std::size_t k_node_findings_kept = 256; // per node: the record stays 
 constexpr std::size_t k_node_models_kept = 16;
 constexpr std::size_t k_unreadable_shown = 20;  // unreadable inputs named on stderr
 constexpr std::size_t k_unreadable_kept = 1000; // and listed in the summary
-// The scale of a median absolute deviation that estimates a normal distribution's standard
-// deviation (https://en.wikipedia.org/wiki/Median_absolute_deviation).
-constexpr double k_mad_scale = 1.4826;
 constexpr double k_outlier_mads = 3.0;
 // Nodes needed in a group (same GPU model and driver) before one of them can stand out.
 constexpr std::size_t k_outlier_min_group = 3;
@@ -510,12 +508,6 @@ std::vector<std::pair<std::string, Fleet::FindingGroup>> Fleet::finding_groups()
   return ordered;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 // A node stands out when one of its figures is more than 3 scaled median absolute deviations from
 // the median of the nodes with the same GPU model and driver version (at least 3 such nodes with
 // that figure). The spread is at least 1% of the median, so that identical replays do not make
@@ -547,16 +539,11 @@ void Fleet::add_outliers(Figure figure, std::vector<Outlier>& out) const {
     for (const auto* n : nodes) {
       values.push_back(value(*n)->value);
     }
-    const double median = median_of(values);
-    std::vector<double> deviations;
-    for (const double v : values) {
-      deviations.push_back(std::abs(v - median));
-    }
-    const double mad = median_of(deviations);
-    const double spread = std::max(k_mad_scale * mad, 0.01 * median);
+    const RobustSpread r = robust_spread(values, 0.01);
     for (const auto* n : nodes) {
-      if (spread > 0 && std::abs(value(*n)->value - median) > k_outlier_mads * spread) {
-        out.push_back({n, figure, median, mad, nodes.size(), group_key.first, group_key.second});
+      if (std::abs(r.deviations(value(*n)->value)) > k_outlier_mads) {
+        out.push_back(
+            {n, figure, r.median, r.mad, nodes.size(), group_key.first, group_key.second});
       }
     }
   }
