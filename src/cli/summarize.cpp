@@ -52,19 +52,29 @@ constexpr double k_outlier_mads = 3.0;
 constexpr std::size_t k_outlier_min_group = 3;
 
 // The figures compared between identical nodes; a node's figure is that of its worst GPU.
-enum class Figure : std::size_t { cuda_startup, pcie_width, temperature };
+enum class Figure : std::size_t {
+  cuda_startup,
+  pcie_width,
+  temperature,
+  h2d_bandwidth,
+  d2h_bandwidth,
+  peer_bandwidth
+};
 struct FigureInfo {
   const char* metric; // the JSON name
   const char* what;   // the text's words
   const char* unit;
   bool fixed; // one decimal always (milliseconds); else as few as needed (a median of 35.5 C)
 };
-constexpr std::array<FigureInfo, 3> k_figures{{
+constexpr std::array<FigureInfo, 6> k_figures{{
     {"cuda_startup_ms", "CUDA start-up", "ms", true},
     {"pcie_link_width", "PCIe link width", "lanes", false},
     {"gpu_temperature_c", "GPU temperature", "C", false},
+    {"h2d_gbps", "host-to-device bandwidth", "GB/s", true},
+    {"d2h_gbps", "device-to-host bandwidth", "GB/s", true},
+    {"peer_gbps", "peer copy bandwidth", "GB/s", true},
 }};
-static_assert(static_cast<std::size_t>(Figure::temperature) + 1 == k_figures.size());
+static_assert(static_cast<std::size_t>(Figure::peer_bandwidth) + 1 == k_figures.size());
 
 const FigureInfo& info(Figure f) {
   return k_figures[static_cast<std::size_t>(f)];
@@ -266,10 +276,33 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
       }));
       ms = sum_of_steps(steps, k_cuda_startup_steps);
     }
+    std::string bus;
+    TRY(d["bus_id"].get(bus));
     if (ms) {
-      std::string bus;
-      TRY(d["bus_id"].get(bus));
       n.keep(Figure::cuda_startup, *ms, bus, std::greater<>());
+    }
+    // Bandwidth: the node's figure is its slowest GPU's (absent in reports without the step).
+    for (const auto& [key, figure] : {std::pair("h2d_gbps", Figure::h2d_bandwidth),
+                                      std::pair("d2h_gbps", Figure::d2h_bandwidth)}) {
+      std::optional<double> gbps;
+      TRY(d[key].get(gbps));
+      if (gbps && *gbps > 0) {
+        n.keep(figure, *gbps, bus, std::less<>());
+      }
+    }
+    return {};
+  }));
+  // Peer copies: the node's slowest pair, named by the CUDA indices of its GPUs.
+  TRY(cuda["multi_gpu"]["peers"].each([&](const JsonIn& p) -> Result<void> {
+    std::optional<double> gbps;
+    int from = 0;
+    int to = 0;
+    TRY(p["gbps"].get(gbps));
+    TRY(p["from"].get(from));
+    TRY(p["to"].get(to));
+    if (gbps && *gbps > 0) {
+      n.keep(Figure::peer_bandwidth, *gbps, fmt::format("CUDA {} -> CUDA {}", from, to),
+             std::less<>());
     }
     return {};
   }));
@@ -614,7 +647,10 @@ Json Fleet::to_json() const {
              {"total_gpus", n.total},
              {"cuda_startup_ms", figure_json(n, Figure::cuda_startup)},
              {"pcie_link_width", figure_json(n, Figure::pcie_width)},
-             {"gpu_temperature_c", figure_json(n, Figure::temperature)}});
+             {"gpu_temperature_c", figure_json(n, Figure::temperature)},
+             {"h2d_gbps", figure_json(n, Figure::h2d_bandwidth)},
+             {"d2h_gbps", figure_json(n, Figure::d2h_bandwidth)},
+             {"peer_gbps", figure_json(n, Figure::peer_bandwidth)}});
   }
   j["nodes"] = std::move(nodes);
   Json findings = Json::array();
@@ -814,8 +850,10 @@ std::string Fleet::to_text() const {
                                                       : fmt::format("{}", fmt::join(models, ", ")));
 
   const auto outs = outliers();
-  out += "\noutliers (the slowest CUDA start-up, narrowest PCIe link or hottest GPU of a node, > 3 "
-         "scaled MADs from the median of nodes with the same GPU model and driver)\n";
+  out +=
+      "\noutliers (the slowest CUDA start-up, narrowest PCIe link, hottest GPU or slowest copy "
+      "bandwidth of a node, > 3 scaled MADs from the median of nodes with the same GPU model and "
+      "driver)\n";
   if (outs.empty()) {
     out += "  none\n";
   }
