@@ -7,6 +7,7 @@
 #include "probes/cuda/live_probe.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 using namespace gpf::cuda_test;
 using gpf::test::evidence;
