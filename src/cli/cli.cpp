@@ -47,8 +47,9 @@ struct CliOptions {
   std::string root;
   std::string format = "text";
   std::string color = "auto";
-  std::string libcuda; // --libcuda (empty: the loader's libcuda.so.1)
-  std::string libnvml; // --libnvml (empty: the loader's libnvidia-ml.so.1)
+  std::string libcuda;            // --libcuda (empty: the loader's libcuda.so.1)
+  std::string libnvml;            // --libnvml (empty: the loader's libnvidia-ml.so.1)
+  std::optional<double> budget_s; // --budget as given (0: none)
   std::string cvd_form = "index";
   std::string nccl_env = "defaults"; // --nccl-env
   std::string json_out;              // --json-out: the JSON report also goes to this file
@@ -297,6 +298,22 @@ void add_check_options(CLI::App& app, CliOptions& o) {
         }
         return s >= 0.1 && s <= 3600.0 ? std::string()
                                        : fmt::format("{} s is outside 0.1 to 3600 seconds", v);
+      }));
+  app.add_flag(
+      "--no-bandwidth", o.probe.no_bandwidth,
+      "Skip the timed copies (host-to-GPU, GPU-to-host, GPU-to-GPU bandwidth) of the CUDA stage");
+  app.add_option("--budget", o.budget_s,
+                 "Seconds the whole check may take: a timed stage starts only when its cost "
+                 "estimate fits what is left, and one that does not is reported not checked "
+                 "(default 60, or twice --cuda-timeout when that is more; 0: no budget)")
+      ->type_name("SEC")
+      ->check(validator([](std::string& v) {
+        double s = 0;
+        if (!CLI::detail::lexical_cast(v, s) || !std::isfinite(s)) {
+          return fmt::format("\"{}\" is not a number of seconds", v);
+        }
+        return s >= 0 && s <= 86400.0 ? std::string()
+                                      : fmt::format("{} s is outside 0 to 86400 seconds", v);
       }));
   app.add_option(
          "--libcuda", o.libcuda,
@@ -1048,6 +1065,11 @@ int run_cli(int argc, char** argv) {
   if (!o.libnvml.empty()) {
     o.probe.libnvml = o.libnvml;
   }
+  // Without --budget: 60 s, or twice a longer --cuda-timeout, so that a deadline asked for
+  // explicitly is never refused by the default (docs/usage.md#time-budget).
+  o.probe.budget_s =
+      o.budget_s ? (*o.budget_s > 0 ? o.budget_s : std::nullopt)
+                 : std::optional<double>(std::max(k_default_budget_s, 2 * o.probe.cuda_timeout_s));
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   o.probe.nccl_job_env = o.nccl_env == "job";
   try {

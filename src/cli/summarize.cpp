@@ -9,6 +9,7 @@
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
+#include "gpf/util/robust.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 
@@ -46,27 +47,34 @@ constexpr std::size_t k_node_findings_kept = 256; // per node: the record stays 
 constexpr std::size_t k_node_models_kept = 16;
 constexpr std::size_t k_unreadable_shown = 20;  // unreadable inputs named on stderr
 constexpr std::size_t k_unreadable_kept = 1000; // and listed in the summary
-// The scale of a median absolute deviation that estimates a normal distribution's standard
-// deviation (https://en.wikipedia.org/wiki/Median_absolute_deviation).
-constexpr double k_mad_scale = 1.4826;
 constexpr double k_outlier_mads = 3.0;
 // Nodes needed in a group (same GPU model and driver) before one of them can stand out.
 constexpr std::size_t k_outlier_min_group = 3;
 
 // The figures compared between identical nodes; a node's figure is that of its worst GPU.
-enum class Figure : std::size_t { cuda_startup, pcie_width, temperature };
+enum class Figure : std::size_t {
+  cuda_startup,
+  pcie_width,
+  temperature,
+  h2d_bandwidth,
+  d2h_bandwidth,
+  peer_bandwidth
+};
 struct FigureInfo {
   const char* metric; // the JSON name
   const char* what;   // the text's words
   const char* unit;
   bool fixed; // one decimal always (milliseconds); else as few as needed (a median of 35.5 C)
 };
-constexpr std::array<FigureInfo, 3> k_figures{{
+constexpr std::array<FigureInfo, 6> k_figures{{
     {"cuda_startup_ms", "CUDA start-up", "ms", true},
     {"pcie_link_width", "PCIe link width", "lanes", false},
     {"gpu_temperature_c", "GPU temperature", "C", false},
+    {"h2d_gbps", "host-to-device bandwidth", "GB/s", true},
+    {"d2h_gbps", "device-to-host bandwidth", "GB/s", true},
+    {"peer_gbps", "peer copy bandwidth", "GB/s", true},
 }};
-static_assert(static_cast<std::size_t>(Figure::temperature) + 1 == k_figures.size());
+static_assert(static_cast<std::size_t>(Figure::peer_bandwidth) + 1 == k_figures.size());
 
 const FigureInfo& info(Figure f) {
   return k_figures[static_cast<std::size_t>(f)];
@@ -268,10 +276,33 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
       }));
       ms = sum_of_steps(steps, k_cuda_startup_steps);
     }
+    std::string bus;
+    TRY(d["bus_id"].get(bus));
     if (ms) {
-      std::string bus;
-      TRY(d["bus_id"].get(bus));
       n.keep(Figure::cuda_startup, *ms, bus, std::greater<>());
+    }
+    // Bandwidth: the node's figure is its slowest GPU's (absent in reports without the step).
+    for (const auto& [key, figure] : {std::pair("h2d_gbps", Figure::h2d_bandwidth),
+                                      std::pair("d2h_gbps", Figure::d2h_bandwidth)}) {
+      std::optional<double> gbps;
+      TRY(d[key].get(gbps));
+      if (gbps && *gbps > 0) {
+        n.keep(figure, *gbps, bus, std::less<>());
+      }
+    }
+    return {};
+  }));
+  // Peer copies: the node's slowest pair, named by the CUDA indices of its GPUs.
+  TRY(cuda["multi_gpu"]["peers"].each([&](const JsonIn& p) -> Result<void> {
+    std::optional<double> gbps;
+    int from = 0;
+    int to = 0;
+    TRY(p["gbps"].get(gbps));
+    TRY(p["from"].get(from));
+    TRY(p["to"].get(to));
+    if (gbps && *gbps > 0) {
+      n.keep(Figure::peer_bandwidth, *gbps, fmt::format("CUDA {} -> CUDA {}", from, to),
+             std::less<>());
     }
     return {};
   }));
@@ -510,12 +541,6 @@ std::vector<std::pair<std::string, Fleet::FindingGroup>> Fleet::finding_groups()
   return ordered;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 // A node stands out when one of its figures is more than 3 scaled median absolute deviations from
 // the median of the nodes with the same GPU model and driver version (at least 3 such nodes with
 // that figure). The spread is at least 1% of the median, so that identical replays do not make
@@ -547,16 +572,11 @@ void Fleet::add_outliers(Figure figure, std::vector<Outlier>& out) const {
     for (const auto* n : nodes) {
       values.push_back(value(*n)->value);
     }
-    const double median = median_of(values);
-    std::vector<double> deviations;
-    for (const double v : values) {
-      deviations.push_back(std::abs(v - median));
-    }
-    const double mad = median_of(deviations);
-    const double spread = std::max(k_mad_scale * mad, 0.01 * median);
+    const RobustSpread r = robust_spread(values, 0.01);
     for (const auto* n : nodes) {
-      if (spread > 0 && std::abs(value(*n)->value - median) > k_outlier_mads * spread) {
-        out.push_back({n, figure, median, mad, nodes.size(), group_key.first, group_key.second});
+      if (std::abs(r.deviations(value(*n)->value)) > k_outlier_mads) {
+        out.push_back(
+            {n, figure, r.median, r.mad, nodes.size(), group_key.first, group_key.second});
       }
     }
   }
@@ -627,7 +647,10 @@ Json Fleet::to_json() const {
              {"total_gpus", n.total},
              {"cuda_startup_ms", figure_json(n, Figure::cuda_startup)},
              {"pcie_link_width", figure_json(n, Figure::pcie_width)},
-             {"gpu_temperature_c", figure_json(n, Figure::temperature)}});
+             {"gpu_temperature_c", figure_json(n, Figure::temperature)},
+             {"h2d_gbps", figure_json(n, Figure::h2d_bandwidth)},
+             {"d2h_gbps", figure_json(n, Figure::d2h_bandwidth)},
+             {"peer_gbps", figure_json(n, Figure::peer_bandwidth)}});
   }
   j["nodes"] = std::move(nodes);
   Json findings = Json::array();
@@ -827,8 +850,10 @@ std::string Fleet::to_text() const {
                                                       : fmt::format("{}", fmt::join(models, ", ")));
 
   const auto outs = outliers();
-  out += "\noutliers (the slowest CUDA start-up, narrowest PCIe link or hottest GPU of a node, > 3 "
-         "scaled MADs from the median of nodes with the same GPU model and driver)\n";
+  out +=
+      "\noutliers (the slowest CUDA start-up, narrowest PCIe link, hottest GPU or slowest copy "
+      "bandwidth of a node, > 3 scaled MADs from the median of nodes with the same GPU model and "
+      "driver)\n";
   if (outs.empty()) {
     out += "  none\n";
   }

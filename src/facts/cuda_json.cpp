@@ -70,6 +70,12 @@ template <> struct List<CudaDevice> {
       // recomputed when a cuda.json is read back.
       written<&CudaDevice::init_ms>("init_ms"),
       written<&CudaDevice::startup_ms>("startup_ms"),
+      // only when measured or refused, so that reports without the step keep their shape
+      member<&CudaDevice::h2d_gbps>("h2d_gbps", [](const CudaDevice& d) { return !!d.h2d_gbps; }),
+      member<&CudaDevice::d2h_gbps>("d2h_gbps", [](const CudaDevice& d) { return !!d.d2h_gbps; }),
+      member<&CudaDevice::bandwidth_not_checked>(
+          "bandwidth_not_checked",
+          [](const CudaDevice& d) { return !d.bandwidth_not_checked.empty(); }),
       member<&CudaDevice::steps>("steps"),
   });
   static Result<void> after_read(CudaDevice& d) {
@@ -90,6 +96,17 @@ template <> struct List<CudaPeerResult> {
       member<&CudaPeerResult::error_code>("error_code", failed<CudaPeerResult>),
       member<&CudaPeerResult::error_name>("error_name", failed<CudaPeerResult>),
       member<&CudaPeerResult::error_text>("error_text", failed<CudaPeerResult>),
+      member<&CudaPeerResult::gbps>("gbps", [](const CudaPeerResult& p) { return !!p.gbps; }),
+  });
+};
+
+template <> struct List<CudaBandwidthPlan> {
+  static constexpr auto fields = std::to_array<Field<CudaBandwidthPlan>>({
+      member<&CudaBandwidthPlan::run>("ran"),
+      member<&CudaBandwidthPlan::bytes>("bytes"),
+      member<&CudaBandwidthPlan::peer_bytes>("peer_bytes"),
+      member<&CudaBandwidthPlan::repeats>("repeats"),
+      member<&CudaBandwidthPlan::not_checked>("not_checked"),
   });
 };
 
@@ -193,6 +210,10 @@ template <> struct List<CudaFacts> {
       member<&CudaFacts::init>("init"),
       member<&CudaFacts::enumeration_steps>("enumeration_steps"),
       member<&CudaFacts::devices>("devices"),
+      // only when the step was asked for or refused, so that older reports keep their shape
+      member<&CudaFacts::bandwidth>(
+          "bandwidth",
+          [](const CudaFacts& c) { return c.bandwidth.run || !c.bandwidth.not_checked.empty(); }),
       {.key = "multi_gpu",
        .write = [](const CudaFacts& c) { return write_fields(c, k_multi_gpu_fields); },
        .read = [](const JsonIn& in,

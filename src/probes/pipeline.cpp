@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string_view>
@@ -95,6 +96,35 @@ std::vector<std::string> probe_schedule() {
     out.push_back(phase.start ? "start " + name : name);
   }
   return out;
+}
+
+std::optional<std::string> live_stage_over_budget(const ProbeOptions& options) {
+  const auto left = options.budget_left_s();
+  if (!left || options.cuda_timeout_s <= *left) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "budget: its deadline of {:g} s does not fit the {:.1f} s left of --budget {:g}",
+      options.cuda_timeout_s, std::max(0.0, *left), *options.budget_s);
+}
+
+std::vector<bool> stages_within(const std::vector<StageEstimate>& stages, double left_s) {
+  std::vector<std::size_t> order(stages.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return stages[a].estimate_s < stages[b].estimate_s;
+  });
+  std::vector<bool> admitted(stages.size(), false);
+  double spent = 0;
+  for (const std::size_t i : order) {
+    if (spent + stages[i].estimate_s <= left_s) {
+      spent += stages[i].estimate_s;
+      admitted[i] = true;
+    }
+  }
+  return admitted;
 }
 
 Facts collect_facts(const Host& host, const ProbeOptions& options) {

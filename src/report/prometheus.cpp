@@ -125,6 +125,45 @@ std::string render_prometheus(const Report& r) {
       e.sample({{"bus_id", bus}}, ms / 1000.0);
     }
   }
+  // Copy bandwidth per GPU and direction, and per ordered GPU pair; one series per bus id (the
+  // lowest figure when a damaged cuda.json lists a bus id twice).
+  std::map<std::pair<std::string, std::string>, double> host_bw;
+  for (const auto& d : facts.cuda.devices) {
+    for (const auto& [dir, v] : {std::pair("h2d", d.h2d_gbps), std::pair("d2h", d.d2h_gbps)}) {
+      if (v) {
+        auto [it, fresh] = host_bw.emplace(std::pair(d.bus_id, dir), *v);
+        it->second = fresh ? it->second : std::min(it->second, *v);
+      }
+    }
+  }
+  if (!host_bw.empty()) {
+    e.family("gpu_preflight_copy_bandwidth_gbps",
+             "Copy bandwidth between pinned host memory and each GPU, best of the timed copies, "
+             "in GB/s (direction h2d: host to GPU, d2h: GPU to host).");
+    for (const auto& [key, v] : host_bw) {
+      e.sample({{"bus_id", key.first}, {"direction", key.second}}, v);
+    }
+  }
+  std::map<std::pair<std::string, std::string>, double> peer_bw;
+  for (const auto& p : facts.cuda.peers) {
+    const CudaDevice* from = nullptr;
+    const CudaDevice* to = nullptr;
+    for (const auto& d : facts.cuda.devices) {
+      from = d.index == p.from ? &d : from;
+      to = d.index == p.to ? &d : to;
+    }
+    if (p.gbps && from && to) {
+      auto [it, fresh] = peer_bw.emplace(std::pair(from->bus_id, to->bus_id), *p.gbps);
+      it->second = fresh ? it->second : std::min(it->second, *p.gbps);
+    }
+  }
+  if (!peer_bw.empty()) {
+    e.family("gpu_preflight_peer_bandwidth_gbps",
+             "Peer copy bandwidth from one GPU to another, best of the timed copies, in GB/s.");
+    for (const auto& [key, v] : peer_bw) {
+      e.sample({{"from", key.first}, {"to", key.second}}, v);
+    }
+  }
   e.family("gpu_preflight_probe_duration_seconds", "How long each probe of the last check took.");
   for (const auto& p : facts.probes) {
     e.sample({{"probe", p.name}}, p.duration_ms / 1000.0);

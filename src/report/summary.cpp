@@ -61,6 +61,12 @@ std::string not_checked(const Facts& facts) {
           fmt::format("{} ({})", p.what.empty() ? p.name : p.what, why.substr(0, why.find(" ("))));
     }
   }
+  // The bandwidth step is part of the CUDA stage: a stage that ran without it says so too.
+  const auto& bw = facts.cuda.bandwidth;
+  if (facts.cuda.ran && !bw.run && !bw.not_checked.empty()) {
+    const std::string_view why = bw.not_checked;
+    parts.push_back(fmt::format("copy bandwidth ({})", why.substr(0, why.find(" ("))));
+  }
   return printable(fmt::format("{}", fmt::join(parts, "; ")));
 }
 

@@ -3,6 +3,8 @@
 #include "common.hpp"
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/multi_gpu_cut.hpp"
+#include "gpf/util/robust.hpp"
+#include "gpf/util/tenths.hpp"
 
 #include <cmath>
 
@@ -345,6 +347,333 @@ std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
   hit.headline = hung ? "the multi-GPU test hung" : "the multi-GPU test failed";
   hit.remedy = multi_remedy(c.facts);
   return {hit};
+}
+
+// The bandwidth judgement (docs/cuda-probe.md#bandwidth): a figure stands out low when it lies more
+// than k_bw_mads scaled MADs (summarize's robust spread) below the median of its class AND at
+// least k_bw_min_gap of that median below it. No figure is judged against a number of its own:
+// only against the node's GPUs (or pairs) of the same kind. A class needs k_bw_min_class members:
+// of two differing figures neither can be called the odd one.
+constexpr double k_bw_mads = 3.0;
+constexpr double k_bw_min_gap = 0.25; // a halved link (x16 -> x8, one generation down) is 50%
+constexpr double k_bw_spread_floor = 0.02;
+constexpr std::size_t k_bw_min_class = 3;
+
+struct BwFigure {
+  std::string cls; // the class: what must be equal for two figures to be compared
+  double value = 0;
+  std::size_t item = 0; // the caller's index
+};
+
+struct BwLow {
+  std::size_t item = 0;
+  double value = 0;
+  RobustSpread spread;
+  std::size_t class_size = 0;
+  std::string cls;
+};
+
+struct BwJudged {
+  std::vector<BwLow> low;
+  std::vector<std::size_t> alone; // items in a class too small to judge
+};
+
+BwJudged judge_bandwidth(const std::vector<BwFigure>& figures) {
+  std::map<std::string, std::vector<const BwFigure*>> classes;
+  for (const auto& f : figures) {
+    if (f.value > 0 && std::isfinite(f.value)) {
+      classes[f.cls].push_back(&f);
+    }
+  }
+  BwJudged out;
+  for (const auto& [cls, members] : classes) {
+    if (members.size() < k_bw_min_class) {
+      for (const auto* m : members) {
+        out.alone.push_back(m->item);
+      }
+      continue;
+    }
+    std::vector<double> values;
+    for (const auto* m : members) {
+      values.push_back(m->value);
+    }
+    const RobustSpread r = robust_spread(values, k_bw_spread_floor);
+    for (const auto* m : members) {
+      if (r.deviations(m->value) < -k_bw_mads && m->value < (1 - k_bw_min_gap) * r.median) {
+        out.low.push_back({m->item, m->value, r, members.size(), cls});
+      }
+    }
+  }
+  return out;
+}
+
+std::string gbps_text(double v) {
+  return fmt::format("{:.1f} GB/s", v);
+}
+
+std::string link_text(unsigned width, unsigned speed_tenths) {
+  return fmt::format("x{} {} GT/s", width, tenths_text(speed_tenths));
+}
+
+// A GPU's class for its host copies: its model and what its own PCIe link can do (the capability,
+// so that a GPU whose link trained narrower or slower is judged among the GPUs it should match).
+std::string host_class(const Facts& f, const CudaDevice& d) {
+  std::string link = "PCIe link unknown";
+  const GpuPciPath* path = find_gpu_path(f.topology, d.bus_id);
+  const NvmlGpu* n = f.nvml.gpu_by_bus(d.bus_id);
+  if (path && path->link.max_width && path->link.max_speed) {
+    link = fmt::format("PCIe {} capable", link_text(*path->link.max_width, *path->link.max_speed));
+  } else if (n && n->pcie_width_max && n->pcie_gen_max) {
+    link = fmt::format("PCIe x{} Gen{} capable", *n->pcie_width_max, *n->pcie_gen_max);
+  }
+  return fmt::format("{}, {}", d.name.value_or("unknown model"), link);
+}
+
+bool has_nvlink(const Facts& f, const std::string& bus) {
+  const NvmlGpu* n = f.nvml.gpu_by_bus(bus);
+  return n && std::find(n->nvlink_active.begin(), n->nvlink_active.end(), true) !=
+                  n->nvlink_active.end();
+}
+
+// A pair's path class from the topology facts: NVLink (both GPUs have active links, as NVML
+// reports them), the same PCIe switch, the same host bridge, or across host bridges (root
+// complexes); peer access refused means copies staged through host memory.
+std::string pair_path(const Facts& f, const std::string& a, const std::string& b, bool access) {
+  if (!access) {
+    return "no peer access (staged through host memory)";
+  }
+  if (has_nvlink(f, a) && has_nvlink(f, b)) {
+    return "NVLink";
+  }
+  const GpuPciPath* pa = find_gpu_path(f.topology, a);
+  const GpuPciPath* pb = find_gpu_path(f.topology, b);
+  if (!pa || !pb || pa->path.empty() || pb->path.empty()) {
+    return "PCIe path unknown";
+  }
+  if (pa->root != pb->root) {
+    return "PCIe across host bridges";
+  }
+  return shared_bridge(f.topology, a, b).empty() ? "PCIe through the host bridge"
+                                                 : "PCIe behind one switch";
+}
+
+// What the PCIe facts show on the paths of `gpus` that slows copies: a link that trained below
+// what both its ends support, a link shared with other GPUs, the IOMMU translating DMA.
+std::vector<std::string> bandwidth_causes(const Facts& f, const std::vector<std::string>& gpus,
+                                          const std::vector<std::string>& all_gpus) {
+  std::vector<std::string> causes;
+  const auto add = [&](std::string c) {
+    if (std::find(causes.begin(), causes.end(), c) == causes.end()) {
+      causes.push_back(std::move(c));
+    }
+  };
+  for (const auto& hop : pcie_hops(f.topology, gpus)) {
+    const auto w = hop.width();
+    const auto cw = hop.could_width();
+    const auto sp = hop.speed();
+    const auto csp = hop.could_speed();
+    if (w && cw && sp && csp && (*w < *cw || *sp < *csp)) {
+      add(fmt::format("the PCIe link {} runs at {} of {}", hop.name(), link_text(*w, *sp),
+                      link_text(*cw, *csp)));
+    } else if (w && cw && *w < *cw) {
+      add(fmt::format("the PCIe link {} runs at x{} of x{}", hop.name(), *w, *cw));
+    }
+  }
+  for (const auto& hop : pcie_hops(f.topology, all_gpus)) {
+    const bool ours = std::any_of(gpus.begin(), gpus.end(), [&](const std::string& g) {
+      return std::find(hop.gpus.begin(), hop.gpus.end(), g) != hop.gpus.end();
+    });
+    if (ours && hop.gpus.size() > gpus.size()) {
+      add(fmt::format("the PCIe link {} is shared by {} GPUs ({}), whose copies ran side by side",
+                      hop.name(), hop.gpus.size(), fmt::join(hop.gpus, ", ")));
+    }
+  }
+  for (const auto& g : gpus) {
+    if (iommu_translates(f.topology, g) == true) {
+      add(fmt::format("the IOMMU translates the DMA of {}", g));
+    }
+  }
+  return causes;
+}
+
+std::string causes_text(const Facts& f, const std::vector<std::string>& causes) {
+  if (!causes.empty()) {
+    return fmt::format("{}", fmt::join(causes, "; "));
+  }
+  return f.topology.pcie.ran ? "no cause in the PCIe facts (a link that downtrains under load, a "
+                               "retimer, or throttling: watch `lspci -vv` LnkSta during a copy)"
+                             : "not known, the PCIe topology was not read";
+}
+
+std::vector<std::string> measured_buses(const CudaFacts& cuda) {
+  std::vector<std::string> buses;
+  for (const auto& d : cuda.devices) {
+    if (d.h2d_gbps || d.d2h_gbps) {
+      buses.push_back(d.bus_id);
+    }
+  }
+  return buses;
+}
+
+std::string copies_text(const CudaFacts& cuda, std::size_t bytes) {
+  return fmt::format("best of {} copies of {} MiB", cuda.bandwidth.repeats, bytes >> 20);
+}
+
+// One direction of the host copies: a warning per GPU that stands out low in its class.
+std::vector<Hit> host_bandwidth_hits(const RuleContext& c) {
+  const auto& cuda = c.facts.cuda;
+  std::vector<Hit> hits;
+  const auto all = measured_buses(cuda);
+  for (const bool h2d : {true, false}) {
+    std::vector<BwFigure> figures;
+    for (std::size_t i = 0; i < cuda.devices.size(); ++i) {
+      const auto& d = cuda.devices[i];
+      if (const auto v = h2d ? d.h2d_gbps : d.d2h_gbps; v && d.usable) {
+        figures.push_back({host_class(c.facts, d), *v, i});
+      }
+    }
+    const char* dir = h2d ? "host-to-device" : "device-to-host";
+    for (const auto& low : judge_bandwidth(figures).low) {
+      const auto& d = cuda.devices[low.item];
+      const auto causes = bandwidth_causes(c.facts, {d.bus_id}, all);
+      std::vector<std::string> ev{
+          fmt::format("{}: {} {} ({})", device_label(d), dir, gbps_text(low.value),
+                      copies_text(cuda, cuda.bandwidth.bytes)),
+          fmt::format("expected {}: the median of {} GPUs of its class ({}); scaled MAD {}",
+                      gbps_text(low.spread.median), low.class_size, low.cls,
+                      gbps_text(k_mad_scale * low.spread.mad))};
+      for (const auto& other : figures) {
+        if (other.cls == low.cls && ev.size() < k_max_evidence_lines) {
+          ev.push_back(fmt::format("{} {} {}", cuda.devices[other.item].bus_id, dir,
+                                   gbps_text(other.value)));
+        }
+      }
+      Hit hit{fmt::format("{} copies {} at {}, {:.0f}% of the {} expected from the GPUs of its "
+                          "class; likely cause: {}",
+                          c.job.label(d.bus_id), dir, gbps_text(low.value),
+                          100 * low.value / low.spread.median, gbps_text(low.spread.median),
+                          causes_text(c.facts, causes)),
+              std::move(ev), d.bus_id};
+      hit.remedy = fmt::format(
+          "Check {}'s PCIe path: `lspci -vv -s {}` (LnkSta against LnkCap, on the GPU and the "
+          "bridges above it), reseat the GPU or its riser if the link trained low, and compare "
+          "after a reboot; the job keeps the GPU but a data-parallel job runs at its pace",
+          d.bus_id, d.bus_id);
+      hits.push_back(std::move(hit));
+    }
+  }
+  return hits;
+}
+
+std::vector<Hit> peer_bandwidth_hits(const RuleContext& c) {
+  const auto& cuda = c.facts.cuda;
+  std::vector<BwFigure> figures;
+  for (std::size_t i = 0; i < cuda.peers.size(); ++i) {
+    const auto& p = cuda.peers[i];
+    const CudaDevice* a = device_at(cuda, p.from);
+    const CudaDevice* b = device_at(cuda, p.to);
+    if (p.ok && p.gbps && a && b) {
+      figures.push_back({fmt::format("{} -> {}, {}", a->name.value_or("unknown model"),
+                                     b->name.value_or("unknown model"),
+                                     pair_path(c.facts, a->bus_id, b->bus_id, p.can_access)),
+                         *p.gbps, i});
+    }
+  }
+  std::vector<Hit> hits;
+  const auto all = measured_buses(cuda);
+  for (const auto& low : judge_bandwidth(figures).low) {
+    const auto& p = cuda.peers[low.item];
+    const CudaDevice& a = *device_at(cuda, p.from);
+    const CudaDevice& b = *device_at(cuda, p.to);
+    auto causes = p2p_causes(c.facts, a.bus_id, b.bus_id);
+    for (auto& cause : bandwidth_causes(c.facts, {a.bus_id, b.bus_id}, all)) {
+      causes.push_back(std::move(cause));
+    }
+    std::vector<std::string> ev{
+        fmt::format("peer copy CUDA {} -> CUDA {} ({} -> {}): {} ({})", p.from, p.to, a.bus_id,
+                    b.bus_id, gbps_text(low.value), copies_text(cuda, cuda.bandwidth.peer_bytes)),
+        fmt::format("expected {}: the median of {} GPU pairs of its class ({}); scaled MAD {}",
+                    gbps_text(low.spread.median), low.class_size, low.cls,
+                    gbps_text(k_mad_scale * low.spread.mad))};
+    for (const PciBridge* bridge : acs_redirects_between(c.facts.topology, a.bus_id, b.bus_id)) {
+      if (ev.size() < k_max_evidence_lines) {
+        ev.push_back(acs_evidence(*bridge));
+      }
+    }
+    Hit hit{fmt::format("Peer copies from {} to {} run at {}, {:.0f}% of the {} expected from the "
+                        "GPU pairs of their class; likely cause: {}",
+                        c.job.label(a.bus_id), c.job.label(b.bus_id), gbps_text(low.value),
+                        100 * low.value / low.spread.median, gbps_text(low.spread.median),
+                        causes_text(c.facts, causes)),
+            std::move(ev), a.bus_id};
+    hit.remedy = fmt::format(
+        "Check the path between {} and {}: `nvidia-smi topo -m` and `nvidia-smi topo -p2p r`, "
+        "ACS on the bridges between them (`lspci -vvv`: ACSCtl ReqRedir-/CmpltRedir-), the "
+        "IOMMU (`iommu=pt`) and both GPUs' links (`lspci -vv`: LnkSta against LnkCap); NCCL "
+        "rings through this pair run at its pace",
+        a.bus_id, b.bus_id);
+    hits.push_back(std::move(hit));
+  }
+  return hits;
+}
+
+// The figures, one line for the report's reader: what was measured, what could not be judged
+// (a class too small) and what was not measured (a busy GPU, no pinned memory).
+std::vector<Hit> bandwidth_figures(const RuleContext& c) {
+  const auto& cuda = c.facts.cuda;
+  std::vector<std::string> gpus;
+  std::vector<std::string> not_measured;
+  std::vector<BwFigure> figures;
+  for (std::size_t i = 0; i < cuda.devices.size(); ++i) {
+    const auto& d = cuda.devices[i];
+    if (d.h2d_gbps || d.d2h_gbps) {
+      gpus.push_back(fmt::format("CUDA {} {}/{}", d.index,
+                                 d.h2d_gbps ? fmt::format("{:.1f}", *d.h2d_gbps) : "-",
+                                 d.d2h_gbps ? fmt::format("{:.1f}", *d.d2h_gbps) : "-"));
+      if (d.h2d_gbps && d.usable) {
+        figures.push_back({host_class(c.facts, d), *d.h2d_gbps, i});
+      }
+    } else if (!d.bandwidth_not_checked.empty()) {
+      not_measured.push_back(fmt::format("CUDA {} ({})", d.index, d.bandwidth_not_checked));
+    }
+  }
+  std::vector<double> peers;
+  for (const auto& p : cuda.peers) {
+    if (p.gbps) {
+      peers.push_back(*p.gbps);
+    }
+  }
+  if (gpus.empty() && peers.empty() && not_measured.empty()) {
+    return {};
+  }
+  std::vector<std::string> ev;
+  if (!gpus.empty()) {
+    ev.push_back(fmt::format("host-to-device/device-to-host GB/s ({}): {}",
+                             copies_text(cuda, cuda.bandwidth.bytes), fmt::join(gpus, ", ")));
+  }
+  if (!peers.empty()) {
+    std::sort(peers.begin(), peers.end());
+    ev.push_back(fmt::format("peer copies ({}): {} pairs, {:.1f} to {:.1f} GB/s, median {:.1f}",
+                             copies_text(cuda, cuda.bandwidth.peer_bytes), peers.size(),
+                             peers.front(), peers.back(), median_of(peers)));
+  }
+  std::vector<std::string> alone;
+  for (const std::size_t i : judge_bandwidth(figures).alone) {
+    alone.push_back(fmt::format("CUDA {}", cuda.devices[i].index));
+  }
+  if (!alone.empty()) {
+    ev.push_back(fmt::format("reported, not judged (fewer than {} GPUs of their class): {}",
+                             k_bw_min_class, fmt::join(alone, ", ")));
+  }
+  if (!not_measured.empty()) {
+    ev.push_back(fmt::format("not checked: {}", fmt::join(not_measured, "; ")));
+  }
+  return {Hit{fmt::format("Copy bandwidth measured on {} GPU(s) and {} GPU pair(s){}", gpus.size(),
+                          peers.size(),
+                          not_measured.empty()
+                              ? std::string()
+                              : fmt::format("; {} GPU(s) not checked", not_measured.size())),
+              std::move(ev)}};
 }
 
 } // namespace
@@ -981,6 +1310,61 @@ std::span<const Rule> cuda_rules() {
          }
          return hits;
        }},
+      {.id = "cuda.host-bandwidth-low",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU copies to or from host memory far slower than the node's GPUs of its kind",
+       .remedy = "Check the GPU's PCIe path (`lspci -vv`: LnkSta against LnkCap); reseat it if "
+                 "its link trained low",
+       .source = "docs/cuda-probe.md#bandwidth",
+       .explanation =
+           "Each GPU's child times copies between pinned host memory and the GPU (CUDA events, "
+           "the best of a few copies of 128 MiB each way). A GPU is compared with the other GPUs "
+           "of this node of the same model and PCIe capability, never with a number of its own: "
+           "it is flagged when its figure lies more than 3 scaled median absolute deviations "
+           "and more than 25% below their median. A class of fewer than three GPUs is reported, "
+           "not judged. The likely cause comes from the PCIe facts: a link that trained "
+           "narrower or slower than both ends support, a switch uplink shared with other GPUs, "
+           "or the IOMMU translating the GPU's DMA. Data-parallel training runs at the pace of "
+           "its slowest rank, with no error anywhere. Confirm by hand: `nvidia-smi -q -d "
+           "PERFORMANCE` and `lspci -vv -s BUS` (LnkSta) while copying. Warn: the GPU stays in "
+           "the recommendation.",
+       .evidence = "the GPU's figure, its class's median and spread, the class's figures and the "
+                   "PCIe facts behind the likely cause",
+       .check = host_bandwidth_hits},
+      {.id = "cuda.peer-bandwidth-low",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "No GPU pair copies far slower than the node's pairs on the same kind of path",
+       .remedy = "Check ACS and the IOMMU on the path between the two GPUs, and both GPUs' links",
+       .source = "docs/cuda-probe.md#bandwidth",
+       .explanation =
+           "The multi-GPU child times peer copies between every ordered pair of GPUs (CUDA "
+           "events, the best of a few copies of 64 MiB). A pair is compared with the node's "
+           "pairs of the same models on the same kind of path (NVLink, behind one PCIe switch, "
+           "through the host bridge, across host bridges, or staged through host memory when "
+           "peer access is refused): it is flagged when its figure lies more than 3 scaled "
+           "median absolute deviations and more than 25% below their median. The likely cause "
+           "comes from the topology facts: ACS redirecting peer traffic to the root complex, "
+           "the IOMMU translating it, a link trained low or shared. NCCL rings and trees through "
+           "the pair run at its pace. Confirm by hand: `nvidia-smi topo -p2p r` and nvbandwidth "
+           "or `p2pBandwidthLatencyTest`. Warn: the GPUs stay in the recommendation.",
+       .evidence = "the pair's figure, its class's median and spread, and the bridges and links "
+                   "between the two GPUs",
+       .check = peer_bandwidth_hits},
+      // Info: the figures themselves, judged or not.
+      {.id = "cuda.bandwidth-measured",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Copy bandwidth figures of the node's GPUs",
+       .remedy = "Nothing to do; cuda.host-bandwidth-low and cuda.peer-bandwidth-low judge them",
+       .source = "docs/cuda-probe.md#bandwidth",
+       .explanation =
+           "The figures of the bandwidth step: each GPU's host-to-device and device-to-host "
+           "copies from pinned memory and the peer copies between GPU pairs, in GB/s. A GPU in "
+           "a class of fewer than three (by model and PCIe capability) is reported here and not "
+           "judged; a GPU another process holds is not measured and is listed as not checked.",
+       .check = bandwidth_figures},
       {.id = "cuda.multi-gpu-failed",
        .stage = Stage::host,
        .severity = Severity::warn,

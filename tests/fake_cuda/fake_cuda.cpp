@@ -5,6 +5,14 @@
 //
 // Built three times: complete; FAKE_CUDA_OMIT_PEER (no cuMemcpyPeer: an optional entry point);
 // FAKE_CUDA_OMIT_MEMSET (no cuMemsetD8_v2: a required one).
+//
+// Copy timing (the bandwidth step): the asynchronous copies move no data and take no time; each
+// advances its context's virtual clock by bytes / rate, which cuEventRecord reads and
+// cuEventElapsedTime subtracts. The rates, in GB/s (1e9 bytes per second), decimals allowed:
+//   FAKE_CUDA_H2D_GBPS=i:value,…  host -> GPU i (default 24)
+//   FAKE_CUDA_D2H_GBPS=i:value,…  GPU i -> host (default 24)
+//   FAKE_CUDA_P2P_GBPS=i-j:value,… GPU i -> GPU j, and j -> i unless j-i is named (default 48)
+// FAKE_CUDA_NO_PINNED=1: cuMemAllocHost fails with CUDA_ERROR_OUT_OF_MEMORY.
 // The probe's own declarations of the CUDA types, so that every exported function has exactly the
 // type the probe calls it through (UBSan's -fsanitize=function checks that).
 #include "probes/cuda/driver_api.hpp"
@@ -34,7 +42,9 @@ namespace {
 using gpf::cuda::CUcontext;
 using gpf::cuda::CUdevice;
 using gpf::cuda::CUdeviceptr;
+using gpf::cuda::CUevent;
 using gpf::cuda::CUresult;
+using gpf::cuda::CUstream;
 using gpf::cuda::CUuuid;
 
 constexpr CUresult k_success = 0;
@@ -48,6 +58,12 @@ constexpr CUresult k_peer_already_enabled = 704;
 
 struct FakeContext {
   int physical = 0;
+  double clock_ms = 0; // the virtual time of its default stream (copy timing)
+};
+
+struct FakeEvent {
+  FakeContext* context = nullptr;
+  double at_ms = -1; // -1: never recorded
 };
 
 struct Gpu {
@@ -118,6 +134,29 @@ std::map<int, long> env_map(const char* name) {
     if (colon != std::string::npos) {
       out[std::atoi(item.substr(0, colon).c_str())] =
           std::strtol(item.substr(colon + 1).c_str(), nullptr, 0);
+    }
+  }
+  return out;
+}
+
+// "i:12.5,j:3" -> {i: 12.5}; "i-j:value" pairs -> {i * 1000 + j: value} when `pairs`.
+std::map<int, double> env_rates(const char* name, bool pairs) {
+  std::map<int, double> out;
+  for (const auto& item : env_list(name)) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) {
+      continue;
+    }
+    const std::string key = item.substr(0, colon);
+    const double value = std::strtod(item.substr(colon + 1).c_str(), nullptr);
+    const auto dash = key.find('-');
+    if (pairs && dash != std::string::npos) {
+      const int i = std::atoi(key.substr(0, dash).c_str());
+      const int j = std::atoi(key.substr(dash + 1).c_str());
+      out[i * 1000 + j] = value;
+      out.emplace(j * 1000 + i, value); // the other direction, unless named itself
+    } else if (!pairs) {
+      out[std::atoi(key.c_str())] = value;
     }
   }
   return out;
@@ -649,6 +688,125 @@ FAKE_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdevicept
   return k_success;
 }
 #endif
+
+namespace {
+
+double rate_of(const char* name, int key, bool pairs, double fallback) {
+  const auto rates = env_rates(name, pairs);
+  const auto it = rates.find(key);
+  return it != rates.end() && it->second > 0 ? it->second : fallback;
+}
+
+// An asynchronous copy on the current context's default stream: bytes at `gbps`, in virtual time.
+CUresult timed_copy(std::size_t bytes, double gbps, CUstream stream) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current || stream != nullptr) {
+    return t_current ? k_invalid_value : k_invalid_context;
+  }
+  t_current->clock_ms += static_cast<double>(bytes) / (gbps * 1e6);
+  return k_success;
+}
+
+} // namespace
+
+FAKE_EXPORT CUresult cuMemAllocHost_v2(void** ptr, std::size_t bytes) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current) {
+    return k_invalid_context;
+  }
+  if (env_flag("FAKE_CUDA_NO_PINNED")) {
+    return 2; // CUDA_ERROR_OUT_OF_MEMORY
+  }
+  *ptr = std::malloc(bytes); // never touched: the timed copies move no data
+  return *ptr ? k_success : 2;
+}
+
+FAKE_EXPORT CUresult cuMemFreeHost(void* ptr) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  std::free(ptr);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void*, std::size_t bytes,
+                                          CUstream stream) {
+  const int gpu = t_current ? t_current->physical : 0;
+  return timed_copy(bytes, rate_of("FAKE_CUDA_H2D_GBPS", gpu, false, 24), stream);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void*, CUdeviceptr, std::size_t bytes, CUstream stream) {
+  const int gpu = t_current ? t_current->physical : 0;
+  return timed_copy(bytes, rate_of("FAKE_CUDA_D2H_GBPS", gpu, false, 24), stream);
+}
+
+FAKE_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr, CUcontext dst_ctx, CUdeviceptr,
+                                       CUcontext src_ctx, std::size_t bytes, CUstream stream) {
+  if (!dst_ctx || !src_ctx) {
+    return k_invalid_context;
+  }
+  const int from = reinterpret_cast<FakeContext*>(src_ctx)->physical;
+  const int to = reinterpret_cast<FakeContext*>(dst_ctx)->physical;
+  return timed_copy(bytes, rate_of("FAKE_CUDA_P2P_GBPS", from * 1000 + to, true, 48), stream);
+}
+
+FAKE_EXPORT CUresult cuEventCreate(CUevent* event, unsigned int flags) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current) {
+    return k_invalid_context;
+  }
+  if (flags != 0) {
+    return k_invalid_value; // the probe asks for timing events (CU_EVENT_DEFAULT)
+  }
+  *event = reinterpret_cast<CUevent>(new FakeEvent{t_current, -1});
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  auto* e = reinterpret_cast<FakeEvent*>(event);
+  if (!e || stream != nullptr || e->context != t_current) {
+    return e && e->context != t_current ? k_invalid_context : k_invalid_value;
+  }
+  e->at_ms = t_current->clock_ms;
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuEventSynchronize(CUevent event) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  return event ? k_success : k_invalid_value;
+}
+
+FAKE_EXPORT CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  const auto* a = reinterpret_cast<FakeEvent*>(start);
+  const auto* b = reinterpret_cast<FakeEvent*>(end);
+  if (!a || !b || a->at_ms < 0 || b->at_ms < 0) {
+    return k_invalid_value; // CUDA_ERROR_INVALID_HANDLE in the real driver
+  }
+  *ms = static_cast<float>(b->at_ms - a->at_ms);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent event) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  delete reinterpret_cast<FakeEvent*>(event);
+  return k_success;
+}
 
 FAKE_EXPORT CUresult cuGetErrorName(CUresult error, const char** text) {
   if (stub()) {

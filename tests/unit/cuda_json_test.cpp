@@ -47,8 +47,8 @@ CudaFacts sample() {
   c.multi_gpu_ok = false;
   c.multi_gpu_devices = {0, 1};
   c.peers = {{0, 1, true, false, false, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700,
-              "cuMemcpyPeer: an illegal memory access"},
-             {1, 0, true, false, true, 9000, "", std::nullopt, ""}};
+              "cuMemcpyPeer: an illegal memory access", std::nullopt},
+             {1, 0, true, false, true, 9000, "", std::nullopt, "", std::nullopt}};
   return c;
 }
 
@@ -287,12 +287,17 @@ CudaFacts every_member() {
   c.devices[1].in_use = false;
   c.devices[1].holders.clear();
   c.devices[1].derive_timing();
+  c.devices[1].h2d_gbps = 24.5;
+  c.devices[1].d2h_gbps = 25.75;
+  c.devices[0].bandwidth_not_checked = "in use by 4242 (python3)";
   c.multi_gpu_ran = true;
   c.multi_gpu_ok = false;
   c.multi_gpu_devices = {0, 1};
   c.multi_gpu_steps = {{"ctx 0", true, false, 4, std::nullopt, "", ""}};
-  c.peers = {{0, 1, true, false, true, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700, "illegal"},
-             {1, 0, true, true, false, 9, "", std::nullopt, ""}};
+  c.peers = {
+      {0, 1, true, false, true, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700, "illegal", std::nullopt},
+      {1, 0, true, true, false, 9, "", std::nullopt, "", 47.125}};
+  c.bandwidth = {true, 128u << 20, 64u << 20, 3, ""};
   c.deadline_hit = true;
   c.timeout_s = 30;
   c.wall_ms = 1234.5;

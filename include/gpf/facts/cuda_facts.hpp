@@ -85,6 +85,12 @@ struct CudaDevice {
   // cuda.json); nullopt when a step of the figure is missing, failed or hung.
   std::optional<double> init_ms;    // k_cuda_init_steps
   std::optional<double> startup_ms; // k_cuda_startup_steps
+  // Copy bandwidth between pinned host memory and this GPU (the per-GPU child's "bandwidth"
+  // step: the best of the timed copies), in GB/s (1e9 bytes per second); nullopt when not
+  // measured, and then bandwidth_not_checked says why ("" when the step was not asked for).
+  std::optional<double> h2d_gbps;
+  std::optional<double> d2h_gbps;
+  std::string bandwidth_not_checked;
 
   void derive_timing() {
     init_ms = sum_of_steps(steps, k_cuda_init_steps);
@@ -104,8 +110,22 @@ struct CudaPeerResult {
   std::string error_name;
   std::optional<int> error_code;
   std::string error_text;
+  // Peer copy bandwidth from -> to (best of the timed copies), GB/s; nullopt when not measured.
+  std::optional<double> gbps;
 
   bool operator==(const CudaPeerResult&) const = default;
+};
+
+// The bandwidth step as the stage ran it: copies timed `repeats` times per direction
+// (the best counts), or why it did not run at all ("budget: …", "--no-bandwidth").
+struct CudaBandwidthPlan {
+  bool run = false;
+  std::size_t bytes = 0;      // per host copy
+  std::size_t peer_bytes = 0; // per peer copy
+  int repeats = 0;
+  std::string not_checked;
+
+  bool operator==(const CudaBandwidthPlan&) const = default;
 };
 
 // A real enumeration takes a few steps per GPU; a recorded list longer than this is cut on reading
@@ -133,6 +153,7 @@ struct CudaFacts {
   std::vector<int> multi_gpu_devices;    // CUDA indices the multi-GPU child covered
   std::vector<CudaStep> multi_gpu_steps; // its set-up steps (cuInit, contexts, buffers)
   std::vector<CudaPeerResult> peers;
+  CudaBandwidthPlan bandwidth;
   bool deadline_hit = false;
   double timeout_s = 0; // --cuda-timeout the stage ran under
   double wall_ms = 0;

@@ -3,12 +3,16 @@
 #include "gpf/facts/facts.hpp"
 #include "gpf/host/host.hpp"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpf {
+
+// --budget's default: a Slurm prolog's habits (docs/usage.md#time-budget).
+inline constexpr double k_default_budget_s = 60;
 
 struct ProbeOptions {
   std::optional<std::string> dmesg_file; // --dmesg FILE ("-" = stdin)
@@ -22,7 +26,36 @@ struct ProbeOptions {
   std::optional<std::string> nccl;        // --nccl[=PATH]: "" = where the job finds libnccl.so.2
   bool nccl_job_env = false;              // --nccl-env job: keep the job's NCCL_* variables
   double nccl_timeout_s = 60;             // --nccl-timeout
+  bool no_bandwidth = false;              // --no-bandwidth: no timed copies in the CUDA stage
+  // --budget: seconds the whole check may take (nullopt: no limit); a timed stage starts only
+  // when its cost estimate fits what is left (docs/usage.md).
+  std::optional<double> budget_s = k_default_budget_s;
+  // When the check started (these options were made), for the budget.
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  // Seconds of the budget left now; nullopt without a budget.
+  std::optional<double> budget_left_s() const {
+    if (!budget_s) {
+      return std::nullopt;
+    }
+    return *budget_s -
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
 };
+
+// The live stage (the CUDA and NVML children, beside each other under one deadline) costs at most
+// its deadline: "budget: …", the reason it does not start, when that does not fit what is left of
+// --budget; nullopt when it fits or there is no budget.
+std::optional<std::string> live_stage_over_budget(const ProbeOptions& options);
+
+// An optional stage and its cost estimate in seconds.
+struct StageEstimate {
+  std::string name;
+  double estimate_s = 0;
+};
+// Which optional stages start within left_s seconds (one flag per stage, in the given order): in
+// ascending order of their estimates, each while the sum of those admitted still fits.
+std::vector<bool> stages_within(const std::vector<StageEstimate>& stages, double left_s);
 
 // Runs every probe in order. Never throws for anything the host says; a probe that cannot read
 // its input records ProbeState::error with the OS reason.

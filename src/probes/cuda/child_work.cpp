@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -288,6 +289,124 @@ Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j,
   return compare(wrote, read);
 }
 
+// GB/s (1e9 bytes per second) of `bytes` copied in `ms`, to 1 MB/s: finer is noise (an event's
+// resolution is about half a microsecond), and round figures replay and compare exactly.
+double gbps_of(std::size_t bytes, float ms) {
+  return std::round(static_cast<double>(bytes) / (static_cast<double>(ms) * 1e3)) / 1e3;
+}
+
+// Two events on the current context, destroyed with the object.
+class EventPair {
+public:
+  explicit EventPair(const DriverApi& api) : m_api(api) {}
+  ~EventPair() {
+    for (CUevent e : {start, end}) {
+      if (e) {
+        m_api.cuEventDestroy(e);
+      }
+    }
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+
+  Outcome create() {
+    if (auto o = check(m_api, "cuEventCreate", m_api.cuEventCreate(&start, 0)); !o.ok) {
+      return o;
+    }
+    return check(m_api, "cuEventCreate", m_api.cuEventCreate(&end, 0));
+  }
+
+  // Times `copy` (one asynchronous copy on the default stream) `repeats` times between the two
+  // events; best holds the highest figure. The events time the GPU's work, not this thread's.
+  template <class Copy>
+  Outcome best_of(int repeats, std::size_t bytes, Copy&& copy, std::optional<double>& best) {
+    for (int r = 0; r < repeats; ++r) {
+      if (auto o = check(m_api, "cuEventRecord", m_api.cuEventRecord(start, nullptr)); !o.ok) {
+        return o;
+      }
+      if (auto o = copy(); !o.ok) {
+        return o;
+      }
+      if (auto o = check(m_api, "cuEventRecord", m_api.cuEventRecord(end, nullptr)); !o.ok) {
+        return o;
+      }
+      if (auto o = check(m_api, "cuEventSynchronize", m_api.cuEventSynchronize(end)); !o.ok) {
+        return o;
+      }
+      float ms = 0;
+      if (auto o = check(m_api, "cuEventElapsedTime", m_api.cuEventElapsedTime(&ms, start, end));
+          !o.ok) {
+        return o;
+      }
+      if (ms > 0 && std::isfinite(ms)) {
+        const double g = gbps_of(bytes, ms);
+        best = best ? std::max(*best, g) : g;
+      }
+    }
+    return {};
+  }
+
+  CUevent start = nullptr;
+  CUevent end = nullptr;
+
+private:
+  const DriverApi& m_api;
+};
+
+constexpr int k_out_of_memory = 2; // CUDA_ERROR_OUT_OF_MEMORY
+
+// The "bandwidth" step on the current context: host -> device, then device -> host, from pinned
+// memory. Memory that cannot be had (pinned host memory, or device memory another process took)
+// leaves the figures unmeasured, with the reason in `result.text`; a failing copy or event is the
+// GPU's failure.
+Outcome host_bandwidth(const DriverApi& api, const BandwidthRequest& bw, Event& result) {
+  void* host = nullptr;
+  if (const CUresult r = api.cuMemAllocHost(&host, bw.bytes); r != k_success) {
+    result.text = fmt::format("cuMemAllocHost of {} MiB: {}", bw.bytes >> 20, error_name(api, r));
+    return {};
+  }
+  CUdeviceptr device = 0;
+  Outcome o;
+  if (const CUresult r = api.cuMemAlloc(&device, bw.bytes); r != k_success) {
+    if (r == k_out_of_memory) {
+      result.text = fmt::format("cuMemAlloc of {} MiB: {}", bw.bytes >> 20, error_name(api, r));
+    } else {
+      o = check(api, "cuMemAlloc", r);
+    }
+    api.cuMemFreeHost(host);
+    return o;
+  }
+  {
+    EventPair events(api);
+    o = events.create();
+    if (o.ok) {
+      o = events.best_of(
+          bw.repeats, bw.bytes,
+          [&] {
+            return check(api, "cuMemcpyHtoDAsync",
+                         api.cuMemcpyHtoDAsync(device, host, bw.bytes, nullptr));
+          },
+          result.h2d_gbps);
+    }
+    if (o.ok) {
+      o = events.best_of(
+          bw.repeats, bw.bytes,
+          [&] {
+            return check(api, "cuMemcpyDtoHAsync",
+                         api.cuMemcpyDtoHAsync(host, device, bw.bytes, nullptr));
+          },
+          result.d2h_gbps);
+    }
+  }
+  if (auto f = check(api, "cuMemFree", api.cuMemFree(device)); o.ok && !f.ok) {
+    o = f;
+  }
+  if (auto f = check(api, "cuMemFreeHost", api.cuMemFreeHost(host)); o.ok && !f.ok) {
+    o = f;
+  }
+  return o;
+}
+
 } // namespace
 
 void enumeration_child(const std::string& library, LineWriter& out) {
@@ -325,7 +444,7 @@ void enumeration_child(const std::string& library, LineWriter& out) {
   steps.done();
 }
 
-void gpu_child(const std::string& library, LineWriter& out) {
+void gpu_child(const std::string& library, const BandwidthRequest& bandwidth, LineWriter& out) {
   Steps steps(out);
   auto driver = load_step(library, steps);
   if (!driver || !init_step(driver->api, steps)) {
@@ -368,6 +487,16 @@ void gpu_child(const std::string& library, LineWriter& out) {
         }
         return compare(wrote, read);
       });
+  if (ok && bandwidth.run) {
+    Event result;
+    result.kind = EventKind::bandwidth;
+    if (!api.has_host_bandwidth_entry_points()) {
+      result.text = "libcuda lacks the entry points of the timed copies";
+    } else {
+      steps.run("bandwidth", [&] { return host_bandwidth(api, bandwidth, result); });
+    }
+    steps.emit(result);
+  }
   if (ok) {
     steps.run("release", [&] {
       if (auto o = check(api, "cuMemFree", api.cuMemFree(buffer)); !o.ok) {
@@ -380,6 +509,7 @@ void gpu_child(const std::string& library, LineWriter& out) {
 }
 
 void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices,
+                     const BandwidthRequest& bandwidth, const std::vector<char>& measure,
                      LineWriter& out) {
   Steps steps(out);
   auto driver = load_step(library, steps);
@@ -399,6 +529,10 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
   std::vector<CUcontext> contexts(n, nullptr);
   std::vector<CUdeviceptr> buffers(n, 0);
   std::vector<char> ready(n, 0);
+  // The bandwidth copies' buffers and events, per GPU; a GPU without them is not measured.
+  const bool timed = bandwidth.run && api.has_peer_bandwidth_entry_points();
+  std::vector<CUdeviceptr> big(n, 0);
+  std::vector<std::unique_ptr<EventPair>> events(n);
   {
     std::vector<std::thread> threads;
     std::string thread_error;
@@ -411,6 +545,14 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
           }) && steps.run(fmt::format("alloc gpu {}", index), [&] {
             return check(api, "cuMemAlloc", api.cuMemAlloc(&buffers[k], k_test_bytes));
           });
+          // Best effort: memory another process holds leaves this GPU's pairs unmeasured.
+          if (ready[k] && timed && k < measure.size() && measure[k] &&
+              api.cuMemAlloc(&big[k], bandwidth.peer_bytes) == k_success) {
+            events[k] = std::make_unique<EventPair>(api);
+            if (!events[k]->create().ok) {
+              events[k].reset();
+            }
+          }
         });
       } catch (const std::system_error& e) {
         thread_error = e.what();
@@ -447,7 +589,20 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
       result.kind = EventKind::peer;
       result.peer.from = cuda_indices[i];
       result.peer.to = cuda_indices[j];
-      const Outcome o = peer_copy(api, i, j, devices, contexts, buffers, result.peer.can_access);
+      Outcome o = peer_copy(api, i, j, devices, contexts, buffers, result.peer.can_access);
+      if (o.ok && events[i] && events[j]) {
+        o = check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(contexts[i]));
+        if (o.ok) {
+          o = events[i]->best_of(
+              bandwidth.repeats, bandwidth.peer_bytes,
+              [&] {
+                return check(api, "cuMemcpyPeerAsync",
+                             api.cuMemcpyPeerAsync(big[j], contexts[j], big[i], contexts[i],
+                                                   bandwidth.peer_bytes, nullptr));
+              },
+              result.peer.gbps);
+        }
+      }
       result.peer.ok = o.ok;
       result.peer.duration_ms =
           std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -460,6 +615,12 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
   steps.run("release", [&] {
     for (std::size_t k = 0; k < n; ++k) {
       api.cuCtxSetCurrent(contexts[k]);
+      events[k].reset();
+      if (big[k] != 0) {
+        if (auto o = check(api, "cuMemFree", api.cuMemFree(big[k])); !o.ok) {
+          return o;
+        }
+      }
       if (auto o = check(api, "cuMemFree", api.cuMemFree(buffers[k])); !o.ok) {
         return o;
       }

@@ -20,6 +20,10 @@ using CUdevice = int;
 using CUdeviceptr = unsigned long long;
 struct CUctx_st;
 using CUcontext = CUctx_st*;
+struct CUstream_st;
+using CUstream = CUstream_st*; // nullptr: the context's default (NULL) stream
+struct CUevent_st;
+using CUevent = CUevent_st*;
 struct CUuuid {
   unsigned char bytes[16];
 };
@@ -61,6 +65,20 @@ struct DriverApi {
   CUresult (*cuCtxEnablePeerAccess)(CUcontext peer, unsigned int flags) = nullptr;
   CUresult (*cuMemcpyPeer)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
                            std::size_t bytes) = nullptr;
+  // The bandwidth step (optional: without them only the bandwidth figures are lost).
+  CUresult (*cuMemAllocHost)(void** ptr, std::size_t bytes) = nullptr; // _v2
+  CUresult (*cuMemFreeHost)(void* ptr) = nullptr;
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void* src, std::size_t bytes,
+                                CUstream stream) = nullptr; // _v2
+  CUresult (*cuMemcpyDtoHAsync)(void* dst, CUdeviceptr src, std::size_t bytes,
+                                CUstream stream) = nullptr; // _v2
+  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                CUcontext src_ctx, std::size_t bytes, CUstream stream) = nullptr;
+  CUresult (*cuEventCreate)(CUevent* event, unsigned int flags) = nullptr;
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent event) = nullptr;
+  CUresult (*cuEventElapsedTime)(float* ms, CUevent start, CUevent end) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent event) = nullptr; // _v2
   CUresult (*cuGetErrorName)(CUresult error, const char** text) = nullptr;
   CUresult (*cuGetErrorString)(CUresult error, const char** text) = nullptr;
 
@@ -68,6 +86,18 @@ struct DriverApi {
   CUresult get_uuid(CUuuid* uuid, CUdevice device) const;
   bool has_peer_entry_points() const {
     return cuDeviceCanAccessPeer && cuCtxEnablePeerAccess && cuMemcpyPeer;
+  }
+  // Events and the asynchronous copies every bandwidth measurement needs.
+  bool has_timing_entry_points() const {
+    return cuEventCreate && cuEventRecord && cuEventSynchronize && cuEventElapsedTime &&
+           cuEventDestroy;
+  }
+  bool has_host_bandwidth_entry_points() const {
+    return has_timing_entry_points() && cuMemAllocHost && cuMemFreeHost && cuMemcpyHtoDAsync &&
+           cuMemcpyDtoHAsync;
+  }
+  bool has_peer_bandwidth_entry_points() const {
+    return has_timing_entry_points() && cuMemcpyPeerAsync;
   }
 };
 

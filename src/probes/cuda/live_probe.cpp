@@ -92,6 +92,11 @@ bool refused_as_busy(const std::vector<CudaStep>& steps) {
 void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d) {
   d.visible_as = visible_as;
   d.steps = t.steps;
+  d.h2d_gbps = t.h2d_gbps;
+  d.d2h_gbps = t.d2h_gbps;
+  if (!t.bandwidth_not_checked.empty()) {
+    d.bandwidth_not_checked = t.bandwidth_not_checked;
+  }
   if (!t.done && t.all_steps_ok()) {
     d.steps.push_back(child_step(t));
   }
@@ -119,6 +124,13 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 } // namespace
 
+double bandwidth_estimate_s(const BandwidthRequest& r, std::size_t gpus) {
+  const double rate = k_bandwidth_estimate_gbps * 1e9;
+  const double host = static_cast<double>(2 * r.repeats + 1) * static_cast<double>(r.bytes) / rate;
+  const double pairs = gpus > 1 ? static_cast<double>(gpus * (gpus - 1)) : 0;
+  return host + pairs * r.repeats * static_cast<double>(r.peer_bytes) / rate;
+}
+
 Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   CudaFacts f;
   f.ran = true;
@@ -143,10 +155,22 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   }
   const std::size_t enum_id = *enumeration;
 
+  f.bandwidth = {in.bandwidth.run, in.bandwidth.bytes, in.bandwidth.peer_bytes,
+                 in.bandwidth.repeats, in.bandwidth_not_checked};
+  // A GPU another process holds is tested but not timed: its figures would be the other
+  // process's traffic as much as its link, and the copies would slow that process down.
+  const auto request_for = [&](const std::string& bus_id) {
+    BandwidthRequest r = in.bandwidth;
+    r.run = r.run && in.busy.count(bus_id) == 0;
+    return r;
+  };
   std::vector<GpuChild> gpu_children;
-  const auto start_gpu_child = [&](const std::string& visible_as, std::optional<int> cuda_index) {
+  const auto start_gpu_child = [&](const std::string& visible_as, std::optional<int> cuda_index,
+                                   const std::string& bus_id) {
     auto id = group.spawn({"gpu " + visible_as, job_env(in, visible_as),
-                           [library](LineWriter& out) { gpu_child(library, out); }});
+                           [library, request = request_for(bus_id)](LineWriter& out) {
+                             gpu_child(library, request, out);
+                           }});
     if (!id) {
       // this process's own limits (RLIMIT_NPROC, memory), not the GPU's fault
       throw CheckerFailure("cannot start the CUDA child for GPU " + visible_as + ": " +
@@ -156,7 +180,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   };
   for (const auto& gpu : in.driver_gpus) {
     if (is_gpu_uuid(gpu.uuid)) {
-      start_gpu_child(*gpu.uuid, std::nullopt);
+      start_gpu_child(*gpu.uuid, std::nullopt, gpu.bus_id);
     }
   }
 
@@ -182,7 +206,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
       continue;
     }
     const std::string visible_as = is_gpu_uuid(d.uuid) ? *d.uuid : std::to_string(d.index);
-    start_gpu_child(visible_as, d.index); // throws CheckerFailure when it cannot fork
+    start_gpu_child(visible_as, d.index, d.bus_id); // throws CheckerFailure when it cannot fork
   }
   for (const auto& c : gpu_children) {
     if (!c.cuda_index) {
@@ -213,9 +237,14 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     for (int i : devices) {
       names.push_back(by_uuid ? *f.devices[static_cast<std::size_t>(i)].uuid : std::to_string(i));
     }
-    auto id = group.spawn(
-        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
-         [library, devices](LineWriter& out) { multi_gpu_child(library, devices, out); }});
+    std::vector<char> measure;
+    for (int i : devices) {
+      measure.push_back(in.busy.count(f.devices[static_cast<std::size_t>(i)].bus_id) == 0 ? 1 : 0);
+    }
+    auto id = group.spawn({"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
+                           [library, devices, request = in.bandwidth, measure](LineWriter& out) {
+                             multi_gpu_child(library, devices, request, measure, out);
+                           }});
     if (!id) {
       throw CheckerFailure("cannot start the multi-GPU CUDA child: " + id.error().message);
     }
@@ -255,8 +284,11 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   }
   for (const auto& c : gpu_children) {
     if (c.cuda_index) {
-      apply_gpu(transcript(group, c.id), c.visible_as,
-                f.devices[static_cast<std::size_t>(*c.cuda_index)]);
+      CudaDevice& d = f.devices[static_cast<std::size_t>(*c.cuda_index)];
+      apply_gpu(transcript(group, c.id), c.visible_as, d);
+      if (const auto busy = in.busy.find(d.bus_id); in.bandwidth.run && busy != in.busy.end()) {
+        d.bandwidth_not_checked = fmt::format("in use by {}", busy->second);
+      }
     }
   }
 

@@ -4,6 +4,9 @@
 #include "gpf/facts/cuda_facts.hpp"
 #include "gpf/facts/visible_devices.hpp"
 #include "gpf/util/result.hpp"
+#include "probes/cuda/child_work.hpp"
+
+#include <map>
 
 #include <optional>
 #include <string>
@@ -18,11 +21,30 @@ struct LiveProbeInput {
   std::optional<std::string> job_device_order;    // the job's CUDA_DEVICE_ORDER
   std::vector<GpuRef> driver_gpus;                // GPUs the driver lists; those with a UUID are
                                                   // tested while enumeration still runs
+  BandwidthRequest bandwidth;                     // the bandwidth step, for every GPU not busy
+  std::string bandwidth_not_checked;              // why bandwidth.run is false ("" = not asked)
+  // GPUs other processes hold (bus id -> "PID (comm), …"): started and tested, never timed.
+  std::map<std::string, std::string> busy;
 };
 
 // Share of the time left after enumeration that the per-GPU children may use when a multi-GPU
 // test is to follow; the rest is kept for that test.
 inline constexpr double k_per_gpu_share = 0.6;
+
+// The bandwidth step's default sizes: 128 MiB per host copy, 64 MiB per peer copy, each direction
+// timed 3 times (the best counts): large enough that a copy lasts milliseconds even on NVLink,
+// small enough to pin and to fit beside a job's leftovers.
+inline constexpr std::size_t k_bandwidth_bytes = 128u << 20;
+inline constexpr std::size_t k_peer_bandwidth_bytes = 64u << 20;
+inline constexpr int k_bandwidth_repeats = 3;
+// The rate the budget's estimate of the step assumes, in GB/s: below any GPU's PCIe x16 link, so
+// that the estimate errs long. An estimate of time, never a judgement of a figure.
+inline constexpr double k_bandwidth_estimate_gbps = 2;
+
+// Seconds the bandwidth step may add to the live stage on `gpus` GPUs: the per-GPU children time
+// their host copies side by side (and pin their buffers), the multi-GPU child every ordered pair
+// one after the other.
+double bandwidth_estimate_s(const BandwidthRequest& request, std::size_t gpus);
 
 // Error only when no child process could be started (pipe/fork failed).
 Result<CudaFacts> run_live_probe(const LiveProbeInput& input);

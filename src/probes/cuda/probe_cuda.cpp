@@ -92,6 +92,38 @@ void attach_holders(Facts& facts) {
   }
 }
 
+// The optional bandwidth step: asked for unless --no-bandwidth, started only when its estimate fits
+// the budget left after the stage's own deadline. It runs inside that deadline (the copies take
+// milliseconds on a working link), which stays the stage's bound.
+void plan_bandwidth(const ProbeOptions& options, const Facts& facts, cuda::LiveProbeInput& in) {
+  for (const auto& [minor, procs] : gpu_holders(facts.topology.gpu_processes)) {
+    for (const auto& gpu : facts.gpus) {
+      if (gpu.device_minor == minor) {
+        in.busy[gpu.bus_id] = fmt::format("{}", fmt::join(procs, ", "));
+      }
+    }
+  }
+  if (options.no_bandwidth) {
+    in.bandwidth_not_checked = "--no-bandwidth";
+    return;
+  }
+  cuda::BandwidthRequest r{true, cuda::k_bandwidth_bytes, cuda::k_peer_bandwidth_bytes,
+                           cuda::k_bandwidth_repeats};
+  // The driver's GPU count; where it lists none (WSL2), CUDA's pairs are not known yet: 8 assumed.
+  const double estimate = cuda::bandwidth_estimate_s(r, facts.gpus.empty() ? 8 : facts.gpus.size());
+  if (const auto left = options.budget_left_s()) {
+    const double after_stage = *left - options.cuda_timeout_s;
+    if (!stages_within({{"bandwidth", estimate}}, after_stage).front()) {
+      in.bandwidth_not_checked =
+          fmt::format("budget: its estimate of {:.1f} s does not fit the {:.1f} s left of --budget "
+                      "{:g} after the CUDA stage's deadline",
+                      estimate, std::max(0.0, after_stage), *options.budget_s);
+      return;
+    }
+  }
+  in.bandwidth = r;
+}
+
 } // namespace
 
 ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& facts) {
@@ -137,9 +169,13 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
       return status.skip(fmt::format("--skip-busy: GPUs in use ({})", fmt::join(held, "; ")));
     }
   }
+  if (auto over = live_stage_over_budget(options)) {
+    return status.skip(*over);
+  }
   cuda::LiveProbeInput input;
   input.library = options.libcuda.value_or("libcuda.so.1");
   input.timeout_s = options.cuda_timeout_s;
+  plan_bandwidth(options, facts, input);
   input.job_visible_devices = host.environment().get("CUDA_VISIBLE_DEVICES");
   input.job_device_order = host.environment().get("CUDA_DEVICE_ORDER");
   for (const auto& gpu : facts.gpus) {

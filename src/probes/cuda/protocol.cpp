@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 
@@ -18,9 +19,9 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::size_t k_text_cap = 2048;
 
-constexpr auto k_event_names =
-    enum_names<EventKind::invalid>({"begin", "end", "library", "load_error", "missing_symbol",
-                                    "driver_version", "device", "peer", "done", "invalid"});
+constexpr auto k_event_names = enum_names<EventKind::invalid>(
+    {"begin", "end", "library", "load_error", "missing_symbol", "driver_version", "device", "peer",
+     "bandwidth", "done", "invalid"});
 
 std::string_view kind_name(EventKind kind) {
   return k_event_names(kind);
@@ -60,6 +61,11 @@ void put_error(Json& j, const std::optional<int>& code, const std::string& name,
   if (!what.empty()) {
     j["text"] = text(what);
   }
+}
+
+// A bandwidth figure: finite and above zero, else none.
+std::optional<double> positive(std::optional<double> v) {
+  return v && std::isfinite(*v) && *v > 0 ? v : std::nullopt;
 }
 
 Event invalid(std::string_view line) {
@@ -151,6 +157,20 @@ std::string encode_event(const Event& e) {
     j["ok"] = e.peer.ok;
     j["ms"] = e.peer.duration_ms;
     put_error(j, e.peer.error_code, e.peer.error_name, e.peer.error_text);
+    if (e.peer.gbps) {
+      j["gbps"] = *e.peer.gbps;
+    }
+    break;
+  case EventKind::bandwidth:
+    if (e.h2d_gbps) {
+      j["h2d_gbps"] = *e.h2d_gbps;
+    }
+    if (e.d2h_gbps) {
+      j["d2h_gbps"] = *e.d2h_gbps;
+    }
+    if (!e.text.empty()) {
+      j["text"] = text(e.text);
+    }
     break;
   case EventKind::done:
     break;
@@ -249,8 +269,14 @@ Event decode_event(std::string_view line) {
     e.peer.error_code = get<int>(j, "code");
     e.peer.error_name = get_string(j, "error").value_or("");
     e.peer.error_text = get_string(j, "text").value_or("");
+    e.peer.gbps = positive(get<double>(j, "gbps"));
     break;
   }
+  case EventKind::bandwidth:
+    e.h2d_gbps = positive(get<double>(j, "h2d_gbps"));
+    e.d2h_gbps = positive(get<double>(j, "d2h_gbps"));
+    e.text = get_string(j, "text").value_or("");
+    break;
   case EventKind::done:
     break;
   }
@@ -313,6 +339,11 @@ Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& 
     case EventKind::peer:
       close("peer", std::pair(e.peer.from, e.peer.to));
       t.peers.push_back(std::move(e.peer));
+      break;
+    case EventKind::bandwidth:
+      t.h2d_gbps = e.h2d_gbps;
+      t.d2h_gbps = e.d2h_gbps;
+      t.bandwidth_not_checked = e.text;
       break;
     case EventKind::done:
       t.done = true;

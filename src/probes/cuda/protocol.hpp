@@ -21,7 +21,8 @@ enum class EventKind {
   missing_symbol, // text: the symbol; required
   driver_version, // value: cuDriverGetVersion
   device,         // device: what enumeration learnt about one device
-  peer,           // peer: one peer copy's result
+  peer,           // peer: one peer copy's result (and its bandwidth)
+  bandwidth,      // h2d_gbps, d2h_gbps: the host copies' bandwidth; text: why not measured
   done,           // the child finished everything it was asked to do
   invalid,        // a line that is not an event (text: the line, capped)
 };
@@ -35,6 +36,8 @@ struct Event {
   std::string text;
   bool required = false;
   int value = 0;
+  std::optional<double> h2d_gbps;
+  std::optional<double> d2h_gbps;
 };
 
 // One line, without the trailing '\n'. Strings are made valid UTF-8.
@@ -52,6 +55,9 @@ struct Transcript {
   std::vector<CudaDevice> devices;
   std::vector<CudaPeerResult> peers;
   std::optional<int> driver_version;
+  std::optional<double> h2d_gbps; // the bandwidth event
+  std::optional<double> d2h_gbps;
+  std::string bandwidth_not_checked;
   std::string library_path;
   std::string load_error;
   std::vector<std::string> missing_required;

@@ -255,7 +255,7 @@ std::string summary(const NvmlFacts& n) {
 
 std::unique_ptr<ProbeStarted> start_nvml(const Host& host, const ProbeOptions& options,
                                          const Facts& facts) {
-  if (!runs_live(host, options)) {
+  if (!runs_live(host, options) || live_stage_over_budget(options)) {
     return nullptr;
   }
   return start(options, facts);
@@ -291,6 +291,11 @@ ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& fac
     return status;
   }
   std::unique_ptr<Live> live;
+  if (!started) {
+    if (auto over = live_stage_over_budget(options)) {
+      return status.skip(*over);
+    }
+  }
   if (dynamic_cast<Live*>(started.get())) {
     live.reset(static_cast<Live*>(started.release()));
   } else {
