@@ -127,6 +127,19 @@ CLI::Validator library_file() {
   });
 }
 
+// A number of seconds within [low, high]; CLI::Range would let NaN through (every comparison
+// with it is false).
+CLI::Validator seconds_within(double low, double high) {
+  return validator([low, high](std::string& v) {
+    double s = 0;
+    if (!CLI::detail::lexical_cast(v, s) || !std::isfinite(s)) {
+      return fmt::format("\"{}\" is not a number of seconds", v);
+    }
+    return s >= low && s <= high ? std::string()
+                                 : fmt::format("{} s is outside {} to {} seconds", v, low, high);
+  });
+}
+
 // The option takes one of a few words: checked with a suggestion, remembered for completion.
 CLI::Option* one_of(CliOptions& o, CLI::Option* opt, std::vector<std::string> words) {
   opt->check(validator([words](std::string& v) {
@@ -290,15 +303,7 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "--timeout,--cuda-timeout", o.probe.cuda_timeout_s,
          "Deadline of the CUDA and of the NVML stage (they run side by side), in seconds (default 30)")
       ->type_name("SEC")
-      ->check(validator([](std::string& v) {
-        // CLI::Range lets NaN through (every comparison with it is false)
-        double s = 0;
-        if (!CLI::detail::lexical_cast(v, s) || !std::isfinite(s)) {
-          return fmt::format("\"{}\" is not a number of seconds", v);
-        }
-        return s >= 0.1 && s <= 3600.0 ? std::string()
-                                       : fmt::format("{} s is outside 0.1 to 3600 seconds", v);
-      }));
+      ->check(seconds_within(0.1, 3600.0));
   app.add_flag(
       "--no-bandwidth", o.probe.no_bandwidth,
       "Skip the timed copies (host-to-GPU, GPU-to-host, GPU-to-GPU bandwidth) of the CUDA stage");
@@ -307,14 +312,7 @@ void add_check_options(CLI::App& app, CliOptions& o) {
                  "estimate fits what is left, and one that does not is reported not checked "
                  "(default 60, or twice --cuda-timeout when that is more; 0: no budget)")
       ->type_name("SEC")
-      ->check(validator([](std::string& v) {
-        double s = 0;
-        if (!CLI::detail::lexical_cast(v, s) || !std::isfinite(s)) {
-          return fmt::format("\"{}\" is not a number of seconds", v);
-        }
-        return s >= 0 && s <= 86400.0 ? std::string()
-                                      : fmt::format("{} s is outside 0 to 86400 seconds", v);
-      }));
+      ->check(seconds_within(0, 86400.0));
   app.add_option(
          "--libcuda", o.libcuda,
          "The CUDA driver library to probe (default: libcuda.so.1 through the loader); with --root, runs the "
@@ -340,14 +338,7 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--nccl-timeout", o.probe.nccl_timeout_s,
                  "Deadline of the --nccl test, in seconds (default 60)")
       ->type_name("SEC")
-      ->check(validator([](std::string& v) {
-        double s = 0;
-        if (!CLI::detail::lexical_cast(v, s) || !std::isfinite(s)) {
-          return fmt::format("\"{}\" is not a number of seconds", v);
-        }
-        return s >= 0.1 && s <= 3600.0 ? std::string()
-                                       : fmt::format("{} s is outside 0.1 to 3600 seconds", v);
-      }));
+      ->check(seconds_within(0.1, 3600.0));
   one_of(o,
          app.add_option(
                 "--cvd-form", o.cvd_form,

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -291,8 +292,14 @@ Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j,
 
 // GB/s (1e9 bytes per second) of `bytes` copied in `ms`, to 1 MB/s: finer is noise (an event's
 // resolution is about half a microsecond), and round figures replay and compare exactly.
+// Rounded by an integer cast, not std::round: that one comes from libm, which the binary does not
+// link (package.links-libc-only).
 double gbps_of(std::size_t bytes, float ms) {
-  return std::round(static_cast<double>(bytes) / (static_cast<double>(ms) * 1e3)) / 1e3;
+  const double mbps = static_cast<double>(bytes) / (static_cast<double>(ms) * 1e3);
+  if (!(mbps >= 0) || mbps > 1e15) {
+    return mbps / 1e3; // not a figure to round (no time measured, NaN)
+  }
+  return static_cast<double>(static_cast<std::uint64_t>(mbps + 0.5)) / 1e3;
 }
 
 // Two events on the current context, destroyed with the object.
