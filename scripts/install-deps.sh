@@ -4,8 +4,8 @@
 # the Slurm test itself, the only one that needs them; npm is used when present, for ajv-cli.)
 set -euo pipefail
 # dpkg-dev: dpkg-shlibdeps for `make package`; shellcheck: the lint test of the shipped scripts;
-# strace: the read-only test (tests/faults/readonly_test.cpp); clang-14: the second compiler
-# .ci/run builds with; clang-format-14: `make format`, pinned because each clang-format release
+# strace: the read-only test (tests/faults/readonly_test.cpp); clang-14: the sanitizer build (the second
+# compiler .ci/run builds with); clang-format-14: `make format`, pinned because each clang-format release
 # lays out some code differently. libsystemd-dev: sd-journal, the kernel log from the systemd
 # journal; systemd-journal-remote: writes the real .journal files the journal test reads. zsh:
 # the completion test loads the generated zsh completion into it.
