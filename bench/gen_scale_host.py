@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Writes a snapshot at the checker's scale limits: GPUS GPUs in the driver (information files,
 device nodes), MIGS MIG instances named in CUDA_VISIBLE_DEVICES (each with its capability file),
-and a cuda.json replay of every GPU padded to just under the 8 MiB a cuda.json may have.
+a cuda.json replay of every GPU padded to just under the 8 MiB a cuda.json may have, and the
+sysfs PCIe tree of every GPU (eight under each switch, the pcie.* pair rules' worst case).
 Usage: gen_scale_host.py DIR [--gpus N] [--migs N] [--cuda-json-bytes N]"""
 import argparse
 import json
 import os
 import pathlib
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures"))
+from generate_topology import ACS_OFF, H100, Link, Tree  # noqa: E402
 
 
 def bus_of(i: int) -> str:
@@ -20,6 +26,27 @@ def uuid_of(i: int) -> str:
 def write(path: pathlib.Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def write_pcie_tree(root: pathlib.Path, gpus: int) -> None:
+    """Each group of eight GPUs behind a root port and a switch of its own host bridge (domains
+    from 0x1000 up, apart from the GPUs' own bus ids)."""
+    files = {}
+    tree = Tree(files)
+    for g in range(-(-gpus // 8)):
+        dom = 0x1000 + g
+        rp = tree.bridge(f"sys/devices/pci{dom:04x}:00", f"{dom:04x}:00:01.0", 4, ACS_OFF)
+        up = tree.bridge(rp, f"{dom:04x}:01:00.0", 5, None)
+        for n in range(min(8, gpus - 8 * g)):
+            down = tree.bridge(up, f"{dom:04x}:02:{n:02x}.0", 6, ACS_OFF)
+            tree.gpu(down, bus_of(8 * g + n), H100[1], 100 + 8 * g + n, "identity")
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Link):
+            os.symlink(content.target, path)
+        else:
+            path.write_bytes(content.encode("latin-1"))
 
 
 def main() -> None:
@@ -79,6 +106,7 @@ def main() -> None:
         del doc["enumeration_steps"][-max(1, over // one):]
         text = json.dumps(doc)
     write(root / "cuda.json", text + "\n")
+    write_pcie_tree(root, a.gpus)
     print(f"{a.dir}: {a.gpus} GPUs, {a.migs} MIG entries, cuda.json {os.path.getsize(root / 'cuda.json')} bytes")
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A check at the scale limits (bench/gen_scale_host.py): 2000 GPUs, 20000 MIG instances named in
 # CUDA_VISIBLE_DEVICES and a cuda.json just under the 8 MiB the probe accepts, against the same
-# host with a tenth of the GPUs and MIG entries; timed interleaved in this run so machine noise hits
-# both alike. Near-linear rules keep the ratio near 10 (quadratic ones made it ~100). Prints both
-# times, the ratio and each side's peak RSS. Usage: bench/scale.sh BUILD_DIR (N=runs, 5)
+# host with a tenth of the GPUs and MIG entries; every GPU sits in a sysfs PCIe tree (eight per
+# switch), so the pcie.* rules judge 2 million pairs. Timed interleaved in this run so machine noise
+# hits both alike. Near-linear rules keep the ratio near 10 (quadratic ones made it ~100, the cubic
+# pair rules ~1000). Prints both times, the ratio and each side's peak RSS. Usage: bench/scale.sh BUILD_DIR (N=runs, 5)
 set -euo pipefail
 build=${1:-build}
 bin=$(cd "$build" && pwd)/gpu-preflight

@@ -407,6 +407,17 @@ inline std::string join(const std::vector<std::string>& items) {
   return fmt::format("{}", fmt::join(items, ", "));
 }
 
+// A list of GPUs or bridges in one line: the first 16, then how many more (2000 GPUs would make
+// one finding's text 30 KB).
+inline std::string join_some(const std::vector<std::string>& items) {
+  constexpr std::size_t k_shown = 16;
+  if (items.size() <= k_shown) {
+    return join(items);
+  }
+  return fmt::format("{} and {} more", fmt::join(items.begin(), items.begin() + k_shown, ", "),
+                     items.size() - k_shown);
+}
+
 // At most k_max_lines lines, the rest counted.
 inline void add_capped(std::vector<std::string>& evidence, std::string line, std::size_t& dropped) {
   if (evidence.size() < k_max_lines) {

@@ -3,6 +3,9 @@
 #include "common.hpp"
 #include "gpf/util/tenths.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace gpf {
 namespace {
 
@@ -77,39 +80,32 @@ std::span<const Rule> pcie_rules() {
                    .evidence =
                        "The `config` file (binary configuration space) of each bridge on the sysfs path of each GPU the job uses: the ACS extended capability (ID 0x000D) and its control register.",
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto gpus = job_gpus(c);
                      const auto& t = c.facts.topology;
-                     std::map<std::string, std::set<std::string>>
-                         peers; // bridge -> GPUs whose traffic it redirects
-                     for (std::size_t i = 0; i < gpus.size(); ++i) {
-                       for (std::size_t j = i + 1; j < gpus.size(); ++j) {
-                         for (const PciBridge* bridge :
-                              acs_redirects_between(t, gpus[i], gpus[j])) {
-                           peers[bridge->bus_id].insert(gpus[i]);
-                           peers[bridge->bus_id].insert(gpus[j]);
-                         }
-                       }
+                     const PcieTree tree = place_gpus(t, job_gpus(c));
+                     std::vector<std::string> all;
+                     for (const auto& p : tree.placed) {
+                       all.push_back(p.bus_id);
                      }
+                     std::sort(all.begin(), all.end());
                      std::vector<Hit> hits;
-                     for (const auto& [bus, involved] : peers) {
-                       const PciBridge& bridge = t.pcie.bridges.at(bus);
-                       std::vector<std::string> below;
-                       std::vector<std::string> others;
-                       for (const auto& g : involved) {
-                         const auto* path = find_gpu_path(t, g);
-                         const bool under =
-                             path && std::find(path->bridges.begin(), path->bridges.end(), bus) !=
-                                         path->bridges.end();
-                         (under ? below : others).push_back(g);
+                     for (const auto& [bus, below] : tree.under) {
+                       const auto found = t.pcie.bridges.find(bus);
+                       if (!tree.between_some_pair(bus) || found == t.pcie.bridges.end() ||
+                           !found->second.config.acs ||
+                           !found->second.config.acs->redirects_p2p()) {
+                         continue;
                        }
-                       const std::string pair_text =
-                           others.empty()
-                               ? fmt::format("between GPUs {}", join(below))
-                               : fmt::format("between GPU(s) {} and {}", join(below), join(others));
+                       const PciBridge& bridge = found->second;
+                       std::vector<std::string>
+                           others; // the GPUs of pairs whose traffic it redirects
+                       std::set_difference(all.begin(), all.end(), below.begin(), below.end(),
+                                           std::back_inserter(others));
+                       const std::string pair_text = fmt::format(
+                           "between GPU(s) {} and {}", join_some(below), join_some(others));
                        Hit hit{
                            fmt::format(
                                "ACS redirect is enabled on {} {} above GPU(s) {}: peer-to-peer traffic {} is sent up to the root complex instead of across the switch (slow, and a hang when the root complex or the IOMMU does not pass it on)",
-                               port_kind(bridge), bus, join(below), pair_text),
+                               port_kind(bridge), bus, join_some(below), pair_text),
                            {acs_evidence(bridge)}};
                        hit.remedy = fmt::format(
                            "Disable ACS on {0}: in the BIOS (PCIe ACS / \"ACS Control\" off), or as root at every boot with `setpci -s {0} ECAP_ACS+0x6.w=0000`; "
@@ -133,18 +129,14 @@ std::span<const Rule> pcie_rules() {
                    .evidence =
                        "The length and capability lists of the `config` files of the bridges between the GPUs.",
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto gpus = job_gpus(c);
                      const auto& t = c.facts.topology;
-                     std::set<std::string> unknown;
-                     for (std::size_t i = 0; i < gpus.size(); ++i) {
-                       for (std::size_t j = i + 1; j < gpus.size(); ++j) {
-                         for (const auto& bus : bridges_between(t, gpus[i], gpus[j])) {
-                           const auto it = t.pcie.bridges.find(bus);
-                           if (it != t.pcie.bridges.end() &&
-                               it->second.config.acs_state == AcsState::unknown) {
-                             unknown.insert(bus);
-                           }
-                         }
+                     const PcieTree tree = place_gpus(t, job_gpus(c));
+                     std::vector<std::string> unknown;
+                     for (const auto& [bus, below] : tree.under) {
+                       const auto it = t.pcie.bridges.find(bus);
+                       if (tree.between_some_pair(bus) && it != t.pcie.bridges.end() &&
+                           it->second.config.acs_state == AcsState::unknown) {
+                         unknown.push_back(bus);
                        }
                      }
                      if (unknown.empty()) {
@@ -177,38 +169,20 @@ std::span<const Rule> pcie_rules() {
                    .evidence =
                        "The sysfs paths of the GPUs (sys/bus/pci/devices/* links into sys/devices/...) and the PCI Express port types of their bridges.",
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto gpus = job_gpus(c);
                      const auto& t = c.facts.topology;
-                     std::map<std::string, std::set<std::string>>
-                         groups; // deepest shared bridge -> GPUs
-                     std::size_t apart = 0;
-                     std::size_t known_pairs = 0;
-                     for (std::size_t i = 0; i < gpus.size(); ++i) {
-                       for (std::size_t j = i + 1; j < gpus.size(); ++j) {
-                         const auto between = bridges_between(t, gpus[i], gpus[j]);
-                         const auto shared = shared_bridge(t, gpus[i], gpus[j]);
-                         if (between.empty() && shared.empty()) {
-                           continue; // a path is unknown
-                         }
-                         ++known_pairs;
-                         if (shared.empty()) {
-                           ++apart;
-                         } else {
-                           groups[shared].insert(gpus[i]);
-                           groups[shared].insert(gpus[j]);
-                         }
-                       }
-                     }
-                     if (known_pairs == 0) {
+                     const PcieTree tree = place_gpus(t, job_gpus(c));
+                     if (tree.known_pairs() == 0) {
                        return {};
                      }
+                     const auto groups = tree.shared_groups(); // deepest shared bridge -> GPUs
+                     const std::size_t apart = tree.pairs_apart();
                      std::vector<std::string> evidence;
                      for (const auto& [bus, members] : groups) {
                        const auto it = t.pcie.bridges.find(bus);
                        const std::string kind =
                            it == t.pcie.bridges.end() ? "bridge" : port_kind(it->second);
-                       evidence.push_back(fmt::format("{} {}: GPUs {}", kind, bus,
-                                                      join({members.begin(), members.end()})));
+                       evidence.push_back(
+                           fmt::format("{} {}: GPUs {}", kind, bus, join_some(members)));
                      }
                      if (apart > 0) {
                        evidence.push_back(fmt::format(

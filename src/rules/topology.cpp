@@ -11,6 +11,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace gpf {
 namespace {
@@ -92,21 +95,19 @@ std::optional<unsigned> PcieHop::could_speed() const {
 
 std::vector<PcieHop> pcie_hops(const TopologyFacts& t, const std::vector<std::string>& gpus) {
   std::vector<PcieHop> hops;
-  for (const auto& bus : gpus) {
-    const GpuPciPath* path = find_gpu_path(t, bus);
-    if (!path) {
-      continue;
-    }
-    std::vector<std::string> chain = path->bridges;
+  std::map<std::pair<std::string_view, std::string_view>, std::size_t> index; // (upper, lower)
+  for (const PcieTree::Placed& gpu : place_gpus(t, gpus).placed) {
+    const std::string& bus = gpu.bus_id;
+    const GpuPciPath* path = gpu.path; // clang 14 cannot capture a structured binding
+    // the path from the root port down, then the GPU (views into the facts, which outlive index)
+    std::vector<std::string_view> chain(path->bridges.begin(), path->bridges.end());
     chain.push_back(path->bus_id);
     for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
-      if (!starts_link(t, chain[i], i)) {
+      if (!starts_link(t, std::string(chain[i]), i)) {
         continue;
       }
-      auto found = std::find_if(hops.begin(), hops.end(), [&](const PcieHop& h) {
-        return h.upper == chain[i] && h.lower == chain[i + 1];
-      });
-      if (found == hops.end()) {
+      const auto [at, added] = index.try_emplace({chain[i], chain[i + 1]}, hops.size());
+      if (added) {
         PcieHop hop;
         hop.upper = chain[i];
         hop.lower = chain[i + 1];
@@ -125,9 +126,8 @@ std::vector<PcieHop> pcie_hops(const TopologyFacts& t, const std::vector<std::st
         port(hop.upper, hop.upper_path, hop.upper_link, hop.upper_aer);
         port(hop.lower, hop.lower_path, hop.lower_link, hop.lower_aer);
         hops.push_back(std::move(hop));
-        found = hops.end() - 1;
       }
-      found->gpus.push_back(bus);
+      hops[at->second].gpus.push_back(bus);
     }
   }
   return hops;
@@ -178,6 +178,83 @@ std::string shared_bridge(const TopologyFacts& t, const std::string& a, const st
   }
   const std::size_t k = common_depth(*pa, *pb);
   return k == 0 ? std::string() : pa->bridges[k - 1];
+}
+
+PcieTree place_gpus(const TopologyFacts& t, const std::vector<std::string>& gpus) {
+  std::unordered_map<std::string_view, const GpuPciPath*> paths; // the first usable entry wins,
+  for (const auto& g : t.pcie.gpus) {                            // as in find_gpu_path
+    if (g.error.empty() && !g.path.empty()) {
+      paths.emplace(g.bus_id, &g);
+    }
+  }
+  PcieTree tree;
+  std::unordered_set<std::string_view> seen;
+  for (const auto& bus : gpus) {
+    const auto it = paths.find(bus);
+    if (it == paths.end() || !seen.insert(it->first).second) {
+      continue;
+    }
+    tree.placed.push_back({bus, it->second});
+    for (const auto& bridge : it->second->bridges) {
+      tree.under[bridge].push_back(bus);
+    }
+  }
+  for (auto& [bridge, below] : tree.under) {
+    std::sort(below.begin(), below.end());
+  }
+  return tree;
+}
+
+bool PcieTree::between_some_pair(const std::string& bridge) const {
+  const auto it = under.find(bridge);
+  return it != under.end() && it->second.size() < placed.size();
+}
+
+std::map<std::string, std::vector<std::string>> PcieTree::shared_groups() const {
+  // A bridge is the deepest one two GPUs share when they leave it by different ways down: through
+  // different bridges, or one or both ending at it.
+  std::unordered_map<std::string_view, std::size_t> index_of; // index into placed
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    index_of.emplace(placed[i].bus_id, i);
+  }
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const auto& [bridge, below] : under) {
+    std::unordered_set<std::string_view> ways;
+    for (const auto& gpu : below) {
+      const auto& bridges = placed[index_of.at(gpu)].path->bridges;
+      const auto at = std::find(bridges.begin(), bridges.end(), bridge);
+      ways.insert(at + 1 == bridges.end() ? std::string_view(gpu) : std::string_view(*(at + 1)));
+      if (ways.size() > 1) {
+        groups.emplace(bridge, below);
+        break;
+      }
+    }
+  }
+  return groups;
+}
+
+std::size_t PcieTree::known_pairs() const {
+  const auto pairs = [](std::size_t n) { return n < 2 ? 0 : n * (n - 1) / 2; };
+  std::size_t bare = 0; // GPUs right on a host bridge: two of them have nothing between or above
+  for (const auto& p : placed) {
+    bare += p.path->bridges.empty() ? 1 : 0;
+  }
+  return pairs(placed.size()) - pairs(bare);
+}
+
+std::size_t PcieTree::pairs_apart() const {
+  // Two GPUs share a bridge exactly when they sit under one host bridge and one first bridge.
+  std::map<std::pair<std::string_view, std::string_view>, std::size_t> tops;
+  for (const auto& p : placed) {
+    if (!p.path->bridges.empty()) {
+      ++tops[{p.path->root, p.path->bridges.front()}];
+    }
+  }
+  std::size_t sharing = 0;
+  for (const auto& [top, n] : tops) {
+    sharing += n < 2 ? 0 : n * (n - 1) / 2;
+  }
+  return known_pairs() - sharing;
 }
 
 std::string acs_evidence(const PciBridge& bridge) {

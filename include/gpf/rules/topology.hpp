@@ -5,6 +5,7 @@
 #include "gpf/facts/topology_names.hpp"
 #include "gpf/rules/rule.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,27 @@ std::vector<std::string> bridges_between(const TopologyFacts& t, const std::stri
 
 // The deepest bridge both GPUs sit under, or "" when they share none (or a path is unknown).
 std::string shared_bridge(const TopologyFacts& t, const std::string& a, const std::string& b);
+
+// The given GPUs placed in the PCIe tree in one pass over their paths, so that what holds for
+// every pair of them is read off the bridges in O(GPUs x depth), never a loop over pairs (2000
+// GPUs are 2 million pairs). GPUs whose path is unknown are left out, as bridges_between does.
+struct PcieTree {
+  struct Placed {
+    std::string bus_id;
+    const GpuPciPath* path;
+  };
+  std::vector<Placed> placed;                            // in the given order
+  std::map<std::string, std::vector<std::string>> under; // bridge -> GPUs below it, sorted
+  // Traffic between some pair of the GPUs passes this bridge: GPUs below it and some not.
+  bool between_some_pair(const std::string& bridge) const;
+  // Bridges that are the deepest one some pair of GPUs shares, each with the GPUs of such pairs.
+  std::map<std::string, std::vector<std::string>> shared_groups() const;
+  // Pairs with both paths known and at least one bridge between or above them, and of those the
+  // pairs that share no bridge.
+  std::size_t known_pairs() const;
+  std::size_t pairs_apart() const;
+};
+PcieTree place_gpus(const TopologyFacts& t, const std::vector<std::string>& gpus);
 
 // "/sys/devices/.../0000:16:02.0/config: ACS control 0x001d at 0x148 (SrcValid+ TransBlk- ReqRedir+
 // CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-)", the lspci names of the control bits.
