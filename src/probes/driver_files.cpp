@@ -17,6 +17,13 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
   ProbeStatus status;
   DriverFacts& driver = facts.driver;
   driver.loaded = host.is_directory(k_proc_dir);
+  if (!driver.loaded && !host.absent(k_proc_dir)) {
+    // There but not to be looked at (a parent without search permission, EMFILE, an error a
+    // snapshot recorded): whether the driver is loaded is unknown, never "not loaded".
+    const auto listing = host.list_dir(k_proc_dir);
+    return status.fail(std::string(k_proc_dir) + ": " +
+                       (listing ? std::string("not a directory") : listing.error().message));
+  }
   if (!driver.loaded) {
     return status.skip(
         facts.kernel.flavour == KernelFlavour::wsl2 && host.exists("dev/dxg")

@@ -238,6 +238,11 @@ std::span<const Rule> driver_rules() {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
          }
+         // proc/driver/nvidia there but not to be looked at: the probe failed (probe.failed says
+         // why), and whether the driver is loaded is unknown
+         if (const auto* p = c.facts.probe("driver"); p && p->state == ProbeState::error) {
+           return {};
+         }
          Hit hit{"The NVIDIA kernel driver is not loaded: /proc/driver/nvidia does not exist",
                  {"/proc/driver/nvidia: No such file or directory"}};
          if (const EventPtrs refused = module_refusals(c.facts); !refused.empty()) {

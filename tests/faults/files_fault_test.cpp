@@ -80,6 +80,43 @@ TEST_CASE("faults: injected read errors (unreadable.json) are reported with the 
   CHECK_THAT(evidence(*gpu), Catch::Contains("Permission denied"));
 }
 
+// The driver's directory there but not to be looked at: unknown, never driver.not-loaded (whose
+// remedy would have the user reinstall a loaded driver).
+TEST_CASE(
+    "faults: proc/driver/nvidia that cannot be looked at is a probe failure, not a driver not loaded") {
+  SECTION("an error the snapshot recorded for the directory") {
+    TempDir root("healthy-4gpu");
+    fs::remove_all(root.path() / "proc/driver/nvidia");
+    root.write("unreadable.json", R"({"proc/driver/nvidia": "Permission denied"})");
+    const json j = verdict_json(check_json(root.str()));
+    CHECK(finding(j, "driver.not-loaded") == nullptr);
+    CHECK_THAT(all_evidence(j, "probe.failed"),
+               Catch::Contains("proc/driver/nvidia: Permission denied"));
+  }
+  SECTION("a parent without search permission, read as another user") {
+    TempDir root("healthy-4gpu");
+    fs::permissions(root.path() / "proc/driver", fs::perms::none);
+    if (::geteuid() != 0 || !has_program("setpriv")) {
+      WARN("skipped: needs root and setpriv to read as uid 65534");
+      fs::permissions(root.path() / "proc/driver", fs::perms::owner_all);
+      return;
+    }
+    RunOptions as_nobody;
+    as_nobody.wrapper = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    const auto r = check_json(root.str(), as_nobody);
+    fs::permissions(root.path() / "proc/driver", fs::perms::owner_all); // so TempDir can remove it
+    if (r.exit_code == 127 || r.err.find("setpriv") != std::string::npos) {
+      WARN("skipped: setpriv could not drop privileges here: " << r.err);
+      return;
+    }
+    const json j = verdict_json(r);
+    CHECK(j.at("verdict") != "pass");
+    CHECK(finding(j, "driver.not-loaded") == nullptr);
+    CHECK_THAT(all_evidence(j, "probe.failed"),
+               Catch::Contains("proc/driver/nvidia: Permission denied"));
+  }
+}
+
 TEST_CASE("faults: a directory where a file is expected is a probe failure naming it") {
   TempDir root("healthy-4gpu");
   fs::remove(root.path() / "proc/driver/nvidia/version");
