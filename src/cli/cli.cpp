@@ -5,6 +5,7 @@
 #include "gpf/cli/cli.hpp"
 
 #include "completion.hpp"
+#include "probes/child/runner.hpp"
 
 #include "gpf/capture/snapshot.hpp"
 #include "gpf/cli/explain_log.hpp"
@@ -959,6 +960,9 @@ std::vector<std::string> split_exec_command(const CLI::App& app, const CLI::App&
 } // namespace
 
 int run_cli(int argc, char** argv) {
+  // The program's own process: helpers a driver library starts are adopted and stopped with the
+  // stage (run_cli is main's; tests run the binary).
+  child::adopt_helpers();
   CliOptions o;
   CLI::App app{"gpu-preflight: can this machine train right now, on which GPUs, and if not,\n"
                "why and what fixes it.",

@@ -342,11 +342,15 @@ namespace {
 
 // A helper process as a driver library may start (nvidia-modprobe, a daemon): forked, deaf to
 // SIGTERM and SIGHUP, outliving the process that started it; it appends its pid to pids_file and
-// lives 60 s. Named "fake-cuda-help" so that a test can tell it from a reused pid.
-void start_helper(const char* pids_file) {
+// lives 60 s. Named "fake-cuda-help" so that a test can tell it from a reused pid. own_session:
+// it leaves the child's process group and session (setsid), as a daemon does.
+void start_helper(const char* pids_file, bool own_session) {
   const pid_t pid = ::fork();
   if (pid != 0) {
     return;
+  }
+  if (own_session) {
+    ::setsid();
   }
   ::prctl(PR_SET_NAME, "fake-cuda-help");
   std::signal(SIGTERM, SIG_IGN);
@@ -403,7 +407,7 @@ FAKE_EXPORT CUresult cuInit(unsigned int flags) {
     ::symlink("../nvidiactl", link); // what the real cuInit does to /dev/char/195:255
   }
   if (const char* pids = env("FAKE_CUDA_HELPER")) {
-    start_helper(pids);
+    start_helper(pids, env_flag("FAKE_CUDA_HELPER_SETSID"));
   }
   if (env("FAKE_CUDA_PIPE_JUNK")) {
     pipe_junk(env_long("FAKE_CUDA_PIPE_JUNK", 0), env_long("FAKE_CUDA_PIPE_JUNK_LINE", 0));

@@ -145,11 +145,17 @@ TEST_CASE("faults cuda: a slow cuInit in every process is not a multi-GPU hang; 
 
 TEST_CASE("faults cuda: helper processes the driver library forks die with the stage") {
   // Every child's cuInit forks a helper deaf to SIGTERM that would live 60 s; the children finish
-  // normally (not killed at a deadline), so only killing each child's whole group ends them.
+  // normally (not killed at a deadline), so only killing each child's whole group ends them, and
+  // a helper that left the group (setsid) only the adoption of orphans (a child subreaper).
+  const bool own_session = GENERATE(false, true);
+  INFO("helper in its own session: " << own_session);
   TempDir scratch;
   const std::string pids_file = scratch.str() + "/helpers";
   RunOptions options;
   options.env = {{"FAKE_CUDA_GPUS", "2"}, {"FAKE_CUDA_HELPER", pids_file}};
+  if (own_session) {
+    options.env.emplace("FAKE_CUDA_HELPER_SETSID", "1");
+  }
   const auto r = run_watched(live_args(fixture("cuda-4gpu")), options);
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);

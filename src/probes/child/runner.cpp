@@ -3,6 +3,7 @@
 
 #include "probes/child/interrupt.hpp"
 #include "probes/child/isolation.hpp"
+#include "probes/child/self.hpp"
 
 #include <fmt/format.h>
 
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <system_error>
 #include <thread>
+#include <unordered_set>
 
 namespace gpf::child {
 namespace {
@@ -33,6 +35,42 @@ constexpr std::size_t k_max_bytes = 4 * 1024 * 1024; // bytes in all
 constexpr std::string_view k_isolation_marker = "#isolation ";
 constexpr int k_max_poll_ms = 100;   // wake up at least this often to reap
 constexpr int k_reap_grace_ms = 500; // how long a closed pipe waits for its child's exit status
+
+bool g_adopt_helpers = false;
+int g_live_groups = 0;
+
+// Every child spawn() made, in any group, until it is reaped.
+std::unordered_set<pid_t>& spawned() {
+  static std::unordered_set<pid_t> pids;
+  return pids;
+}
+
+void forget(pid_t pid) {
+  spawned().erase(pid);
+  interrupt_untrack(pid);
+}
+
+// Children of this process that spawn() did not make (see adopt_helpers): killed with their
+// groups and reaped, again while killing one orphans more, until none is left or `until` passes.
+void sweep_adopted(Clock::time_point until) {
+  for (;;) {
+    bool any = false;
+    for (const pid_t pid : own_children()) {
+      if (spawned().count(pid) != 0) {
+        continue;
+      }
+      any = true;
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      int status = 0;
+      ::waitpid(pid, &status, WNOHANG);
+    }
+    if (!any || Clock::now() >= until) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
 
 // Children that did not die after SIGKILL. Retried with WNOHANG at every spawn so that one that
 // finally dies does not stay a zombie for the life of this process.
@@ -49,7 +87,7 @@ void reap_abandoned() {
                               const pid_t r = ::waitpid(pid, &status, WNOHANG);
                               const bool gone = r == pid || (r < 0 && errno == ECHILD);
                               if (gone) {
-                                interrupt_untrack(pid);
+                                forget(pid);
                               }
                               return gone;
                             }),
@@ -111,8 +149,22 @@ void LineWriter::write_line(std::string_view text) {
   write_all(m_fd, line);
 }
 
+void adopt_helpers() {
+  g_adopt_helpers = true;
+}
+
+ChildGroup::ChildGroup(std::function<bool(std::string_view)> is_done)
+    : m_is_done(std::move(is_done)) {
+  if (g_adopt_helpers && g_live_groups++ == 0) {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  }
+}
+
 ChildGroup::~ChildGroup() {
   settle(std::chrono::milliseconds(200));
+  if (g_adopt_helpers && --g_live_groups == 0) {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  }
 }
 
 Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
@@ -155,6 +207,7 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
   ::close(fds[1]);
   ::setpgid(pid, pid);  // also from this side, so a kill right after fork reaches the group
   interrupt_track(pid); // a SIGINT/SIGTERM to this process now stops it too
+  spawned().insert(pid);
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
   Child child;
   child.label = std::move(spec.label);
@@ -270,7 +323,7 @@ bool ChildGroup::try_reap(Child& child) {
     }
   } else if (r < 0 && errno == ECHILD) {
     child.exited = child.reaped = true; // someone else reaped it; nothing to wait for
-    interrupt_untrack(child.pid);
+    forget(child.pid);
   }
   return child.exited;
 }
@@ -283,7 +336,7 @@ void ChildGroup::reap(Child& child) {
   const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
   if (r == child.pid || (r < 0 && errno == ECHILD)) {
     child.reaped = true;
-    interrupt_untrack(child.pid);
+    forget(child.pid);
   }
 }
 
@@ -378,6 +431,9 @@ void ChildGroup::settle(std::chrono::milliseconds grace) {
   }
   for (auto& child : m_children) {
     reap(child);
+  }
+  if (g_adopt_helpers) {
+    sweep_adopted(std::max(until, Clock::now() + std::chrono::milliseconds(20)));
   }
   for (auto& child : m_children) {
     if (child.fd >= 0) {

@@ -60,11 +60,19 @@ struct ChildSpec {
   std::function<void(LineWriter&)> work; // runs in the child; the child then _exits
 };
 
+// A helper that a driver library starts and that leaves its child's process group (setsid, as a
+// daemon does) escapes the group's SIGKILL. Called once by the program (not by library users such
+// as the test binary, whose other children this must not touch): while any ChildGroup lives, this
+// process is a child subreaper (prctl), so such a helper is re-parented here when the child that
+// started it dies, and settle() kills and reaps every child of this process that spawn() did not
+// make. Off again when the last group ends, so that a process exec'd later (`exec`) is no
+// subreaper.
+void adopt_helpers();
+
 class ChildGroup {
 public:
   // is_done: whether a line is the protocol's "finished everything" event.
-  explicit ChildGroup(std::function<bool(std::string_view)> is_done)
-      : m_is_done(std::move(is_done)) {}
+  explicit ChildGroup(std::function<bool(std::string_view)> is_done);
   ChildGroup(const ChildGroup&) = delete;
   ChildGroup& operator=(const ChildGroup&) = delete;
   // Kills and reaps whatever is left (see settle).
@@ -83,7 +91,8 @@ public:
   // SIGKILLs a child whose result is no longer wanted (not a finding).
   void stop(std::size_t id);
   // SIGKILLs every child's process group (helpers included, the child alive or exited), reaps
-  // for at most `grace`, abandons the rest.
+  // for at most `grace`, abandons the rest. With adopt_helpers(), then also the helpers that left
+  // their group (setsid) and were orphaned: see there.
   void settle(std::chrono::milliseconds grace);
 
   // Every line the child said so far, and how it ended (end_ms up to now while it runs).
