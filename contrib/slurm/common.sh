@@ -11,7 +11,8 @@
 #   GPU_PREFLIGHT_CUDA_TIMEOUT  deadline of the CUDA probe in seconds (default 20)
 #   GPU_PREFLIGHT_TIMEOUT       hard limit on the whole check in seconds (default 35; Slurm kills a
 #                               HealthCheckProgram after 60, and the script's worst case is this
-#                               plus 18 s: --help 3+1, SIGKILL 2, two scontrol calls 5+1 each)
+#                               plus 18 s: --help 3+1, SIGKILL 2, two scontrol calls 5+1 each);
+#                               a whole number gives the checker --budget of 5 s less
 #   GPU_PREFLIGHT_ROOT          judge this snapshot directory instead of the host (--root; tests)
 #   GPU_PREFLIGHT_ERROR_BLOCKS  1: a checker error (exit 2, timeout) counts as not ready; default
 #                               0, so a broken checker never drains a fleet
@@ -58,6 +59,12 @@ gpf_run() {
   fi
   if grep -q -- '--skip-busy' <<<"$help"; then
     args+=(--skip-busy)
+  fi
+  # --budget: the checker leaves out a stage that cannot finish (reported not checked) instead of
+  # being killed by the hard limit below with no verdict; 5 s short of that limit.
+  local limit=${GPU_PREFLIGHT_TIMEOUT:-35}
+  if grep -q -- '--budget' <<<"$help" && [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -gt 10 ]; then
+    args+=(--budget "$((limit - 5))")
   fi
   # a list of options: split on blanks, but a '*' stays a '*' (read does not glob)
   local -a extra=()

@@ -311,7 +311,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--budget", o.budget_s,
                  "Seconds the whole check may take: a timed stage starts only when its cost "
                  "estimate fits what is left, and one that does not is reported not checked "
-                 "(default 60, or twice --cuda-timeout when that is more; 0: no budget)")
+                 "(default 60, or twice --cuda-timeout when that is more, plus --nccl-timeout with "
+                 "--nccl; 0: no budget)")
       ->type_name("SEC")
       ->check(seconds_within(0, 86400.0));
   app.add_option(
@@ -1060,11 +1061,13 @@ int run_cli(int argc, char** argv) {
   if (!o.libnvml.empty()) {
     o.probe.libnvml = o.libnvml;
   }
-  // Without --budget: 60 s, or twice a longer --cuda-timeout, so that a deadline asked for
-  // explicitly is never refused by the default (docs/usage.md#time-budget).
+  // Without --budget: 60 s, or twice a longer --cuda-timeout, and --nccl-timeout on top with
+  // --nccl, so that a deadline asked for explicitly is never refused by the default
+  // (docs/usage.md#time-budget).
   o.probe.budget_s =
       o.budget_s ? (*o.budget_s > 0 ? o.budget_s : std::nullopt)
-                 : std::optional<double>(std::max(k_default_budget_s, 2 * o.probe.cuda_timeout_s));
+                 : std::optional<double>(std::max(k_default_budget_s, 2 * o.probe.cuda_timeout_s) +
+                                         (o.probe.nccl ? o.probe.nccl_timeout_s : 0));
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   o.probe.nccl_job_env = o.nccl_env == "job";
   try {

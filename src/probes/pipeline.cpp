@@ -98,14 +98,14 @@ std::vector<std::string> probe_schedule() {
   return out;
 }
 
-std::optional<std::string> live_stage_over_budget(const ProbeOptions& options) {
+std::optional<std::string> stage_over_budget(const ProbeOptions& options, double deadline_s) {
   const auto left = options.budget_left_s();
-  if (!left || options.cuda_timeout_s <= *left) {
+  if (!left || deadline_s <= *left) {
     return std::nullopt;
   }
   return fmt::format(
-      "budget: its deadline of {:g} s does not fit the {:.1f} s left of --budget {:g}",
-      options.cuda_timeout_s, std::max(0.0, *left), *options.budget_s);
+      "budget: its deadline of {:g} s does not fit the {:.1f} s left of --budget {:g}", deadline_s,
+      std::max(0.0, *left), *options.budget_s);
 }
 
 std::vector<bool> stages_within(const std::vector<StageEstimate>& stages, double left_s) {

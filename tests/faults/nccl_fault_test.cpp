@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 using namespace gpf::fault;
 using gpf::test::evidence;
 using gpf::test::finding;
@@ -66,5 +68,31 @@ TEST_CASE("faults nccl: a wrong sum is a failure, promptly, with nothing left ru
   const json j = r.json();
   REQUIRE(finding(j, "nccl.wrong-result"));
   CHECK(j.at("facts").at("nccl").at("deadline_hit") == false);
+  CHECK(still_present(r.children_seen).empty());
+}
+
+TEST_CASE("faults nccl: SIGINT while NCCL hangs names the NCCL probe and leaves no child") {
+  RunOptions options;
+  options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_NCCL_INIT_HANG", "1"}};
+  options.limit_s = 60;
+  std::optional<double> sent_at;
+  options.on_tick = [&](pid_t pid, double elapsed) {
+    // The fake CUDA stage ends well within 3 s; NCCL's child then hangs in its init for 30 s.
+    if (!sent_at && elapsed > 3.0 && !children_of(pid).empty()) {
+      ::kill(pid, SIGINT);
+      sent_at = elapsed;
+    }
+  };
+  const auto r =
+      run_watched({"--root", fixture("cuda-4gpu"), "--libcuda", k_fake_libcuda, "--format", "json",
+                   "--nccl=" + k_fake_libnccl, "--nccl-timeout", "30"},
+                  options);
+  INFO("stderr: " << r.err);
+  REQUIRE(sent_at);
+  REQUIRE(r.signal.has_value());
+  CHECK(*r.signal == SIGINT);
+  CHECK(r.seconds - *sent_at < 3.0);
+  CHECK_THAT(r.err, Catch::Contains("interrupted (SIGINT) during the NCCL probe; no verdict"));
+  CHECK(r.out.empty());
   CHECK(still_present(r.children_seen).empty());
 }

@@ -41,8 +41,8 @@ kill -ABRT $$
 EOF2
 cat >"$tmp/recording-checker" <<EOF2
 #!/usr/bin/env bash
-# Stand-in checker that has --cuda-timeout and --skip-busy, records its arguments and passes.
-[ "\${1:-}" = --help ] && { printf '  --cuda-timeout FLOAT  Deadline of the CUDA probe\n  --skip-busy  Skip when busy\n'; exit 0; }
+# Stand-in checker that has --cuda-timeout, --skip-busy and --budget, records its arguments and passes.
+[ "\${1:-}" = --help ] && { printf '  --cuda-timeout FLOAT  Deadline of the CUDA probe\n  --skip-busy  Skip when busy\n  --budget SEC  Budget\n'; exit 0; }
 printf '%s\n' "\$*" >$tmp/args
 echo "PASS 1/1 GPUs"
 EOF2
@@ -109,18 +109,23 @@ grep -q "ERROR checker timed out after 1 s" "$tmp/out" || fail "no timeout reaso
 run "$hc" 1 GPU_PREFLIGHT="$tmp/hanging-checker" GPU_PREFLIGHT_TIMEOUT=1 GPU_PREFLIGHT_ERROR_BLOCKS=1
 [ "$(calls)" = "NodeName=n1 State=DRAIN Reason=gpu-preflight: ERROR checker timed out after 1 s" ] || fail "calls: $(calls)"
 
-echo "options reach the checker: --cuda-timeout and --skip-busy when it has them, --root, GPU_PREFLIGHT_ARGS, the settings file"
+echo "options reach the checker: --cuda-timeout, --skip-busy and --budget when it has them, --root, GPU_PREFLIGHT_ARGS, the settings file"
 node_state IDLE
 printf 'GPU_PREFLIGHT_ARGS="--strict --min-gpus 2"\nGPU_PREFLIGHT_CUDA_TIMEOUT=7\n' >"$tmp/settings"
 run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_CONFIG="$tmp/settings"
-[ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 7 --skip-busy --strict --min-gpus 2" ] ||
+[ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 7 --skip-busy --budget 30 --strict --min-gpus 2" ] ||
   fail "arguments: $(cat "$tmp/args")"
 # a '*' in GPU_PREFLIGHT_ARGS reaches the checker as it is, never as the names of files here
 cd "$tmp"
 run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_ARGS="--disable *"
 cd - >/dev/null
-[ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 20 --skip-busy --disable *" ] ||
+[ "$(cat "$tmp/args")" = "check --format line --json-out $tmp/log/healthcheck.json --root /snap --cuda-timeout 20 --skip-busy --budget 30 --disable *" ] ||
   fail "GPU_PREFLIGHT_ARGS was globbed: $(cat "$tmp/args")"
+# the budget follows the hard limit; a limit that is no whole number of seconds gives none
+run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_TIMEOUT=50
+grep -Eq -- "--budget 45( |$)" "$tmp/args" || fail "budget for a 50 s limit: $(cat "$tmp/args")"
+run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_TIMEOUT=40.5
+! grep -q -- "--budget" "$tmp/args" || fail "budget for a 40.5 s limit: $(cat "$tmp/args")"
 run "$hc" 1 GPU_PREFLIGHT_ROOT="$failing" GPU_PREFLIGHT_CUDA_TIMEOUT=7
 [ -n "$(calls)" ] || fail "no drain with a binary without --cuda-timeout"
 

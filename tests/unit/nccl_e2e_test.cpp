@@ -95,6 +95,32 @@ TEST_CASE("e2e nccl: healthy fake NCCL on four GPUs: version, step times, transp
                                           "ncclGetVersion", "init", "all_reduce", "check"});
 }
 
+TEST_CASE("e2e nccl: --budget counts the NCCL deadline; the default makes room for it") {
+  // The default budget (60 s) grows by --nccl-timeout: a 59.5 s NCCL deadline still runs.
+  auto r = with_nccl({}, {"--nccl-timeout", "59.5"});
+  INFO(r.err);
+  json j = r.json();
+  CHECK(probe(j, "nccl").at("status") == "ok");
+  CHECK(j.at("facts").at("nccl").at("ok") == true);
+
+  // An explicit budget that the NCCL deadline does not fit: not run, said why, no finding; the
+  // bandwidth step leaves room for NCCL's deadline and is not checked either.
+  const auto marker = marker_path();
+  r = with_nccl({{"FAKE_NCCL_LOADED_MARKER", marker.string()}},
+                {"--cuda-timeout", "3", "--nccl-timeout", "20", "--budget", "10"});
+  INFO(r.err);
+  j = r.json();
+  CHECK(r.exit_code == 0);
+  const json& p = probe(j, "nccl");
+  CHECK(p.at("status") == "skipped");
+  CHECK_THAT(p.at("message").get<std::string>(),
+             Catch::StartsWith("budget: its deadline of 20 s does not fit the "));
+  CHECK(nccl_findings(j).empty());
+  CHECK_FALSE(std::filesystem::exists(marker));
+  CHECK_THAT(j.at("facts").at("cuda").at("bandwidth").at("not_checked").get<std::string>(),
+             Catch::EndsWith("after the CUDA stage's deadline and the NCCL test's"));
+}
+
 TEST_CASE("e2e nccl: without --nccl nothing of NCCL is loaded and the report has no NCCL block") {
   const auto marker = marker_path();
   const auto r = live(fixture("cuda-4gpu"), {{"FAKE_NCCL_LOADED_MARKER", marker.string()}},

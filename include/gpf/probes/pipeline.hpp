@@ -43,10 +43,11 @@ struct ProbeOptions {
   }
 };
 
-// The live stage (the CUDA and NVML children, beside each other under one deadline) costs at most
-// its deadline: "budget: …", the reason it does not start, when that does not fit what is left of
-// --budget; nullopt when it fits or there is no budget.
-std::optional<std::string> live_stage_over_budget(const ProbeOptions& options);
+// A live stage costs at most its deadline (the CUDA and NVML children, beside each other:
+// --cuda-timeout; the NCCL child after them: --nccl-timeout): "budget: …", the reason it does not
+// start, when that does not fit what is left of --budget; nullopt when it fits or there is no
+// budget.
+std::optional<std::string> stage_over_budget(const ProbeOptions& options, double deadline_s);
 
 // An optional stage and its cost estimate in seconds.
 struct StageEstimate {

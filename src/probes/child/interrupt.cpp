@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 namespace gpf::child {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 constexpr std::size_t k_slots = 256; // more children than GPUs ever run at once
 constexpr int k_reap_rounds = 100;   // x 10 ms: how long the handler waits for the kills
 std::array<std::atomic<pid_t>, k_slots> g_children{};
+std::atomic<unsigned> g_stages{0}; // DriverStage bits of the guards alive
 
 void write_stderr(const char* text) {
   const std::size_t size = std::strlen(text);
@@ -64,9 +66,25 @@ extern "C" void on_interrupt(int sig) {
     ::nanosleep(&pause, nullptr);
     all_reaped = reap_tracked();
   }
-  write_stderr(sig == SIGINT
-                   ? "gpu-preflight: interrupted (SIGINT) during the CUDA probe; no verdict"
-                   : "gpu-preflight: terminated (SIGTERM) during the CUDA probe; no verdict");
+  write_stderr(sig == SIGINT ? "gpu-preflight: interrupted (SIGINT) during the "
+                             : "gpu-preflight: terminated (SIGTERM) during the ");
+  // "CUDA probe", "NVML and CUDA probes": static strings only (async-signal-safe)
+  const unsigned stages = g_stages.load();
+  const char* names[3] = {};
+  int count = 0;
+  for (const auto& [bit, name] :
+       {std::pair{DriverStage::nvml, "NVML"}, std::pair{DriverStage::cuda, "CUDA"},
+        std::pair{DriverStage::nccl, "NCCL"}}) {
+    if ((stages & static_cast<unsigned>(bit)) != 0) {
+      names[count++] = name;
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    write_stderr(i == 0 ? "" : (i + 1 == count ? " and " : ", "));
+    write_stderr(names[i]);
+  }
+  write_stderr(count == 0 ? "driver probe; no verdict"
+                          : (count == 1 ? " probe; no verdict" : " probes; no verdict"));
   if (any) {
     write_stderr(
         all_reaped
@@ -115,12 +133,14 @@ void interrupt_untrack(pid_t pid) {
   }
 }
 
-InterruptGuard::InterruptGuard() {
+InterruptGuard::InterruptGuard(DriverStage stage) : m_stage(static_cast<unsigned>(stage)) {
+  g_stages.fetch_or(m_stage);
   m_int = install_over_default(SIGINT, m_old_int);
   m_term = install_over_default(SIGTERM, m_old_term);
 }
 
 InterruptGuard::~InterruptGuard() {
+  g_stages.fetch_and(~m_stage);
   if (m_int) {
     ::sigaction(SIGINT, &m_old_int, nullptr);
   }

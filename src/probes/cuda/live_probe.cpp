@@ -143,8 +143,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                                     std::chrono::duration<double>(in.timeout_s));
   const std::string library = in.library;
 
-  const child::InterruptGuard
-      interrupt_guard; // declared first: restored after the group has settled
+  const child::InterruptGuard interrupt_guard(
+      child::DriverStage::cuda); // declared first: restored after the group has settled
   ChildGroup group = make_child_group();
   // Enumeration sees every GPU (no CUDA_VISIBLE_DEVICES) in the job's CUDA_DEVICE_ORDER: its
   // indices are the ones a recommendation without CUDA_VISIBLE_DEVICES refers to.

@@ -112,12 +112,15 @@ void plan_bandwidth(const ProbeOptions& options, const Facts& facts, cuda::LiveP
   // The driver's GPU count; where it lists none (WSL2), CUDA's pairs are not known yet: 8 assumed.
   const double estimate = cuda::bandwidth_estimate_s(r, facts.gpus.empty() ? 8 : facts.gpus.size());
   if (const auto left = options.budget_left_s()) {
-    const double after_stage = *left - options.cuda_timeout_s;
+    // --nccl runs after this stage under its own deadline: that time is kept for it
+    const double after_stage =
+        *left - options.cuda_timeout_s - (options.nccl ? options.nccl_timeout_s : 0);
     if (!stages_within({{"bandwidth", estimate}}, after_stage).front()) {
       in.bandwidth_not_checked =
           fmt::format("budget: its estimate of {:.1f} s does not fit the {:.1f} s left of --budget "
-                      "{:g} after the CUDA stage's deadline",
-                      estimate, std::max(0.0, after_stage), *options.budget_s);
+                      "{:g} after the CUDA stage's deadline{}",
+                      estimate, std::max(0.0, after_stage), *options.budget_s,
+                      options.nccl ? " and the NCCL test's" : "");
       return;
     }
   }
@@ -169,7 +172,7 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
       return status.skip(fmt::format("--skip-busy: GPUs in use ({})", fmt::join(held, "; ")));
     }
   }
-  if (auto over = live_stage_over_budget(options)) {
+  if (auto over = stage_over_budget(options, options.cuda_timeout_s)) {
     return status.skip(*over);
   }
   cuda::LiveProbeInput input;

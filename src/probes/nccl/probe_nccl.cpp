@@ -5,6 +5,7 @@
 // libnccl.so.2, and a snapshot's nccl.json. Without --nccl nothing of NCCL is opened.
 #include "gpf/facts/nccl_json.hpp"
 #include "gpf/facts/visible_devices.hpp"
+#include "gpf/probes/pipeline.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
 #include "gpf/util/checker_failure.hpp"
@@ -187,6 +188,9 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
   if (gpus.empty()) {
     return status.skip("no GPU passed the CUDA stage");
   }
+  if (auto over = stage_over_budget(options, options.nccl_timeout_s)) {
+    return status.skip(*over);
+  }
 
   NcclFacts& n = facts.nccl;
   n = NcclFacts{};
@@ -216,7 +220,8 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
   const auto start = child::Clock::now();
   const auto deadline = start + std::chrono::duration_cast<child::Clock::duration>(
                                     std::chrono::duration<double>(options.nccl_timeout_s));
-  const child::InterruptGuard interrupt_guard; // restored after the group has settled
+  const child::InterruptGuard interrupt_guard(
+      child::DriverStage::nccl); // restored after the group has settled
   child::ChildGroup group = cuda::make_child_group();
   const std::string libcuda = options.libcuda.value_or("libcuda.so.1");
   const std::string libnccl = n.library;

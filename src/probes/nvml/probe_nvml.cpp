@@ -48,7 +48,7 @@ bool runs_live(const Host& host, const ProbeOptions& options) {
 
 std::unique_ptr<Live> start(const ProbeOptions& options, const Facts& facts) {
   auto live = std::make_unique<Live>();
-  live->guard = std::make_unique<child::InterruptGuard>();
+  live->guard = std::make_unique<child::InterruptGuard>(child::DriverStage::nvml);
   const std::string library = options.libnvml.value_or("libnvidia-ml.so.1");
   live->facts.ran = true;
   live->facts.source = "live";
@@ -255,7 +255,7 @@ std::string summary(const NvmlFacts& n) {
 
 std::unique_ptr<ProbeStarted> start_nvml(const Host& host, const ProbeOptions& options,
                                          const Facts& facts) {
-  if (!runs_live(host, options) || live_stage_over_budget(options)) {
+  if (!runs_live(host, options) || stage_over_budget(options, options.cuda_timeout_s)) {
     return nullptr;
   }
   return start(options, facts);
@@ -292,7 +292,7 @@ ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& fac
   }
   std::unique_ptr<Live> live;
   if (!started) {
-    if (auto over = live_stage_over_budget(options)) {
+    if (auto over = stage_over_budget(options, options.cuda_timeout_s)) {
       return status.skip(*over);
     }
   }
