@@ -13,35 +13,10 @@ bin=$1 fixtures=$2 cache=$3
 mkdir -p "$cache"
 libdir=$cache/root/usr/lib/x86_64-linux-gnu/nvidia/current
 
-fetch() {
-  local d=$cache/apt
-  mkdir -p "$d/lists/partial" "$d/parts" "$d/cache/archives/partial" "$cache/debs"
-  cat >"$d/sources.sources" <<SOURCES
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: non-free
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SOURCES
-  local o=(-o "Dir::Etc::SourceList=$d/sources.sources" -o "Dir::Etc::SourceParts=$d/parts"
-    -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o APT::Sandbox::User=root)
-  timeout 300 apt-get "${o[@]}" update -qq &&
-    (cd "$cache/debs" && timeout 300 apt-get "${o[@]}" download -qq libcuda1 libnvidia-ml1)
-}
-
+# shellcheck source=tests/real/fetch-nonfree.sh
+. "$(dirname "$0")/fetch-nonfree.sh"
 if [ ! -e "$libdir/libcuda.so.1" ] || [ ! -e "$libdir/libnvidia-ml.so.1" ]; then
-  if ! command -v apt-get >/dev/null || [ ! -e /usr/share/keyrings/debian-archive-keyring.gpg ]; then
-    echo "SKIPPED: no apt-get or Debian archive keyring to fetch NVIDIA's libraries"
-    exit 77
-  fi
-  if ! fetch >"$cache/fetch.log" 2>&1; then
-    echo "SKIPPED: NVIDIA's libraries could not be downloaded from Debian non-free:"
-    tail -5 "$cache/fetch.log"
-    exit 77
-  fi
-  for deb in "$cache"/debs/*.deb; do
-    dpkg-deb -x "$deb" "$cache/root"
-  done
+  fetch_nonfree "$cache" libcuda1 libnvidia-ml1 || exit $?
 fi
 echo "libraries in $libdir:"; find "$libdir" -maxdepth 1 -name '*.so*' -printf '  %f\n'
 
