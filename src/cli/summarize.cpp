@@ -7,6 +7,7 @@
 #include "gpf/cli/cli.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/facts/cuda_facts.hpp"
+#include "gpf/util/json_bounded.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/robust.hpp"
@@ -343,6 +344,56 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
 // keeps them within seconds) before it is a future date.
 constexpr std::int64_t k_clock_skew_s = 300;
 
+// What read_record() reads of a report (and, for `jq -s` arrays, of each element).
+const JsonShape& report_shape() {
+  static const JsonShape shape = [] {
+    const auto names = [](std::initializer_list<std::pair<const char*, JsonShape>> members) {
+      JsonShape s;
+      for (const auto& [name, member] : members) {
+        s.members.emplace(name, member);
+      }
+      return s;
+    };
+    const JsonShape whole;
+    const JsonShape width = names({{"width", whole}});
+    return names(
+        {{"tool", names({{"name", whole}})},
+         {"schema_version", whole},
+         {"verdict", whole},
+         {"exit_code", whole},
+         {"host", whole},
+         {"checked_at", whole},
+         {"usable_gpus", whole},
+         {"total_gpus", whole},
+         {"primary_cause", names({{"id", whole}, {"gpu", whole}})},
+         {"findings", names({{"id", whole}, {"severity", whole}, {"gpu", whole}})},
+         {"gpus", names({{"model", whole},
+                         {"bus_id", whole},
+                         {"health", names({{"temperature_c", whole}})}})},
+         {"facts",
+          names({{"driver", names({{"version", whole}, {"flavour", whole}})},
+                 {"kernel", names({{"release", whole}})},
+                 {"cuda",
+                  names({{"driver_cuda_version", whole},
+                         {"devices",
+                          names({{"startup_ms", whole},
+                                 {"steps",
+                                  names({{"name", whole}, {"ok", whole}, {"duration_ms", whole}})},
+                                 {"bus_id", whole},
+                                 {"h2d_gbps", whole},
+                                 {"d2h_gbps", whole}})},
+                         {"multi_gpu",
+                          names({{"peers",
+                                  names({{"gbps", whole}, {"from", whole}, {"to", whole}})}})}})},
+                 {"topology",
+                  names({{"pcie", names({{"bridges", names({{"bus_id", whole}, {"link", width}})},
+                                         {"gpus", names({{"bus_id", whole},
+                                                         {"link", width},
+                                                         {"bridges", whole}})}})}})}})}});
+  }();
+  return shape;
+}
+
 class Fleet {
 public:
   // now_s: this host's clock, against which future dates and ages are judged.
@@ -357,12 +408,14 @@ public:
           source,
           fmt::format("not a gpu-preflight report (JSON nested deeper than {})", k_json_max_depth));
     }
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      return unreadable(source, "not valid JSON: " + parse_reason(e.what()));
+    // Only the members a node's record reads are built (report_shape): a 16 MiB report costs
+    // the memory of those, not of its whole facts.
+    auto parsed =
+        parse_json_bounded(text, k_max_json_elements, k_max_json_members, nullptr, &report_shape());
+    if (!parsed) {
+      return unreadable(source, parsed.error().message);
     }
+    const nlohmann::json& doc = parsed->doc;
     if (doc.is_array()) { // an array of reports, as `jq -s` writes them
       --m_reports;
       std::size_t i = 0;
@@ -416,12 +469,6 @@ public:
   }
 
 private:
-  static std::string parse_reason(std::string_view what) {
-    // "[json.exception.parse_error.101] parse error at line 3, ..." without the bracketed tag
-    const auto tag = what.find("] ");
-    return std::string(tag == std::string_view::npos ? what : what.substr(tag + 2));
-  }
-
   static bool ready(const NodeRecord& n) { return n.exit_code == 0 && !n.stale; }
 
   // Counted always, listed up to k_unreadable_kept.

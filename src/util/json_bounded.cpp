@@ -1,6 +1,7 @@
 // parse_json_bounded (json_bounded.hpp): nlohmann's SAX interface with a DOM builder of our own,
 // which appends each value to its parent and drops the last element in O(1) when the filter says
-// so; a value beyond a width cap puts the builder in skip mode until that value ends.
+// so; a value beyond a width cap, or a member the shape does not name, puts the builder in skip
+// mode until that value ends.
 #include "gpf/util/json_bounded.hpp"
 
 #include "gpf/util/json_value.hpp"
@@ -16,8 +17,10 @@ using Json = nlohmann::json;
 
 class Builder : public nlohmann::json_sax<Json> {
 public:
-  Builder(std::size_t max_elements, std::size_t max_members, const JsonObjectFilter& filter)
-      : m_max_elements(max_elements), m_max_members(max_members), m_filter(filter) {}
+  Builder(std::size_t max_elements, std::size_t max_members, const JsonObjectFilter& filter,
+          const JsonShape* shape)
+      : m_max_elements(max_elements), m_max_members(max_members), m_filter(filter),
+        m_root_shape(shape) {}
 
   Json root;
   std::size_t dropped = 0;
@@ -40,11 +43,21 @@ public:
       return true;
     }
     Frame& f = m_stack.back();
+    const JsonShape* member_shape = nullptr; // the whole value
+    if (f.shape != nullptr && !f.shape->members.empty()) {
+      const auto it = f.shape->members.find(k);
+      if (it == f.shape->members.end()) {
+        m_skip_next = true; // not asked for: parsed, not built
+        return true;
+      }
+      member_shape = &it->second;
+    }
     if (f.value->size() >= m_max_members && !f.value->contains(k)) {
       m_skip_next = true; // this member's value is not built
       ++skipped;
     } else {
       f.key = std::move(k);
+      m_member_shape = member_shape;
     }
     return true;
   }
@@ -61,9 +74,10 @@ public:
 private:
   struct Frame {
     Json* value;
-    std::string key;       // the member being read (objects)
-    std::string array_key; // the key this array is held under (arrays)
-    JsonArrayState state;  // the filter's, for arrays
+    std::string key;                  // the member being read (objects)
+    std::string array_key;            // the key this array is held under (arrays)
+    JsonArrayState state;             // the filter's, for arrays
+    const JsonShape* shape = nullptr; // what to build of it (nullptr: all)
   };
 
   // Where the next value goes: nullptr when it is to be skipped.
@@ -104,13 +118,17 @@ private:
     }
     const std::string held_under =
         m_stack.empty() || !m_stack.back().value->is_object() ? std::string() : m_stack.back().key;
+    // the root's shape; an array's element takes the array's; a member the one key() found
+    const JsonShape* shape = m_stack.empty()                    ? m_root_shape
+                             : m_stack.back().value->is_array() ? m_stack.back().shape
+                                                                : m_member_shape;
     Json* s = slot();
     if (s == nullptr) {
       ++m_skip_depth;
       return true;
     }
     *s = std::move(empty);
-    m_stack.push_back({s, {}, held_under, {}});
+    m_stack.push_back({s, {}, held_under, {}, shape});
     return true;
   }
 
@@ -135,6 +153,8 @@ private:
   std::size_t m_max_elements;
   std::size_t m_max_members;
   const JsonObjectFilter& m_filter;
+  const JsonShape* m_root_shape;
+  const JsonShape* m_member_shape = nullptr; // of the member key() just read
   std::vector<Frame> m_stack;
   std::size_t m_skip_depth = 0;
   bool m_skip_next = false;
@@ -149,8 +169,9 @@ std::string too_wide(std::size_t skipped) {
 }
 
 Result<BoundedJson> parse_json_bounded(std::string_view text, std::size_t max_elements,
-                                       std::size_t max_members, const JsonObjectFilter& filter) {
-  Builder b(max_elements, max_members, filter);
+                                       std::size_t max_members, const JsonObjectFilter& filter,
+                                       const JsonShape* shape) {
+  Builder b(max_elements, max_members, filter, shape);
   const bool ok = Json::sax_parse(text, &b, nlohmann::json::input_format_t::json, true);
   if (!ok) {
     return Error{b.error.empty() ? std::string("not valid JSON") : b.error};

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <ctime>
 
@@ -110,6 +112,46 @@ TEST_CASE("security: summarize bounds its diagnostics: a count, then N more") {
   CHECK(s.at("reports").at("nodes") == 1);
   const auto text = run_program({GPF_BINARY, "summarize"}, {}, lines);
   CHECK_THAT(text.out, Catch::Contains("+199988 more"));
+}
+
+TEST_CASE("security: summarize reads a 16 MiB report in the memory of what it keeps") {
+  // A real report whose facts carry 15 MiB of members summarize never reads (1.7 million of
+  // them): only the named members are built. A whole DOM of it took about 190 MB.
+  // Built as text, not as a document: the run forks this process, whose resident memory the
+  // child shares until it execs (and ru_maxrss counts).
+  json j = report_of("healthy-4gpu", "node-01", std::time(nullptr) - 60);
+  j["facts"]["padding"] = "PADDING";
+  const std::string report = j.dump();
+  std::string one = "{";
+  for (int k = 0; k < 100; ++k) {
+    one += (k == 0 ? "\"k" : ",\"k") + std::to_string(k) + "\":" + std::to_string(k % 10);
+  }
+  one += "}";
+  const auto at = report.find("\"PADDING\"");
+  REQUIRE(at != std::string::npos);
+  std::string text = report.substr(0, at) + "[";
+  text.reserve(16u << 20);
+  while (text.size() + one.size() + 1 < (15u << 20)) {
+    text += one;
+    text += ',';
+  }
+  text += one + "]" + report.substr(at + 9);
+  REQUIRE(text.size() < (16u << 20));
+  REQUIRE(json::accept(text));
+  const auto r = run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, text);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  const json s = json::parse(r.out);
+  CHECK(s.at("reports").at("nodes") == 1);
+  REQUIRE(node(s, "node-01"));
+  CHECK(node(s, "node-01")->at("verdict") == "pass");
+  if (k_sanitized) {
+    WARN("memory bound not checked under AddressSanitizer");
+    return;
+  }
+  rusage usage{};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 96 * 1024); // KiB: the text (read twice over at most) and the record
 }
 
 TEST_CASE("security: escape sequences from reports, paths and commands reach no terminal") {

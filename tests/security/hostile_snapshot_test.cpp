@@ -21,16 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-// AddressSanitizer's shadow memory alone exceeds the memory bounds: they are for plain builds.
-// (GCC defines __SANITIZE_ADDRESS__; clang answers __has_feature.)
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool k_sanitized = true;
-#elif defined(__has_feature)
-constexpr bool k_sanitized = __has_feature(address_sanitizer);
-#else
-constexpr bool k_sanitized = false;
-#endif
-
 void copy_fixture(const TempDir& t, const std::string& name) {
   fs::copy(fixture(name), t.path,
            fs::copy_options::recursive | fs::copy_options::overwrite_existing |

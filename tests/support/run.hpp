@@ -17,6 +17,16 @@
 
 namespace gpf::test {
 
+// AddressSanitizer's shadow memory alone exceeds the memory bounds: they are for plain builds.
+// (GCC defines __SANITIZE_ADDRESS__; clang answers __has_feature.)
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool k_sanitized = true;
+#elif defined(__has_feature)
+inline constexpr bool k_sanitized = __has_feature(address_sanitizer);
+#else
+inline constexpr bool k_sanitized = false;
+#endif
+
 // A value in env that removes the variable instead of setting it.
 inline const std::string k_unset = "\x01unset";
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,14 @@ struct JsonArrayState {
 // Whether the object that just ended inside the array named array_key stays in it.
 using JsonObjectFilter =
     std::function<bool(std::string_view array_key, const nlohmann::json&, JsonArrayState&)>;
+
+// The members worth building, as a tree of names: a reader that needs a few fields of a large
+// document (summarize, of a report) builds only those, in memory bounded by what it keeps. A
+// member whose shape has no names of its own is kept whole; an array's elements take the array's
+// shape; a member not named is parsed and dropped.
+struct JsonShape {
+  std::map<std::string, JsonShape, std::less<>> members;
+};
 
 struct BoundedJson {
   nlohmann::json doc;
@@ -40,8 +49,10 @@ inline constexpr std::size_t k_max_json_members = 4096;   // per object
 std::string too_wide(std::size_t skipped);
 
 // Error "not valid JSON" (with the parser's byte position) or "nested deeper than N levels".
+// shape: only the members it names are built (nullptr: all).
 Result<BoundedJson> parse_json_bounded(std::string_view text, std::size_t max_elements,
                                        std::size_t max_members,
-                                       const JsonObjectFilter& filter = nullptr);
+                                       const JsonObjectFilter& filter = nullptr,
+                                       const JsonShape* shape = nullptr);
 
 } // namespace gpf
