@@ -225,6 +225,7 @@ TEST_CASE("rdma fixtures: verdicts, warnings and the GPUs the job gets") {
   const Case cases[] = {
       {"ib-hgx-healthy", Verdict::pass, {}, "0,1,2,3,4,5,6,7"},
       {"ib-port-down", Verdict::warn, {"ib.port-not-active"}, "0,1,2,3,4,5,6,7"},
+      {"ib-port-disabled", Verdict::warn, {"ib.port-disabled"}, "0,1,2,3,4,5,6,7"},
       {"rdma-no-peermem", Verdict::warn, {"rdma.peer-memory-missing"}, "0,1"},
       {"rdma-dmabuf", Verdict::pass, {}, "0,1"},
       {"rdma-peermem-mismatch", Verdict::fail, {"rdma.peermem-version"}, ""}, // host-level fail
@@ -260,6 +261,35 @@ TEST_CASE(
   CHECK(any_evidence_contains(*hits[0],
                               "state 1: DOWN, phys_state 5: LinkUp, rate 400 Gb/sec (4X NDR)"));
   CHECK(hits[0]->remedy.find("ibstat mlx5_5") != std::string::npos);
+}
+
+TEST_CASE("ib: a port switched off while its siblings are up warns, names it and its GPU") {
+  const auto r = check_fixture("ib-port-disabled");
+  CHECK(findings(r.assessment, "ib.port-not-active").empty()); // one judgement per condition
+  const auto hits = findings(r.assessment, "ib.port-disabled");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0]->severity == Severity::warn);
+  CHECK_THAT(hits[0]->message,
+             Catch::Contains("mlx5_3 port 1 (") &&
+                 Catch::Contains("while 7 other port(s) of this node are active") &&
+                 Catch::Contains("nearest NIC of GPU 3 ("));
+  CHECK(any_evidence_contains(*hits[0], "phys_state 3: Disabled"));
+  CHECK_THAT(hits[0]->remedy, Catch::Contains("--severity ib.port-disabled=info") &&
+                                  Catch::Contains("ibstat mlx5_3"));
+
+  // every port off: nothing is lost against a sibling, information only
+  auto facts = r.facts;
+  for (auto& d : facts.topology.rdma.devices) {
+    for (auto& p : d.ports) {
+      p.state_code = 1;
+      p.phys_state_code = 3;
+    }
+  }
+  const auto all_off = assess(facts, builtin_rules(), CheckOptions{});
+  const auto off = findings(all_off, "ib.port-disabled");
+  REQUIRE(off.size() == 8);
+  CHECK(off[0]->severity == Severity::info);
+  CHECK_THAT(off[0]->message, Catch::Contains("as is every other port on this node"));
 }
 
 TEST_CASE("rdma: facts hold every port and the nearest NIC of each GPU") {
