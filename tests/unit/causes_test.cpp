@@ -11,6 +11,7 @@
 
 using namespace gpf;
 using gpf::test::check_fixture;
+using gpf::test::Checked;
 using gpf::test::finding;
 
 namespace {
@@ -78,6 +79,41 @@ TEST_CASE("fixture: RmInitAdapter after D3cold names the power state and its fix
   CHECK(has(f->message, "likely cause: the GPU could not be brought out of D3cold"));
   CHECK(has(f->remedy, "/sys/bus/pci/devices/0000:01:00.0/d3cold_allowed"));
   CHECK(has(f->remedy, "Power-cycle"));
+}
+
+// https://github.com/NVIDIA/gpu-operator/issues/1146: one GPU of eight stuck in RmInitAdapter;
+// cuInit fails for all of them. The CUDA failure names that GPU and takes it out at the driver.
+TEST_CASE("fixture: one GPU stuck in RmInitAdapter named as why cuInit fails for every GPU") {
+  // with its cuda.json replayed (check_fixture leaves the CUDA stage out)
+  const auto host = Host::snapshot(gpf::test::fixture("cause-one-gpu-breaks-cuinit"));
+  REQUIRE(host.ok());
+  const Checked r{collect_facts(*host, ProbeOptions{}), {}};
+  const Assessment assessment = assess(r.facts, builtin_rules(), CheckOptions{});
+  CHECK(assessment.verdict == Verdict::fail);
+  const auto* f = finding(assessment, "cuda.init-failed");
+  REQUIRE(f);
+  CHECK(has(f->message, "because of GPU(s) 0000:0a:00.0 that the driver could not initialise"));
+  CHECK(has(f->message, "CUDA_VISIBLE_DEVICES does not help"));
+  CHECK(any_evidence(*f, "CUDA_ERROR_INVALID_DEVICE"));
+  CHECK(any_evidence(*f, "NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)"));
+  CHECK(any_evidence(*f, "the driver lists 7 other GPU(s)"));
+  CHECK(has(f->remedy, "echo 0000:0a:00.0 | sudo tee /sys/bus/pci/drivers/nvidia/unbind"));
+  CHECK(has(f->remedy, "NVreg_ExcludedGpus"));
+  CHECK(has(f->remedy, "the 7 other GPU(s) work"));
+
+  // The same failure without a GPU stuck in the driver, or with that GPU the only one: the
+  // generic text, no cause named
+  auto facts = r.facts;
+  auto stuck_events = facts.log.gpu_events;
+  facts.log.gpu_events.clear();
+  auto a = assess(facts, builtin_rules(), CheckOptions{});
+  REQUIRE(finding(a, "cuda.init-failed"));
+  CHECK(finding(a, "cuda.init-failed")->message == "CUDA failed to initialise: no GPU can be used");
+  facts.log.gpu_events = stuck_events;
+  facts.gpus.clear();
+  a = assess(facts, builtin_rules(), CheckOptions{});
+  REQUIRE(finding(a, "cuda.init-failed"));
+  CHECK_FALSE(has(finding(a, "cuda.init-failed")->message, "0000:0a:00.0"));
 }
 
 // https://github.com/wilicc/gpu-burn/issues/1: the Surprise Down is on the root port above the
