@@ -48,6 +48,13 @@ std::string reset_command(const std::string& bus_id) {
   return fmt::format("nvidia-smi -r -i {}", bus_id);
 }
 
+// One evidence line that stands alone: which GPU, which NVML call, what it returned
+// ("0000:18:00.0: nvmlDeviceGetRemappedRows: failureOccurred 1, uncorrectable 3").
+std::string nvml_evidence(const std::string& bus_id, std::string_view call,
+                          const std::string& value) {
+  return fmt::format("{}: {}: {}", bus_id, call, value);
+}
+
 std::string code_text(int code, const std::string& text) {
   return text.empty() ? fmt::format("nvmlReturn_t {}", code) : fmt::format("{} ({})", code, text);
 }
@@ -132,7 +139,11 @@ std::span<const Rule> nvml_rules() {
        .source = k_src_init,
        .explanation = "nvmlInit failing means no tool can ask the driver about the GPUs; "
                       "a version mismatch also stops CUDA. "
-                      "No permission is a warning: this user cannot see the GPUs' health.",
+                      "No permission is a warning: this user cannot see the GPUs' health. "
+                      "Unknown Error (999) inside a container whose host runs systemd is, per "
+                      "NVIDIA's notice (https://github.com/NVIDIA/nvidia-docker/issues/1730), the "
+                      "container having lost its device access when systemd reloaded its units: "
+                      "only a new container gets it back.",
        .evidence = "the init call and its nvmlReturn_t with NVML's words",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
@@ -158,6 +169,15 @@ std::span<const Rule> nvml_rules() {
          default:
            what = "NVML could not initialise";
          }
+         // "Unknown Error" in a container: it lost access to the device nodes (the host's systemd
+         // re-applied the container's cgroup device rules, e.g. at `systemctl daemon-reload`).
+         const auto& svc = ctx.facts.topology.services;
+         const bool container = svc.ran && svc.process_table && !svc.host_process_table();
+         if (code == k_nvml_unknown && container) {
+           what = "in a container this is what losing access to the GPUs' device nodes looks like: "
+                  "the host's systemd re-applied the container's cgroup device rules (after a "
+                  "`systemctl daemon-reload` or a package update that runs one)";
+         }
          Hit hit(fmt::format("{} returned {}: {}", n.init_call, code_text(code, n.init_text), what),
                  {fmt::format("{}() = {}", n.init_call, code_text(code, n.init_text))});
          if (code == k_nvml_no_permission) {
@@ -168,6 +188,14 @@ std::span<const Rule> nvml_rules() {
          } else if (code == k_nvml_lib_rm_version_mismatch) {
            hit.remedy =
                "reboot the node (or unload and reload the nvidia modules) so that the kernel module matches the installed user-space driver";
+         } else if (code == k_nvml_unknown && container) {
+           hit.evidence.push_back(fmt::format(
+               "proc/1/comm: {} (this process table is not the host's: a container or pod)",
+               svc.init_comm.value_or("?")));
+           hit.remedy =
+               "Recreate the container (delete it and start a new one, or delete the pod): a restarted process in the same container stays cut off. "
+               "To keep it from recurring, on the host create the /dev/char links runc needs (`sudo nvidia-ctk system create-dev-char-symlinks --create-all`, and NVIDIA's udev rule for later boots), "
+               "or run the container engine with the cgroupfs cgroup driver; not nvidia-modprobe, group membership or a reboot of the host";
          }
          return {hit};
        }},
@@ -242,8 +270,8 @@ std::span<const Rule> nvml_rules() {
                fmt::format("{}: {}", gpu,
                            lost ? "NVML reports it lost (fallen off the bus)"
                                 : "NVML cannot open it: " + code_text(e.code, e.text)),
-               std::vector<std::string>{fmt::format("nvmlDeviceGetHandleByPciBusId_v2({}) = {}",
-                                                    g.bus_id, code_text(e.code, e.text))},
+               std::vector<std::string>{nvml_evidence(g.bus_id, "nvmlDeviceGetHandleByPciBusId_v2",
+                                                      code_text(e.code, e.text))},
                g.bus_id, Effect::gpu_unusable);
            hits.back().remedy =
                lost
@@ -269,8 +297,9 @@ std::span<const Rule> nvml_rules() {
                  fmt::format("{}: a row remapping has failed: its memory can no longer be repaired",
                              gpu),
                  std::vector<std::string>{
-                     fmt::format("remapped rows: failure occurred = 1, uncorrectable = {}",
-                                 g.remapped_uncorrectable.value_or(0))},
+                     nvml_evidence(g.bus_id, "nvmlDeviceGetRemappedRows",
+                                   fmt::format("failureOccurred 1, uncorrectable {}",
+                                               g.remapped_uncorrectable.value_or(0)))},
                  g.bus_id, Effect::gpu_unusable);
            }
          });
@@ -292,9 +321,11 @@ std::span<const Rule> nvml_rules() {
                  fmt::format("{}: row remappings are pending; "
                              "they take effect at the next GPU reset (new work can still start)",
                              gpu),
-                 std::vector<std::string>{fmt::format(
-                     "remapped rows: pending = 1, correctable = {}, uncorrectable = {}",
-                     g.remapped_correctable.value_or(0), g.remapped_uncorrectable.value_or(0))},
+                 std::vector<std::string>{
+                     nvml_evidence(g.bus_id, "nvmlDeviceGetRemappedRows",
+                                   fmt::format("isPending 1, correctable {}, uncorrectable {}",
+                                               g.remapped_correctable.value_or(0),
+                                               g.remapped_uncorrectable.value_or(0)))},
                  g.bus_id);
              hits.back().remedy = fmt::format(
                  "when the GPU is idle, reset it (`{}`) or reboot to apply the pending remaps",
@@ -319,8 +350,10 @@ std::span<const Rule> nvml_rules() {
                      "{}: memory pages are pending retirement; no new context is safe until they are retired",
                      gpu),
                  std::vector<std::string>{
-                     fmt::format("retired pages: pending = yes, double-bit = {}, single-bit = {}",
-                                 g.retired_pages_dbe.value_or(0), g.retired_pages_sbe.value_or(0))},
+                     nvml_evidence(g.bus_id, "nvmlDeviceGetRetiredPagesPendingStatus",
+                                   fmt::format("pending yes (retired double-bit {}, single-bit {})",
+                                               g.retired_pages_dbe.value_or(0),
+                                               g.retired_pages_sbe.value_or(0)))},
                  g.bus_id, Effect::gpu_unusable);
              hits.back().remedy =
                  fmt::format("reset the GPU (`{}`) or reboot the node", reset_command(g.bus_id));
@@ -375,7 +408,9 @@ std::span<const Rule> nvml_rules() {
            }
            hits.emplace_back(
                fmt::format("{}: the driver asks for a recovery action: {}", gpu, what),
-               std::vector<std::string>{fmt::format("NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = {}", a)},
+               std::vector<std::string>{nvml_evidence(
+                   g.bus_id, "nvmlDeviceGetFieldValues(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)",
+                   std::to_string(a))},
                g.bus_id, Effect::gpu_unusable);
            hits.back().remedy = remedy;
          });
@@ -399,11 +434,12 @@ std::span<const Rule> nvml_rules() {
              return;
            }
            const bool contained = g.architecture && *g.architecture >= k_nvml_arch_ampere;
-           std::vector<std::string> ev{
-               fmt::format("volatile uncorrectable ECC errors since the driver loaded: {}",
-                           *g.ecc_volatile_uncorrected)};
+           std::vector<std::string> ev{nvml_evidence(
+               g.bus_id, "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE)",
+               fmt::format("{} since the driver loaded", *g.ecc_volatile_uncorrected))};
            if (g.architecture) {
-             ev.push_back(fmt::format("architecture: {}", *g.architecture));
+             ev.push_back(nvml_evidence(g.bus_id, "nvmlDeviceGetArchitecture",
+                                        std::to_string(*g.architecture)));
            }
            if (contained) {
              hits.emplace_back(
@@ -437,12 +473,12 @@ std::span<const Rule> nvml_rules() {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.ecc_aggregate_uncorrected && *g.ecc_aggregate_uncorrected > 0 &&
                !(g.ecc_volatile_uncorrected && *g.ecc_volatile_uncorrected > 0)) {
-             hits.emplace_back(
-                 fmt::format("{}: {} uncorrectable ECC error(s) over its lifetime", gpu,
-                             *g.ecc_aggregate_uncorrected),
-                 std::vector<std::string>{fmt::format("aggregate uncorrectable ECC errors: {}",
-                                                      *g.ecc_aggregate_uncorrected)},
-                 g.bus_id);
+             hits.emplace_back(fmt::format("{}: {} uncorrectable ECC error(s) over its lifetime",
+                                           gpu, *g.ecc_aggregate_uncorrected),
+                               std::vector<std::string>{nvml_evidence(
+                                   g.bus_id, "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
+                                   std::to_string(*g.ecc_aggregate_uncorrected))},
+                               g.bus_id);
            }
          });
        }},
@@ -477,12 +513,14 @@ std::span<const Rule> nvml_rules() {
            if (reasons.empty()) {
              return;
            }
-           std::vector<std::string> ev{fmt::format("clocks event reasons = 0x{:x}", r)};
+           std::vector<std::string> ev{nvml_evidence(
+               g.bus_id, "nvmlDeviceGetCurrentClocksEventReasons", fmt::format("0x{:x}", r))};
            if (g.temperature_c) {
-             ev.push_back(g.slowdown_temperature_c
-                              ? fmt::format("temperature {} °C (slowdown at {} °C)",
-                                            *g.temperature_c, *g.slowdown_temperature_c)
-                              : fmt::format("temperature {} °C", *g.temperature_c));
+             ev.push_back(nvml_evidence(
+                 g.bus_id, "nvmlDeviceGetTemperature(GPU)",
+                 g.slowdown_temperature_c ? fmt::format("{} °C (slowdown threshold {} °C)",
+                                                        *g.temperature_c, *g.slowdown_temperature_c)
+                                          : fmt::format("{} °C", *g.temperature_c)));
            }
            hits.emplace_back(fmt::format("{}: clocks held down by {} (half speed or less)", gpu,
                                          fmt::join(reasons, ", ")),
@@ -512,11 +550,13 @@ std::span<const Rule> nvml_rules() {
              continue;
            }
            const auto& w = lead->value;
-           hits.emplace_back(fmt::format("{}: PCIe link trained at x{} of x{}", ctx.job.label(bus),
-                                         w.width, w.max_width),
-                             std::vector<std::string>{fmt::format(
-                                 "current link width x{}, maximum x{}", w.width, w.max_width)},
-                             bus);
+           hits.emplace_back(
+               fmt::format("{}: PCIe link trained at x{} of x{}", ctx.job.label(bus), w.width,
+                           w.max_width),
+               std::vector<std::string>{nvml_evidence(
+                   bus, "nvmlDeviceGetCurrPcieLinkWidth / nvmlDeviceGetMaxPcieLinkWidth",
+                   fmt::format("x{} of x{}", w.width, w.max_width))},
+               bus);
          }
          return hits;
        }},
@@ -535,8 +575,10 @@ std::span<const Rule> nvml_rules() {
              hits.emplace_back(
                  fmt::format("{}: PCIe link at generation {} of {} (normal while idle)", gpu,
                              *g.pcie_gen, *g.pcie_gen_max),
-                 std::vector<std::string>{fmt::format("current link generation {}, maximum {}",
-                                                      *g.pcie_gen, *g.pcie_gen_max)},
+                 std::vector<std::string>{nvml_evidence(
+                     g.bus_id,
+                     "nvmlDeviceGetCurrPcieLinkGeneration / nvmlDeviceGetMaxPcieLinkGeneration",
+                     fmt::format("{} of {}", *g.pcie_gen, *g.pcie_gen_max))},
                  g.bus_id);
            }
          });
@@ -562,12 +604,14 @@ std::span<const Rule> nvml_rules() {
              }
            }
            if (some_up && !down.empty()) {
-             hits.emplace_back(fmt::format("{}: NVLink {} down while its other links are up", gpu,
-                                           fmt::join(down, ", ")),
-                               std::vector<std::string>{fmt::format(
-                                   "{} of {} links active; inactive: {}", l.size() - down.size(),
-                                   l.size(), fmt::join(down, ", "))},
-                               g.bus_id);
+             hits.emplace_back(
+                 fmt::format("{}: NVLink {} down while its other links are up", gpu,
+                             fmt::join(down, ", ")),
+                 std::vector<std::string>{nvml_evidence(
+                     g.bus_id, "nvmlDeviceGetNvLinkState",
+                     fmt::format("{} of {} links active; inactive: {}", l.size() - down.size(),
+                                 l.size(), fmt::join(down, ", ")))},
+                 g.bus_id);
            }
          });
        }},
@@ -602,13 +646,21 @@ std::span<const Rule> nvml_rules() {
              what = fmt::format("unknown NVLink fabric state {}", s);
            }
            std::vector<std::string> ev{
-               fmt::format("fabric state = {}, status = {}", s, g.fabric_status.value_or(0))};
+               nvml_evidence(g.bus_id, "nvmlDeviceGetGpuFabricInfo",
+                             fmt::format("state {}, status {}", s, g.fabric_status.value_or(0)))};
            const auto& svc = ctx.facts.topology.services;
            if (svc.ran && svc.process_table) {
-             ev.push_back(svc.fabric_manager.empty()
-                              ? std::string("nv-fabricmanager: no such process running")
-                              : fmt::format("nv-fabricmanager running (pid {})",
-                                            svc.fabric_manager.front().pid));
+             // In a container or pod an empty process list proves nothing about the host's
+             if (!svc.fabric_manager.empty()) {
+               ev.push_back(fmt::format("nv-fabricmanager running (pid {})",
+                                        svc.fabric_manager.front().pid));
+             } else if (svc.host_process_table()) {
+               ev.push_back("nv-fabricmanager: no such process running");
+             } else {
+               ev.push_back(
+                   "nv-fabricmanager: not visible from here (this process table is not the "
+                   "host's: a container or pod); check it on the host");
+             }
            }
            if (svc.fabric_manager_version) {
              ev.push_back("fabric manager package: " + svc.fabric_manager_version_source);
@@ -701,7 +753,9 @@ std::span<const Rule> nvml_rules() {
                }
                const auto list = fmt::format("{}", fmt::join(names, ", "));
                hits.emplace_back(fmt::format("{}: already in use by {}", gpu, list),
-                                 std::vector<std::string>{"compute processes: " + list}, g.bus_id);
+                                 std::vector<std::string>{nvml_evidence(
+                                     g.bus_id, "nvmlDeviceGetComputeRunningProcesses_v2", list)},
+                                 g.bus_id);
                hits.back().severity = gpu_user_severity(ctx, holds_memory);
                // the pids are of the host's PID namespace, where this checker cannot see them
                hits.back().remedy = fmt::format(
@@ -727,8 +781,9 @@ std::span<const Rule> nvml_rules() {
                      "{}: MIG mode change pending ({} -> {}); it applies at the next GPU reset",
                      gpu, *g.mig_current ? "enabled" : "disabled",
                      *g.mig_pending ? "enabled" : "disabled"),
-                 std::vector<std::string>{fmt::format("MIG mode current = {}, pending = {}",
-                                                      *g.mig_current, *g.mig_pending)},
+                 std::vector<std::string>{nvml_evidence(
+                     g.bus_id, "nvmlDeviceGetMigMode",
+                     fmt::format("current {}, pending {}", *g.mig_current, *g.mig_pending))},
                  g.bus_id);
              hits.back().remedy =
                  fmt::format("reset the GPU (`{}`) to apply the MIG change, or revert it",
@@ -749,24 +804,26 @@ std::span<const Rule> nvml_rules() {
        // leaves the mode off. Both are information, so neither changes the verdict.
        .caused_by = "persistence.not-running",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
-         return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
-                                     std::vector<Hit>& hits) {
-           if (g.persistence_mode == false) {
-             std::vector<std::string> ev{"persistence mode = disabled"};
-             if (const auto* d = ctx.facts.cuda.device_by_bus(g.bus_id)) {
-               for (const auto& s : d->steps) {
-                 if (s.name == "primary_context" && s.ok) {
-                   ev.push_back(fmt::format("CUDA primary context took {:.0f} ms", s.duration_ms));
+         return each_gpu(
+             ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
+               if (g.persistence_mode == false) {
+                 std::vector<std::string> ev{
+                     nvml_evidence(g.bus_id, "nvmlDeviceGetPersistenceMode", "disabled")};
+                 if (const auto* d = ctx.facts.cuda.device_by_bus(g.bus_id)) {
+                   for (const auto& s : d->steps) {
+                     if (s.name == "primary_context" && s.ok) {
+                       ev.push_back(fmt::format("{}: CUDA primary context took {:.0f} ms", g.bus_id,
+                                                s.duration_ms));
+                     }
+                   }
                  }
+                 hits.emplace_back(
+                     fmt::format(
+                         "{}: persistence mode off: every first CUDA start re-initialises the GPU",
+                         gpu),
+                     ev, g.bus_id);
                }
-             }
-             hits.emplace_back(
-                 fmt::format(
-                     "{}: persistence mode off: every first CUDA start re-initialises the GPU",
-                     gpu),
-                 ev, g.bus_id);
-           }
-         });
+             });
        }},
   };
   return rows;

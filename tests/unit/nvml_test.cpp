@@ -245,9 +245,31 @@ TEST_CASE("e2e nvml: each condition gives its finding, usability and recommendat
       CHECK(f->at("gpu") == c.gpu);
       CHECK(j.at("cuda_visible_devices") == c.cvd);
       CHECK_FALSE(f->at("evidence").empty());
+      // evidence that stands alone: the GPU's bus id and the NVML call that said it
+      const std::string first = f->at("evidence").at(0).get<std::string>();
+      CHECK_THAT(first, Catch::StartsWith(std::string(c.gpu) + ": ") && Catch::Contains("nvml"));
       CHECK_THAT(f->at("remedy").get<std::string>(), Catch::Contains(c.remedy_has));
     }
   }
+}
+
+// https://github.com/NVIDIA/nvidia-container-toolkit/issues/1227: after `systemctl daemon-reload`
+// on the host, nvidia-smi in a running container says "Failed to initialize NVML: Unknown Error".
+TEST_CASE("e2e nvml: Unknown Error in a container names lost device access and recreating it") {
+  const json j = nvml_run({{"FAKE_NVML_INIT_RC", "999"}}, {}, "topo-nvswitch-container").json();
+  const json* f = finding(j, "nvml.init-failed");
+  REQUIRE(f);
+  const std::string message = f->at("message").get<std::string>();
+  CHECK_THAT(message, Catch::Contains("cgroup device rules") && Catch::Contains("daemon-reload"));
+  CHECK_THAT(f->at("remedy").get<std::string>(),
+             Catch::StartsWith("Recreate the container") &&
+                 Catch::Contains("nvidia-ctk system create-dev-char-symlinks"));
+  CHECK_THAT(f->dump(), Catch::Contains("proc/1/comm: bash"));
+  // on a host the same code keeps the generic words
+  const json host = nvml_run({{"FAKE_NVML_INIT_RC", "999"}}).json();
+  const json* h = finding(host, "nvml.init-failed");
+  REQUIRE(h);
+  CHECK_THAT(h->at("message").get<std::string>(), !Catch::Contains("cgroup"));
 }
 
 TEST_CASE("e2e nvml: benign clock reasons and NOT_SUPPORTED per generation are not findings") {

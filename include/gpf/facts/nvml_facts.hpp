@@ -22,6 +22,7 @@ inline constexpr int k_nvml_reset_required = 16;
 inline constexpr int k_nvml_lib_rm_version_mismatch = 18;
 inline constexpr int k_nvml_argument_version_mismatch = 25;
 inline constexpr int k_nvml_gpu_not_found = 28;
+inline constexpr int k_nvml_unknown = 999;
 // Not an nvmlReturn_t: the entry point is absent from the library (older driver).
 inline constexpr int k_nvml_symbol_missing = -1;
 
