@@ -3,7 +3,8 @@
 #   promtool-test.sh GPU_PREFLIGHT_BINARY SOURCE_DIR
 # Every fixture's output passes `promtool check metrics` (syntax and the naming lint); label values
 # with a double quote, a backslash and invalid UTF-8 come out escaped; the example alerting rules
-# pass `promtool check rules`. Installs Debian's prometheus (which ships promtool) when missing;
+# pass `promtool check rules`, and `promtool test rules` (tests/prometheus/alerts-test.yml) for
+# each of them. Installs Debian's prometheus (which ships promtool) when missing;
 # exits 77 (skipped) when it cannot.
 set -euo pipefail
 bin=$(readlink -f "$1")
@@ -52,4 +53,11 @@ grep -q '^gpu_preflight_gpus{state="usable"} 3$' "$tmp/ex.prom" || fail "exclude
 
 timeout 30 "$promtool" check rules "$src/contrib/prometheus/gpu-preflight-alerts.yml" ||
   fail "promtool check rules"
+# every alert fires on a not-ready node's series and stays quiet on a ready one
+cp "$src/contrib/prometheus/gpu-preflight-alerts.yml" "$src/tests/prometheus/alerts-test.yml" "$tmp/"
+(cd "$tmp" && timeout 60 "$promtool" test rules alerts-test.yml) || fail "promtool test rules"
+# ... and the cases cover every alert of the file
+while read -r alert; do
+  grep -q "alertname: $alert\$" "$src/tests/prometheus/alerts-test.yml" || fail "no promtool test case for $alert"
+done < <(sed -n 's/^ *- alert: *//p' "$src/contrib/prometheus/gpu-preflight-alerts.yml")
 echo "PASS"
