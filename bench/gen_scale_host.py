@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes a snapshot at the checker's scale limits: GPUS GPUs in the driver (information files,
 device nodes), MIGS MIG instances named in CUDA_VISIBLE_DEVICES (each with its capability file),
-a cuda.json replay of every GPU padded to just under the 8 MiB a cuda.json may have, and the
-sysfs PCIe tree of every GPU (eight under each switch, the pcie.* pair rules' worst case).
-Usage: gen_scale_host.py DIR [--gpus N] [--migs N] [--cuda-json-bytes N]"""
+a cuda.json replay of every GPU padded to just under the 8 MiB a cuda.json may have; with --pcie
+also the sysfs PCIe tree of every GPU (eight under each switch: what the pcie.* pair rules read).
+Usage: gen_scale_host.py DIR [--gpus N] [--migs N] [--cuda-json-bytes N] [--pcie]"""
 import argparse
 import json
 import os
@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--gpus", type=int, default=2000)
     ap.add_argument("--migs", type=int, default=20000)
     ap.add_argument("--cuda-json-bytes", type=int, default=(8 << 20) - 4096)
+    ap.add_argument("--pcie", action="store_true")
     a = ap.parse_args()
     root = pathlib.Path(a.dir)
     write(root / "proc/sys/kernel/osrelease", "6.8.0-45-generic\n")
@@ -106,7 +107,8 @@ def main() -> None:
         del doc["enumeration_steps"][-max(1, over // one):]
         text = json.dumps(doc)
     write(root / "cuda.json", text + "\n")
-    write_pcie_tree(root, a.gpus)
+    if a.pcie:
+        write_pcie_tree(root, a.gpus)
     print(f"{a.dir}: {a.gpus} GPUs, {a.migs} MIG entries, cuda.json {os.path.getsize(root / 'cuda.json')} bytes")
 
 

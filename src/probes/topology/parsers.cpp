@@ -412,7 +412,12 @@ std::optional<PackageVersion> dpkg_fabric_manager(std::string_view status) {
     version.clear();
     installed = false;
   };
-  for (auto line : split_lines(status)) {
+  // Line by line in place: the database is read up to 32 MiB, and a vector of its lines cost
+  // about as much again (bench/bounds.sh).
+  for (std::string_view rest = status; !rest.empty();) {
+    const auto nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
     if (trim(line).empty()) {
       finish();
       continue;
