@@ -78,7 +78,8 @@ def main() -> None:
         entries.append(f"MIG-{uuid_of(gpu)}/{gi}/0")
         write(root / f"proc/driver/nvidia/capabilities/gpu{gpu}/mig/gi{gi}/ci0/access",
               "DeviceFileMinor: 1\nDeviceFileMode: 444\nDeviceFileModify: 1\n")
-    write(root / "environ", "CUDA_VISIBLE_DEVICES=" + ",".join(entries) + "\n")
+    if entries:  # none: no CUDA_VISIBLE_DEVICES, every GPU visible
+        write(root / "environ", "CUDA_VISIBLE_DEVICES=" + ",".join(entries) + "\n")
 
     step = lambda name: {"name": name, "ok": True, "duration_ms": 0.01}
     devices = [{"index": i, "bus_id": bus_of(i), "uuid": uuid_of(i), "name": "NVIDIA Fake GPU",

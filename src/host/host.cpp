@@ -450,7 +450,7 @@ Result<FileContent> Host::read_file(std::string_view path, std::size_t cap) cons
   const bool short_read_ends = !m_live;
   // A large snapshot file is read into one allocation of its size (up to the cap), not grown by
   // doubling, which held the old and the new copy at once (bench/bounds.sh).
-  if (struct stat st {}; short_read_ends && ::fstat(fd, &st) == 0 && st.st_size > 65536) {
+  if (struct stat st{}; short_read_ends && ::fstat(fd, &st) == 0 && st.st_size > 65536) {
     content.data.reserve(std::min(cap + 1, static_cast<std::size_t>(st.st_size)));
   }
   for (;;) {
