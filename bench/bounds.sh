@@ -39,6 +39,15 @@ while IFS=$'\t' read -r _ dir what; do
   measure "$what" "$bin" --root "$dir" --format json
 done < <(python3 "$here/gen_bounds.py" "$tmp/cases" "$here/../tests/fixtures")
 
+# --rules: a file of 4 MiB is refused (exit 2) after reading one byte past its 1 MiB cap
+python3 -c 'import json; print(json.dumps({"schema": 1, "rules": [], "pad": "x" * (4 << 20)}))' >"$tmp/rules.json"
+rc=0
+/usr/bin/time -f '%e %M' -o "$tmp/time" "$bin" --root "$here/../tests/fixtures/healthy-4gpu" --rules "$tmp/rules.json" \
+  --format json >/dev/null 2>"$tmp/err" || rc=$?
+read -r secs kib < <(tail -n 1 "$tmp/time")
+echo "| \`--rules FILE\` of 4 MiB (cap 1 MiB): refused, exit $rc | $secs s, $((kib / 1024)) MB |"
+[ "$rc" -eq 2 ] || { echo "bounds: FAIL: --rules of 4 MiB: exit $rc, not 2" >&2; failed=1; }
+
 # summarize: one report whose facts carry 15 MiB of members it never reads
 "$bin" --root "$here/../tests/fixtures/healthy-4gpu" --format json >"$tmp/report.json" || [ $? -le 1 ]
 python3 - "$tmp/report.json" <<'PY'

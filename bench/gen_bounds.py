@@ -54,6 +54,14 @@ CASES = [
                 write(f"{d}/proc/2000/comm", "nv-fabricmanage\n"),  # comm keeps 15 bytes
                 write(f"{d}/var/lib/dpkg/status",
                       lines_to(64 * MIB, "Package: gpf-bench\nStatus: install ok installed\nVersion: 1\n\n")))),
+    ("pci-config", "a bridge's PCI `config`, 4 MiB (cap 4 KiB)",
+     lambda d: write(f"{d}/sys/devices/pci0000:15/0000:15:01.0/config", "\0" * (4 * MIB))),
+    ("sysfs-attribute", "a bridge's sysfs `vendor`, 4 MiB (cap 64 B)",
+     lambda d: write(f"{d}/sys/devices/pci0000:15/0000:15:01.0/vendor", "0x1000" * (4 * MIB // 6))),
+    ("comm", "`proc/1/comm`, 4 MiB (cap 64 B)",
+     lambda d: write(f"{d}/proc/1/comm", "s" * (4 * MIB) + "\n")),
+    ("long-line", "one Xid line of 4 MiB in `dmesg.txt` (lines cut at 64 KiB, evidence at 1 KiB)",
+     lambda d: write(f"{d}/dmesg.txt", "[    5.000000] NVRM: Xid (PCI:0000:18:00): 79, " + "x" * (4 * MIB) + "\n")),
     ("kernel-log", "kernel log `dmesg.txt`, 256 MiB of Xid lines (read cap 256 MiB)",
      lambda d: write(f"{d}/dmesg.txt", lines_to(256 * MIB, "[    5.000000] NVRM: Xid (PCI:0000:18:00): 79, "
                                                 "pid=1234, name=python3, GPU has fallen off the bus.\n"))),
