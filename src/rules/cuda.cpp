@@ -206,6 +206,47 @@ Hit gpu_hit(const CudaDevice& d, const CudaStep& bad, std::string message) {
   return hit;
 }
 
+// cuda.init-failed's finding; when one GPU the driver could not bring up sits beside GPUs it
+// could, that GPU is named as the cause and taken out at the driver level.
+std::vector<Hit> init_failed_hits(const RuleContext& c) {
+  const auto& cuda = c.facts.cuda;
+  if (start_failure(cuda) != StartFailure::failed) {
+    return {};
+  }
+  Hit hit{"CUDA failed to initialise: no GPU can be used", start_evidence(cuda)};
+  const auto stuck = gpus_stuck_in_init(c.facts.log);
+  std::vector<std::string> others;
+  for (const auto& g : c.facts.gpus) {
+    if (std::none_of(stuck.begin(), stuck.end(),
+                     [&](const auto& s) { return s.first == g.bus_id; })) {
+      others.push_back(g.bus_id);
+    }
+  }
+  if (stuck.empty() || others.empty()) {
+    return {hit};
+  }
+  std::vector<std::string> names;
+  for (const auto& [bus, line] : stuck) {
+    names.push_back(bus);
+    hit.evidence.push_back("kernel log: " + quote_evidence(line, 300));
+  }
+  hit.evidence.push_back(
+      fmt::format("the driver lists {} other GPU(s): {}", others.size(), join_some(others)));
+  hit.message = fmt::format(
+      "CUDA failed to initialise for every GPU, most likely because of GPU(s) {} that the driver "
+      "could not initialise (RmInitAdapter failed in this boot): one such GPU can make cuInit fail "
+      "for the whole host, and CUDA_VISIBLE_DEVICES does not help",
+      join_some(names));
+  hit.remedy = fmt::format(
+      "Take {0} out at the driver level so that the {1} other GPU(s) work: as root, unbind it now "
+      "(`echo {2} | sudo tee /sys/bus/pci/drivers/nvidia/unbind`{3}), or exclude it from the next "
+      "driver load by its UUID (`options nvidia NVreg_ExcludedGpus=GPU-…` in /etc/modprobe.d/; the "
+      "UUID is on the GPU's label or in `nvidia-smi -q` of a boot where it worked). Then repair or "
+      "replace it: the kernel log's finding on it names the stage that failed",
+      join_some(names), others.size(), names.front(), names.size() > 1 ? ", each in turn" : "");
+  return {hit};
+}
+
 // The median of sorted without one occurrence of value (which it holds), in O(log n): the median of
 // "the other GPUs" for every GPU without sorting the others once per GPU (quadratic at 2000 GPUs).
 double median_without(const std::vector<double>& sorted, double value) {
@@ -696,861 +737,768 @@ std::vector<Hit> bandwidth_figures(const RuleContext& c) {
 } // namespace
 
 std::span<const Rule> cuda_rules() {
-  static const Rule
-      rows
-          [] =
-              {
-                  {.id = "cuda.driver-too-old",
-                   .stage = Stage::host,
-                   .severity = Severity::fail,
-                   .title = "The driver is new enough for the job's CUDA version",
-                   .remedy =
-                       "Upgrade the driver to at least the version named in the finding, or run a build of the framework made with an older CUDA (e.g. a cu118/cu121 wheel); "
-                       "on data-center GPUs the cuda-compat package (forward compatibility) is another way",
-                   .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
-                   .explanation =
-                       "Every CUDA toolkit release ships with a driver (the release notes' Table 3). "
-                       "A job built with that toolkit runs on that driver or newer. "
-                       "From CUDA 11 on, minor-version compatibility lowers the bar to one floor per major (11.x: 450.80.02, 12.x: 525.60.13, 13.x: 580.65.06); "
-                       "below it the CUDA runtime refuses to initialise with cudaErrorInsufficientDriver. "
-                       "Before CUDA 11 there is no such floor: the toolkit's own driver is the minimum.",
-                   .evidence =
-                       "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
-                       "cuDriverGetVersion when only the CUDA probe knows the driver (WSL2).",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto r = cuda_on_driver(c);
-                     if (!r.judged || r.judgement.status != CudaDriverStatus::too_old) {
-                       return {};
-                     }
-                     const auto& e = *c.facts.compat.expected_cuda;
-                     std::string why;
-                     if (r.reported_only) {
-                       why =
-                           fmt::format("the driver supports CUDA {} only", r.reported_only->str());
-                     } else if (r.judgement.floor) {
-                       why = fmt::format(
-                           "CUDA {}.x needs driver {} or newer even under minor-version compatibility",
-                           e.version.major(), r.judgement.floor->floor_text);
-                     } else {
-                       why = toolkit_needs(r.judgement) + " (CUDA " +
-                             std::to_string(e.version.major()) +
-                             " has no minor-version compatibility)";
-                     }
-                     Hit hit{
-                         fmt::format(
-                             "The job's CUDA {} cannot run on driver {}: {}. "
-                             "The CUDA runtime refuses to start (cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
-                             e.text,
-                             r.reported_only ? std::string("(version unknown)") : r.driver_text,
-                             why),
-                         r.evidence};
-                     // the version to install, not "the version named in the finding"
-                     if (r.judgement.floor && !r.reported_only) {
-                       hit.remedy = fmt::format(
-                           "Upgrade the driver to at least {} (CUDA {}.x's floor), or run a build of the framework made with an older CUDA (e.g. a cu118/cu121 wheel); "
-                           "on data-center GPUs the cuda-compat package (forward compatibility) is another way",
-                           r.judgement.floor->floor_text, e.version.major());
-                     }
-                     return {std::move(hit)};
-                   }},
-                  {.id = "cuda.minor-version-compat",
-                   .stage = Stage::host,
-                   .severity = Severity::warn,
-                   .title =
-                       "The driver is at least the job's toolkit driver (not only its minor-version floor)",
-                   .remedy =
-                       "Upgrade the driver to the toolkit's own driver named in the finding, or make sure the job ships SASS for these GPUs and uses no feature of the newer toolkit that needs the newer driver",
-                   .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
-                   .explanation =
-                       "Between the major's minor-version floor and the toolkit's own driver the job starts under minor-version compatibility: APIs that need the newer driver return cudaErrorCallRequiresNewerDriver, and PTX newer than the driver cannot be JIT-compiled, so kernels shipped only as PTX fail. "
-                       "Framework wheels usually carry SASS for common GPUs, so training often works; "
-                       "the warning says it is not guaranteed.",
-                   .evidence =
-                       "The job's CUDA version and the driver version, as for cuda.driver-too-old.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto r = cuda_on_driver(c);
-                     if (!r.judged ||
-                         r.judgement.status != CudaDriverStatus::minor_version_compat) {
-                       return {};
-                     }
-                     const auto& e = *c.facts.compat.expected_cuda;
-                     const std::string needs =
-                         r.reported_only
-                             ? fmt::format("the driver supports CUDA {}", r.reported_only->str())
+  static const Rule rows[] = {
+      {.id = "cuda.driver-too-old",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The driver is new enough for the job's CUDA version",
+       .remedy =
+           "Upgrade the driver to at least the version named in the finding, or run a build of the framework made with an older CUDA (e.g. a cu118/cu121 wheel); "
+           "on data-center GPUs the cuda-compat package (forward compatibility) is another way",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "Every CUDA toolkit release ships with a driver (the release notes' Table 3). "
+           "A job built with that toolkit runs on that driver or newer. "
+           "From CUDA 11 on, minor-version compatibility lowers the bar to one floor per major (11.x: 450.80.02, 12.x: 525.60.13, 13.x: 580.65.06); "
+           "below it the CUDA runtime refuses to initialise with cudaErrorInsufficientDriver. "
+           "Before CUDA 11 there is no such floor: the toolkit's own driver is the minimum.",
+       .evidence =
+           "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
+           "cuDriverGetVersion when only the CUDA probe knows the driver (WSL2).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto r = cuda_on_driver(c);
+         if (!r.judged || r.judgement.status != CudaDriverStatus::too_old) {
+           return {};
+         }
+         const auto& e = *c.facts.compat.expected_cuda;
+         std::string why;
+         if (r.reported_only) {
+           why = fmt::format("the driver supports CUDA {} only", r.reported_only->str());
+         } else if (r.judgement.floor) {
+           why = fmt::format(
+               "CUDA {}.x needs driver {} or newer even under minor-version compatibility",
+               e.version.major(), r.judgement.floor->floor_text);
+         } else {
+           why = toolkit_needs(r.judgement) + " (CUDA " + std::to_string(e.version.major()) +
+                 " has no minor-version compatibility)";
+         }
+         Hit hit{
+             fmt::format(
+                 "The job's CUDA {} cannot run on driver {}: {}. "
+                 "The CUDA runtime refuses to start (cudaErrorInsufficientDriver, 35: the driver is older than the runtime)",
+                 e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text, why),
+             r.evidence};
+         // the version to install, not "the version named in the finding"
+         if (r.judgement.floor && !r.reported_only) {
+           hit.remedy = fmt::format(
+               "Upgrade the driver to at least {} (CUDA {}.x's floor), or run a build of the framework made with an older CUDA (e.g. a cu118/cu121 wheel); "
+               "on data-center GPUs the cuda-compat package (forward compatibility) is another way",
+               r.judgement.floor->floor_text, e.version.major());
+         }
+         return {std::move(hit)};
+       }},
+      {.id = "cuda.minor-version-compat",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title =
+           "The driver is at least the job's toolkit driver (not only its minor-version floor)",
+       .remedy =
+           "Upgrade the driver to the toolkit's own driver named in the finding, or make sure the job ships SASS for these GPUs and uses no feature of the newer toolkit that needs the newer driver",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "Between the major's minor-version floor and the toolkit's own driver the job starts under minor-version compatibility: APIs that need the newer driver return cudaErrorCallRequiresNewerDriver, and PTX newer than the driver cannot be JIT-compiled, so kernels shipped only as PTX fail. "
+           "Framework wheels usually carry SASS for common GPUs, so training often works; "
+           "the warning says it is not guaranteed.",
+       .evidence = "The job's CUDA version and the driver version, as for cuda.driver-too-old.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto r = cuda_on_driver(c);
+         if (!r.judged || r.judgement.status != CudaDriverStatus::minor_version_compat) {
+           return {};
+         }
+         const auto& e = *c.facts.compat.expected_cuda;
+         const std::string needs =
+             r.reported_only ? fmt::format("the driver supports CUDA {}", r.reported_only->str())
                              : toolkit_needs(r.judgement);
-                     return {
-                         {fmt::format(
-                              "The job's CUDA {} runs on driver {} only through minor-version compatibility ({}): features that need the newer driver fail (cudaErrorCallRequiresNewerDriver) and PTX newer than the driver cannot be JIT-compiled, so the job must carry SASS for these GPUs",
-                              e.text,
-                              r.reported_only ? std::string("(version unknown)") : r.driver_text,
-                              needs),
-                          r.evidence}};
-                   }},
-                  {.id = "cuda.forward-compat",
-                   .stage = Stage::host,
-                   .severity = Severity::info,
-                   .title = "Whether forward compatibility (cuda-compat) is in use",
-                   .remedy =
-                       "Nothing to do on data-center GPUs; "
-                       "on others remove the cuda-compat directory from the library path and upgrade the driver instead",
-                   .source =
-                       "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
-                   .explanation =
-                       "The cuda-compat package puts a newer libcuda (in a compat/ directory) in front of an older kernel module so that a newer CUDA runs on an older driver branch. "
-                       "The library and the kernel module then differ on purpose: this is not a driver/library mismatch. "
-                       "It is supported on data-center GPUs, select NGC-ready RTX parts and Jetson only.",
-                   .evidence =
-                       "The libcuda.so.1 the loader picks (its path has a compat/ component) and its version against the kernel module's.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const DriverView& d = c.job.driver;
-                     if (!d.forward_compat) {
-                       return {};
-                     }
-                     const auto& lib = c.facts.compat.libcuda;
-                     return {
-                         {fmt::format(
-                              "Forward compatibility: the job loads the cuda-compat libcuda {} on kernel module {}. "
-                              "This is expected, not a mismatch; "
-                              "it works on data-center GPUs and select RTX/Jetson parts only (elsewhere cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)",
-                              lib.version_text, d.kernel_module_text),
-                          {library_evidence(lib), d.kernel_module_evidence}}};
-                   }},
-                  {.id = "cuda.version-not-in-matrix",
-                   .stage = Stage::host,
-                   .severity = Severity::warn,
-                   .severity_from =
-                       "info for an unknown release of a known major whose minor-version floor "
-                       "is met",
-                   .title = "The job's CUDA version is in the CUDA-to-driver table",
-                   .remedy =
-                       "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; "
-                       "update data/ when NVIDIA publishes a new release",
-                   .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
-                   .explanation =
-                       "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). "
-                       "For an unknown release of a known major only the major's minor-version floor can be checked; "
-                       "for an unknown major nothing is judged, which is a warning: the version the job needs "
-                       "(often typed by hand with --expect-cuda) is a typo or newer than every driver the "
-                       "table knows, and the check must not pass as if it had been verified.",
-                   .evidence =
-                       "The job's CUDA version against data/cuda_toolkit_driver.json and data/cuda_minor_compat.json.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto r = cuda_on_driver(c);
-                     if (!r.judged || (r.judgement.status != CudaDriverStatus::unknown_release &&
-                                       r.judgement.status != CudaDriverStatus::unknown_major)) {
-                       return {};
-                     }
-                     const auto& e = *c.facts.compat.expected_cuda;
-                     const std::string what =
-                         r.judgement.status == CudaDriverStatus::unknown_release
-                             ? fmt::format(
-                                   "its major's minor-version floor ({}) is met, but the release's own driver is not known",
-                                   r.judgement.floor->floor_text)
-                             : "neither the release nor its major is in the table, so nothing was judged";
-                     Hit hit{
-                         fmt::format(
-                             "CUDA {} is not in the CUDA-to-driver table (CUDA 9.0 to 13.2): {}",
+         return {
+             {fmt::format(
+                  "The job's CUDA {} runs on driver {} only through minor-version compatibility ({}): features that need the newer driver fail (cudaErrorCallRequiresNewerDriver) and PTX newer than the driver cannot be JIT-compiled, so the job must carry SASS for these GPUs",
+                  e.text, r.reported_only ? std::string("(version unknown)") : r.driver_text,
+                  needs),
+              r.evidence}};
+       }},
+      {.id = "cuda.forward-compat",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Whether forward compatibility (cuda-compat) is in use",
+       .remedy =
+           "Nothing to do on data-center GPUs; "
+           "on others remove the cuda-compat directory from the library path and upgrade the driver instead",
+       .source = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
+       .explanation =
+           "The cuda-compat package puts a newer libcuda (in a compat/ directory) in front of an older kernel module so that a newer CUDA runs on an older driver branch. "
+           "The library and the kernel module then differ on purpose: this is not a driver/library mismatch. "
+           "It is supported on data-center GPUs, select NGC-ready RTX parts and Jetson only.",
+       .evidence =
+           "The libcuda.so.1 the loader picks (its path has a compat/ component) and its version against the kernel module's.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.forward_compat) {
+           return {};
+         }
+         const auto& lib = c.facts.compat.libcuda;
+         return {
+             {fmt::format(
+                  "Forward compatibility: the job loads the cuda-compat libcuda {} on kernel module {}. "
+                  "This is expected, not a mismatch; "
+                  "it works on data-center GPUs and select RTX/Jetson parts only (elsewhere cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)",
+                  lib.version_text, d.kernel_module_text),
+              {library_evidence(lib), d.kernel_module_evidence}}};
+       }},
+      {.id = "cuda.version-not-in-matrix",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info for an unknown release of a known major whose minor-version floor "
+                        "is met",
+       .title = "The job's CUDA version is in the CUDA-to-driver table",
+       .remedy =
+           "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; "
+           "update data/ when NVIDIA publishes a new release",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). "
+           "For an unknown release of a known major only the major's minor-version floor can be checked; "
+           "for an unknown major nothing is judged, which is a warning: the version the job needs "
+           "(often typed by hand with --expect-cuda) is a typo or newer than every driver the "
+           "table knows, and the check must not pass as if it had been verified.",
+       .evidence =
+           "The job's CUDA version against data/cuda_toolkit_driver.json and data/cuda_minor_compat.json.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto r = cuda_on_driver(c);
+         if (!r.judged || (r.judgement.status != CudaDriverStatus::unknown_release &&
+                           r.judgement.status != CudaDriverStatus::unknown_major)) {
+           return {};
+         }
+         const auto& e = *c.facts.compat.expected_cuda;
+         const std::string what =
+             r.judgement.status == CudaDriverStatus::unknown_release
+                 ? fmt::format(
+                       "its major's minor-version floor ({}) is met, but the release's own driver is not known",
+                       r.judgement.floor->floor_text)
+                 : "neither the release nor its major is in the table, so nothing was judged";
+         Hit hit{fmt::format("CUDA {} is not in the CUDA-to-driver table (CUDA 9.0 to 13.2): {}",
                              e.text, what),
-                         r.evidence};
-                     if (r.judgement.status == CudaDriverStatus::unknown_release) {
-                       hit.severity = Severity::info;
-                     }
-                     return {hit};
-                   }},
-                  {.id = "cuda.no-expected-version",
-                   .stage = Stage::host,
-                   .severity = Severity::info,
-                   .title = "The job's CUDA version is known, so CUDA can be judged",
-                   .remedy =
-                       "Pass --expect-cuda with the CUDA version the job's framework was built with (e.g. `python -c 'import torch; "
-                       "print(torch.version.cuda)'`)",
-                   .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
-                   .explanation =
-                       "Frameworks bundle their own CUDA runtime, so the toolkit installed on the host (if any) need not be what the job uses. "
-                       "Without the job's CUDA version only the driver's own maximum is reported.",
-                   .evidence =
-                       "--expect-cuda, $CUDA_HOME/version.json or version.txt, /usr/local/cuda/version.json or version.txt; "
-                       "the driver's version or cuDriverGetVersion.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& compat = c.facts.compat;
-                     if (!compat.ran || compat.expected_cuda) {
-                       return {};
-                     }
-                     const DriverView& d = c.job.driver;
-                     std::vector<std::string> evidence = compat.expected_cuda_notes;
-                     std::string driver_max;
-                     if (d.cuda_reported) {
-                       driver_max = fmt::format("the driver reports CUDA {} (cuDriverGetVersion)",
-                                                d.cuda_reported->str());
-                       evidence.push_back(
-                           fmt::format("cuDriverGetVersion: {}", *c.facts.cuda.driver_version));
-                     } else if (d.effective) {
-                       const auto* row = c.job.matrix->newest_toolkit_for_driver(*d.effective);
-                       driver_max =
-                           row ? fmt::format(
-                                     "driver {} runs toolkits up to CUDA {} (and, through minor-version compatibility, the rest of CUDA {}.x)",
-                                     d.effective_text, row->release, row->cuda.major())
-                               : fmt::format("driver {} is older than every toolkit in the table",
-                                             d.effective_text);
-                       evidence.push_back(d.kernel_module_evidence);
-                     } else {
-                       return {}; // no driver: other rules say so
-                     }
-                     evidence.push_back(
-                         "no --expect-cuda, no CUDA_HOME toolkit, no /usr/local/cuda/version.json");
-                     return {
-                         {fmt::format(
-                              "The job's CUDA version is not known, so CUDA was not judged against the driver; {}",
-                              driver_max),
-                          std::move(evidence)}};
-                   }},
-                  {.id = "cuda.library-missing",
-                   .stage = Stage::host,
-                   .severity = Severity::fail,
-                   .severity_from =
-                       "info when the NVIDIA driver is not loaded either (a host without NVIDIA GPUs)",
-                   .title = "libcuda.so.1 (the driver's CUDA library) loads",
-                   .remedy =
-                       "Install the NVIDIA driver's user-space libraries matching the kernel module (libcuda.so.1, e.g. the libnvidia-compute-<version> package); "
-                       "in a container, start it with the NVIDIA runtime (--gpus all / --runtime=nvidia); "
-                       "--libcuda PATH names the library explicitly",
-                   .source = "docs/sources.md#driver-and-library-version-mismatch",
-                   .explanation =
-                       "libcuda.so.1 is the driver's CUDA library. It comes with the driver (not with the "
-                       "CUDA toolkit), and every CUDA program loads it through the dynamic loader at "
-                       "start-up. If the loader cannot find it, PyTorch and every other framework report no "
-                       "GPU. Usual causes: the driver's user-space packages are not installed (a "
-                       "module-only installation), or a container was started without the NVIDIA runtime. "
-                       "Confirm by hand: `ldconfig -p | grep libcuda.so.1`. A host-level failure: no GPU is "
-                       "recommended (info on a host with no NVIDIA driver at all).",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& cuda = c.facts.cuda;
-                     if (start_failure(cuda) != StartFailure::load) {
-                       return {};
-                     }
-                     Hit hit{fmt::format("{} cannot be loaded, so CUDA cannot start", cuda.library),
-                             {"dlopen: " + cuda.load_error}};
-                     if (!driver_present(c.facts)) {
-                       hit.message = fmt::format(
-                           "{} was not found; the NVIDIA driver is not loaded either, so there is no CUDA to start",
-                           cuda.library);
-                       hit.severity = Severity::info;
-                       hit.remedy =
-                           "Nothing to do on a host without NVIDIA GPUs; "
-                           "otherwise install and load the NVIDIA driver first (see driver.not-loaded), which also installs libcuda.so.1";
-                     }
-                     return {hit};
-                   }},
-                  {.id = "cuda.stub-library",
-                   .stage = Stage::host,
-                   .severity = Severity::fail,
-                   .title = "The libcuda that loads is the driver's, not the toolkit's stub",
-                   .remedy =
-                       "Remove the CUDA toolkit's stubs directory (…/lib64/stubs) from LD_LIBRARY_PATH and from the loader's configuration (/etc/ld.so.conf.d, then ldconfig): the stub is for linking only; "
-                       "the driver's libcuda.so.1 must be found first",
-                   .source = "docs/sources.md#driver-and-library-version-mismatch",
-                   .explanation =
-                       "The CUDA toolkit ships a stub libcuda.so in its lib64/stubs directory, for linking "
-                       "on machines without a driver. It implements nothing: cuInit returns "
-                       "CUDA_ERROR_STUB_LIBRARY (34). When the stubs directory comes first on "
-                       "LD_LIBRARY_PATH or in the loader's configuration, a job loads the stub and sees no "
-                       "GPU. Confirm by hand: `ldconfig -p | grep libcuda` and `echo \"$LD_LIBRARY_PATH\" | "
-                       "tr : '\\n' | grep stubs`. A host-level failure: no GPU is recommended.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& cuda = c.facts.cuda;
-                     const bool stub_path = contains(cuda.library_path, "/stubs/");
-                     if (start_failure(cuda) != StartFailure::stub && !(cuda.ran && stub_path)) {
-                       return {};
-                     }
-                     auto ev = start_evidence(cuda);
-                     if (auto ld = c.facts.env.get("LD_LIBRARY_PATH")) {
-                       ev.push_back("LD_LIBRARY_PATH=" + *ld);
-                     }
-                     return {
-                         {"The CUDA toolkit's stub libcuda shadows the driver's: every CUDA call returns CUDA_ERROR_STUB_LIBRARY",
-                          std::move(ev)}};
-                   }},
-                  {.id = "cuda.driver-mismatch",
-                   .stage = Stage::host,
-                   .severity = Severity::fail,
-                   .title = "libcuda and the kernel module come from the same driver",
-                   .remedy =
-                       "Make libcuda match the kernel module: reboot (or reload the nvidia modules) after a driver upgrade, remove a stale libcuda.so.1 from LD_LIBRARY_PATH or the container image; "
-                       "for 804, remove the cuda-compat directory from the library path on GPUs without forward-compatibility support",
-                   .source = "docs/sources.md#driver-and-library-version-mismatch",
-                   .explanation =
-                       "libcuda and the kernel module must come from the same driver release. After an "
-                       "upgrade without a reboot, or with an old libcuda.so.1 baked into a container image, "
-                       "cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803); "
-                       "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804) means a cuda-compat "
-                       "forward-compatibility library is used on a GPU that does not support it. Confirm by "
-                       "hand: compare `cat /proc/driver/nvidia/version` with the version in the name of the "
-                       "file libcuda.so.1 points to (`ls -l /usr/lib/x86_64-linux-gnu/libcuda.so.1`). A "
-                       "host-level failure: no GPU is recommended.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& cuda = c.facts.cuda;
-                     if (start_failure(cuda) != StartFailure::mismatch) {
-                       return {};
-                     }
-                     const CudaStep* bad = first_bad(cuda.enumeration_steps);
-                     auto ev = start_evidence(cuda);
-                     if (!c.facts.driver.version_text.empty()) {
-                       ev.push_back(fmt::format("kernel module: {} (/{})",
-                                                c.facts.driver.version_text,
-                                                c.facts.driver.version_source));
-                     }
-                     if (cuda.driver_version) {
-                       ev.push_back(fmt::format("cuDriverGetVersion: {} (CUDA {})",
-                                                *cuda.driver_version,
-                                                cuda_version_text(*cuda.driver_version)));
-                     }
-                     const bool compat = bad && bad->error_code == k_compat_not_supported;
-                     return {
-                         {compat
-                              ? "A forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not support forward compatibility: cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"
-                              : "libcuda and the NVIDIA kernel module come from different driver versions: cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-                          std::move(ev)}};
-                   }},
-                  {.id = "cuda.required-symbol-missing",
-                   .stage = Stage::host,
-                   .severity = Severity::fail,
-                   .title = "libcuda exports every entry point the probe needs",
-                   .remedy =
-                       "The library is not a usable NVIDIA driver libcuda (too old, or another library under the same name): point --libcuda or LD_LIBRARY_PATH at the driver's libcuda.so.1, or upgrade the driver",
-                   .source = "docs/sources.md#cuda-driver-api",
-                   .explanation =
-                       "The probe resolves the driver API functions a CUDA program needs at start-up "
-                       "(cuInit, device enumeration, contexts, memory). A library that lacks one is not the "
-                       "libcuda of a supported driver (a very old driver, or another library under the same "
-                       "name), and frameworks would fail on it the same way. Confirm by hand: `nm -D "
-                       "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep -w cuInit`, and the version in the "
-                       "library's file name. A host-level failure: no GPU is recommended.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& cuda = c.facts.cuda;
-                     if (!cuda.ran || cuda.missing_symbols.empty()) {
-                       return {};
-                     }
-                     std::vector<std::string> ev = dlsym_evidence(cuda, cuda.missing_symbols);
-                     return {{fmt::format("libcuda lacks entry points the probe needs: {}",
-                                          fmt::join(cuda.missing_symbols, ", ")),
-                              std::move(ev)}};
-                   }},
-                  {.id = "cuda.optional-symbol-missing",
-                   .stage = Stage::host,
-                   .severity = Severity::info,
-                   .title = "libcuda exports the optional entry points",
-                   .remedy =
-                       "Nothing to do for the job; "
-                       "upgrade the driver to get the skipped measurements (UUIDs, error names, the multi-GPU test)",
-                   .source = "docs/sources.md#cuda-driver-api",
-                   .explanation =
-                       "Entry points the probe uses when they exist (GPU UUIDs, error names, peer access) "
-                       "are missing from this libcuda, so some measurements were skipped; typically an "
-                       "older driver. A job is not affected. Confirm by hand: `nm -D "
-                       "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep cuDeviceGetUuid`. Info: this finding "
-                       "changes neither the verdict nor the recommendation; a skipped multi-GPU test is "
-                       "judged by the rules that need it.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& cuda = c.facts.cuda;
-                     if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
-                       return {};
-                     }
-                     std::vector<std::string> ev =
-                         dlsym_evidence(cuda, cuda.missing_optional_symbols);
-                     return {
-                         {fmt::format(
-                              "libcuda lacks optional entry points ({}); the measurements that need them were skipped",
-                              fmt::join(cuda.missing_optional_symbols, ", ")),
-                          std::move(ev)}};
-                   }},
-                  {.id = "cuda.init-failed",
-                   .stage = Stage::host,
-                   .severity = Severity::fail,
-                   .title = "cuInit and CUDA's device enumeration succeed",
-                   .remedy =
-                       "Act on the error in the evidence: CUDA_ERROR_NO_DEVICE (100): no GPU is visible (driver, container device access, CUDA_VISIBLE_DEVICES); "
-                       "CUDA_ERROR_UNKNOWN (999): often /dev/nvidia-uvm is missing (`nvidia-modprobe -u -c=0`) or a GPU is in a bad state (check dmesg for Xid errors); "
-                       "CUDA_ERROR_SYSTEM_NOT_READY (802) on NVSwitch systems: start nvidia-fabricmanager; "
-                       "a GPU that failed RmInitAdapter beside working ones: take it out at the driver level (unbind, NVreg_ExcludedGpus)",
-                   .source = "docs/sources.md#cuda-driver-api",
-                   .explanation =
-                       "The probe runs cuInit and the device enumeration in a child process, as a training "
-                       "framework does on its first CUDA call; an error here is what the job would get. The "
-                       "code in the evidence points at the cause: 100 (no device visible: driver, container "
-                       "devices, CUDA_VISIBLE_DEVICES), 999 (unknown: often /dev/nvidia-uvm missing or a "
-                       "GPU in a bad state), 802 (system not ready: an NVSwitch system without Fabric "
-                       "Manager), 803/804 (driver and library mismatch). One GPU that the driver failed to "
-                       "initialise (RmInitAdapter in this boot) can make cuInit fail for every GPU, and "
-                       "CUDA_VISIBLE_DEVICES, applied after cuInit, does not help: the finding then names "
-                       "that GPU and the remedy takes it out at the driver level. Confirm by hand: `python3 -c "
-                       "'import torch; print(torch.cuda.device_count())'` and `dmesg | tail -50`. A "
-                       "host-level failure: no GPU is recommended.",
-                   .check = [](const RuleContext& c) -> std::
-                                                         vector<Hit> {
-                                                           const auto& cuda = c.facts.cuda;
-                                                           if (start_failure(cuda) !=
-                                                               StartFailure::failed) {
-                                                             return {};
-                                                           }
-                                                           Hit hit{
-                                                               "CUDA failed to initialise: no GPU can be used",
-                                                               start_evidence(cuda)};
-                                                           // The cause, when one GPU the driver
-                                                           // could not bring up sits beside GPUs it
-                                                           // could
-                                                           const auto stuck =
-                                                               gpus_stuck_in_init(c.facts.log);
-                                                           std::vector<std::string> others;
-                                                           for (const auto& g : c.facts.gpus) {
-                                                             if (std::none_of(
-                                                                     stuck.begin(), stuck.end(),
-                                                                     [&](const auto& s) {
-                                                                       return s.first == g.bus_id;
-                                                                     })) {
-                                                               others.push_back(g.bus_id);
-                                                             }
-                                                           }
-                                                           if (stuck.empty() || others.empty()) {
-                                                             return {hit};
-                                                           }
-                                                           std::vector<std::string> names;
-                                                           for (const auto& [bus, line] : stuck) {
-                                                             names.push_back(bus);
-                                                             hit.evidence.push_back(
-                                                                 "kernel log: " +
-                                                                 quote_evidence(line, 300));
-                                                           }
-                                                           hit.evidence.push_back(fmt::format(
-                                                               "the driver lists {} other GPU(s): {}",
-                                                               others.size(), join_some(others)));
-                                                           hit.message = fmt::format(
-                                                               "CUDA failed to initialise for every GPU, most likely because of GPU(s) {} that the driver could not initialise (RmInitAdapter failed in this boot): one such GPU can make cuInit fail for the whole host, and CUDA_VISIBLE_DEVICES does not help",
-                                                               join_some(names));
-                                                           hit.remedy = fmt::format(
-                                                               "Take {0} out at the driver level so that the {1} other GPU(s) work: as root, unbind it now (`echo {2} | sudo tee /sys/bus/pci/drivers/nvidia/unbind`{3}), "
-                                                               "or exclude it from the next driver load by its UUID (`options nvidia NVreg_ExcludedGpus=GPU-…` in /etc/modprobe.d/; the UUID is on the GPU's label or in `nvidia-smi -q` of a boot where it worked). "
-                                                               "Then repair or replace it: the kernel log's finding on it names the stage that failed",
-                                                               join_some(names), others.size(),
-                                                               names.front(),
-                                                               names.size() > 1 ? ", each in turn"
-                                                                                : "");
-                                                           return {hit};
-                                                         }},
-                  {.id = "cuda.init-hung",
-                   .stage = Stage::host,
-                   .severity = Severity::fail,
-                   .title = "cuInit and enumeration finish before the deadline",
-                   .remedy =
-                       "A GPU or the driver is wedged: check dmesg for Xid and RmInitAdapter errors, stop processes stuck on the GPU, reset the GPU (`nvidia-smi -r`) or reboot; "
-                       "if initialisation is merely slow, run nvidia-persistenced and raise --cuda-timeout",
-                   .source = "docs/cuda-probe.md#schedule-and-deadlines",
-                   .explanation =
-                       "cuInit or the enumeration did not return before the deadline (--timeout, 30 s by "
-                       "default), and the child was killed. A job would hang the same way on its first CUDA "
-                       "call, holding its allocation without an error. Causes: a wedged GPU or driver (an "
-                       "Xid, a GPU off the bus), a process stuck in the driver, or a large node "
-                       "initialising every GPU without nvidia-persistenced. Confirm by hand: `timeout 60 "
-                       "nvidia-smi` (a hang confirms it) and `dmesg | grep -i -e xid -e nvrm`. A host-level "
-                       "failure: no GPU is recommended.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& cuda = c.facts.cuda;
-                     if (start_failure(cuda) != StartFailure::hung) {
-                       return {};
-                     }
-                     auto ev = start_evidence(cuda);
-                     ev.push_back(timeout_evidence(cuda));
-                     return {
-                         {"CUDA initialisation hung: the enumeration child did not finish before the deadline",
-                          std::move(ev)}};
-                   }},
-                  {.id = "cuda.gpu-failed",
-                   .stage = Stage::gpu,
-                   .severity = Severity::fail,
-                   .title = "Each GPU passes CUDA start-up in its own process",
-                   .remedy =
-                       "Run the job without this GPU (the recommendation leaves it out); "
-                       "check dmesg for Xid errors on its bus id, reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
-                   .source = "docs/cuda-probe.md",
-                   .explanation =
-                       "Each GPU is started on its own, in its own child process (a context, a memory "
-                       "allocation and a copy), so that one bad GPU does not hide the others. This GPU "
-                       "failed where the others passed: a job that puts a rank on it would crash at "
-                       "start-up. The error in the evidence names the cause, such as an uncorrectable ECC "
-                       "state, a GPU in exclusive use by another process, or an earlier Xid. Confirm by "
-                       "hand, with the GPU's index: `CUDA_VISIBLE_DEVICES=3 python3 -c 'import torch; "
-                       "torch.zeros(1, device=\"cuda\")'` and `nvidia-smi -q -i 3`. The GPU is left out of "
-                       "the recommendation.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     std::vector<Hit> hits;
-                     for (const auto& d : c.facts.cuda.devices) {
-                       const CudaStep* bad = first_bad(d.steps);
-                       if (!c.facts.cuda.enumerated() || d.usable ||
-                           (d.in_use && !oom_without_holder(c.facts, d)) ||
-                           (bad && bad->timed_out)) {
-                         continue; // a GPU held by another process is cuda.gpu-in-use, not broken
-                       }
-                       if (!bad) {
-                         hits.push_back({fmt::format("{} was not tested: its child never reported",
-                                                     c.job.label(d.bus_id)),
-                                         {device_label(d) + ": no steps recorded"},
-                                         d.bus_id,
-                                         Effect::gpu_unusable});
-                         continue;
-                       }
-                       hits.push_back(
-                           gpu_hit(d, *bad,
-                                   fmt::format("{} failed CUDA start-up at step {}: {}",
-                                               c.job.label(d.bus_id), bad->name, bad->error_name)));
-                     }
-                     return hits;
-                   }},
-                  // Taken, not broken: no effect, so the GPU is not dropped and never counts
-                  // against
-                  // --min-gpus.
-                  {.id = "cuda.gpu-in-use",
-                   .stage = Stage::gpu,
-                   .severity = Severity::warn,
-                   .title = "No GPU is held by another process (busy is not broken)",
-                   .remedy =
-                       "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start the job on other GPUs; "
-                       "in exclusive-process compute mode a GPU serves one process at a time (`nvidia-smi -q -d COMPUTE`). "
-                       "Periodic health checks should pass --skip-busy so that they never touch a job's GPUs",
-                   .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
-                   .explanation =
-                       "CUDA answers CUDA_ERROR_DEVICE_UNAVAILABLE (46) when an exclusive-process GPU already has its process, and CUDA_ERROR_OUT_OF_MEMORY (2) when another process holds its memory: the GPU works but is taken. "
-                       "It stays in the recommendation and never counts against --min-gpus.",
-                   .evidence =
-                       "the failing step and its CUresult, the processes holding the GPU's device node (/proc/<pid>/fd), the compute mode",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     std::vector<Hit> hits;
-                     for (const auto& d : c.facts.cuda.devices) {
-                       const CudaStep* bad = first_bad(d.steps);
-                       if (!c.facts.cuda.enumerated() || !d.in_use || !bad ||
-                           oom_without_holder(c.facts, d)) {
-                         continue; // out of memory with no holder anywhere: cuda.gpu-failed
-                       }
-                       std::vector<std::string> ev{
-                           fmt::format("{}: {}", device_label(d), step_error(*bad))};
-                       ev.push_back(
-                           d.holders.empty()
-                               ? std::string(
-                                     "processes holding it: not known (the process table shows none)")
-                               : fmt::format("processes holding it: {}",
-                                             fmt::join(d.holders, ", ")));
-                       if (d.compute_mode) {
-                         ev.push_back(fmt::format(
-                             "compute mode {} (0 default, 2 prohibited, 3 exclusive-process)",
+                 r.evidence};
+         if (r.judgement.status == CudaDriverStatus::unknown_release) {
+           hit.severity = Severity::info;
+         }
+         return {hit};
+       }},
+      {.id = "cuda.no-expected-version",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The job's CUDA version is known, so CUDA can be judged",
+       .remedy =
+           "Pass --expect-cuda with the CUDA version the job's framework was built with (e.g. `python -c 'import torch; "
+           "print(torch.version.cuda)'`)",
+       .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
+       .explanation =
+           "Frameworks bundle their own CUDA runtime, so the toolkit installed on the host (if any) need not be what the job uses. "
+           "Without the job's CUDA version only the driver's own maximum is reported.",
+       .evidence =
+           "--expect-cuda, $CUDA_HOME/version.json or version.txt, /usr/local/cuda/version.json or version.txt; "
+           "the driver's version or cuDriverGetVersion.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& compat = c.facts.compat;
+         if (!compat.ran || compat.expected_cuda) {
+           return {};
+         }
+         const DriverView& d = c.job.driver;
+         std::vector<std::string> evidence = compat.expected_cuda_notes;
+         std::string driver_max;
+         if (d.cuda_reported) {
+           driver_max = fmt::format("the driver reports CUDA {} (cuDriverGetVersion)",
+                                    d.cuda_reported->str());
+           evidence.push_back(fmt::format("cuDriverGetVersion: {}", *c.facts.cuda.driver_version));
+         } else if (d.effective) {
+           const auto* row = c.job.matrix->newest_toolkit_for_driver(*d.effective);
+           driver_max =
+               row ? fmt::format(
+                         "driver {} runs toolkits up to CUDA {} (and, through minor-version compatibility, the rest of CUDA {}.x)",
+                         d.effective_text, row->release, row->cuda.major())
+                   : fmt::format("driver {} is older than every toolkit in the table",
+                                 d.effective_text);
+           evidence.push_back(d.kernel_module_evidence);
+         } else {
+           return {}; // no driver: other rules say so
+         }
+         evidence.push_back(
+             "no --expect-cuda, no CUDA_HOME toolkit, no /usr/local/cuda/version.json");
+         return {
+             {fmt::format(
+                  "The job's CUDA version is not known, so CUDA was not judged against the driver; {}",
+                  driver_max),
+              std::move(evidence)}};
+       }},
+      {.id = "cuda.library-missing",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .severity_from =
+           "info when the NVIDIA driver is not loaded either (a host without NVIDIA GPUs)",
+       .title = "libcuda.so.1 (the driver's CUDA library) loads",
+       .remedy =
+           "Install the NVIDIA driver's user-space libraries matching the kernel module (libcuda.so.1, e.g. the libnvidia-compute-<version> package); "
+           "in a container, start it with the NVIDIA runtime (--gpus all / --runtime=nvidia); "
+           "--libcuda PATH names the library explicitly",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "libcuda.so.1 is the driver's CUDA library. It comes with the driver (not with the "
+           "CUDA toolkit), and every CUDA program loads it through the dynamic loader at "
+           "start-up. If the loader cannot find it, PyTorch and every other framework report no "
+           "GPU. Usual causes: the driver's user-space packages are not installed (a "
+           "module-only installation), or a container was started without the NVIDIA runtime. "
+           "Confirm by hand: `ldconfig -p | grep libcuda.so.1`. A host-level failure: no GPU is "
+           "recommended (info on a host with no NVIDIA driver at all).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (start_failure(cuda) != StartFailure::load) {
+           return {};
+         }
+         Hit hit{fmt::format("{} cannot be loaded, so CUDA cannot start", cuda.library),
+                 {"dlopen: " + cuda.load_error}};
+         if (!driver_present(c.facts)) {
+           hit.message = fmt::format(
+               "{} was not found; the NVIDIA driver is not loaded either, so there is no CUDA to start",
+               cuda.library);
+           hit.severity = Severity::info;
+           hit.remedy =
+               "Nothing to do on a host without NVIDIA GPUs; "
+               "otherwise install and load the NVIDIA driver first (see driver.not-loaded), which also installs libcuda.so.1";
+         }
+         return {hit};
+       }},
+      {.id = "cuda.stub-library",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The libcuda that loads is the driver's, not the toolkit's stub",
+       .remedy =
+           "Remove the CUDA toolkit's stubs directory (…/lib64/stubs) from LD_LIBRARY_PATH and from the loader's configuration (/etc/ld.so.conf.d, then ldconfig): the stub is for linking only; "
+           "the driver's libcuda.so.1 must be found first",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "The CUDA toolkit ships a stub libcuda.so in its lib64/stubs directory, for linking "
+           "on machines without a driver. It implements nothing: cuInit returns "
+           "CUDA_ERROR_STUB_LIBRARY (34). When the stubs directory comes first on "
+           "LD_LIBRARY_PATH or in the loader's configuration, a job loads the stub and sees no "
+           "GPU. Confirm by hand: `ldconfig -p | grep libcuda` and `echo \"$LD_LIBRARY_PATH\" | "
+           "tr : '\\n' | grep stubs`. A host-level failure: no GPU is recommended.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         const bool stub_path = contains(cuda.library_path, "/stubs/");
+         if (start_failure(cuda) != StartFailure::stub && !(cuda.ran && stub_path)) {
+           return {};
+         }
+         auto ev = start_evidence(cuda);
+         if (auto ld = c.facts.env.get("LD_LIBRARY_PATH")) {
+           ev.push_back("LD_LIBRARY_PATH=" + *ld);
+         }
+         return {
+             {"The CUDA toolkit's stub libcuda shadows the driver's: every CUDA call returns CUDA_ERROR_STUB_LIBRARY",
+              std::move(ev)}};
+       }},
+      {.id = "cuda.driver-mismatch",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "libcuda and the kernel module come from the same driver",
+       .remedy =
+           "Make libcuda match the kernel module: reboot (or reload the nvidia modules) after a driver upgrade, remove a stale libcuda.so.1 from LD_LIBRARY_PATH or the container image; "
+           "for 804, remove the cuda-compat directory from the library path on GPUs without forward-compatibility support",
+       .source = "docs/sources.md#driver-and-library-version-mismatch",
+       .explanation =
+           "libcuda and the kernel module must come from the same driver release. After an "
+           "upgrade without a reboot, or with an old libcuda.so.1 baked into a container image, "
+           "cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803); "
+           "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804) means a cuda-compat "
+           "forward-compatibility library is used on a GPU that does not support it. Confirm by "
+           "hand: compare `cat /proc/driver/nvidia/version` with the version in the name of the "
+           "file libcuda.so.1 points to (`ls -l /usr/lib/x86_64-linux-gnu/libcuda.so.1`). A "
+           "host-level failure: no GPU is recommended.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (start_failure(cuda) != StartFailure::mismatch) {
+           return {};
+         }
+         const CudaStep* bad = first_bad(cuda.enumeration_steps);
+         auto ev = start_evidence(cuda);
+         if (!c.facts.driver.version_text.empty()) {
+           ev.push_back(fmt::format("kernel module: {} (/{})", c.facts.driver.version_text,
+                                    c.facts.driver.version_source));
+         }
+         if (cuda.driver_version) {
+           ev.push_back(fmt::format("cuDriverGetVersion: {} (CUDA {})", *cuda.driver_version,
+                                    cuda_version_text(*cuda.driver_version)));
+         }
+         const bool compat = bad && bad->error_code == k_compat_not_supported;
+         return {
+             {compat
+                  ? "A forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not support forward compatibility: cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"
+                  : "libcuda and the NVIDIA kernel module come from different driver versions: cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+              std::move(ev)}};
+       }},
+      {.id = "cuda.required-symbol-missing",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "libcuda exports every entry point the probe needs",
+       .remedy =
+           "The library is not a usable NVIDIA driver libcuda (too old, or another library under the same name): point --libcuda or LD_LIBRARY_PATH at the driver's libcuda.so.1, or upgrade the driver",
+       .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "The probe resolves the driver API functions a CUDA program needs at start-up "
+           "(cuInit, device enumeration, contexts, memory). A library that lacks one is not the "
+           "libcuda of a supported driver (a very old driver, or another library under the same "
+           "name), and frameworks would fail on it the same way. Confirm by hand: `nm -D "
+           "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep -w cuInit`, and the version in the "
+           "library's file name. A host-level failure: no GPU is recommended.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.ran || cuda.missing_symbols.empty()) {
+           return {};
+         }
+         std::vector<std::string> ev = dlsym_evidence(cuda, cuda.missing_symbols);
+         return {{fmt::format("libcuda lacks entry points the probe needs: {}",
+                              fmt::join(cuda.missing_symbols, ", ")),
+                  std::move(ev)}};
+       }},
+      {.id = "cuda.optional-symbol-missing",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "libcuda exports the optional entry points",
+       .remedy =
+           "Nothing to do for the job; "
+           "upgrade the driver to get the skipped measurements (UUIDs, error names, the multi-GPU test)",
+       .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "Entry points the probe uses when they exist (GPU UUIDs, error names, peer access) "
+           "are missing from this libcuda, so some measurements were skipped; typically an "
+           "older driver. A job is not affected. Confirm by hand: `nm -D "
+           "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep cuDeviceGetUuid`. Info: this finding "
+           "changes neither the verdict nor the recommendation; a skipped multi-GPU test is "
+           "judged by the rules that need it.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
+           return {};
+         }
+         std::vector<std::string> ev = dlsym_evidence(cuda, cuda.missing_optional_symbols);
+         return {
+             {fmt::format(
+                  "libcuda lacks optional entry points ({}); the measurements that need them were skipped",
+                  fmt::join(cuda.missing_optional_symbols, ", ")),
+              std::move(ev)}};
+       }},
+      {.id = "cuda.init-failed",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "cuInit and CUDA's device enumeration succeed",
+       .remedy =
+           "Act on the error in the evidence: CUDA_ERROR_NO_DEVICE (100): no GPU is visible (driver, container device access, CUDA_VISIBLE_DEVICES); "
+           "CUDA_ERROR_UNKNOWN (999): often /dev/nvidia-uvm is missing (`nvidia-modprobe -u -c=0`) or a GPU is in a bad state (check dmesg for Xid errors); "
+           "CUDA_ERROR_SYSTEM_NOT_READY (802) on NVSwitch systems: start nvidia-fabricmanager; "
+           "a GPU that failed RmInitAdapter beside working ones: take it out at the driver level (unbind, NVreg_ExcludedGpus)",
+       .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "The probe runs cuInit and the device enumeration in a child process, as a training "
+           "framework does on its first CUDA call; an error here is what the job would get. The "
+           "code in the evidence points at the cause: 100 (no device visible: driver, container "
+           "devices, CUDA_VISIBLE_DEVICES), 999 (unknown: often /dev/nvidia-uvm missing or a "
+           "GPU in a bad state), 802 (system not ready: an NVSwitch system without Fabric "
+           "Manager), 803/804 (driver and library mismatch). One GPU that the driver failed to "
+           "initialise (RmInitAdapter in this boot) can make cuInit fail for every GPU, and "
+           "CUDA_VISIBLE_DEVICES, applied after cuInit, does not help: the finding then names "
+           "that GPU and the remedy takes it out at the driver level. Confirm by hand: `python3 -c "
+           "'import torch; print(torch.cuda.device_count())'` and `dmesg | tail -50`. A "
+           "host-level failure: no GPU is recommended.",
+       .check = init_failed_hits},
+      {.id = "cuda.init-hung",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "cuInit and enumeration finish before the deadline",
+       .remedy =
+           "A GPU or the driver is wedged: check dmesg for Xid and RmInitAdapter errors, stop processes stuck on the GPU, reset the GPU (`nvidia-smi -r`) or reboot; "
+           "if initialisation is merely slow, run nvidia-persistenced and raise --cuda-timeout",
+       .source = "docs/cuda-probe.md#schedule-and-deadlines",
+       .explanation =
+           "cuInit or the enumeration did not return before the deadline (--timeout, 30 s by "
+           "default), and the child was killed. A job would hang the same way on its first CUDA "
+           "call, holding its allocation without an error. Causes: a wedged GPU or driver (an "
+           "Xid, a GPU off the bus), a process stuck in the driver, or a large node "
+           "initialising every GPU without nvidia-persistenced. Confirm by hand: `timeout 60 "
+           "nvidia-smi` (a hang confirms it) and `dmesg | grep -i -e xid -e nvrm`. A host-level "
+           "failure: no GPU is recommended.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (start_failure(cuda) != StartFailure::hung) {
+           return {};
+         }
+         auto ev = start_evidence(cuda);
+         ev.push_back(timeout_evidence(cuda));
+         return {
+             {"CUDA initialisation hung: the enumeration child did not finish before the deadline",
+              std::move(ev)}};
+       }},
+      {.id = "cuda.gpu-failed",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU passes CUDA start-up in its own process",
+       .remedy =
+           "Run the job without this GPU (the recommendation leaves it out); "
+           "check dmesg for Xid errors on its bus id, reset it (`nvidia-smi -r -i <bus id>`) or reboot, and replace it if it keeps failing",
+       .source = "docs/cuda-probe.md",
+       .explanation =
+           "Each GPU is started on its own, in its own child process (a context, a memory "
+           "allocation and a copy), so that one bad GPU does not hide the others. This GPU "
+           "failed where the others passed: a job that puts a rank on it would crash at "
+           "start-up. The error in the evidence names the cause, such as an uncorrectable ECC "
+           "state, a GPU in exclusive use by another process, or an earlier Xid. Confirm by "
+           "hand, with the GPU's index: `CUDA_VISIBLE_DEVICES=3 python3 -c 'import torch; "
+           "torch.zeros(1, device=\"cuda\")'` and `nvidia-smi -q -i 3`. The GPU is left out of "
+           "the recommendation.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& d : c.facts.cuda.devices) {
+           const CudaStep* bad = first_bad(d.steps);
+           if (!c.facts.cuda.enumerated() || d.usable ||
+               (d.in_use && !oom_without_holder(c.facts, d)) || (bad && bad->timed_out)) {
+             continue; // a GPU held by another process is cuda.gpu-in-use, not broken
+           }
+           if (!bad) {
+             hits.push_back(
+                 {fmt::format("{} was not tested: its child never reported", c.job.label(d.bus_id)),
+                  {device_label(d) + ": no steps recorded"},
+                  d.bus_id,
+                  Effect::gpu_unusable});
+             continue;
+           }
+           hits.push_back(gpu_hit(d, *bad,
+                                  fmt::format("{} failed CUDA start-up at step {}: {}",
+                                              c.job.label(d.bus_id), bad->name, bad->error_name)));
+         }
+         return hits;
+       }},
+      // Taken, not broken: no effect, so the GPU is not dropped and never counts against
+      // --min-gpus.
+      {.id = "cuda.gpu-in-use",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU is held by another process (busy is not broken)",
+       .remedy =
+           "Nothing is wrong with the GPU: wait until the processes in the evidence finish, or start the job on other GPUs; "
+           "in exclusive-process compute mode a GPU serves one process at a time (`nvidia-smi -q -d COMPUTE`). "
+           "Periodic health checks should pass --skip-busy so that they never touch a job's GPUs",
+       .source = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
+       .explanation =
+           "CUDA answers CUDA_ERROR_DEVICE_UNAVAILABLE (46) when an exclusive-process GPU already has its process, and CUDA_ERROR_OUT_OF_MEMORY (2) when another process holds its memory: the GPU works but is taken. "
+           "It stays in the recommendation and never counts against --min-gpus.",
+       .evidence =
+           "the failing step and its CUresult, the processes holding the GPU's device node (/proc/<pid>/fd), the compute mode",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& d : c.facts.cuda.devices) {
+           const CudaStep* bad = first_bad(d.steps);
+           if (!c.facts.cuda.enumerated() || !d.in_use || !bad || oom_without_holder(c.facts, d)) {
+             continue; // out of memory with no holder anywhere: cuda.gpu-failed
+           }
+           std::vector<std::string> ev{fmt::format("{}: {}", device_label(d), step_error(*bad))};
+           ev.push_back(
+               d.holders.empty()
+                   ? std::string("processes holding it: not known (the process table shows none)")
+                   : fmt::format("processes holding it: {}", fmt::join(d.holders, ", ")));
+           if (d.compute_mode) {
+             ev.push_back(
+                 fmt::format("compute mode {} (0 default, 2 prohibited, 3 exclusive-process)",
                              *d.compute_mode));
-                       }
-                       hits.push_back(
-                           {fmt::format("{} is in use by another process: {} at step {}",
-                                        c.job.label(d.bus_id), bad->error_name, bad->name),
-                            std::move(ev), d.bus_id});
-                     }
-                     return hits;
-                   }},
-                  {.id = "cuda.gpu-hung",
-                   .stage = Stage::gpu,
-                   .severity = Severity::fail,
-                   .title = "Each GPU finishes CUDA start-up before the deadline",
-                   .remedy =
-                       "Run the job without this GPU (the recommendation leaves it out); "
-                       "a hang at start-up usually means the GPU is wedged: check dmesg for Xid errors, reset it (`nvidia-smi -r -i <bus id>`) or reboot",
-                   .source = "docs/cuda-probe.md",
-                   .explanation =
-                       "This GPU's own start-up child (context, allocation, copy) did not finish before the "
-                       "deadline and was killed, while the others finished. A job rank placed on it would "
-                       "hang, and with it every collective of the job. Usually the GPU is wedged after an "
-                       "error; sometimes a process holds it. Confirm by hand, with the GPU's index: "
-                       "`timeout 60 nvidia-smi -q -i 3` and `dmesg | grep -i xid`. The GPU is left out of "
-                       "the recommendation.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     std::vector<Hit> hits;
-                     for (const auto& d : c.facts.cuda.devices) {
-                       const CudaStep* bad = first_bad(d.steps);
-                       if (!c.facts.cuda.enumerated() || d.usable || !bad || !bad->timed_out) {
-                         continue;
-                       }
-                       hits.push_back(gpu_hit(d, *bad,
-                                              fmt::format("{} hung in CUDA start-up at step {}",
-                                                          c.job.label(d.bus_id), bad->name)));
-                     }
-                     return hits;
-                   }},
-                  // Slow: more than 5x the median of the other GPUs and over a second.
-                  {.id = "cuda.gpu-slow-init",
-                   .stage = Stage::gpu,
-                   .severity = Severity::warn,
-                   .title = "No GPU initialises far slower than the others (> 5x median, > 1 s)",
-                   .remedy =
-                       "Run nvidia-persistenced so GPUs stay initialised between jobs; "
-                       "if only this GPU is slow, check dmesg for errors on its bus id and its PCIe link (`lspci -vv`: LnkSta speed and width)",
-                   .source = "docs/sources.md#persistence",
-                   .explanation =
-                       "This GPU took more than five times the median start-up time of the others, and over "
-                       "a second. Either the GPUs are not kept initialised (no nvidia-persistenced, so each "
-                       "new process pays the driver's start-up), or this GPU has a problem of its own: a "
-                       "degraded PCIe link, pending errors, throttling. In data-parallel training the "
-                       "slowest rank sets everyone's pace, and long start-ups trip launcher timeouts. "
-                       "Confirm by hand: `systemctl status nvidia-persistenced` and `lspci -vv -d 10de: | "
-                       "grep LnkSta`. Warn: the GPU stays in the recommendation.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     std::vector<const CudaDevice*> measured;
-                     for (const auto& d : c.facts.cuda.devices) {
-                       if (d.usable && d.init_ms) {
-                         measured.push_back(&d);
-                       }
-                     }
-                     std::vector<Hit> hits;
-                     if (measured.size() < 2) {
-                       return hits;
-                     }
-                     std::vector<double> sorted;
-                     for (const auto* d : measured) {
-                       sorted.push_back(*d->init_ms);
-                     }
-                     std::sort(sorted.begin(), sorted.end());
-                     for (const auto* d : measured) {
-                       const double mine = *d->init_ms;
-                       const double typical = median_without(sorted, mine);
-                       if (mine > 1000 && mine > 5 * typical) {
-                         hits.push_back(
-                             {fmt::format("{} took {} to initialise, {:.0f}x the other GPUs",
-                                          c.job.label(d->bus_id), ms_text(mine),
-                                          typical > 0 ? mine / typical : 0.0),
-                              {fmt::format(
-                                   "{}: cuInit + primary_context {}; median of the other GPUs {}",
-                                   device_label(*d), ms_text(mine), ms_text(typical)),
-                               steps_text(d->steps)},
-                              d->bus_id});
-                       }
-                     }
-                     return hits;
-                   }},
-                  {.id = "cuda.gpu-not-enumerated",
-                   .stage = Stage::gpu,
-                   .severity = Severity::fail,
-                   .title = "CUDA enumerates every GPU the driver lists",
-                   .remedy =
-                       "Check that the job can reach the GPU (container device list, cgroup device rules, MIG mode) and dmesg for errors on its bus id; "
-                       "the recommendation leaves it out",
-                   .source = "docs/sources.md#driver-files-under-proc-and-sys",
-                   .explanation =
-                       "The driver lists this GPU but CUDA's enumeration in the probe did not return it, so "
-                       "a job cannot use it either. Typical causes: a container or cgroup exposing only "
-                       "some GPUs, a GPU in MIG mode without instances the job may use, or a GPU that "
-                       "failed after the driver loaded. Confirm by hand: compare `nvidia-smi -L` with "
-                       "`python3 -c 'import torch; print(torch.cuda.device_count())'`. The GPU is left out "
-                       "of the recommendation.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     std::vector<Hit> hits;
-                     const auto& cuda = c.facts.cuda;
-                     if (!cuda.enumerated()) {
-                       return hits;
-                     }
-                     for (const auto& gpu : c.facts.gpus) {
-                       if (gpu.excluded == true || cuda.device_by_bus(gpu.bus_id)) {
-                         continue;
-                       }
-                       hits.push_back(
-                           {fmt::format("{} is listed by the driver but CUDA does not enumerate it",
-                                        c.job.label(gpu.bus_id)),
-                            {fmt::format("/proc/driver/nvidia/gpus/{}: listed by the driver",
-                                         gpu.bus_id),
-                             cuda_list(cuda)},
-                            gpu.bus_id,
-                            Effect::gpu_unusable});
-                     }
-                     return hits;
-                   }},
-                  {.id = "cuda.device-not-listed-by-driver",
-                   .stage = Stage::gpu,
-                   .severity = Severity::warn,
-                   .title = "Every CUDA device is one of the driver's GPUs",
-                   .remedy =
-                       "Compare `nvidia-smi -L` with the CUDA devices in the evidence; "
-                       "a snapshot without that GPU's /proc/driver/nvidia/gpus entry is incomplete",
-                   .source = "docs/sources.md#cuda-driver-api",
-                   .explanation =
-                       "CUDA enumerated a device whose PCI bus id is not among the GPUs in "
-                       "/proc/driver/nvidia/gpus. The two views of the machine disagree, so indices "
-                       "computed from the driver's list may not be the ones the job sees. Live, this points "
-                       "at an inconsistent driver state; on a snapshot, at an incomplete capture. Confirm "
-                       "by hand: `nvidia-smi -L` against `ls /proc/driver/nvidia/gpus`. Warn: --strict "
-                       "makes the check not ready.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     std::vector<Hit> hits;
-                     const auto& cuda = c.facts.cuda;
-                     if (!cuda.enumerated() || !c.facts.driver.loaded || c.facts.is_wsl2()) {
-                       return hits;
-                     }
-                     for (const auto& d : cuda.devices) {
-                       if (c.facts.gpu_by_bus(d.bus_id)) {
-                         continue;
-                       }
-                       std::vector<std::string> driver_buses;
-                       for (const auto& g : c.facts.gpus) {
-                         driver_buses.push_back(g.bus_id);
-                       }
-                       hits.push_back(
-                           {fmt::format(
-                                "{} is not among the driver's GPUs: the driver-side checks did not cover it",
-                                device_label(d)),
-                            {fmt::format("{}: bus id {}", device_label(d), d.bus_id),
-                             fmt::format("/proc/driver/nvidia/gpus: {}",
-                                         driver_buses.empty()
-                                             ? "(none)"
-                                             : fmt::format("{}", fmt::join(driver_buses, ", ")))},
-                            d.bus_id});
-                     }
-                     return hits;
-                   }},
-                  {.id = "cuda.host-bandwidth-low",
-                   .stage = Stage::gpu,
-                   .severity = Severity::warn,
-                   .title =
-                       "No GPU copies to or from host memory far slower than the node's GPUs of its kind",
-                   .remedy =
-                       "Check the GPU's PCIe path (`lspci -vv`: LnkSta against LnkCap); reseat it if "
-                       "its link trained low",
-                   .source = "docs/cuda-probe.md#bandwidth",
-                   .explanation =
-                       "Each GPU's child times copies between pinned host memory and the GPU (CUDA events, "
-                       "the best of a few copies of 128 MiB each way). A GPU is compared with the other GPUs "
-                       "of this node of the same model and PCIe capability, never with a number of its own: "
-                       "it is flagged when its figure lies more than 3 scaled median absolute deviations "
-                       "and more than 25% below their median. A class of fewer than three GPUs is reported, "
-                       "not judged. The likely cause comes from the PCIe facts: a link that trained "
-                       "narrower or slower than both ends support, a switch uplink shared with other GPUs, "
-                       "or the IOMMU translating the GPU's DMA. Data-parallel training runs at the pace of "
-                       "its slowest rank, with no error anywhere. Confirm by hand: `nvidia-smi -q -d "
-                       "PERFORMANCE` and `lspci -vv -s BUS` (LnkSta) while copying. Warn: the GPU stays in "
-                       "the recommendation.",
-                   .evidence =
-                       "the GPU's figure, its class's median and spread, the class's figures and the "
-                       "PCIe facts behind the likely cause",
-                   .check = host_bandwidth_hits},
-                  {.id = "cuda.peer-bandwidth-low",
-                   .stage = Stage::host,
-                   .severity = Severity::warn,
-                   .title =
-                       "No GPU pair copies far slower than the node's pairs on the same kind of path",
-                   .remedy =
-                       "Check ACS and the IOMMU on the path between the two GPUs, and both GPUs' links",
-                   .source = "docs/cuda-probe.md#bandwidth",
-                   .explanation =
-                       "The multi-GPU child times peer copies between every ordered pair of GPUs (CUDA "
-                       "events, the best of a few copies of 64 MiB). A pair is compared with the node's "
-                       "pairs of the same models on the same kind of path (NVLink, behind one PCIe switch, "
-                       "through the host bridge, across host bridges, or staged through host memory when "
-                       "peer access is refused): it is flagged when its figure lies more than 3 scaled "
-                       "median absolute deviations and more than 25% below their median. The likely cause "
-                       "comes from the topology facts: ACS redirecting peer traffic to the root complex, "
-                       "the IOMMU translating it, a link trained low or shared. NCCL rings and trees through "
-                       "the pair run at its pace. Confirm by hand: `nvidia-smi topo -p2p r` and nvbandwidth "
-                       "or `p2pBandwidthLatencyTest`. Warn: the GPUs stay in the recommendation.",
-                   .evidence =
-                       "the pair's figure, its class's median and spread, and the bridges and links "
-                       "between the two GPUs",
-                   .check = peer_bandwidth_hits},
-                  // Info: the figures themselves, judged or not.
-                  {.id = "cuda.bandwidth-measured",
-                   .stage = Stage::host,
-                   .severity = Severity::info,
-                   .title = "Copy bandwidth figures of the node's GPUs",
-                   .remedy =
-                       "Nothing to do; cuda.host-bandwidth-low and cuda.peer-bandwidth-low judge them",
-                   .source = "docs/cuda-probe.md#bandwidth",
-                   .explanation =
-                       "The figures of the bandwidth step: each GPU's host-to-device and device-to-host "
-                       "copies from pinned memory and the peer copies between GPU pairs, in GB/s. A GPU in "
-                       "a class of fewer than three (by model and PCIe capability) is reported here and not "
-                       "judged; a GPU another process holds is not measured and is listed as not checked.",
-                   .check = bandwidth_figures},
-                  {.id = "cuda.multi-gpu-failed",
-                   .stage = Stage::host,
-                   .severity = Severity::warn,
-                   .title = "Peer-to-peer copies between the usable GPUs work",
-                   .remedy =
-                       "Start the job on one GPU; "
-                       "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
-                   .source =
-                       "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
-                   .explanation =
-                       "With two or more usable GPUs, the probe enables peer access and copies between "
-                       "them, as NCCL does before its first all-reduce. A failure means multi-GPU training "
-                       "would fail or fall back. Known causes: PCIe ACS redirecting peer traffic to the "
-                       "root complex, an IOMMU in translation mode, and kernels older than 5.5 on some "
-                       "platforms. Confirm by hand: `nvidia-smi topo -m`, `nvidia-smi topo -p2p r`, and "
-                       "NCCL's `all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one "
-                       "GPU; NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     return multi_evidence_hits(c, false);
-                   }},
-                  {.id = "cuda.multi-gpu-hung",
-                   .stage = Stage::host,
-                   .severity = Severity::warn,
-                   .title = "Peer-to-peer copies between the usable GPUs finish",
-                   .remedy =
-                       "Start the job on one GPU; "
-                       "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
-                   .source =
-                       "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
-                   .explanation =
-                       "With two or more usable GPUs, the probe enables peer access and copies between "
-                       "them; here the copies did not finish before the deadline. A multi-GPU job would "
-                       "hang in its first collective with no error, holding its allocation. Known causes: "
-                       "PCIe ACS redirecting peer traffic, an IOMMU in translation mode, and kernels older "
-                       "than 5.5 on some platforms. Confirm by hand: `nvidia-smi topo -m` and `timeout 120 "
-                       "all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one GPU; "
-                       "NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     return multi_evidence_hits(c, true);
-                   }},
-                  // Info, no effect: the copies were not tried, so nothing is known against them.
-                  {.id = "cuda.multi-gpu-not-completed",
-                   .stage = Stage::host,
-                   .severity = Severity::info,
-                   .title = "The multi-GPU test gets past its own cuInit before the deadline",
-                   .remedy =
-                       "Run nvidia-persistenced so that each process's cuInit is fast, or raise --cuda-timeout",
-                   .source = "docs/cuda-probe.md#schedule-and-deadlines",
-                   .explanation =
-                       "Every CUDA process pays cuInit; without nvidia-persistenced it can take seconds. The "
-                       "multi-GPU child starts after enumeration, so when cuInit alone costs half the deadline "
-                       "or more it is killed inside its own cuInit, having run for less time than the per-GPU "
-                       "children needed for theirs. That is a test that did not complete, not a hang between "
-                       "GPUs: peer-to-peer copies were not checked, and the GPUs stay in the recommendation.",
-                   .evidence =
-                       "how long the multi-GPU child was in cuInit, the slowest per-GPU cuInit, the "
-                       "GPUs it covered and --cuda-timeout",
-                   .check = [](const RuleContext& c) -> std::vector<Hit> {
-                     const auto& cuda = c.facts.cuda;
-                     const auto cut = multi_gpu_cut_in_init(cuda);
-                     if (!cut) {
-                       return {};
-                     }
-                     const double more_s =
-                         std::ceil((cut->per_gpu_init_ms - cut->in_init_ms) / 1000.0);
-                     Hit hit{
-                         fmt::format(
-                             "Multi-GPU test not completed in time: its cuInit was still running "
-                             "at the deadline after {}, while each GPU's own cuInit took up to "
-                             "{}; peer-to-peer copies were not checked",
-                             ms_text(cut->in_init_ms), ms_text(cut->per_gpu_init_ms)),
-                         {fmt::format("multi-GPU child: cuInit killed at the deadline after {}",
-                                      ms_text(cut->in_init_ms)),
-                          fmt::format("slowest per-GPU cuInit: {}", ms_text(cut->per_gpu_init_ms)),
-                          fmt::format("GPUs tested together: CUDA {}",
-                                      fmt::join(cuda.multi_gpu_devices, ", ")),
-                          timeout_evidence(cuda)}};
-                     hit.remedy = fmt::format(
-                         "Run nvidia-persistenced so that each process's cuInit is fast, or raise "
+           }
+           hits.push_back({fmt::format("{} is in use by another process: {} at step {}",
+                                       c.job.label(d.bus_id), bad->error_name, bad->name),
+                           std::move(ev), d.bus_id});
+         }
+         return hits;
+       }},
+      {.id = "cuda.gpu-hung",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU finishes CUDA start-up before the deadline",
+       .remedy =
+           "Run the job without this GPU (the recommendation leaves it out); "
+           "a hang at start-up usually means the GPU is wedged: check dmesg for Xid errors, reset it (`nvidia-smi -r -i <bus id>`) or reboot",
+       .source = "docs/cuda-probe.md",
+       .explanation =
+           "This GPU's own start-up child (context, allocation, copy) did not finish before the "
+           "deadline and was killed, while the others finished. A job rank placed on it would "
+           "hang, and with it every collective of the job. Usually the GPU is wedged after an "
+           "error; sometimes a process holds it. Confirm by hand, with the GPU's index: "
+           "`timeout 60 nvidia-smi -q -i 3` and `dmesg | grep -i xid`. The GPU is left out of "
+           "the recommendation.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& d : c.facts.cuda.devices) {
+           const CudaStep* bad = first_bad(d.steps);
+           if (!c.facts.cuda.enumerated() || d.usable || !bad || !bad->timed_out) {
+             continue;
+           }
+           hits.push_back(gpu_hit(d, *bad,
+                                  fmt::format("{} hung in CUDA start-up at step {}",
+                                              c.job.label(d.bus_id), bad->name)));
+         }
+         return hits;
+       }},
+      // Slow: more than 5x the median of the other GPUs and over a second.
+      {.id = "cuda.gpu-slow-init",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU initialises far slower than the others (> 5x median, > 1 s)",
+       .remedy =
+           "Run nvidia-persistenced so GPUs stay initialised between jobs; "
+           "if only this GPU is slow, check dmesg for errors on its bus id and its PCIe link (`lspci -vv`: LnkSta speed and width)",
+       .source = "docs/sources.md#persistence",
+       .explanation =
+           "This GPU took more than five times the median start-up time of the others, and over "
+           "a second. Either the GPUs are not kept initialised (no nvidia-persistenced, so each "
+           "new process pays the driver's start-up), or this GPU has a problem of its own: a "
+           "degraded PCIe link, pending errors, throttling. In data-parallel training the "
+           "slowest rank sets everyone's pace, and long start-ups trip launcher timeouts. "
+           "Confirm by hand: `systemctl status nvidia-persistenced` and `lspci -vv -d 10de: | "
+           "grep LnkSta`. Warn: the GPU stays in the recommendation.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<const CudaDevice*> measured;
+         for (const auto& d : c.facts.cuda.devices) {
+           if (d.usable && d.init_ms) {
+             measured.push_back(&d);
+           }
+         }
+         std::vector<Hit> hits;
+         if (measured.size() < 2) {
+           return hits;
+         }
+         std::vector<double> sorted;
+         for (const auto* d : measured) {
+           sorted.push_back(*d->init_ms);
+         }
+         std::sort(sorted.begin(), sorted.end());
+         for (const auto* d : measured) {
+           const double mine = *d->init_ms;
+           const double typical = median_without(sorted, mine);
+           if (mine > 1000 && mine > 5 * typical) {
+             hits.push_back(
+                 {fmt::format("{} took {} to initialise, {:.0f}x the other GPUs",
+                              c.job.label(d->bus_id), ms_text(mine),
+                              typical > 0 ? mine / typical : 0.0),
+                  {fmt::format("{}: cuInit + primary_context {}; median of the other GPUs {}",
+                               device_label(*d), ms_text(mine), ms_text(typical)),
+                   steps_text(d->steps)},
+                  d->bus_id});
+           }
+         }
+         return hits;
+       }},
+      {.id = "cuda.gpu-not-enumerated",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "CUDA enumerates every GPU the driver lists",
+       .remedy =
+           "Check that the job can reach the GPU (container device list, cgroup device rules, MIG mode) and dmesg for errors on its bus id; "
+           "the recommendation leaves it out",
+       .source = "docs/sources.md#driver-files-under-proc-and-sys",
+       .explanation =
+           "The driver lists this GPU but CUDA's enumeration in the probe did not return it, so "
+           "a job cannot use it either. Typical causes: a container or cgroup exposing only "
+           "some GPUs, a GPU in MIG mode without instances the job may use, or a GPU that "
+           "failed after the driver loaded. Confirm by hand: compare `nvidia-smi -L` with "
+           "`python3 -c 'import torch; print(torch.cuda.device_count())'`. The GPU is left out "
+           "of the recommendation.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.enumerated()) {
+           return hits;
+         }
+         for (const auto& gpu : c.facts.gpus) {
+           if (gpu.excluded == true || cuda.device_by_bus(gpu.bus_id)) {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format("{} is listed by the driver but CUDA does not enumerate it",
+                            c.job.label(gpu.bus_id)),
+                {fmt::format("/proc/driver/nvidia/gpus/{}: listed by the driver", gpu.bus_id),
+                 cuda_list(cuda)},
+                gpu.bus_id,
+                Effect::gpu_unusable});
+         }
+         return hits;
+       }},
+      {.id = "cuda.device-not-listed-by-driver",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "Every CUDA device is one of the driver's GPUs",
+       .remedy = "Compare `nvidia-smi -L` with the CUDA devices in the evidence; "
+                 "a snapshot without that GPU's /proc/driver/nvidia/gpus entry is incomplete",
+       .source = "docs/sources.md#cuda-driver-api",
+       .explanation =
+           "CUDA enumerated a device whose PCI bus id is not among the GPUs in "
+           "/proc/driver/nvidia/gpus. The two views of the machine disagree, so indices "
+           "computed from the driver's list may not be the ones the job sees. Live, this points "
+           "at an inconsistent driver state; on a snapshot, at an incomplete capture. Confirm "
+           "by hand: `nvidia-smi -L` against `ls /proc/driver/nvidia/gpus`. Warn: --strict "
+           "makes the check not ready.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.enumerated() || !c.facts.driver.loaded || c.facts.is_wsl2()) {
+           return hits;
+         }
+         for (const auto& d : cuda.devices) {
+           if (c.facts.gpu_by_bus(d.bus_id)) {
+             continue;
+           }
+           std::vector<std::string> driver_buses;
+           for (const auto& g : c.facts.gpus) {
+             driver_buses.push_back(g.bus_id);
+           }
+           hits.push_back(
+               {fmt::format(
+                    "{} is not among the driver's GPUs: the driver-side checks did not cover it",
+                    device_label(d)),
+                {fmt::format("{}: bus id {}", device_label(d), d.bus_id),
+                 fmt::format("/proc/driver/nvidia/gpus: {}",
+                             driver_buses.empty()
+                                 ? "(none)"
+                                 : fmt::format("{}", fmt::join(driver_buses, ", ")))},
+                d.bus_id});
+         }
+         return hits;
+       }},
+      {.id = "cuda.host-bandwidth-low",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU copies to or from host memory far slower than the node's GPUs of its kind",
+       .remedy = "Check the GPU's PCIe path (`lspci -vv`: LnkSta against LnkCap); reseat it if "
+                 "its link trained low",
+       .source = "docs/cuda-probe.md#bandwidth",
+       .explanation =
+           "Each GPU's child times copies between pinned host memory and the GPU (CUDA events, "
+           "the best of a few copies of 128 MiB each way). A GPU is compared with the other GPUs "
+           "of this node of the same model and PCIe capability, never with a number of its own: "
+           "it is flagged when its figure lies more than 3 scaled median absolute deviations "
+           "and more than 25% below their median. A class of fewer than three GPUs is reported, "
+           "not judged. The likely cause comes from the PCIe facts: a link that trained "
+           "narrower or slower than both ends support, a switch uplink shared with other GPUs, "
+           "or the IOMMU translating the GPU's DMA. Data-parallel training runs at the pace of "
+           "its slowest rank, with no error anywhere. Confirm by hand: `nvidia-smi -q -d "
+           "PERFORMANCE` and `lspci -vv -s BUS` (LnkSta) while copying. Warn: the GPU stays in "
+           "the recommendation.",
+       .evidence = "the GPU's figure, its class's median and spread, the class's figures and the "
+                   "PCIe facts behind the likely cause",
+       .check = host_bandwidth_hits},
+      {.id = "cuda.peer-bandwidth-low",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "No GPU pair copies far slower than the node's pairs on the same kind of path",
+       .remedy = "Check ACS and the IOMMU on the path between the two GPUs, and both GPUs' links",
+       .source = "docs/cuda-probe.md#bandwidth",
+       .explanation =
+           "The multi-GPU child times peer copies between every ordered pair of GPUs (CUDA "
+           "events, the best of a few copies of 64 MiB). A pair is compared with the node's "
+           "pairs of the same models on the same kind of path (NVLink, behind one PCIe switch, "
+           "through the host bridge, across host bridges, or staged through host memory when "
+           "peer access is refused): it is flagged when its figure lies more than 3 scaled "
+           "median absolute deviations and more than 25% below their median. The likely cause "
+           "comes from the topology facts: ACS redirecting peer traffic to the root complex, "
+           "the IOMMU translating it, a link trained low or shared. NCCL rings and trees through "
+           "the pair run at its pace. Confirm by hand: `nvidia-smi topo -p2p r` and nvbandwidth "
+           "or `p2pBandwidthLatencyTest`. Warn: the GPUs stay in the recommendation.",
+       .evidence = "the pair's figure, its class's median and spread, and the bridges and links "
+                   "between the two GPUs",
+       .check = peer_bandwidth_hits},
+      // Info: the figures themselves, judged or not.
+      {.id = "cuda.bandwidth-measured",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Copy bandwidth figures of the node's GPUs",
+       .remedy = "Nothing to do; cuda.host-bandwidth-low and cuda.peer-bandwidth-low judge them",
+       .source = "docs/cuda-probe.md#bandwidth",
+       .explanation =
+           "The figures of the bandwidth step: each GPU's host-to-device and device-to-host "
+           "copies from pinned memory and the peer copies between GPU pairs, in GB/s. A GPU in "
+           "a class of fewer than three (by model and PCIe capability) is reported here and not "
+           "judged; a GPU another process holds is not measured and is listed as not checked.",
+       .check = bandwidth_figures},
+      {.id = "cuda.multi-gpu-failed",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "Peer-to-peer copies between the usable GPUs work",
+       .remedy =
+           "Start the job on one GPU; "
+           "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+       .explanation =
+           "With two or more usable GPUs, the probe enables peer access and copies between "
+           "them, as NCCL does before its first all-reduce. A failure means multi-GPU training "
+           "would fail or fall back. Known causes: PCIe ACS redirecting peer traffic to the "
+           "root complex, an IOMMU in translation mode, and kernels older than 5.5 on some "
+           "platforms. Confirm by hand: `nvidia-smi topo -m`, `nvidia-smi topo -p2p r`, and "
+           "NCCL's `all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one "
+           "GPU; NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return multi_evidence_hits(c, false);
+       }},
+      {.id = "cuda.multi-gpu-hung",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "Peer-to-peer copies between the usable GPUs finish",
+       .remedy =
+           "Start the job on one GPU; "
+           "for several GPUs try NCCL_P2P_DISABLE=1, check PCIe ACS/IOMMU settings, or upgrade the kernel",
+       .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
+       .explanation =
+           "With two or more usable GPUs, the probe enables peer access and copies between "
+           "them; here the copies did not finish before the deadline. A multi-GPU job would "
+           "hang in its first collective with no error, holding its allocation. Known causes: "
+           "PCIe ACS redirecting peer traffic, an IOMMU in translation mode, and kernels older "
+           "than 5.5 on some platforms. Confirm by hand: `nvidia-smi topo -m` and `timeout 120 "
+           "all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one GPU; "
+           "NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return multi_evidence_hits(c, true);
+       }},
+      // Info, no effect: the copies were not tried, so nothing is known against them.
+      {.id = "cuda.multi-gpu-not-completed",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The multi-GPU test gets past its own cuInit before the deadline",
+       .remedy =
+           "Run nvidia-persistenced so that each process's cuInit is fast, or raise --cuda-timeout",
+       .source = "docs/cuda-probe.md#schedule-and-deadlines",
+       .explanation =
+           "Every CUDA process pays cuInit; without nvidia-persistenced it can take seconds. The "
+           "multi-GPU child starts after enumeration, so when cuInit alone costs half the deadline "
+           "or more it is killed inside its own cuInit, having run for less time than the per-GPU "
+           "children needed for theirs. That is a test that did not complete, not a hang between "
+           "GPUs: peer-to-peer copies were not checked, and the GPUs stay in the recommendation.",
+       .evidence = "how long the multi-GPU child was in cuInit, the slowest per-GPU cuInit, the "
+                   "GPUs it covered and --cuda-timeout",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         const auto cut = multi_gpu_cut_in_init(cuda);
+         if (!cut) {
+           return {};
+         }
+         const double more_s = std::ceil((cut->per_gpu_init_ms - cut->in_init_ms) / 1000.0);
+         Hit hit{
+             fmt::format("Multi-GPU test not completed in time: its cuInit was still running "
+                         "at the deadline after {}, while each GPU's own cuInit took up to "
+                         "{}; peer-to-peer copies were not checked",
+                         ms_text(cut->in_init_ms), ms_text(cut->per_gpu_init_ms)),
+             {fmt::format("multi-GPU child: cuInit killed at the deadline after {}",
+                          ms_text(cut->in_init_ms)),
+              fmt::format("slowest per-GPU cuInit: {}", ms_text(cut->per_gpu_init_ms)),
+              fmt::format("GPUs tested together: CUDA {}", fmt::join(cuda.multi_gpu_devices, ", ")),
+              timeout_evidence(cuda)}};
+         hit.remedy =
+             fmt::format("Run nvidia-persistenced so that each process's cuInit is fast, or raise "
                          "--cuda-timeout from {:g} s to at least {:g} s",
                          cuda.timeout_s, cuda.timeout_s + std::max(1.0, more_s));
-                     return {hit};
-                   }},
-              };
+         return {hit};
+       }},
+  };
   return rows;
 }
 
