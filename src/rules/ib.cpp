@@ -138,7 +138,7 @@ std::span<const Rule> ib_rules() {
              std::string message =
                  active == 0
                      ? fmt::format(
-                           "{} is switched off (phys_state Disabled), as is every other port on this node",
+                           "{} is switched off (phys_state Disabled), and no other port on this node is active",
                            name)
                      : fmt::format(
                            "{} is switched off (phys_state Disabled) while {} other port(s) of this node are active: a job that spreads over every HCA runs with one rail less, and one whose NCCL_IB_HCA names {} fails",

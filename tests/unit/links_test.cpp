@@ -289,7 +289,7 @@ TEST_CASE("ib: a port switched off while its siblings are up warns, names it and
   const auto off = findings(all_off, "ib.port-disabled");
   REQUIRE(off.size() == 8);
   CHECK(off[0]->severity == Severity::info);
-  CHECK_THAT(off[0]->message, Catch::Contains("as is every other port on this node"));
+  CHECK_THAT(off[0]->message, Catch::Contains("and no other port on this node is active"));
 }
 
 TEST_CASE("rdma: facts hold every port and the nearest NIC of each GPU") {
