@@ -22,16 +22,16 @@ seeds="$build/fuzz-seeds"
 rm -rf "$seeds"
 python3 "$src/fuzz/make_seeds.py" "$src" "$seeds" >/dev/null
 
-failed=()
-summary=()
-for t in "${targets[@]}"; do
-  bin="$build/fuzz/fuzz_$t"
-  [ -x "$bin" ] || { echo "fuzz: $bin is missing (build the 'fuzzers' target of a GPF_SANITIZE clang build)" >&2; exit 2; }
-  corpus="$build/fuzz-corpus/$t"
-  artifacts="$build/fuzz-artifacts/$t"
-  log="$build/fuzz-logs/$t.log"
-  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$seeds/$t"
-  inputs=("$corpus" "$seeds/$t")
+# One target per core at a time (FUZZ_JOBS, default nproc): each still gets SECONDS of its own, and
+# CI's two cores finish the whole run in half the time.
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+logs="$build/fuzz-logs"
+mkdir -p "$logs"
+fuzz_one() {
+  local t=$1 bin="$build/fuzz/fuzz_$1" corpus="$build/fuzz-corpus/$1" artifacts="$build/fuzz-artifacts/$1"
+  local log="$logs/$1.log" max_len rc=0 runs secs
+  mkdir -p "$corpus" "$artifacts" "$seeds/$t"
+  local inputs=("$corpus" "$seeds/$t")
   [ -d "$src/tests/fuzz-regressions/$t" ] && inputs+=("$src/tests/fuzz-regressions/$t")
   # Whole logs and snapshots need room; the one-file parsers are fast on small inputs.
   case $t in
@@ -39,7 +39,6 @@ for t in "${targets[@]}"; do
     *) max_len=16384 ;;
   esac
   echo "== fuzz_$t (${seconds}s)"
-  rc=0
   # A fixed seed (FUZZ_SEED, default 1): a run that fails in CI fails the same way here.
   "$bin" -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "${inputs[@]}" >"$log" 2>&1 || rc=$?
@@ -48,11 +47,29 @@ for t in "${targets[@]}"; do
   secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
   [ -n "$runs" ] || runs=0
   [ -n "$secs" ] && [ "$secs" -gt 0 ] || secs=$seconds
-  rate=$((runs / secs))
-  summary+=("$(printf '%-18s %10s execs/s %12s execs  %ss' "$t" "$rate" "$runs" "$secs")")
+  printf '%-18s %10s execs/s %12s execs  %ss\n' "$t" "$((runs / secs))" "$runs" "$secs" >"$logs/$t.summary"
   if [ "$rc" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|fuzz property violated' "$log"; then
-    failed+=("$t")
+    echo failed >"$logs/$t.status"
+  else
+    echo clean >"$logs/$t.status"
   fi
+}
+
+for t in "${targets[@]}"; do
+  [ -x "$build/fuzz/fuzz_$t" ] || { echo "fuzz: $build/fuzz/fuzz_$t is missing (build the 'fuzzers' target of a GPF_SANITIZE clang build)" >&2; exit 2; }
+  rm -f "$logs/$t.summary" "$logs/$t.status"
+done
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
+
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+  summary+=("$(cat "$logs/$t.summary" 2>/dev/null || echo "$t (no result)")")
+  [ "$(cat "$logs/$t.status" 2>/dev/null)" = clean ] || failed+=("$t")
 done
 
 echo

@@ -222,7 +222,9 @@ bool is_pci_address(std::string_view s) {
 }
 
 std::string sysfs_prefix_through(std::string_view path, std::string_view bus_id) {
-  const auto at = path.find("/" + std::string(bus_id));
+  std::string needle(1, '/'); // not "/" + std::string: GCC 12's -Wrestrict false positive
+  needle += bus_id;
+  const auto at = path.find(needle);
   return at == std::string_view::npos ? std::string()
                                       : std::string(path.substr(0, at + 1 + bus_id.size()));
 }
