@@ -56,7 +56,24 @@ std::vector<std::string> signing_evidence(const ModuleLoadFacts& m) {
 std::string refused_remedy(const Facts& f) {
   const ModuleLoadFacts& m = f.module_load;
   const std::string release = f.kernel.release.empty() ? "the running kernel" : f.kernel.release;
-  if (m.secure_boot == false && m.lockdown.value_or("none") == "none") {
+  const bool locked = m.lockdown.value_or("none") != "none";
+  const bool no_secure_boot = m.secure_boot == false || (m.ran && !m.efi);
+  if (no_secure_boot && locked) {
+    // Lockdown without Secure Boot was raised by configuration (lockdown= on the kernel command
+    // line, or written to securityfs at boot): Bottlerocket's lockdown=integrity refuses the
+    // runtime-linked NVIDIA modules, which its NVIDIA variants avoid by keeping lockdown at none
+    // (https://github.com/bottlerocket-os/bottlerocket/issues/4218).
+    return fmt::format(
+        "Kernel lockdown is {} while Secure Boot is off, so it was raised by configuration: "
+        "lockdown= on the kernel command line, or a setting written to "
+        "/sys/kernel/security/lockdown at boot (Bottlerocket: settings.kernel.lockdown). Set it "
+        "to none where this node must load the NVIDIA modules and reboot (lockdown cannot be "
+        "lowered while running), or install modules signed with a key built into kernel {}. A "
+        "Machine Owner Key is trusted only when booted with Secure Boot. Running modprobe again "
+        "is refused the same way",
+        *m.lockdown, release);
+  }
+  if (m.secure_boot == false && !locked) {
     // Signatures enforced without Secure Boot: module.sig_enforce=1 or CONFIG_MODULE_SIG_FORCE.
     // Machine Owner Keys count only under Secure Boot, so enrolling one does not help here.
     return fmt::format(
@@ -399,7 +416,7 @@ std::span<const Rule> driver_rules() {
        .severity_from = "info for a message logged before the last driver reload",
        .title = "The NVIDIA driver probed every NVIDIA device",
        .remedy =
-           "Another driver owns the GPU(s): unbind it (nouveau: blacklist it and rebuild the initramfs; "
+           "Another driver owns those GPUs: unbind it (nouveau: blacklist it and rebuild the initramfs; "
            "vfio-pci: remove the GPU from its ids) and reload the NVIDIA driver",
        .source = "docs/sources.md#other-kernel-log-messages",
        .explanation =

@@ -110,6 +110,41 @@ TEST_CASE("fixture: lockdown refuses the module: the line, Secure Boot, lockdown
   CHECK(r.facts.log.host_events.size() == 1);
 }
 
+// https://github.com/bottlerocket-os/bottlerocket/issues/4218: lockdown raised by configuration on
+// a node booted without UEFI; neither a Machine Owner Key nor Secure Boot is the fix.
+TEST_CASE("fixture: lockdown set by configuration refuses the module: lower it, no MOK") {
+  const auto r = check_fixture("module-refused-lockdown-config");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  CHECK_FALSE(r.facts.module_load.efi);
+  CHECK(r.facts.module_load.lockdown == std::optional<std::string>("integrity"));
+  const auto* f = finding(r.assessment, "driver.not-loaded");
+  REQUIRE(f);
+  CHECK(has(f->message, "lockdown"));
+  CHECK(any_evidence(
+      *f, "Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7"));
+  CHECK(any_evidence(*f, "/sys/firmware/efi: No such file or directory"));
+  CHECK(has(f->remedy, "Kernel lockdown is integrity while Secure Boot is off"));
+  CHECK(has(f->remedy, "settings.kernel.lockdown"));
+  CHECK(has(f->remedy, "6.1.106"));
+  CHECK_FALSE(has(f->remedy, "mokutil --import"));
+  CHECK_FALSE(has(f->remedy, "`modprobe nvidia`"));
+}
+
+// https://github.com/NVIDIA/gpu-operator/issues/1726: Secure Boot refuses the driver container's
+// unsigned build on GB200 nodes; no certificate on the host, so the remedy says how to make one.
+TEST_CASE("fixture: Secure Boot rejects an unsigned module: the line and a MOK to create") {
+  const auto r = check_fixture("module-refused-unsigned");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  CHECK(r.facts.module_load.secure_boot == std::optional<bool>(true));
+  const auto* f = finding(r.assessment, "driver.not-loaded");
+  REQUIRE(f);
+  CHECK(any_evidence(*f, "Loading of unsigned module is rejected"));
+  CHECK(has(f->message, "the kernel refused to load it"));
+  CHECK(has(f->remedy, "dkms generate_mok"));
+  CHECK(has(f->remedy, "6.8.0-1029-gke"));
+  CHECK_FALSE(has(f->remedy, "`modprobe nvidia`"));
+}
+
 // https://github.com/siderolabs/talos/issues/7174: signatures enforced with Secure Boot off; a
 // Machine Owner Key would not be trusted, so the remedy does not offer one.
 TEST_CASE("fixture: a module key rejected with Secure Boot off: enforcement, not MOK") {
