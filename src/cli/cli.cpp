@@ -255,7 +255,8 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--verbose", o.verbose,
                "Text report: list every informational finding, even on a pass");
   app.add_flag("--expect-idle", o.check.expect_idle,
-               "Warn about processes already on a GPU (the node should be idle)");
+               "The node should be idle: a process already on a GPU warns, and that GPU "
+               "leaves the recommendation");
   app.add_option(
          "--dmesg", o.probe.dmesg_file,
          "Read the kernel log from FILE ('-' = stdin) instead of the live log or the snapshot's dmesg.txt")
@@ -610,8 +611,8 @@ int run_snapshot(CliOptions& o) {
     return k_exit_error;
   }
   // Paths and OS messages from the host and the snapshot: escaped like every terminal text.
-  std::string out = fmt::format("captured {} file(s) into {}\n", report->captured.size(),
-                                printable(o.capture_dir));
+  std::string out = fmt::format("captured {} file{} into {}\n", report->captured.size(),
+                                report->captured.size() == 1 ? "" : "s", printable(o.capture_dir));
   for (const auto& line : grouped_unreadable(report->unreadable)) {
     out += "  not readable: " + printable(line) + "\n";
   }
@@ -790,6 +791,20 @@ std::vector<std::string> command_names(const CLI::App& app) {
 
 // A parse error in the tool's words: an unknown command or option gets a suggestion.
 std::string parse_error_text(CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    // CLI11 says "--x: At Most 1 required but received 2" and "--x: 1 required N missing".
+    const std::string_view what = e.what();
+    const std::string_view name = what.substr(0, what.find(": "));
+    if (const auto at = what.find(" required but received ");
+        at != std::string_view::npos && what.find("At Most") != what.npos) {
+      return fmt::format("{} was given {} times; give it once", name,
+                         what.substr(at + std::string_view(" required but received ").size()));
+    }
+    if (what.ends_with(" missing")) {
+      return fmt::format("{} needs a value", name);
+    }
+    return std::string(what);
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) {
     return e.what();
   }

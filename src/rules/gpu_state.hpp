@@ -73,11 +73,17 @@ inline std::vector<Hit> compute_prohibited_hits(const RuleContext& c, std::strin
 
 // The one judgement of another process on a GPU, for process.holds-gpu (the processes proc sees
 // holding /dev/nvidiaN) and nvml.processes-present (those only NVML lists): a busy GPU is in use,
-// not broken, so it stays in the recommendation. A warning where the node is meant to be idle
-// (--expect-idle), or where the process holds GPU memory that the job would share (NVML says how
-// much); information otherwise, for a process seen only holding the node open.
+// not broken. A warning where the node is meant to be idle (--expect-idle), or where the process
+// holds GPU memory that the job would share (NVML says how much); information otherwise, for a
+// process seen only holding the node open.
 inline Severity gpu_user_severity(const RuleContext& c, bool holds_memory) {
   return c.options.expect_idle || holds_memory ? Severity::warn : Severity::info;
+}
+
+// It stays in the recommendation, unless the job was promised idle GPUs (--expect-idle): then the
+// recommendation is the GPUs nobody else uses, as the finding's remedy says.
+inline Effect gpu_user_effect(const RuleContext& c) {
+  return c.options.expect_idle ? Effect::gpu_unusable : Effect::none;
 }
 
 // "pid 4242 (python3, 1024 MiB)": the one way both rows name a process on a GPU.

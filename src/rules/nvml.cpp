@@ -1,6 +1,7 @@
 // Rules whose id starts with "nvml.": per-GPU health as the driver reports it through NVML
 // (memory errors, recovery action, clocks, links, fabric, modes, processes) and NVML's own
 // failures. Evidence quotes what the NVML children reported.
+#include "common.hpp"
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"
 #include "gpu_state.hpp"
@@ -40,7 +41,7 @@ constexpr unsigned k_fabric_completed = 3;
 
 // The NVIDIA driver should be here (loaded module, or WSL2's driver): NVML failures then matter.
 // Without it the driver rules already say why nothing works; NVML adds no second failure.
-bool driver_expected(const Facts& f) {
+bool nvml_expected(const Facts& f) {
   return f.driver.loaded || f.is_wsl2();
 }
 
@@ -104,7 +105,7 @@ std::span<const Rule> nvml_rules() {
            "the loader's error for libnvidia-ml.so.1 (only when the kernel driver is loaded)",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
-         if (!n.ran || n.load_error.empty() || !driver_expected(ctx.facts)) {
+         if (!n.ran || n.load_error.empty() || !nvml_expected(ctx.facts)) {
            return {};
          }
          return {Hit(fmt::format("{} could not be loaded: GPU health was not asked from the driver",
@@ -121,7 +122,7 @@ std::span<const Rule> nvml_rules() {
        .evidence = "the missing symbol names",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
-         if (!n.ran || n.missing_symbols.empty() || !driver_expected(ctx.facts)) {
+         if (!n.ran || n.missing_symbols.empty() || !nvml_expected(ctx.facts)) {
            return {};
          }
          return {Hit(fmt::format("{} lacks required entry points: {}",
@@ -147,7 +148,7 @@ std::span<const Rule> nvml_rules() {
        .evidence = "the init call and its nvmlReturn_t with NVML's words",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
-         if (!n.ran || !n.init_code || n.init_ok() || !driver_expected(ctx.facts)) {
+         if (!n.ran || !n.init_code || n.init_ok() || !nvml_expected(ctx.facts)) {
            return {};
          }
          const int code = *n.init_code;
@@ -443,16 +444,15 @@ std::span<const Rule> nvml_rules() {
            }
            if (contained) {
              hits.emplace_back(
-                 fmt::format(
-                     "{}: {} uncorrectable ECC error(s) since the driver loaded (contained on this architecture)",
-                     gpu, *g.ecc_volatile_uncorrected),
+                 fmt::format("{}: {} since the driver loaded (contained on this architecture)", gpu,
+                             counted(*g.ecc_volatile_uncorrected, "uncorrectable ECC error")),
                  ev, g.bus_id);
              hits.back().severity = Severity::warn;
            } else {
              hits.emplace_back(
                  fmt::format(
-                     "{}: {} uncorrectable ECC error(s) since the driver loaded: new contexts fail until the page is retired",
-                     gpu, *g.ecc_volatile_uncorrected),
+                     "{}: {} since the driver loaded: new contexts fail until the page is retired",
+                     gpu, counted(*g.ecc_volatile_uncorrected, "uncorrectable ECC error")),
                  ev, g.bus_id, Effect::gpu_unusable);
            }
            hits.back().remedy =
@@ -473,12 +473,13 @@ std::span<const Rule> nvml_rules() {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.ecc_aggregate_uncorrected && *g.ecc_aggregate_uncorrected > 0 &&
                !(g.ecc_volatile_uncorrected && *g.ecc_volatile_uncorrected > 0)) {
-             hits.emplace_back(fmt::format("{}: {} uncorrectable ECC error(s) over its lifetime",
-                                           gpu, *g.ecc_aggregate_uncorrected),
-                               std::vector<std::string>{nvml_evidence(
-                                   g.bus_id, "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
+             hits.emplace_back(
+                 fmt::format("{}: {} over its lifetime", gpu,
+                             counted(*g.ecc_aggregate_uncorrected, "uncorrectable ECC error")),
+                 std::vector<std::string>{
+                     nvml_evidence(g.bus_id, "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
                                    std::to_string(*g.ecc_aggregate_uncorrected))},
-                               g.bus_id);
+                 g.bus_id);
            }
          });
        }},
@@ -757,6 +758,7 @@ std::span<const Rule> nvml_rules() {
                                      g.bus_id, "nvmlDeviceGetComputeRunningProcesses_v2", list)},
                                  g.bus_id);
                hits.back().severity = gpu_user_severity(ctx, holds_memory);
+               hits.back().effect = gpu_user_effect(ctx);
                // the pids are of the host's PID namespace, where this checker cannot see them
                hits.back().remedy = fmt::format(
                    "check who runs pid {} on the host (`ps -p {}`); a stale process from an "

@@ -18,7 +18,7 @@ std::span<const Rule> process_rules() {
            "Stop the processes in the evidence (or wait for them), or pick other GPUs with CUDA_VISIBLE_DEVICES",
        .source = "https://man7.org/linux/man-pages/man5/proc.5.html",
        .explanation =
-           "A process that has /dev/nvidiaN open holds a context (and memory) on that GPU: a leftover of an earlier job, a monitoring agent, or another user's job. NVIDIA's daemons that keep the nodes open by design (nvidia-persistenced, nv-fabricmanager, nv-hostengine, dcgm-exporter, nvidia-smi) are not reported, the same list `--skip-busy` ignores. On a node that is meant to be idle before a job (`--expect-idle`, or a scheduler's prolog), or where NVML lists the process holding GPU memory that the job would share, that is a warning naming them; otherwise it is information. A process that only NVML lists (outside this PID namespace) is nvml.processes-present, judged the same way. Processes are matched by the device number of the open file (major 195, minor N), not by the path, which is the path in the process's own mount namespace. Inside a container's PID namespace other processes of the host are invisible, so an empty list there proves nothing.",
+           "A process that has /dev/nvidiaN open holds a context (and memory) on that GPU: a leftover of an earlier job, a monitoring agent, or another user's job. NVIDIA's daemons that keep the nodes open by design (nvidia-persistenced, nv-fabricmanager, nv-hostengine, dcgm-exporter, nvidia-smi) are not reported, the same list `--skip-busy` ignores. On a node that is meant to be idle before a job (`--expect-idle`, or a scheduler's prolog), or where NVML lists the process holding GPU memory that the job would share, that is a warning naming them; otherwise it is information. With `--expect-idle` the GPU also leaves the recommended CUDA_VISIBLE_DEVICES: the job was promised idle GPUs, so it gets the others (the GPU is in use, not broken). A process that only NVML lists (outside this PID namespace) is nvml.processes-present, judged the same way. Processes are matched by the device number of the open file (major 195, minor N), not by the path, which is the path in the process's own mount namespace. Inside a container's PID namespace other processes of the host are invisible, so an empty list there proves nothing.",
        .evidence =
            "proc/<pid>/fd links (stat: character device 195:N), proc/<pid>/comm, and the GPUs' minors (proc/driver/nvidia/gpus/*/information).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -58,6 +58,7 @@ std::span<const Rule> process_rules() {
                                             "outside it are invisible)"),
                    std::move(evidence)};
            hit.gpu = only;
+           hit.effect = gpu_user_effect(c);
            hit.severity = gpu_user_severity(c, holds_memory);
            hit.remedy = fmt::format("Stop pid {} ({}) if it is a leftover (`kill {}`), or choose "
                                     "other GPUs for the job",
@@ -65,6 +66,16 @@ std::span<const Rule> process_rules() {
            if (hit.severity == Severity::info) {
              hit.remedy = "Nothing to do unless the node should be idle (then run with "
                           "--expect-idle, and stop the process)";
+           }
+           if (hit.effect != Effect::none && !only) {
+             // a process on several GPUs: the finding once per GPU, each leaves the recommendation
+             for (const auto minor : h.minors) {
+               if (const std::string* bus = c.job.bus_of_minor(minor)) {
+                 hits.push_back(hit);
+                 hits.back().gpu = *bus;
+               }
+             }
+             continue;
            }
            hits.push_back(std::move(hit));
          }

@@ -141,6 +141,13 @@ TEST_CASE("bad values are reported in the tool's words") {
   CHECK(has(error_of({"--timeout", "soon"}), "--timeout: \"soon\" is not a number of seconds"));
   CHECK(has(error_of({"--expect-cuda", "twelve"}), "is not a CUDA version"));
   CHECK(has(error_of({"completion", "tcsh"}), "\"tcsh\" is not one of bash, zsh, fish"));
+  // CLI11's own wording ("At Most 1 required but received 2", "1 required N missing") never shows
+  const auto twice = error_of({"check", "--min-gpus", "1", "--min-gpus", "2"});
+  CHECK(has(twice, "--min-gpus was given 2 times; give it once"));
+  CHECK_FALSE(has(twice, "At Most"));
+  const auto bare = error_of({"check", "--min-gpus"});
+  CHECK(has(bare, "--min-gpus needs a value"));
+  CHECK_FALSE(has(bare, "required"));
 }
 
 TEST_CASE("min-gpus all: needs every GPU the driver lists") {

@@ -153,7 +153,7 @@ TEST_CASE("pcie links: a downtrained switch uplink is one finding naming the fou
   const auto* slow = finding(r.assessment, "pcie.link-slow");
   REQUIRE(slow);
   CHECK(slow->severity == Severity::info);
-  CHECK(slow->message.find("4 PCIe link(s)") != std::string::npos);
+  CHECK(slow->message.find("4 PCIe links run") != std::string::npos);
   CHECK(slow->message.find("at 2.5 GT/s of 32 GT/s") != std::string::npos);
 }
 
@@ -269,10 +269,9 @@ TEST_CASE("ib: a port switched off while its siblings are up warns, names it and
   const auto hits = findings(r.assessment, "ib.port-disabled");
   REQUIRE(hits.size() == 1);
   CHECK(hits[0]->severity == Severity::warn);
-  CHECK_THAT(hits[0]->message,
-             Catch::Contains("mlx5_3 port 1 (") &&
-                 Catch::Contains("while 7 other port(s) of this node are active") &&
-                 Catch::Contains("nearest NIC of GPU 3 ("));
+  CHECK_THAT(hits[0]->message, Catch::Contains("mlx5_3 port 1 (") &&
+                                   Catch::Contains("while 7 other ports of this node are active") &&
+                                   Catch::Contains("nearest NIC of GPU 3 ("));
   CHECK(any_evidence_contains(*hits[0], "phys_state 3: Disabled"));
   CHECK_THAT(hits[0]->remedy, Catch::Contains("--severity ib.port-disabled=info") &&
                                   Catch::Contains("ibstat mlx5_3"));
@@ -494,7 +493,8 @@ TEST_CASE("gpu processes: a stray process on /dev/nvidia3 is matched by device n
   CHECK(info->gpu == "0000:5d:00.0");
   CHECK(any_evidence_contains(*info, "/proc/4242/fd/7 -> /dev/nvidia3 (195:3)"));
   CHECK(r.assessment.verdict == Verdict::pass);
-  // the node is meant to be idle: a warning naming the process; the GPU stays in the list
+  // the node is meant to be idle: a warning naming the process, and the recommendation is the
+  // GPUs nobody else uses (the remedy says "choose other GPUs")
   CheckOptions idle;
   idle.expect_idle = true;
   const auto w = check_fixture("proc-stray-gpu3", idle);
@@ -502,8 +502,11 @@ TEST_CASE("gpu processes: a stray process on /dev/nvidia3 is matched by device n
   REQUIRE(warn);
   CHECK(warn->severity == Severity::warn);
   CHECK(warn->remedy.find("kill 4242") != std::string::npos);
+  CHECK(warn->effect == Effect::gpu_unusable);
   CHECK(w.assessment.verdict == Verdict::warn);
-  CHECK(w.assessment.recommendation.cuda_visible_devices == "0,1,2,3");
+  CHECK(w.assessment.recommendation.cuda_visible_devices == "0,1,2");
+  // without --expect-idle the busy GPU is in use, not broken: it stays
+  CHECK(r.assessment.recommendation.cuda_visible_devices == "0,1,2,3");
 }
 
 TEST_CASE("gpu processes: the device number decides, whatever the link's text says") {
@@ -540,7 +543,7 @@ TEST_CASE("rdma: a GPU whose nearest NIC is on another NUMA node is information"
   const auto hits = findings(a, "rdma.nic-other-socket");
   REQUIRE(hits.size() == 1);
   CHECK(hits[0]->severity == Severity::info);
-  CHECK(hits[0]->message.find("1 GPU(s)") != std::string::npos);
+  CHECK(hits[0]->message.find("1 GPU has no RDMA NIC on its own NUMA node") != std::string::npos);
   CHECK(hits[0]->message.find("0000:9a:00.0") != std::string::npos);
   CHECK(hits[0]->message.find("0000:18:00.0") == std::string::npos);
   CHECK(any_evidence_contains(*hits[0], "GPU 0000:9a:00.0 numa_node 1; nearest NIC mlx5_0 "

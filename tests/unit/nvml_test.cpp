@@ -445,6 +445,9 @@ TEST_CASE("e2e nvml: a process on a GPU is named once, and judged alike whicheve
   CHECK(severity(alone, "nvml.processes-present") == "absent");
   const json idle = nvml_run({}, {"--expect-idle"}, "proc-stray-gpu3").json();
   CHECK(severity(idle, "process.holds-gpu") == "warn");
+  // and the busy GPU (GPU 3) leaves the recommendation, which it keeps otherwise
+  CHECK(idle["cuda_visible_devices"] == "0,1,2");
+  CHECK(alone["cuda_visible_devices"] == "0,1,2,3");
 }
 
 TEST_CASE("pipeline: gpu-processes runs before the NVML and CUDA children start") {
