@@ -407,6 +407,19 @@ inline std::string join(const std::vector<std::string>& items) {
   return fmt::format("{}", fmt::join(items, ", "));
 }
 
+// "GPU" or "GPUs" for n of them, and "1 GPU", "3 GPUs": plain plurals, never "GPU(s)". Nouns
+// ending in s, x or sh take "es" ("process", "processes").
+inline std::string plural(std::size_t n, std::string_view noun) {
+  std::string out(noun);
+  if (n != 1) {
+    out += noun.ends_with('s') || noun.ends_with('x') || noun.ends_with("sh") ? "es" : "s";
+  }
+  return out;
+}
+inline std::string counted(std::size_t n, std::string_view noun) {
+  return fmt::format("{} {}", n, plural(n, noun));
+}
+
 // A list of GPUs or bridges in one line: the first 16, then how many more (2000 GPUs would make
 // one finding's text 30 KB).
 inline std::string join_some(const std::vector<std::string>& items) {

@@ -230,20 +230,21 @@ std::vector<Hit> init_failed_hits(const RuleContext& c) {
     names.push_back(bus);
     hit.evidence.push_back("kernel log: " + quote_evidence(line, 300));
   }
-  hit.evidence.push_back(
-      fmt::format("the driver lists {} other GPU(s): {}", others.size(), join_some(others)));
+  hit.evidence.push_back(fmt::format("the driver lists {} other {}: {}", others.size(),
+                                     plural(others.size(), "GPU"), join_some(others)));
   hit.message = fmt::format(
-      "CUDA failed to initialise for every GPU, most likely because of GPU(s) {} that the driver "
+      "CUDA failed to initialise for every GPU, most likely because of {} {} that the driver "
       "could not initialise (RmInitAdapter failed in this boot): one such GPU can make cuInit fail "
       "for the whole host, and CUDA_VISIBLE_DEVICES does not help",
-      join_some(names));
+      plural(names.size(), "GPU"), join_some(names));
   hit.remedy = fmt::format(
-      "Take {0} out at the driver level so that the {1} other GPU(s) work: as root, unbind it now "
+      "Take {0} out at the driver level so that the {1} work: as root, unbind it now "
       "(`echo {2} | sudo tee /sys/bus/pci/drivers/nvidia/unbind`{3}), or exclude it from the next "
       "driver load by its UUID (`options nvidia NVreg_ExcludedGpus=GPU-…` in /etc/modprobe.d/; the "
       "UUID is on the GPU's label or in `nvidia-smi -q` of a boot where it worked). Then repair or "
       "replace it: the kernel log's finding on it names the stage that failed",
-      join_some(names), others.size(), names.front(), names.size() > 1 ? ", each in turn" : "");
+      join_some(names), counted(others.size(), "other GPU"), names.front(),
+      names.size() > 1 ? ", each in turn" : "");
   return {hit};
 }
 
@@ -262,7 +263,7 @@ std::string cuda_list(const CudaFacts& cuda) {
   for (const auto& d : cuda.devices) {
     buses.push_back(d.bus_id);
   }
-  return fmt::format("CUDA enumerated {} device(s){}{}", cuda.devices.size(),
+  return fmt::format("CUDA enumerated {}{}{}", counted(cuda.devices.size(), "device"),
                      buses.empty() ? "" : ": ", fmt::join(buses, ", "));
 }
 
@@ -726,11 +727,11 @@ std::vector<Hit> bandwidth_figures(const RuleContext& c) {
   if (!not_measured.empty()) {
     ev.push_back(fmt::format("not checked: {}", fmt::join(not_measured, "; ")));
   }
-  return {Hit{fmt::format("Copy bandwidth measured on {} GPU(s) and {} GPU pair(s){}", gpus.size(),
-                          peers.size(),
-                          not_measured.empty()
-                              ? std::string()
-                              : fmt::format("; {} GPU(s) not checked", not_measured.size())),
+  return {Hit{fmt::format("Copy bandwidth measured on {} and {}{}", counted(gpus.size(), "GPU"),
+                          counted(peers.size(), "GPU pair"),
+                          not_measured.empty() ? std::string()
+                                               : fmt::format("; {} not checked",
+                                                             counted(not_measured.size(), "GPU"))),
               std::move(ev)}};
 }
 

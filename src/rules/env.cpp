@@ -113,10 +113,9 @@ std::span<const Rule> env_rules() {
          }
          std::vector<std::string> evidence{"CUDA_VISIBLE_DEVICES=" + quote_evidence(*value, 300)};
          evidence.insert(evidence.end(), repeats.begin(), repeats.end());
-         return {
-             {fmt::format("CUDA_VISIBLE_DEVICES names the same GPU more than once ({} repeat(s))",
-                          repeats.size()),
-              std::move(evidence)}};
+         return {{fmt::format("CUDA_VISIBLE_DEVICES names the same GPU more than once ({})",
+                              counted(repeats.size(), "repeat")),
+                  std::move(evidence)}};
        }},
       {.id = "env.cuda-visible-devices-mig-unknown",
        .stage = Stage::host,

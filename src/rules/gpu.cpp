@@ -174,16 +174,11 @@ std::span<const Rule> gpu_rules() {
            evidence.push_back("WSL2: GPUs can only be confirmed by the CUDA probe");
          }
          const bool mig = c.job.visible.mig;
-         const auto plural = [](std::size_t k, std::string_view one, std::string_view many) {
-           return fmt::format("{} {}", k, k == 1 ? one : many);
-         };
-         Hit hit{fmt::format(
-                     "{} recommended for the job ({}), {} required (--min-gpus)",
-                     mig ? plural(n, "MIG instance", "MIG instances") : plural(n, "GPU", "GPUs"),
-                     mig ? fmt::format("on {}",
-                                       plural(c.usable_gpus.size(), "usable GPU", "usable GPUs"))
-                         : fmt::format("{} usable", c.usable_gpus.size()),
-                     c.options.min_gpus),
+         Hit hit{fmt::format("{} recommended for the job ({}), {} required (--min-gpus)",
+                             counted(static_cast<std::size_t>(n), mig ? "MIG instance" : "GPU"),
+                             mig ? fmt::format("on {}", counted(c.usable_gpus.size(), "usable GPU"))
+                                 : fmt::format("{} usable", c.usable_gpus.size()),
+                             c.options.min_gpus),
                  std::move(evidence)};
          // No GPU was left out and none narrowed: the node simply has fewer GPUs than asked for,
          // and there is no finding to fix.
@@ -193,7 +188,7 @@ std::span<const Rule> gpu_rules() {
            hit.remedy = fmt::format(
                "This node has {} (`nvidia-smi -L` lists them): run the job on a node with at "
                "least {}, or lower --min-gpus to {}",
-               plural(listed, "GPU", "GPUs"), c.options.min_gpus, listed);
+               counted(listed, "GPU"), c.options.min_gpus, listed);
          }
          return {hit};
        }},

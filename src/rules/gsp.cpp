@@ -101,9 +101,9 @@ std::span<const Rule> gsp_rules() {
            evidence.insert(evidence.end(), why.begin(), why.end());
            Hit hit{
                fmt::format(
-                   "GSP firmware {} for driver {} is missing: GPU(s) {} load it whenever they initialise and fail without it (RmInitAdapter failed 0x61:0x56)",
+                   "GSP firmware {} for driver {} is missing: {} {} load it whenever they initialise and fail without it (RmInitAdapter failed 0x61:0x56)",
                    file.empty() ? std::string("(gsp_*.bin)") : file, driver.version_text,
-                   join(gpus)),
+                   plural(gpus.size(), "GPU"), join(gpus)),
                std::move(evidence)};
            hit.remedy = fmt::format(
                "Reinstall the driver package that ships the firmware of {0} so that /lib/firmware/nvidia/{0}/{1} exists (the firmware must be the kernel module's exact version), then reload the driver or reboot",

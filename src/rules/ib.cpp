@@ -141,8 +141,8 @@ std::span<const Rule> ib_rules() {
                            "{} is switched off (phys_state Disabled), and no other port on this node is active",
                            name)
                      : fmt::format(
-                           "{} is switched off (phys_state Disabled) while {} other port(s) of this node are active: a job that spreads over every HCA runs with one rail less, and one whose NCCL_IB_HCA names {} fails",
-                           name, active, d.name);
+                           "{} is switched off (phys_state Disabled) while {} of this node {} active: a job that spreads over every HCA runs with one rail less, and one whose NCCL_IB_HCA names {} fails",
+                           name, counted(active, "other port"), active == 1 ? "is" : "are", d.name);
              std::vector<std::string> evidence{port_evidence(d, p)};
              if (!neighbours.empty()) {
                message += fmt::format("; it is the nearest NIC of {}", join_some(neighbours));

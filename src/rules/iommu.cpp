@@ -123,14 +123,14 @@ std::span<const Rule> iommu_rules() {
            hit.severity = Severity::info;
            hit.evidence.push_back("/proc/cpuinfo flags: hypervisor");
            hit.message = fmt::format(
-               "This is a virtual machine and its IOMMU translates the DMA of {} GPU(s): peer-to-peer between passed-through GPUs depends on the host's IOMMU and ACS settings, which the guest can neither see nor change",
-               translated.size());
+               "This is a virtual machine and its IOMMU translates the DMA of {}: peer-to-peer between passed-through GPUs depends on the host's IOMMU and ACS settings, which the guest can neither see nor change",
+               counted(translated.size(), "GPU"));
            hit.remedy =
                "If multi-GPU jobs hang or are slow here, run with NCCL_P2P_DISABLE=1 and ask the provider for an instance type with GPU peer-to-peer support";
          } else {
            hit.message = fmt::format(
-               "The IOMMU translates the DMA of {} GPU(s) (not passthrough) on bare metal: peer-to-peer traffic is redirected through the root complex, which makes NCCL slow or hang",
-               translated.size());
+               "The IOMMU translates the DMA of {} (not passthrough) on bare metal: peer-to-peer traffic is redirected through the root complex, which makes NCCL slow or hang",
+               counted(translated.size(), "GPU"));
          }
          return {hit};
        }},

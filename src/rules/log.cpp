@@ -169,9 +169,10 @@ std::span<const Rule> log_rules() {
                                       e.bus_id ? " on " + *e.bus_id : "", e.count));
            events.push_back(&e);
          }
-         Hit hit{fmt::format("{} event(s) from {} earlier boot(s) ignored: {}",
-                             log.earlier_boot_events.size(),
-                             log.boots_seen > 0 ? log.boots_seen - 1 : 0, fmt::join(what, ", ")),
+         Hit hit{fmt::format("{} from {} ignored: {}",
+                             counted(log.earlier_boot_events.size(), "event"),
+                             counted(log.boots_seen > 0 ? log.boots_seen - 1 : 0, "earlier boot"),
+                             fmt::join(what, ", ")),
                  {}};
          if (log.boundary) {
            hit.evidence.push_back(log.boundary->line);
@@ -196,17 +197,18 @@ std::span<const Rule> log_rules() {
          const LogFacts& log = c.facts.log;
          std::vector<std::string> what;
          if (log.lines_cut > 0) {
-           what.push_back(fmt::format(
-               "{} line(s) longer than 64 KiB were cut (the rest of each was not examined)",
-               log.lines_cut));
+           what.push_back(
+               fmt::format("{} longer than 64 KiB {} cut (the rest of each was not examined)",
+                           counted(log.lines_cut, "line"), log.lines_cut == 1 ? "was" : "were"));
          }
          if (log.nul_bytes) {
            what.push_back("the log contains NUL bytes");
          }
          if (log.events_dropped > 0) {
-           what.push_back(fmt::format(
-               "{} occurrence(s) of events past the cap of distinct events were only counted",
-               log.events_dropped));
+           what.push_back(
+               fmt::format("{} of events past the cap of distinct events {} only counted",
+                           counted(log.events_dropped, "occurrence"),
+                           log.events_dropped == 1 ? "was" : "were"));
          }
          if (what.empty()) {
            return {};

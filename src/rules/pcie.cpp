@@ -100,12 +100,14 @@ std::span<const Rule> pcie_rules() {
                            others; // the GPUs of pairs whose traffic it redirects
                        std::set_difference(all.begin(), all.end(), below.begin(), below.end(),
                                            std::back_inserter(others));
-                       const std::string pair_text = fmt::format(
-                           "between GPU(s) {} and {}", join_some(below), join_some(others));
+                       const std::string pair_text =
+                           fmt::format("between {} {} and {}", plural(below.size(), "GPU"),
+                                       join_some(below), join_some(others));
                        Hit hit{
                            fmt::format(
-                               "ACS redirect is enabled on {} {} above GPU(s) {}: peer-to-peer traffic {} is sent up to the root complex instead of across the switch (slow, and a hang when the root complex or the IOMMU does not pass it on)",
-                               port_kind(bridge), bus, join_some(below), pair_text),
+                               "ACS redirect is enabled on {} {} above {} {}: peer-to-peer traffic {} is sent up to the root complex instead of across the switch (slow, and a hang when the root complex or the IOMMU does not pass it on)",
+                               port_kind(bridge), bus, plural(below.size(), "GPU"),
+                               join_some(below), pair_text),
                            {acs_evidence(bridge)}};
                        hit.remedy = fmt::format(
                            "Disable ACS on {0}: in the BIOS (PCIe ACS / \"ACS Control\" off), or as root at every boot with `setpci -s {0} ECAP_ACS+0x6.w=0000`; "
@@ -152,8 +154,8 @@ std::span<const Rule> pcie_rules() {
                      }
                      return {
                          {fmt::format(
-                              "ACS on {} bridge(s) between the GPUs was not checked: their extended configuration space could not be read",
-                              unknown.size()),
+                              "ACS on {} between the GPUs was not checked: their extended configuration space could not be read",
+                              counted(unknown.size(), "bridge")),
                           std::move(evidence)}};
                    }},
                   {.id = "pcie.gpu-pairs-share-switch",
@@ -186,15 +188,16 @@ std::span<const Rule> pcie_rules() {
                      }
                      if (apart > 0) {
                        evidence.push_back(fmt::format(
-                           "{} GPU pair(s) share no PCIe bridge: their traffic crosses the CPU's root complex",
-                           apart));
+                           "{} {} no PCIe bridge: their traffic crosses the CPU's root complex",
+                           counted(apart, "GPU pair"), apart == 1 ? "shares" : "share"));
                      }
                      return {
                          {groups.empty()
                               ? std::string(
                                     "No two GPUs share a PCIe switch or port: peer-to-peer traffic crosses the root complex")
-                              : fmt::format("{} group(s) of GPUs share a PCIe switch or port",
-                                            groups.size()),
+                              : fmt::format("{} of GPUs {} a PCIe switch or port",
+                                            counted(groups.size(), "group"),
+                                            groups.size() == 1 ? "shares" : "share"),
                           std::move(evidence)}};
                    }},
                   {.id = "pcie.link-downtrained",
@@ -277,11 +280,9 @@ std::span<const Rule> pcie_rules() {
                      if (dropped > 0) {
                        evidence.push_back(fmt::format("... and {} more links", dropped));
                      }
-                     return {
-                         {fmt::format(
-                              "{} PCIe link(s) run below their top speed (normal while idle): {}",
-                              names.size(), join(names)),
-                          std::move(evidence)}};
+                     return {{fmt::format("{} run below their top speed (normal while idle): {}",
+                                          counted(names.size(), "PCIe link"), join(names)),
+                              std::move(evidence)}};
                    }},
                   {.id = "pcie.aer-errors",
                    .stage = Stage::host,
@@ -316,8 +317,9 @@ std::span<const Rule> pcie_rules() {
                        }
                        Hit hit{
                            fmt::format(
-                               "PCIe link {} counted {} fatal, {} non-fatal and {} correctable AER error(s) since boot, above {}",
-                               hop.name(), fatal, nonfatal, cor, gpus_text(c, hop.gpus)),
+                               "PCIe link {} counted {} fatal, {} non-fatal and {} correctable AER {} since boot, above {}",
+                               hop.name(), fatal, nonfatal, cor,
+                               plural(fatal + nonfatal + cor, "error"), gpus_text(c, hop.gpus)),
                            std::move(evidence)};
                        if (hop.gpus.size() == 1) {
                          hit.gpu = hop.gpus.front();
@@ -325,8 +327,8 @@ std::span<const Rule> pcie_rules() {
                        if (fatal + nonfatal == 0) {
                          hit.severity = Severity::info;
                          hit.remedy = fmt::format(
-                             "Nothing to do unless the count grows quickly (compare with a later run); {} correctable error(s) are retried by the link",
-                             cor);
+                             "Nothing to do unless the count grows quickly (compare with a later run); {} correctable {} {} retried by the link",
+                             cor, plural(cor, "error"), cor == 1 ? "is" : "are");
                        } else {
                          hit.remedy = fmt::format(
                              "Reseat the card or riser between {} and {}; the uncorrectable errors can corrupt transfers and often precede a GPU falling off the bus. "

@@ -74,9 +74,9 @@ std::span<const Rule> probe_rules() {
            ev.resize(k_max_evidence);
          }
          return {
-             {fmt::format(
-                  "{} input(s) were longer than their read cap and were judged on their first part only",
-                  n),
+             {fmt::format("{} {} longer than {} read cap and {} judged on {} first part only",
+                          counted(n, "input"), n == 1 ? "was" : "were", n == 1 ? "its" : "their",
+                          n == 1 ? "was" : "were", n == 1 ? "its" : "their"),
               std::move(ev)}};
        }},
       // The child still ran: its results stand, but the run may have changed the host.

@@ -177,8 +177,9 @@ std::span<const Rule> rdma_rules() {
          if (dropped > 0) {
            evidence.push_back(fmt::format("... and {} more", dropped));
          }
-         return {{fmt::format("{} GPU(s) have no RDMA NIC on their own NUMA node: {}", far.size(),
-                              join(far)),
+         return {{fmt::format("{} {} no RDMA NIC on {} own NUMA node: {}",
+                              counted(far.size(), "GPU"), far.size() == 1 ? "has" : "have",
+                              far.size() == 1 ? "its" : "their", join(far)),
                   std::move(evidence)}};
        }},
   };

@@ -157,7 +157,7 @@ void ib_ports_fact(const Facts& f, const std::string& name, FactValue& v) {
       min_rate > 0 ? fmt::format(" at {} Gb/s or more", tenths_text(min_rate)) : std::string(), n,
       counted.empty() ? "" : fmt::format(" ({})", fmt::join(counted, ", ")));
   if (others > 0) {
-    v.evidence += fmt::format("; {} port(s) not active", others);
+    v.evidence += fmt::format("; {} port{} not active", others, others == 1 ? "" : "s");
   }
 }
 
@@ -182,9 +182,10 @@ FactValue xid_count_fact(const Facts& f, unsigned xid, const std::string& bus) {
     }
   }
   v.version = Version({static_cast<unsigned long>(n)});
-  v.evidence = fmt::format(
-      "kernel log ({}): Xid {} on {}: {} time(s) in the current boot{}", f.log.source, xid, bus, n,
-      first.empty() ? "" : fmt::format(", first at [{}], last at [{}]", first, last));
+  v.evidence =
+      fmt::format("kernel log ({}): Xid {} on {}: {} time{} in the current boot{}", f.log.source,
+                  xid, bus, n, n == 1 ? "" : "s",
+                  first.empty() ? "" : fmt::format(", first at [{}], last at [{}]", first, last));
   return v;
 }
 

@@ -205,7 +205,7 @@ TEST_CASE("docs/user-rules.md: Xid 13 ten times on one GPU drops that GPU (xid.1
   CHECK(repeated[0].severity == Severity::fail);
   CHECK(repeated[0].gpu == std::string(k_gpus[1]));
   REQUIRE_FALSE(repeated[0].evidence.empty());
-  CHECK(repeated[0].evidence[0].find("Xid 13 on 0000:2a:00.0: 10 time(s)") != std::string::npos);
+  CHECK(repeated[0].evidence[0].find("Xid 13 on 0000:2a:00.0: 10 times") != std::string::npos);
   CHECK_FALSE(usable(a, k_gpus[1]));
   CHECK(usable(a, k_gpus[0]));
   CHECK(findings(a, "xid.13").size() == 2); // one warning per GPU

@@ -92,14 +92,14 @@ TEST_CASE("fixture: one GPU stuck in RmInitAdapter named as why cuInit fails for
   CHECK(assessment.verdict == Verdict::fail);
   const auto* f = finding(assessment, "cuda.init-failed");
   REQUIRE(f);
-  CHECK(has(f->message, "because of GPU(s) 0000:0a:00.0 that the driver could not initialise"));
+  CHECK(has(f->message, "because of GPU 0000:0a:00.0 that the driver could not initialise"));
   CHECK(has(f->message, "CUDA_VISIBLE_DEVICES does not help"));
   CHECK(any_evidence(*f, "CUDA_ERROR_INVALID_DEVICE"));
   CHECK(any_evidence(*f, "NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)"));
-  CHECK(any_evidence(*f, "the driver lists 7 other GPU(s)"));
+  CHECK(any_evidence(*f, "the driver lists 7 other GPUs"));
   CHECK(has(f->remedy, "echo 0000:0a:00.0 | sudo tee /sys/bus/pci/drivers/nvidia/unbind"));
   CHECK(has(f->remedy, "NVreg_ExcludedGpus"));
-  CHECK(has(f->remedy, "the 7 other GPU(s) work"));
+  CHECK(has(f->remedy, "the 7 other GPUs work"));
 
   // The same failure without a GPU stuck in the driver, or with that GPU the only one: the
   // generic text, no cause named

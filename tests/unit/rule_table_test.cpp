@@ -1,6 +1,7 @@
 // The shape of the rule table: every row is declared in the file its id prefix names, and a row's
 // findings are never more severe than the row and lower only where the row says so.
 #include "gpf/rules/verdict.hpp"
+#include "rules/common.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -140,3 +141,28 @@ TEST_CASE("a hit cannot change its row's severity unless the row declares severi
 
 } // namespace
 } // namespace gpf
+
+TEST_CASE("findings count in plain plurals, never \"GPU(s)\"") {
+  CHECK(gpf::plural(1, "GPU") == "GPU");
+  CHECK(gpf::plural(0, "GPU") == "GPUs");
+  CHECK(gpf::plural(2, "process") == "processes");
+  CHECK(gpf::counted(1, "other GPU") == "1 other GPU");
+  CHECK(gpf::counted(7, "uncorrectable ECC error") == "7 uncorrectable ECC errors");
+  // no text of the checker says "(s)": each counts with plural()/counted() or its own test
+  const std::regex paren_plural(R"("[^"]*[A-Za-z]\(s\)[^"]*")"); // inside a string literal
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(GPF_SOURCE_DIR "/src")) {
+    if (!entry.is_regular_file()) {
+      continue;
+    }
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.find("probe routine was not called for N device(s)") != std::string::npos ||
+          line.find_first_not_of(' ') == line.find("//")) {
+        continue; // the driver's own words, quoted; comments
+      }
+      INFO(entry.path().filename().string() << ":" << n << ": " << line);
+      CHECK_FALSE(std::regex_search(line, paren_plural));
+    }
+  }
+}

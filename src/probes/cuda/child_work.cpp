@@ -210,10 +210,9 @@ bool device_get_step(const DriverApi& api, Steps& steps, std::vector<CUdevice>& 
       return o;
     }
     if (count < static_cast<int>(expected)) {
-      return failure(
-          "NO_DEVICE_VISIBLE",
-          fmt::format("cuDeviceGetCount: {} device(s) visible to this child, expected {}", count,
-                      expected));
+      return failure("NO_DEVICE_VISIBLE",
+                     fmt::format("cuDeviceGetCount: {} device{} visible to this child, expected {}",
+                                 count, count == 1 ? "" : "s", expected));
     }
     devices.assign(expected, 0);
     for (std::size_t k = 0; k < expected; ++k) {

@@ -47,13 +47,13 @@ std::string summary(const CudaFacts& c) {
                             : c.multi_gpu_ok == true   ? "passed"
                             : multi_gpu_cut_in_init(c) ? "not completed in time"
                                                        : "failed";
+  const std::string devices =
+      fmt::format("{} CUDA device{}", c.devices.size(), c.devices.size() == 1 ? "" : "s");
   if (in_use > 0) {
-    return fmt::format(
-        "{} CUDA device(s), {} passed, {} in use by other processes; multi-GPU test {}",
-        c.devices.size(), usable, in_use, multi);
+    return fmt::format("{}, {} passed, {} in use by other processes; multi-GPU test {}", devices,
+                       usable, in_use, multi);
   }
-  return fmt::format("{} CUDA device(s), {} passed; multi-GPU test {}", c.devices.size(), usable,
-                     multi);
+  return fmt::format("{}, {} passed; multi-GPU test {}", devices, usable, multi);
 }
 
 // GPU minor -> "PID (comm)" of each process holding it, from facts.topology.gpu_processes (matched

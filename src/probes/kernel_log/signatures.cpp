@@ -378,9 +378,9 @@ bool decode_probe_not_called(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::probe_not_called;
   e.detail = device_count(text, "not called for ");
-  e.meaning = fmt::format(
-      "the NVIDIA probe routine was not called for {} device(s): another driver owns them",
-      e.detail);
+  e.meaning =
+      fmt::format("the NVIDIA probe routine was not called for {} device{}: another driver owns {}",
+                  e.detail, e.detail == "1" ? "" : "s", e.detail == "1" ? "it" : "them");
   return true;
 }
 
@@ -388,7 +388,8 @@ bool decode_probe_failed(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::probe_failed;
   e.detail = device_count(text, "failed for ");
-  e.meaning = fmt::format("the NVIDIA probe routine failed for {} device(s)", e.detail);
+  e.meaning = fmt::format("the NVIDIA probe routine failed for {} device{}", e.detail,
+                          e.detail == "1" ? "" : "s");
   return true;
 }
 

@@ -211,9 +211,9 @@ Outcome prepare(const cuda::DriverApi& api, int ranks, std::vector<Gpu>& gpus) {
     return o;
   }
   if (count < ranks) {
-    return failure(
-        "NO_DEVICE_VISIBLE",
-        fmt::format("cuDeviceGetCount: {} device(s) visible, expected {}", count, ranks));
+    return failure("NO_DEVICE_VISIBLE",
+                   fmt::format("cuDeviceGetCount: {} device{} visible, expected {}", count,
+                               count == 1 ? "" : "s", ranks));
   }
   const std::size_t bytes = k_elements * sizeof(int);
   std::vector<int> host(k_elements);

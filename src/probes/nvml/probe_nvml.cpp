@@ -248,7 +248,8 @@ std::string summary(const NvmlFacts& n) {
   }
   const auto answered =
       std::count_if(n.gpus.begin(), n.gpus.end(), [](const NvmlGpu& g) { return g.answered(); });
-  return fmt::format("{} GPU(s) asked, {} answered", n.gpus.size(), answered);
+  return fmt::format("{} GPU{} asked, {} answered", n.gpus.size(), n.gpus.size() == 1 ? "" : "s",
+                     answered);
 }
 
 } // namespace
