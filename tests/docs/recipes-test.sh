@@ -7,7 +7,8 @@
 # `gpu-preflight` there is a wrapper that adds `--root SNAPSHOT` when the line names no --root;
 # `python` and `torchrun` are stand-ins that record that the job started and its
 # CUDA_VISIBLE_DEVICES. Each line must:
-#   - run gpu-preflight, and every run of it exit 0 or 1 (2 is a usage or checker error);
+#   - start with gpu-preflight (or eval "$(gpu-preflight, tar, jq: the `runnable` list), run it when
+#     it names it, and every run of it exit 0 or 1 (2 is a usage or checker error);
 #   - exit 0 or 1 itself;
 #   - on the broken node, start no job; on the ready node, start the job it names (train.py), with
 #     CUDA_VISIBLE_DEVICES set when the line exports it (--format env, exec);
@@ -36,9 +37,9 @@ skip_lines=(
 )
 # Host paths in recipes, and the scratch directory's stand-ins for them.
 rewrites=(
-  "sudo |"                                         # the scratch run needs no root
-  "/etc/gpu-preflight/site.json|site.json"                  # the rules file of docs/user-rules.md
-  "/opt/nccl/lib/libnccl.so.2|nccl/libnccl.so.2"            # an NCCL the replay does not load
+  "sudo |"                                        # the scratch run needs no root
+  "/etc/gpu-preflight/site.json|site.json"         # the rules file of docs/user-rules.md
+  "/opt/nccl/lib/libnccl.so.2|nccl/libnccl.so.2"   # an NCCL the replay does not load
 )
 # The recipes that must be among those run (a marker must not hide them).
 # shellcheck disable=SC2016
