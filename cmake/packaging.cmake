@@ -46,7 +46,8 @@ install(FILES contrib/prometheus/gpu-preflight-textfile.service contrib/promethe
               contrib/prometheus/gpu-preflight-alerts.yml
         DESTINATION ${GPF_SHARE_DIR}/prometheus)
 install(FILES contrib/kubernetes/npd-gpu-preflight.json contrib/kubernetes/npd-gpu-preflight-pod.json
-              contrib/kubernetes/npd-gpu-preflight-daemonset.yaml
+              contrib/kubernetes/npd-gpu-preflight-daemonset.yaml contrib/kubernetes/node-readiness-rule.yaml
+              contrib/kubernetes/gpu-preflight-job.yaml contrib/kubernetes/gpu-preflight-init-container.yaml
         DESTINATION ${GPF_SHARE_DIR}/kubernetes)
 install(FILES docs/report.schema.json DESTINATION ${GPF_SHARE_DIR})
 install(FILES README.md ARCHITECTURE.md DESTINATION ${GPF_DOC_DIR})

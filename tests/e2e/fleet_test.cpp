@@ -70,41 +70,55 @@ TEST_CASE(
     CHECK(global.at("max_output_length").get<std::size_t>() >= gpf::k_line_max_bytes);
     const int global_timeout = seconds(global.at("timeout"));
     CHECK(seconds(global.at("invoke_interval")) > global_timeout);
-    REQUIRE(c.at("rules").size() == 1);
-    const auto& rule = c.at("rules").at(0);
-    CHECK(rule.at("type") == "permanent");
-    bool has_default = false;
-    for (const auto& cond : c.at("conditions")) {
-      has_default = has_default || cond.at("type") == rule.at("condition");
+    // GPUNotReady, then GPUPreflightWarning: the same check with --strict, so a WARN node's line
+    // stays on a condition (NPD puts a condition's default message back when its rule exits 0).
+    REQUIRE(c.at("rules").size() == 2);
+    const auto first_args = c.at("rules").at(0).at("args").get<std::vector<std::string>>();
+    auto strict_args = first_args;
+    strict_args.push_back("--strict");
+    CHECK(c.at("rules").at(1).at("args").get<std::vector<std::string>>() == strict_args);
+    CHECK(c.at("rules").at(0).at("condition") != c.at("rules").at(1).at("condition"));
+    for (const auto& rule : c.at("rules")) {
+      CHECK(rule.at("type") == "permanent");
+      bool has_default = false;
+      for (const auto& cond : c.at("conditions")) {
+        has_default = has_default || cond.at("type") == rule.at("condition");
+      }
+      CHECK(has_default);
+      // NPD refuses a rule timeout above the global one; the CUDA deadline must end well before
+      // NPD kills the plugin, so a hung driver is reported by gpu-preflight, not as a timeout.
+      const int rule_timeout = seconds(rule.at("timeout"));
+      CHECK(rule_timeout > 0);
+      CHECK(rule_timeout <= global_timeout);
+      const auto args = rule.at("args").get<std::vector<std::string>>();
+      const auto cuda = std::find(args.begin(), args.end(), "--cuda-timeout");
+      REQUIRE(cuda != args.end());
+      REQUIRE(cuda + 1 != args.end());
+      CHECK(std::stoi(*(cuda + 1)) + 10 <= rule_timeout);
     }
-    CHECK(has_default);
-    // NPD refuses a rule timeout above the global one; the CUDA deadline must end well before NPD
-    // kills the plugin, so a hung driver is reported by gpu-preflight, not as an NPD timeout.
-    const int rule_timeout = seconds(rule.at("timeout"));
-    CHECK(rule_timeout > 0);
-    CHECK(rule_timeout <= global_timeout);
-    const auto args = rule.at("args").get<std::vector<std::string>>();
-    const auto cuda = std::find(args.begin(), args.end(), "--cuda-timeout");
-    REQUIRE(cuda != args.end());
-    REQUIRE(cuda + 1 != args.end());
-    CHECK(std::stoi(*(cuda + 1)) + 10 <= rule_timeout);
+    // Both rules run one after the other (concurrency 1) within the interval.
+    CHECK(global.at("concurrency") == 1);
   }
   // The pod variant runs the same command inside the host's root.
   const json host = load_json_file(k_contrib + "npd-gpu-preflight.json");
   const json pod = load_json_file(k_contrib + "npd-gpu-preflight-pod.json");
-  CHECK(host.at("rules").at(0).at("path") == "/usr/bin/gpu-preflight");
-  CHECK(pod.at("rules").at(0).at("path") == "/usr/sbin/chroot");
-  auto expected = std::vector<std::string>{"/host", "/usr/bin/gpu-preflight"};
-  for (const auto& a : plugin_args()) {
-    expected.push_back(a);
-  }
-  CHECK(pod.at("rules").at(0).at("args").get<std::vector<std::string>>() == expected);
+  REQUIRE(host.at("rules").size() == pod.at("rules").size());
   json host_rest = host;
   json pod_rest = pod;
-  host_rest["rules"][0].erase("path");
-  host_rest["rules"][0].erase("args");
-  pod_rest["rules"][0].erase("path");
-  pod_rest["rules"][0].erase("args");
+  for (std::size_t i = 0; i < host.at("rules").size(); ++i) {
+    const auto& host_rule = host.at("rules").at(i);
+    CHECK(host_rule.at("path") == "/usr/bin/gpu-preflight");
+    CHECK(pod.at("rules").at(i).at("path") == "/usr/sbin/chroot");
+    auto expected = std::vector<std::string>{"/host", "/usr/bin/gpu-preflight"};
+    for (const auto& a : host_rule.at("args").get<std::vector<std::string>>()) {
+      expected.push_back(a);
+    }
+    CHECK(pod.at("rules").at(i).at("args").get<std::vector<std::string>>() == expected);
+    host_rest["rules"][i].erase("path");
+    host_rest["rules"][i].erase("args");
+    pod_rest["rules"][i].erase("path");
+    pod_rest["rules"][i].erase("args");
+  }
   CHECK(host_rest == pod_rest);
 }
 
@@ -131,6 +145,12 @@ TEST_CASE(
     const auto report = json::parse(run_preflight(json_args).out);
     CHECK(report.at("exit_code") == r.exit_code);
     CHECK((r.exit_code == 1) == (r.out.rfind("FAIL ", 0) == 0));
+    // The warnings rule (--strict): NonOK on WARN too, with the same line as its message.
+    auto strict_args = args;
+    strict_args.push_back("--strict");
+    const auto strict = run_preflight(strict_args);
+    CHECK(strict.exit_code == (report.at("verdict") == "pass" ? 0 : 1));
+    CHECK(strict.out == r.out);
   }
   CHECK(ok >= 2);
   CHECK(non_ok >= 2);

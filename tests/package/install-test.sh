@@ -55,7 +55,9 @@ for f in slurm/healthcheck.sh slurm/prolog.sh; do
   bash -n "$share/$f" || fail "$f does not parse"
 done
 [ -f "$share/slurm/common.sh" ] || fail "slurm/common.sh missing"
-for f in kubernetes/npd-gpu-preflight.json kubernetes/npd-gpu-preflight-pod.json kubernetes/npd-gpu-preflight-daemonset.yaml report.schema.json; do
+for f in kubernetes/npd-gpu-preflight.json kubernetes/npd-gpu-preflight-pod.json kubernetes/npd-gpu-preflight-daemonset.yaml \
+         kubernetes/node-readiness-rule.yaml kubernetes/gpu-preflight-job.yaml kubernetes/gpu-preflight-init-container.yaml \
+         report.schema.json; do
   [ -s "$share/$f" ] || fail "$f missing"
 done
 [ -s "$root/usr/share/doc/gpu-preflight/copyright" ] || fail "no copyright file"
