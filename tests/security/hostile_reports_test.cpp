@@ -90,8 +90,9 @@ TEST_CASE("security: a future-dated passing report does not supersede a node's r
   CHECK_FALSE(node(s, "node-08")->at("stale").get<bool>());
   const auto text = run_program({GPF_BINARY, "summarize", "--max-age", "24h"}, {}, alone);
   CHECK_THAT(text.out, Catch::Contains("(1 dated in the future)") &&
-                           Catch::Contains("FUTURE  1 node-07 (checked_at ") &&
-                           Catch::Contains("node-07 (checked_at in the future)"));
+                           Catch::Contains("FUTURE 1: node-07 (checked_at ") &&
+                           Catch::Contains("STALE (older than --max-age): 1 node, 1 dated in the "
+                                           "future\n"));
 }
 
 TEST_CASE("security: summarize bounds its diagnostics: a count, then N more") {
@@ -175,3 +176,4 @@ TEST_CASE("security: escape sequences from reports, paths and commands reach no 
   CHECK(snap.out.find('\x1b') == std::string::npos);
   CHECK(snap.out.find("snap\\x1b[31m") != std::string::npos);
 }
+
