@@ -404,6 +404,7 @@ constexpr const char* k_summarize_footer = R"text(Examples:
   gpu-preflight summarize reports/              one JSON report per node
   srun -N64 gpu-preflight --format json | gpu-preflight summarize -
   gpu-preflight summarize --max-age 1h reports/ older reports count as stale
+  gpu-preflight summarize --format html reports/ >fleet.html  a picture
 
 Exit status:
   0  every node ready

@@ -177,3 +177,33 @@ TEST_CASE("security: escape sequences from reports, paths and commands reach no 
   CHECK(snap.out.find("snap\\x1b[31m") != std::string::npos);
 }
 
+TEST_CASE("security: summarize --format html escapes every string from a report") {
+  // a host, a finding id, bus ids and a remedy written as markup
+  json forged = report_of("excluded-gpu", "<script>alert(1)</script>", std::time(nullptr) - 60);
+  REQUIRE(!forged.at("findings").empty());
+  for (auto& f : forged["findings"]) {
+    f["id"] = "x\"><img src=y onerror=alert(2)>";
+    f["remedy"] = "</td></tr></table><iframe src=//evil>";
+    f["gpu"] = "0000:3a:00.0' onmouseover='alert(3)";
+  }
+  forged["primary_cause"] = {{"id", "x\"><img src=y onerror=alert(2)>"},
+                             {"gpu", "0000:3a:00.0' onmouseover='alert(3)"}};
+  forged["gpus"][0]["bus_id"] = "&amp;\x1b[2J";
+  const auto r =
+      run_program({GPF_BINARY, "summarize", "--format", "html"}, {}, forged.dump() + "\n");
+  CHECK(r.exit_code == 0); // warn, as the report says
+  INFO(r.out);
+  for (const char* markup : {"<script", "<img", "<iframe", "onmouseover='", "=alert(2)>"}) {
+    INFO(markup);
+    CHECK(r.out.find(markup) == std::string::npos);
+  }
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(r.out.find("x&quot;&gt;&lt;img src=y onerror=alert(2)&gt;") != std::string::npos);
+  CHECK(r.out.find("&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;iframe") != std::string::npos);
+  CHECK(r.out.find("onmouseover=&#39;alert(3)") != std::string::npos);
+  CHECK(r.out.find("&amp;amp;\\x1b[2J") != std::string::npos);
+  // the page still stands: one document, every table closed
+  CHECK(std::count(r.out.begin(), r.out.end(), '<') > 10);
+  CHECK(r.out.find("</html>\n") == r.out.size() - 8);
+}
