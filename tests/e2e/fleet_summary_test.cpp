@@ -6,6 +6,9 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include <chrono>
 #include <ctime>
@@ -595,5 +598,28 @@ TEST_CASE("summarize: 500 nodes, 3 causes: one short group per cause, wrapped to
   for (const auto& line : wide_lines) {
     INFO(line);
     CHECK(utf8_columns(line) <= 160);
+  }
+}
+
+TEST_CASE("summarize: on a terminal, lines follow its width (a pty, no COLUMNS)") {
+  const BigFleet f;
+  // util-linux's script gives the command a pseudo-terminal; stty sets the width it reports
+  for (const std::size_t cols : {60, 100}) {
+    INFO(cols << " columns");
+    const auto r = run_program({"script", "-qec",
+                                fmt::format("stty cols {}; exec '{}' summarize '{}'", cols,
+                                            GPF_BINARY, f.dir.path.string()),
+                                "/dev/null"},
+                               {{"COLUMNS", k_unset}});
+    std::string text = r.out;
+    text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+    INFO(text);
+    REQUIRE(text.find("FAIL devnode.nvidia-uvm-missing: 80 nodes") != std::string::npos);
+    std::size_t widest = 0;
+    for (const auto& line : lines_of(text)) {
+      widest = std::max(widest, utf8_columns(line));
+    }
+    CHECK(widest <= cols);
+    CHECK(widest > cols - 10); // the terminal's width was used, not 80
   }
 }
