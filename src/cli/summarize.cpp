@@ -48,6 +48,9 @@ using Json = nlohmann::ordered_json;
 constexpr std::size_t k_document_cap = 16u << 20;
 // Lists in the text output name this many nodes, then "+N more" (the JSON has them all).
 constexpr std::size_t k_text_list = 12;
+// A finding's hostlist in the text takes at most this many lines: a node not ready is named in
+// full in its cause's group, and the JSON has them all.
+constexpr std::size_t k_finding_hostlist_lines = 2;
 constexpr std::size_t k_node_findings_kept = 256; // per node: the record stays small
 constexpr std::size_t k_node_models_kept = 16;
 constexpr std::size_t k_node_gpus_kept = 64;    // bus ids per node, for the HTML grid
@@ -98,7 +101,7 @@ struct NodeFinding {
   std::string gpu; // "" for the node
 };
 
-// What summarize keeps of one report: a few hundred bytes, whatever the report's size.
+// What summarize keeps of one report: a few KiB at most, whatever the report's size.
 struct NodeRecord {
   std::string key;  // the host, or the source for a report without one
   std::string name; // shown: the host, or the file name
@@ -931,6 +934,9 @@ std::string wrapped_hostlist(const std::string& lead, const std::vector<std::str
       ++col;
     }
     if (col + term.size() + 1 > width && col > 4) {
+      while (!out.empty() && out.back() == ' ') {
+        out.pop_back(); // the lead's own space, when the list starts on the next line
+      }
       out += "\n    ";
       col = 4;
     }
@@ -958,25 +964,32 @@ std::string shell_word(const std::string& s) {
   return q + "'";
 }
 
-// `scontrol update` commands that drain the nodes with a reason, each with as many hostlist terms
-// as fit the width (several commands for a long list), continued with backslashes.
+// The `scontrol update` command that drains the nodes with a reason, continued with backslashes.
+// A long hostlist continues at the start of the next line, so that it stays one shell word; one
+// that has to be quoted (a host name with odd characters) is split into several commands instead.
 std::string drain_commands(const std::vector<std::string>& names, const std::string& reason,
                            std::size_t width) {
-  constexpr std::string_view k_lead = "    nodename=";
-  const std::size_t room = width > k_lead.size() + 12 ? width - k_lead.size() - 2 : 10;
-  std::vector<std::string> chunks;
-  for (const auto& term : hostlist_terms(names, room)) {
-    if (!chunks.empty() && chunks.back().size() + 1 + term.size() <= room) {
-      chunks.back() += ',';
-      chunks.back() += term;
-    } else {
-      chunks.push_back(term);
+  const std::string head =
+      fmt::format("  scontrol update state=drain \\\n    {} \\\n", shell_word("reason=" + reason));
+  const std::string all = fmt::format("nodename={}", hostlist(names));
+  if (shell_word(all) == all) {
+    std::string out = head;
+    std::string line = "    ";
+    for (std::size_t at = 0; at < all.size();) {
+      const std::size_t comma = all.find(',', at);
+      const std::size_t end = comma == std::string::npos ? all.size() : comma + 1;
+      if (line.size() + (end - at) + 1 > width && !trim(line).empty()) {
+        out += line + "\\\n";
+        line.clear();
+      }
+      line.append(all, at, end - at);
+      at = end;
     }
+    return out + line + "\n";
   }
   std::string out;
-  for (const auto& chunk : chunks) {
-    out += fmt::format("  scontrol update state=drain \\\n    {} \\\n    {}\n",
-                       shell_word("nodename=" + chunk), shell_word("reason=" + reason));
+  for (const auto& term : hostlist_terms(names, width > 20 ? width - 8 : 12)) {
+    out += fmt::format("{}    {}\n", head, shell_word(fmt::format("nodename={}", term)));
   }
   return out;
 }
@@ -1184,13 +1197,27 @@ std::string Fleet::to_text(std::size_t width) const {
       for (const auto& name : names) {
         shown.push_back(printable(name));
       }
-      out += wrapped_hostlist(
+      std::string rows = wrapped_hostlist(
           fmt::format("  {} ({}): {} node{}{}: ", printable(id), printable(g->severity),
                       g->nodes.size(), g->nodes.size() == 1 ? "" : "s",
                       g->gpus.empty() ? std::string()
                                       : fmt::format(", {} GPU{}", g->gpus.size(),
                                                     g->gpus.size() == 1 ? "" : "s")),
           shown, width);
+      // a finding on a scattered set of nodes: its first lines
+      if (static_cast<std::size_t>(std::count(rows.begin(), rows.end(), '\n')) >
+          k_finding_hostlist_lines) {
+        std::size_t end = 0;
+        for (std::size_t i = 0; i < k_finding_hostlist_lines; ++i) {
+          end = rows.find('\n', end) + 1;
+        }
+        rows.resize(end);
+        if (rows.size() >= 2 && rows[rows.size() - 2] == ',') {
+          rows.erase(rows.size() - 2, 1);
+        }
+        rows += "    and more (--format json names every node)\n";
+      }
+      out += rows;
     }
   }
 

@@ -2,6 +2,7 @@
 // (copies given a host name, some with a recorded CUDA result whose start-up times are set), a
 // fleet of more than 20 nodes, and hostile input: truncated JSON, another tool's JSON, a 100 MB
 // file, a line that is no JSON.
+#include "gpf/util/hostlist.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -319,7 +320,7 @@ TEST_CASE("summarize: exit 0 when every node is ready, JSON lines on stdin, and 
   const auto text = run_program({GPF_BINARY, "summarize", "--max-age", "24h"}, {}, stale_lines);
   CHECK(text.out.find("STALE (older than --max-age): 1 node, checked 3d 0h ago\n") !=
         std::string::npos);
-  CHECK(text.out.find("nodename=node-22 ") != std::string::npos);
+  CHECK(text.out.find("    nodename=node-22\n") != std::string::npos);
   // without --max-age the same reports are ready
   CHECK(run_program({GPF_BINARY, "summarize"}, {}, stale_lines).exit_code == 0);
   CHECK(run_preflight({"summarize", "--max-age", "soon"}).exit_code == 2);
@@ -575,9 +576,8 @@ TEST_CASE("summarize: 500 nodes, 3 causes: one short group per cause, wrapped to
   CHECK(r.out.find("more") == std::string::npos); // no "+N more" for nodes not ready
   // each cause once, with its hostlist and the command that drains its nodes
   CHECK(r.out.find("FAIL devnode.nvidia-uvm-missing: 80 nodes\n") != std::string::npos);
-  CHECK(r.out.find("    nodename=node[001-050,101-130] \\\n"
-                   "    'reason=gpu-preflight: devnode.nvidia-uvm-missing'\n") !=
-        std::string::npos);
+  CHECK(r.out.find("    'reason=gpu-preflight: devnode.nvidia-uvm-missing' \\\n"
+                   "    nodename=node[001-050,101-130]\n") != std::string::npos);
   CHECK(r.out.find("WARN gpu.excluded: 20 nodes") != std::string::npos);
   // the GPU is the same on every node, --strict is not: rows only for what differs
   CHECK(r.out.find("(GPU ") == std::string::npos);
@@ -622,4 +622,53 @@ TEST_CASE("summarize: on a terminal, lines follow its width (a pty, no COLUMNS)"
     CHECK(widest <= cols);
     CHECK(widest > cols - 10); // the terminal's width was used, not 80
   }
+}
+
+TEST_CASE("summarize: the drain command of a scattered cause is one command a shell runs") {
+  // every third of 300 nodes fails: a hostlist of 100 single numbers, longer than any line
+  const auto r = run_preflight({"check", "--root", fixture("missing-uvm"), "--format", "json"});
+  REQUIRE(r.exit_code == 1);
+  const auto uvm = nlohmann::ordered_json::parse(r.out);
+  const auto ok = nlohmann::ordered_json::parse(
+      run_preflight({"check", "--root", fixture("healthy-4gpu"), "--format", "json"}).out);
+  std::string lines;
+  std::vector<std::string> failing;
+  for (int i = 0; i < 300; ++i) {
+    auto j = i % 3 == 0 ? uvm : ok;
+    const std::string host = fmt::format("gpu{:03}", i);
+    j["host"] = host;
+    if (i % 3 == 0) {
+      failing.push_back(host);
+    }
+    lines += j.dump() + "\n";
+  }
+  const auto s = run_program({GPF_BINARY, "summarize"}, {{"COLUMNS", "80"}}, lines);
+  INFO(s.out);
+  CHECK(s.exit_code == 1);
+  for (const auto& line : lines_of(s.out)) {
+    INFO(line);
+    CHECK(utf8_columns(line) <= 80);
+  }
+  // the command as printed, from its first line to the first not continued
+  const auto from = s.out.find("  scontrol update state=drain \\\n");
+  REQUIRE(from != std::string::npos);
+  std::size_t to = from;
+  while (true) {
+    const auto nl = s.out.find('\n', to);
+    REQUIRE(nl != std::string::npos);
+    to = nl + 1;
+    if (s.out[nl - 1] != '\\') {
+      break;
+    }
+  }
+  const std::string command = s.out.substr(from, to - from);
+  CHECK(std::count(command.begin(), command.end(), '\n') > 4); // it did take several lines
+  // bash runs it as one command whose arguments are the reason and the whole hostlist
+  const auto ran = run_program(
+      {"bash", "-c", "scontrol() { printf '%s\\n' \"$@\"; }\n" + command + "echo done\n"});
+  CHECK(ran.out == "update\nstate=drain\nreason=gpu-preflight: devnode.nvidia-uvm-missing\n"
+                   "nodename=" +
+                       gpf::hostlist(failing) + "\ndone\n");
+  // and a finding's list stays short: its nodes are named in full in the group above
+  CHECK_THAT(s.out, Catch::Contains("    and more (--format json names every node)\n"));
 }

@@ -281,7 +281,7 @@ verdict=$(grep -o '"verdict": "[a-z]*"' "$tmp/fleet/task-0.json" | head -n 1 | c
 # a node not passing is in its cause's group: a failing one in the drain command, a warning one
 # (ready) in the group's row; a passing one is counted
 case $verdict in
-  fail) named="^    nodename=$node \\\\\$" ;;
+  fail) named="^    nodename=$node\$" ;;
   warn) named="^  nodes: $node\$" ;;
   *) named="^ready: 1 of 1; not ready: 0\$" ;;
 esac
