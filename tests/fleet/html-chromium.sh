@@ -2,11 +2,12 @@
 # `summarize --format html` rendered by a real browser (ctest label fleet-html):
 #   html-chromium.sh GPU_PREFLIGHT_BINARY SOURCE_DIR
 # A small fleet (healthy nodes, nodes without nvidia-uvm, nodes with an excluded GPU, nodes on an
-# old kernel (warn), an empty report, a host name that is HTML) summarised as one page; headless Chromium takes a 1200x900
-# screenshot and dumps the DOM. The screenshot must be a PNG of that size in which every GPU cell
-# shows in its state's colour (counted against the cells in the page), the DOM must name the nodes
-# and causes, and the hostile name must stay text. Installs Debian's chromium when missing; exits
-# 77 (skipped) when it cannot.
+# old kernel (warn), an empty report, a report older than --max-age, a host name that is HTML)
+# summarised as one page; headless Chromium takes a 1200x1200 screenshot (the whole page) and
+# dumps the DOM. The screenshot must be a PNG of that size in which every GPU cell shows in its
+# state's colour (counted against the cells in the page), the DOM must name the nodes and causes,
+# and the hostile name must stay text. Installs Debian's chromium when missing; exits 77
+# (skipped) when it cannot.
 set -euo pipefail
 bin=$(readlink -f "$1")
 src=$(readlink -f "$2")
@@ -37,9 +38,12 @@ report missing-uvm gpu-n13 gpu-n14 gpu-n15 gpu-n16
 report excluded-gpu gpu-n17 gpu-n18
 report old-kernel-4gpu gpu-n20 gpu-n21
 : >"$tmp/reports/gpu-n19.json" # its check crashed before writing
+# a node last checked long ago: stale under --max-age
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["host"]="gpu-n22"; r["checked_at"]="2020-01-01T00:00:00Z"; print(json.dumps(r))' \
+  "$tmp/healthy-4gpu.json" >"$tmp/reports/gpu-n22.json"
 
 rc=0
-"$bin" summarize --format html "$tmp/reports" >"$tmp/fleet.html" || rc=$?
+"$bin" summarize --format html --max-age 7d "$tmp/reports" >"$tmp/fleet.html" || rc=$?
 [ "$rc" -eq 1 ] || fail "summarize exited $rc, expected 1 (nodes not ready)"
 pattern='<(script|link|img|iframe|object)|(src|href)="|url\(|@import'
 if grep -Eiq "$pattern" "$tmp/fleet.html"; then
@@ -49,7 +53,7 @@ fi
 
 export HOME=$tmp # chromium writes its profile and caches there
 flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
-  --disable-crash-reporter --user-data-dir="$tmp/profile" "--window-size=1200,900")
+  --disable-crash-reporter --user-data-dir="$tmp/profile" "--window-size=1200,1200")
 timeout 120 "$chromium" "${flags[@]}" --screenshot="$tmp/shot.png" "file://$tmp/fleet.html" \
   >"$tmp/chromium.log" 2>&1 || { cat "$tmp/chromium.log" >&2; fail "chromium --screenshot"; }
 timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$tmp/fleet.html" >"$tmp/dom.html" \
@@ -79,8 +83,8 @@ while pos < len(data):
         idat += body
     pos += 12 + length
 width, height, depth, colour = ihdr[0], ihdr[1], ihdr[2], ihdr[3]
-if (width, height) != (1200, 900):
-    fail(f"screenshot is {width}x{height}, not 1200x900")
+if (width, height) != (1200, 1200):
+    fail(f"screenshot is {width}x{height}, not 1200x1200")
 if depth != 8 or colour not in (2, 6):
     fail(f"unexpected PNG format: depth {depth}, colour type {colour}")
 bpp = 3 if colour == 2 else 4
@@ -125,7 +129,7 @@ def near(rgb):
 # Each GPU cell (a span with a title) is 14x14 px in its state's colour: the screenshot must hold
 # at least most of that area per state, beyond the legend's one square.
 colours = {"fail": (0xd6, 0x27, 0x28), "warn": (0xff, 0x9f, 0x1a), "none": (0x7f, 0x7f, 0x7f),
-           "pass": (0x2c, 0xa0, 0x2c)}
+           "stale": (0x94, 0x67, 0xbd), "pass": (0x2c, 0xa0, 0x2c)}
 for state, rgb in colours.items():
     cells = len(re.findall(rf'<span class="c {state}" title=', page))
     seen = near(rgb)
@@ -149,7 +153,7 @@ parsed = Page()
 parsed.feed(dom)
 text = " ".join(parsed.text)
 for want in ["gpu-n01", "gpu-n16", "devnode.nvidia-uvm-missing", "gpu.excluded", "NO REPORT",
-             "kernel.below-5.5-multi-gpu", "gpu-n[20-21]",
+             "kernel.below-5.5-multi-gpu", "gpu-n[20-21]", "STALE", "gpu-n22",
              "gpu-n[13-16]", "gpu-n19", "scontrol update state=drain"]:
     if want not in text:
         fail(f"the DOM's text does not name {want!r}")
