@@ -1227,7 +1227,7 @@ std::string Fleet::to_text(std::size_t width) const {
     for (const auto& [value, count] : spread(counts)) {
       parts.push_back(fmt::format("{}: {}", printable(value), count));
     }
-    return fmt::format("{}", fmt::join(parts, ", "));
+    return parts.empty() ? std::string("none known") : fmt::format("{}", fmt::join(parts, ", "));
   };
   out += "\nspread (nodes)\n";
   out += wrap_text(fmt::format("driver     {}", line(drivers)), 2, 13, width).insert(0, "  ");

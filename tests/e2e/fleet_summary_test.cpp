@@ -494,6 +494,14 @@ TEST_CASE("summarize: an empty or cut-short report is a node without a report, n
   CHECK(node_entry(again, "node-17")->at("no_report").is_null());
   CHECK(again.at("reports").at("superseded") == 1);
   CHECK(run_preflight({"summarize", (dir.path / "nope").string()}).exit_code == 2);
+
+  // only an empty report: still a summary of one node without a report, exit 1
+  const auto alone = run_preflight({"summarize", (dir.path / "gpu-x7.json").string()});
+  CHECK(alone.exit_code == 1);
+  INFO(alone.out);
+  CHECK(alone.out.find("NO REPORT: 1 node (empty report)\n  nodes: gpu-x7.json\n") !=
+        std::string::npos);
+  CHECK(alone.out.find(" \n") == std::string::npos); // no line ends in an empty value
 }
 
 namespace {
