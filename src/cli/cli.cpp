@@ -179,6 +179,8 @@ bool utf8_locale() {
   return false;
 }
 
+} // namespace
+
 // The text report's width: COLUMNS when it holds a sensible number, else the terminal's, else 80.
 std::size_t text_width(int fd) {
   if (const char* c = std::getenv("COLUMNS"); c != nullptr) {
@@ -192,6 +194,8 @@ std::size_t text_width(int fd) {
   }
   return 80;
 }
+
+namespace {
 
 TextOptions text_options(const CliOptions& o, int fd) {
   return TextOptions{.color = use_color(o.color, fd),
@@ -401,11 +405,14 @@ constexpr const char* k_summarize_footer = R"text(Examples:
   gpu-preflight summarize reports/              one JSON report per node
   srun -N64 gpu-preflight --format json | gpu-preflight summarize -
   gpu-preflight summarize --max-age 1h reports/ older reports count as stale
+  gpu-preflight summarize --format html reports/ >fleet.html  a picture
 
 Exit status:
   0  every node ready
-  1  a node not ready (fail, or warn with --strict on that node), or stale
-  2  an input unreadable, or no report at all
+  1  a node not ready (fail, or warn with --strict on that node), stale, or
+     whose report is empty or cut short
+  2  an input that is no node's report, a PATH that does not exist, or no
+     report at all
 More: docs/fleet.md)text";
 
 constexpr const char* k_diff_footer = R"text(Examples:

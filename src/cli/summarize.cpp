@@ -7,6 +7,8 @@
 #include "gpf/cli/cli.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/facts/cuda_facts.hpp"
+#include "gpf/report/text.hpp"
+#include "gpf/util/hostlist.hpp"
 #include "gpf/util/json_bounded.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/json_value.hpp"
@@ -33,6 +35,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace gpf {
 namespace {
 
@@ -44,8 +48,12 @@ using Json = nlohmann::ordered_json;
 constexpr std::size_t k_document_cap = 16u << 20;
 // Lists in the text output name this many nodes, then "+N more" (the JSON has them all).
 constexpr std::size_t k_text_list = 12;
+// A finding's hostlist in the text takes at most this many lines: a node not ready is named in
+// full in its cause's group, and the JSON has them all.
+constexpr std::size_t k_finding_hostlist_lines = 2;
 constexpr std::size_t k_node_findings_kept = 256; // per node: the record stays small
 constexpr std::size_t k_node_models_kept = 16;
+constexpr std::size_t k_node_gpus_kept = 64;    // bus ids per node, for the HTML grid
 constexpr std::size_t k_unreadable_shown = 20;  // unreadable inputs named on stderr
 constexpr std::size_t k_unreadable_kept = 1000; // and listed in the summary
 constexpr double k_outlier_mads = 3.0;
@@ -93,7 +101,7 @@ struct NodeFinding {
   std::string gpu; // "" for the node
 };
 
-// What summarize keeps of one report: a few hundred bytes, whatever the report's size.
+// What summarize keeps of one report: a few KiB at most, whatever the report's size.
 struct NodeRecord {
   std::string key;  // the host, or the source for a report without one
   std::string name; // shown: the host, or the file name
@@ -104,7 +112,12 @@ struct NodeRecord {
   std::uint64_t seq = 0;                 // input order: the later of two equal times wins
   std::string verdict;
   int exit_code = 0;
-  std::string primary; // "id" or "id bus_id"; "" for pass
+  std::string primary;     // "id" or "id bus_id"; "" for pass
+  std::string primary_id;  // the id alone
+  std::string primary_gpu; // its GPU's bus id, "" for the node
+  std::string remedy;      // the primary cause's finding's remedy
+  // No report: the input was empty or cut short (the check crashed, was killed, timed out).
+  bool no_report = false;
   int usable = 0;
   int total = 0;
   std::vector<NodeFinding> findings;
@@ -113,6 +126,7 @@ struct NodeRecord {
   std::string kernel;                // release
   std::string cuda;                  // the driver's CUDA version, "" when not probed
   std::map<std::string, int> models; // GPU model -> count
+  std::vector<std::string> gpus;     // bus ids, the first k_node_gpus_kept
   // By Figure: the slowest CUDA start-up, the narrowest PCIe link on a GPU's path, the hottest GPU.
   std::array<std::optional<NodeFigure>, k_figures.size()> figures;
   bool stale = false;
@@ -120,6 +134,8 @@ struct NodeRecord {
   // such a report never supersedes one with a plausible time, and never counts as recent.
   bool future = false;
   bool plausible_time() const { return checked_s && !future; }
+  // warn made not ready by the check's --strict (its exit code says so)
+  bool strict() const { return verdict == "warn" && exit_code != 0; }
 
   // Keeps a GPU's value as the node's figure when it is worse than the one kept so far.
   template <class Worse> void keep(Figure f, double value, const std::string& gpu, Worse worse) {
@@ -216,12 +232,18 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     TRY(in["primary_cause"]["id"].get(id));
     TRY(in["primary_cause"]["gpu"].get(gpu));
     n.primary = gpu ? id + " " + *gpu : id;
+    n.primary_id = id;
+    n.primary_gpu = gpu.value_or("");
   }
   TRY(in["findings"].each([&](const JsonIn& f) -> Result<void> {
     NodeFinding nf;
     TRY(f["id"].get(nf.id));
     TRY(f["severity"].get(nf.severity));
     TRY(f["gpu"].get(nf.gpu));
+    if (n.remedy.empty() && nf.id == n.primary_id && nf.gpu == n.primary_gpu) {
+      TRY(f["remedy"].get(n.remedy));
+      n.remedy = quote_evidence(n.remedy, 1024);
+    }
     if (n.findings.size() < k_node_findings_kept) { // a fixed-size record, whatever the report
       nf.id = quote_evidence(nf.id, 128);
       nf.severity = quote_evidence(nf.severity, 16);
@@ -233,6 +255,11 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     std::optional<std::string> model;
     TRY(g["model"].get(model));
     const std::string name = quote_evidence(model.value_or("unknown model"), 128);
+    if (n.gpus.size() < k_node_gpus_kept) {
+      std::optional<std::string> bus;
+      TRY(g["bus_id"].get(bus));
+      n.gpus.push_back(quote_evidence(bus.value_or("?"), 64));
+    }
     if (n.models.size() < k_node_models_kept || n.models.count(name) != 0) {
       ++n.models[name];
     }
@@ -340,6 +367,61 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
   return n;
 }
 
+// Whether text is a JSON document cut short (the parser ran out of input, not into a wrong
+// character), and the report's top-level "host" when the text got that far.
+class CutReport : public nlohmann::json_sax<nlohmann::json> {
+public:
+  explicit CutReport(std::size_t length) : m_length(length) {}
+  bool cut() const { return m_cut; }
+  const std::optional<std::string>& host() const { return m_host; }
+
+  bool null() override { return value(); }
+  bool boolean(bool /*v*/) override { return value(); }
+  bool number_integer(number_integer_t /*v*/) override { return value(); }
+  bool number_unsigned(number_unsigned_t /*v*/) override { return value(); }
+  bool number_float(number_float_t /*v*/, const string_t& /*s*/) override { return value(); }
+  bool string(string_t& v) override {
+    if (m_depth == 1 && m_host_next) {
+      m_host = v;
+    }
+    return value();
+  }
+  bool binary(binary_t& /*v*/) override { return value(); }
+  bool start_object(std::size_t /*n*/) override { return open(); }
+  bool key(string_t& k) override {
+    m_host_next = m_depth == 1 && k == "host";
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t /*n*/) override { return open(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string& /*token*/,
+                   const nlohmann::detail::exception& /*e*/) override {
+    m_cut = position >= m_length; // the error is at the end: the text stopped, it was not wrong
+    return false;
+  }
+
+private:
+  bool value() {
+    m_host_next = false;
+    return true;
+  }
+  bool open() {
+    m_host_next = false;
+    ++m_depth;
+    return true;
+  }
+  bool close() {
+    --m_depth;
+    return true;
+  }
+  std::size_t m_length;
+  std::size_t m_depth = 0;
+  bool m_host_next = false;
+  bool m_cut = false;
+  std::optional<std::string> m_host;
+};
+
 // How far ahead of this host's clock a report's checked_at may be (clocks of a fleet drift; NTP
 // keeps them within seconds) before it is a future date.
 constexpr std::int64_t k_clock_skew_s = 300;
@@ -366,7 +448,8 @@ const JsonShape& report_shape() {
          {"usable_gpus", whole},
          {"total_gpus", whole},
          {"primary_cause", names({{"id", whole}, {"gpu", whole}})},
-         {"findings", names({{"id", whole}, {"severity", whole}, {"gpu", whole}})},
+         {"findings",
+          names({{"id", whole}, {"severity", whole}, {"gpu", whole}, {"remedy", whole}})},
          {"gpus", names({{"model", whole},
                          {"bus_id", whole},
                          {"health", names({{"temperature_c", whole}})}})},
@@ -413,6 +496,14 @@ public:
     auto parsed =
         parse_json_bounded(text, k_max_json_elements, k_max_json_members, nullptr, &report_shape());
     if (!parsed) {
+      // A report cut short is a node whose check crashed, was killed or timed out: no report,
+      // for the host it names, if it got that far.
+      const std::string_view body = trim(text);
+      CutReport cut(body.size());
+      nlohmann::json::sax_parse(body, &cut);
+      if (cut.cut() && !body.empty()) {
+        return no_report(source, cut.host().value_or(""), "report cut short");
+      }
       return unreadable(source, parsed.error().message);
     }
     const nlohmann::json& doc = parsed->doc;
@@ -442,6 +533,24 @@ public:
   }
   void not_a_report() { ++m_reports; }
 
+  // An input that should have been a node's report and is not one (empty, cut short): the node,
+  // named by its host when the text names one, else by the file, counts as not ready.
+  void no_report(const std::string& source, const std::string& host, const std::string& why) {
+    ++m_no_report;
+    NodeRecord n;
+    n.no_report = true;
+    n.verdict = "none";
+    n.exit_code = k_exit_not_ready;
+    n.primary = n.primary_id = why;
+    n.source = source;
+    if (!host.empty()) {
+      n.key = n.name = quote_evidence(host, 256);
+    } else {
+      n.hostless = true;
+    }
+    insert(std::move(n));
+  }
+
   int exit_code() const {
     if (m_unreadable_count > 0 || m_nodes.empty()) {
       return k_exit_error;
@@ -454,8 +563,20 @@ public:
     return k_exit_ready;
   }
 
+  // Nodes grouped by primary cause: the ones failing, warning, without a report or stale; with
+  // with_ready also the ready ones, as one group.
+  struct CauseGroup {
+    std::string id;   // the primary cause's id, "no report", "stale", "ready"
+    std::string kind; // fail, warn, none (no report), stale, pass: the group's worst
+    std::vector<const NodeRecord*> nodes;
+  };
+  std::vector<CauseGroup> cause_groups(bool with_ready) const;
+  std::string detail(const CauseGroup& g, const NodeRecord& n) const;
+
   Json to_json() const;
-  std::string to_text() const;
+  std::string to_text(std::size_t width) const;
+  std::string to_html() const;
+  std::string html_cells(const NodeRecord& n) const;
   void finish() {
     if (m_unreadable_count > k_unreadable_shown) {
       std::cerr << "gpu-preflight: summarize: " << m_unreadable_count - k_unreadable_shown
@@ -488,12 +609,18 @@ private:
     n.source = source;
     n.future = n.checked_s && *n.checked_s > m_now_s + k_clock_skew_s;
     m_future += n.future ? 1 : 0;
+    insert(std::move(n));
+  }
+
+  // A node's record, superseding or superseded by one of the same key. A no-report record has no
+  // time: any report of the node with a plausible time counts before it.
+  void insert(NodeRecord n) {
     n.seq = m_seq++;
     if (n.hostless) {
-      n.key = "\x01" + source; // never a host name
-      n.name = fs::path(source).filename().string();
+      n.key = "\x01" + n.source; // never a host name
+      n.name = fs::path(n.source).filename().string();
       if (n.name.empty()) {
-        n.name = source;
+        n.name = n.source;
       }
     }
     auto [it, inserted] = m_nodes.try_emplace(n.key);
@@ -557,7 +684,8 @@ private:
   std::vector<Unreadable> m_unreadable; // the first k_unreadable_kept
   std::size_t m_unreadable_count = 0;
   std::size_t m_reports = 0;
-  std::size_t m_future = 0; // reports dated in the future, kept or superseded
+  std::size_t m_future = 0;    // reports dated in the future, kept or superseded
+  std::size_t m_no_report = 0; // inputs empty or cut short, kept or superseded
   std::uint64_t m_seq = 0;
 };
 
@@ -650,6 +778,9 @@ Json figure_json(const NodeRecord& n, Figure f) {
 Fleet::Spreads Fleet::spreads() const {
   Spreads s;
   for (const auto& [key, n] : m_nodes) {
+    if (n.no_report) {
+      continue; // nothing known of its versions
+    }
     ++s.drivers[n.driver];
     ++s.kernels[n.kernel.empty() ? "unknown" : n.kernel];
     ++s.cudas[n.cuda.empty() ? "not probed" : n.cuda];
@@ -674,6 +805,7 @@ Json Fleet::to_json() const {
                       {"nodes", m_nodes.size()},
                       {"superseded", m_superseded_count},
                       {"unreadable", m_unreadable_count},
+                      {"no_report", m_no_report},
                       {"stale", stale},
                       {"future_dated", m_future}};
   j["ready_nodes"] = ready_count;
@@ -685,11 +817,14 @@ Json Fleet::to_json() const {
              {"host", n.hostless ? Json(nullptr) : Json(json_text(n.name))},
              {"source", json_text(n.source)},
              {"checked_at", json_text(n.checked_at)},
-             {"verdict", n.verdict},
+             {"verdict", n.no_report ? Json(nullptr) : Json(n.verdict)},
+             {"no_report", n.no_report ? Json(n.primary) : Json(nullptr)},
              {"ready", ready(n)},
+             {"strict", n.strict()},
              {"stale", n.stale},
              {"future_dated", n.future},
-             {"primary_cause", n.primary.empty() ? Json(nullptr) : Json(json_text(n.primary))},
+             {"primary_cause",
+              n.primary.empty() || n.no_report ? Json(nullptr) : Json(json_text(n.primary))},
              {"usable_gpus", n.usable},
              {"total_gpus", n.total},
              {"cuda_startup_ms", figure_json(n, Figure::cuda_startup)},
@@ -785,17 +920,176 @@ std::string age_text(std::int64_t s) {
   return fmt::format("{}m", std::max<std::int64_t>(s, 0) / 60);
 }
 
-std::string Fleet::to_text() const {
+// Names joined as hostlist lines: the first after `lead`, the next indented by 4, each at most
+// width columns where a term allows; a continued line ends in a comma.
+std::string wrapped_hostlist(const std::string& lead, const std::vector<std::string>& names,
+                             std::size_t width) {
+  const std::size_t room = width > 10 ? width - 5 : 5; // an indent of 4 and a comma
+  std::string out = lead;
+  std::size_t col = lead.size();
+  bool first = true;
+  for (const auto& term : hostlist_terms(names, room)) {
+    if (!first) {
+      out += ',';
+      ++col;
+    }
+    if (col + term.size() + 1 > width && col > 4) {
+      while (!out.empty() && out.back() == ' ') {
+        out.pop_back(); // the lead's own space, when the list starts on the next line
+      }
+      out += "\n    ";
+      col = 4;
+    }
+    out += term;
+    col += term.size();
+    first = false;
+  }
+  return out + "\n";
+}
+
+// One shell word: as it is when it holds only characters no shell treats specially, else in
+// single quotes (host names and ids come from reports).
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("_./:=,@%+[]-").find(c) != std::string_view::npos;
+  });
+  if (plain) {
+    return s;
+  }
+  std::string q = "'";
+  for (const char c : s) {
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return q + "'";
+}
+
+// The `scontrol update` command that drains the nodes with a reason, continued with backslashes.
+// A long hostlist continues at the start of the next line, so that it stays one shell word; one
+// that has to be quoted (a host name with odd characters) is split into several commands instead.
+std::string drain_commands(const std::vector<std::string>& names, const std::string& reason,
+                           std::size_t width) {
+  const std::string head =
+      fmt::format("  scontrol update state=drain \\\n    {} \\\n", shell_word("reason=" + reason));
+  const std::string all = fmt::format("nodename={}", hostlist(names));
+  if (shell_word(all) == all) {
+    std::string out = head;
+    std::string line = "    ";
+    for (std::size_t at = 0; at < all.size();) {
+      const std::size_t comma = all.find(',', at);
+      const std::size_t end = comma == std::string::npos ? all.size() : comma + 1;
+      if (line.size() + (end - at) + 1 > width && !trim(line).empty()) {
+        out += line + "\\\n";
+        line.clear();
+      }
+      line.append(all, at, end - at);
+      at = end;
+    }
+    return out + line + "\n";
+  }
+  std::string out;
+  for (const auto& term : hostlist_terms(names, width > 20 ? width - 8 : 12)) {
+    out += fmt::format("{}    {}\n", head, shell_word(fmt::format("nodename={}", term)));
+  }
+  return out;
+}
+
+int kind_rank(std::string_view kind) {
+  return kind == "fail" ? 0 : kind == "warn" ? 1 : kind == "none" ? 2 : kind == "stale" ? 3 : 4;
+}
+
+std::string kind_word(std::string_view kind) {
+  return kind == "fail"    ? "FAIL"
+         : kind == "warn"  ? "WARN"
+         : kind == "none"  ? "NO REPORT"
+         : kind == "stale" ? "STALE"
+                           : "READY";
+}
+
+// A group's heading: "FAIL devnode.nvidia-uvm-missing", "NO REPORT", "STALE", "READY".
+std::string group_title(const Fleet::CauseGroup& g, std::string_view id) {
+  return g.kind == "fail" || g.kind == "warn" ? fmt::format("{} {}", kind_word(g.kind), id)
+                                              : kind_word(g.kind);
+}
+
+std::vector<Fleet::CauseGroup> Fleet::cause_groups(bool with_ready) const {
+  std::map<std::pair<std::string, std::string>, CauseGroup> by; // (kind of group, id)
+  for (const auto& [key, n] : m_nodes) {
+    std::string kind;
+    std::string id;
+    if (n.no_report) {
+      kind = "none";
+      id = "no report";
+    } else if (n.stale) {
+      kind = "stale";
+      id = "stale";
+    } else if (n.verdict == "pass") {
+      if (!with_ready) {
+        continue;
+      }
+      kind = "pass";
+      id = "ready";
+    } else {
+      kind = "cause";
+      id = n.primary_id.empty() ? std::string("no primary cause") : n.primary_id;
+    }
+    CauseGroup& g = by[{kind, id}];
+    g.id = id;
+    const std::string node_kind = kind == "cause" ? n.verdict : kind;
+    if (g.kind.empty() || kind_rank(node_kind) < kind_rank(g.kind)) {
+      g.kind = node_kind;
+    }
+    g.nodes.push_back(&n);
+  }
+  std::vector<CauseGroup> out;
+  for (auto& [key, g] : by) {
+    out.push_back(std::move(g));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CauseGroup& a, const CauseGroup& b) {
+    return kind_rank(a.kind) != kind_rank(b.kind) ? kind_rank(a.kind) < kind_rank(b.kind)
+                                                  : a.nodes.size() > b.nodes.size();
+  });
+  return out;
+}
+
+// What sets a node apart within its cause group: the GPU, WARN in a group that fails, whether
+// --strict made it not ready; why there is no report. "" when nothing.
+std::string Fleet::detail(const CauseGroup& g, const NodeRecord& n) const {
+  if (n.no_report) {
+    return printable(n.primary);
+  }
+  if (n.stale) {
+    return {};
+  }
+  std::vector<std::string> parts;
+  if (g.kind != n.verdict) {
+    parts.emplace_back(kind_word(n.verdict));
+  }
+  if (n.verdict == "warn") {
+    parts.emplace_back(n.strict() ? "not ready by --strict" : "ready");
+  }
+  if (!n.primary_gpu.empty()) {
+    parts.push_back(fmt::format("GPU {}", printable(n.primary_gpu)));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string Fleet::to_text(std::size_t width) const {
+  width = std::max<std::size_t>(width, 40);
+  const auto wrap = [width](const std::string& text, std::size_t hang = 4) {
+    return wrap_text(text, 0, hang, width);
+  };
   std::string out;
   std::size_t ready_count = 0;
   for (const auto& [key, n] : m_nodes) {
     ready_count += ready(n) ? 1 : 0;
   }
-  out += fmt::format("gpu-preflight summary: {} node{} from {} report{}", m_nodes.size(),
-                     m_nodes.size() == 1 ? "" : "s", m_reports, m_reports == 1 ? "" : "s");
   std::vector<std::string> notes;
   if (!m_superseded.empty()) {
     notes.push_back(fmt::format("{} superseded", m_superseded_count));
+  }
+  if (m_no_report > 0) {
+    notes.push_back(fmt::format("{} empty or cut short", m_no_report));
   }
   if (m_unreadable_count > 0) {
     notes.push_back(fmt::format("{} unreadable", m_unreadable_count));
@@ -803,41 +1097,83 @@ std::string Fleet::to_text() const {
   if (m_future > 0) {
     notes.push_back(fmt::format("{} dated in the future", m_future));
   }
-  out += notes.empty() ? "\n" : fmt::format(" ({})\n", fmt::join(notes, ", "));
+  out += wrap(
+      fmt::format("gpu-preflight summary: {} node{} from {} report{}{}", m_nodes.size(),
+                  m_nodes.size() == 1 ? "" : "s", m_reports, m_reports == 1 ? "" : "s",
+                  notes.empty() ? std::string() : fmt::format(" ({})", fmt::join(notes, ", "))));
   out += fmt::format("ready: {} of {}; not ready: {}\n", ready_count, m_nodes.size(),
                      m_nodes.size() - ready_count);
-  for (const std::string_view verdict : {"fail", "warn", "pass"}) {
-    std::vector<std::string> items;
-    for (const auto& [key, n] : m_nodes) {
-      if (n.verdict == verdict) {
-        std::string item = printable(n.name);
-        if (!n.primary.empty()) {
-          item += " (" + printable(n.primary) + ")";
-        }
-        items.push_back(std::move(item));
+
+  // Per primary cause: the nodes as a hostlist (rows where they differ), the first remedy once,
+  // and the command that drains the ones not ready.
+  for (const auto& g : cause_groups(false)) {
+    std::map<std::string, std::vector<std::string>> rows; // detail -> node names
+    std::vector<std::string> names;
+    std::vector<std::string> not_ready;
+    std::int64_t oldest = std::numeric_limits<std::int64_t>::max();
+    std::int64_t newest = std::numeric_limits<std::int64_t>::min();
+    std::size_t undated = 0;
+    std::size_t future = 0;
+    for (const NodeRecord* n : g.nodes) {
+      const std::string name = printable(n->name);
+      rows[detail(g, *n)].push_back(name);
+      names.push_back(name);
+      if (!ready(*n) && !n->hostless) { // a file's name is no node to drain
+        not_ready.push_back(name);
+      }
+      if (n->plausible_time()) {
+        oldest = std::min(oldest, *n->checked_s);
+        newest = std::max(newest, *n->checked_s);
+      } else {
+        ++(n->future ? future : undated);
       }
     }
-    if (!items.empty()) {
-      out += fmt::format("  {} {:>4}  {}\n",
-                         verdict == "fail"   ? "FAIL"
-                         : verdict == "warn" ? "WARN"
-                                             : "PASS",
-                         items.size(), listed(items));
+    std::string head = fmt::format("{}: {} node{}", group_title(g, printable(g.id)), g.nodes.size(),
+                                   g.nodes.size() == 1 ? "" : "s");
+    if (g.kind == "stale") {
+      head = fmt::format("STALE (older than --max-age): {} node{}", g.nodes.size(),
+                         g.nodes.size() == 1 ? "" : "s");
+      if (oldest < newest) {
+        head += fmt::format(", checked {} to {} ago", age_text(m_now_s - oldest),
+                            age_text(m_now_s - newest));
+      } else if (oldest == newest) {
+        head += fmt::format(", checked {} ago", age_text(m_now_s - oldest));
+      }
+      if (future > 0) {
+        head += fmt::format(", {} dated in the future", future);
+      }
+      if (undated > 0) {
+        head += fmt::format(", {} without a readable checked_at", undated);
+      }
     }
-  }
-  std::vector<std::string> stale;
-  for (const auto& [key, n] : m_nodes) {
-    if (n.stale) {
-      stale.push_back(printable(n.name) +
-                      (n.plausible_time()
-                           ? fmt::format(" (checked {}, {} ago)", printable(n.checked_at),
-                                         age_text(m_now_s - *n.checked_s))
-                       : n.future ? std::string(" (checked_at in the future)")
-                                  : std::string(" (no readable checked_at)")));
+    if (rows.size() == 1 && !rows.begin()->first.empty()) {
+      head += " (" + rows.begin()->first + ")";
     }
-  }
-  if (!stale.empty()) {
-    out += fmt::format("  STALE {:>2}  {}\n", stale.size(), listed(stale));
+    out += '\n';
+    out += wrap(head, 2);
+    if (rows.size() > 1 || not_ready.size() < names.size()) {
+      for (const auto& [what, row] : rows) {
+        // one row: its difference is in the heading already
+        const std::string label = rows.size() == 1 ? std::string("nodes")
+                                  : what.empty()   ? std::string("other")
+                                                   : what;
+        out += wrapped_hostlist(fmt::format("  {}: ", label), row, width);
+      }
+    }
+    const NodeRecord* first = g.nodes.front();
+    const std::string remedy =
+        g.kind == "none"
+            ? std::string("Run the check again; an empty or cut-short report is a check that "
+                          "crashed, was killed or timed out (see the job's log)")
+        : g.kind == "stale" ? std::string("Run the check again: the reports are older than "
+                                          "--max-age, their verdicts old news")
+                            : printable(first->remedy);
+    if (!remedy.empty()) {
+      out += wrap_text("remedy: " + remedy, 2, 4, width).insert(0, "  ");
+    }
+    if (!not_ready.empty()) {
+      out += drain_commands(not_ready, fmt::format("gpu-preflight: {}", printable(g.id)), width);
+    }
   }
   std::vector<std::string> future;
   for (const auto& [key, n] : m_nodes) {
@@ -847,7 +1183,8 @@ std::string Fleet::to_text() const {
     }
   }
   if (!future.empty()) {
-    out += fmt::format("  FUTURE {:>2} {}\n", future.size(), listed(future));
+    out += '\n';
+    out += wrap(fmt::format("FUTURE {}: {}", future.size(), listed(future)));
   }
 
   const auto groups = finding_groups();
@@ -855,23 +1192,32 @@ std::string Fleet::to_text() const {
     out += "\nfindings (id, severity: nodes, GPUs)\n";
     for (const auto& [id, group] : groups) {
       const FindingGroup* g = &group;
-      std::map<std::string, std::vector<std::string>> per_node;
-      for (const auto& [node, bus] : g->gpus) {
-        per_node[node].push_back(printable(bus));
+      const std::vector<std::string> names(g->nodes.begin(), g->nodes.end());
+      std::vector<std::string> shown;
+      for (const auto& name : names) {
+        shown.push_back(printable(name));
       }
-      std::vector<std::string> items;
-      for (const auto& node : g->nodes) {
-        auto it = per_node.find(node);
-        items.push_back(printable(node) + (it == per_node.end()
-                                               ? std::string()
-                                               : fmt::format(" [{}]", fmt::join(it->second, " "))));
+      std::string rows = wrapped_hostlist(
+          fmt::format("  {} ({}): {} node{}{}: ", printable(id), printable(g->severity),
+                      g->nodes.size(), g->nodes.size() == 1 ? "" : "s",
+                      g->gpus.empty() ? std::string()
+                                      : fmt::format(", {} GPU{}", g->gpus.size(),
+                                                    g->gpus.size() == 1 ? "" : "s")),
+          shown, width);
+      // a finding on a scattered set of nodes: its first lines
+      if (static_cast<std::size_t>(std::count(rows.begin(), rows.end(), '\n')) >
+          k_finding_hostlist_lines) {
+        std::size_t end = 0;
+        for (std::size_t i = 0; i < k_finding_hostlist_lines; ++i) {
+          end = rows.find('\n', end) + 1;
+        }
+        rows.resize(end);
+        if (rows.size() >= 2 && rows[rows.size() - 2] == ',') {
+          rows.erase(rows.size() - 2, 1);
+        }
+        rows += "    and more (--format json names every node)\n";
       }
-      out += fmt::format("  {} ({}): {} node{}{}: {}\n", printable(id), printable(g->severity),
-                         g->nodes.size(), g->nodes.size() == 1 ? "" : "s",
-                         g->gpus.empty() ? std::string()
-                                         : fmt::format(", {} GPU{}", g->gpus.size(),
-                                                       g->gpus.size() == 1 ? "" : "s"),
-                         listed(items));
+      out += rows;
     }
   }
 
@@ -881,26 +1227,29 @@ std::string Fleet::to_text() const {
     for (const auto& [value, count] : spread(counts)) {
       parts.push_back(fmt::format("{}: {}", printable(value), count));
     }
-    return fmt::format("{}", fmt::join(parts, ", "));
+    return parts.empty() ? std::string("none known") : fmt::format("{}", fmt::join(parts, ", "));
   };
   out += "\nspread (nodes)\n";
-  out += "  driver     " + line(drivers) + "\n";
-  out += "  kernel     " + line(kernels) + "\n";
-  out += "  CUDA       " + line(cudas) + "\n";
+  out += wrap_text(fmt::format("driver     {}", line(drivers)), 2, 13, width).insert(0, "  ");
+  out += wrap_text(fmt::format("kernel     {}", line(kernels)), 2, 13, width).insert(0, "  ");
+  out += wrap_text(fmt::format("CUDA       {}", line(cudas)), 2, 13, width).insert(0, "  ");
   std::vector<std::string> models;
   for (const auto& [model, count] : spread(model_gpus)) {
     models.push_back(fmt::format("{}: {} GPUs on {} node{}", printable(model), count,
                                  model_nodes[model], model_nodes[model] == 1 ? "" : "s"));
   }
-  out +=
-      fmt::format("  GPU model  {}\n", models.empty() ? std::string("none")
-                                                      : fmt::format("{}", fmt::join(models, ", ")));
+  out += wrap_text(fmt::format("GPU model  {}", models.empty()
+                                                    ? std::string("none")
+                                                    : fmt::format("{}", fmt::join(models, ", "))),
+                   2, 13, width)
+             .insert(0, "  ");
 
   const auto outs = outliers();
-  out +=
-      "\noutliers (the slowest CUDA start-up, narrowest PCIe link, hottest GPU or slowest copy "
-      "bandwidth of a node, > 3 scaled MADs from the median of nodes with the same GPU model and "
-      "driver)\n";
+  out += '\n';
+  out += wrap("outliers (the slowest CUDA start-up, narrowest PCIe link, hottest GPU or "
+              "slowest copy bandwidth of a node, > 3 scaled MADs from the median of nodes "
+              "with the same GPU model and driver)",
+              2);
   if (outs.empty()) {
     out += "  none\n";
   }
@@ -909,10 +1258,11 @@ std::string Fleet::to_text() const {
       const auto& f = info(o.figure);
       return f.fixed ? fmt::format("{:.1f} {}", v, f.unit) : fmt::format("{:g} {}", v, f.unit);
     };
-    out += fmt::format("  {} {}: {} {} vs median {} (MAD {}, {} nodes with {}, driver {})\n",
-                       printable(o.node->name), printable(o.figure_of().gpu), info(o.figure).what,
-                       text(o.figure_of().value), text(o.median), text(o.mad), o.group,
-                       printable(o.model), o.driver.empty() ? "none" : printable(o.driver));
+    out +=
+        wrap(fmt::format("  {} {}: {} {} vs median {} (MAD {}, {} nodes with {}, driver {})",
+                         printable(o.node->name), printable(o.figure_of().gpu), info(o.figure).what,
+                         text(o.figure_of().value), text(o.median), text(o.mad), o.group,
+                         printable(o.model), o.driver.empty() ? "none" : printable(o.driver)));
   }
   if (!m_superseded.empty()) {
     out += "\nsuperseded (a newer report of the node counts)\n";
@@ -922,9 +1272,9 @@ std::string Fleet::to_text() const {
         out += fmt::format("  +{} more\n", m_superseded_count - k_text_list);
         break;
       }
-      out +=
-          fmt::format("  {}: {} ({}) by {} ({})\n", printable(s.name), printable(s.source),
-                      printable(s.checked_at), printable(s.by_source), printable(s.by_checked_at));
+      out += wrap(fmt::format("  {}: {} ({}) by {} ({})", printable(s.name), printable(s.source),
+                              printable(s.checked_at), printable(s.by_source),
+                              printable(s.by_checked_at)));
     }
   }
   if (!m_unreadable.empty()) {
@@ -934,12 +1284,170 @@ std::string Fleet::to_text() const {
       if (shown++ == k_text_list) {
         break;
       }
-      out += fmt::format("  {}: {}\n", printable(u.source), printable(u.why));
+      out += wrap(fmt::format("  {}: {}", printable(u.source), printable(u.why)));
     }
     if (m_unreadable_count > k_text_list) {
       out += fmt::format("  +{} more\n", m_unreadable_count - k_text_list);
     }
   }
+  return out;
+}
+
+// Report text for HTML: control characters shown (printable), then the five characters HTML
+// treats specially escaped. Every string from a report goes through here.
+std::string html(std::string_view s) {
+  const std::string text = printable(s);
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&#39;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The colours of the grid's states; the legend, the cells and the headings share them.
+constexpr std::string_view k_html_style = R"(
+body { font: 14px/1.4 sans-serif; margin: 16px; color: #222222; background: #ffffff; }
+h1 { font-size: 20px; margin: 0 0 8px; }
+h2 { font-size: 16px; margin: 20px 0 6px; }
+.c { display: inline-block; width: 14px; height: 14px; margin: 1px; border-radius: 2px; }
+.fail { background: #d62728; } .warn { background: #ff9f1a; } .none { background: #7f7f7f; }
+.stale { background: #9467bd; } .pass { background: #2ca02c; }
+.grid { display: flex; flex-wrap: wrap; gap: 4px 12px; }
+.node { display: flex; align-items: center; white-space: nowrap; }
+.node b { font: 12px monospace; font-weight: normal; min-width: 9em; margin-right: 4px; }
+table { border-collapse: collapse; margin-top: 8px; }
+td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
+code, pre { font: 12px monospace; white-space: pre-wrap; word-break: break-all; margin: 0; }
+)";
+
+// A GPU's cell: its worst finding, else the node's own cause, else ready; one cell for a node
+// without a report or without a GPU listed.
+std::string Fleet::html_cells(const NodeRecord& n) const {
+  const std::string node = html(n.name);
+  if (n.no_report) {
+    return fmt::format(R"h(<span class="c none" title="{}: no report ({})"></span>)h", node,
+                       html(n.primary));
+  }
+  if (n.stale) {
+    return fmt::format(
+        R"h(<span class="c stale" title="{}: stale, checked {}"></span>)h", node,
+        html(n.checked_at.empty() ? std::string("at no readable time") : n.checked_at));
+  }
+  const std::string node_kind = n.verdict == "pass" || !n.primary_gpu.empty() ? "pass" : n.verdict;
+  const std::string node_what =
+      node_kind == "pass" ? std::string("ready")
+                          : fmt::format("{} ({}, the node's)", html(n.primary_id), n.verdict);
+  // the GPUs listed, and those a finding names that the list lacks (an excluded GPU)
+  std::vector<std::string> buses = n.gpus;
+  for (const auto& f : n.findings) {
+    if (!f.gpu.empty() && std::find(buses.begin(), buses.end(), f.gpu) == buses.end()) {
+      buses.push_back(f.gpu);
+    }
+  }
+  if (buses.empty()) {
+    return fmt::format(R"h(<span class="c {}" title="{}, no GPU listed: {}"></span>)h",
+                       n.verdict == "pass" ? "pass" : n.verdict, node,
+                       n.primary_id.empty() ? std::string("ready") : html(n.primary_id));
+  }
+  std::string out;
+  for (const auto& bus : buses) {
+    std::string kind = node_kind;
+    std::vector<std::string> what;
+    for (const auto& f : n.findings) {
+      if (f.gpu == bus && (f.severity == "fail" || f.severity == "warn")) {
+        what.push_back(fmt::format("{} ({})", html(f.id), html(f.severity)));
+        if (kind_rank(f.severity) < kind_rank(kind)) {
+          kind = f.severity;
+        }
+      }
+    }
+    out += fmt::format(R"h(<span class="c {}" title="{} {}: {}"></span>)h", kind, node, html(bus),
+                       what.empty() ? node_what : fmt::format("{}", fmt::join(what, ", ")));
+  }
+  return out;
+}
+
+std::string Fleet::to_html() const {
+  std::size_t ready_count = 0;
+  for (const auto& [key, n] : m_nodes) {
+    ready_count += ready(n) ? 1 : 0;
+  }
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>gpu-preflight fleet summary</title>\n<style>{}</style>\n</head>\n<body>\n"
+      "<h1>gpu-preflight fleet summary</h1>\n"
+      "<p>{} node{} from {} report{}; ready: {} of {}; not ready: {} ({} empty or cut short, {} "
+      "unreadable, {} superseded)</p>\n"
+      "<p>",
+      k_html_style, m_nodes.size(), m_nodes.size() == 1 ? "" : "s", m_reports,
+      m_reports == 1 ? "" : "s", ready_count, m_nodes.size(), m_nodes.size() - ready_count,
+      m_no_report, m_unreadable_count, m_superseded_count);
+  for (const std::string_view kind : {"pass", "warn", "fail", "none", "stale"}) {
+    out += fmt::format(R"h(<span class="c {}"></span> {} &nbsp; )h", kind,
+                       kind == "pass"   ? "ready"
+                       : kind == "none" ? "no report"
+                                        : kind);
+  }
+  out += "</p>\n";
+  for (const auto& g : cause_groups(true)) {
+    out += fmt::format("<section>\n<h2><span class=\"c {}\"></span> {}: {} node{}</h2>\n", g.kind,
+                       group_title(g, html(g.id)), g.nodes.size(), g.nodes.size() == 1 ? "" : "s");
+    out += "<div class=\"grid\">\n";
+    for (const NodeRecord* n : g.nodes) {
+      out += fmt::format("<div class=\"node\"><b>{}</b>{}</div>\n", html(n->name), html_cells(*n));
+    }
+    out += "</div>\n";
+    if (g.kind == "pass") {
+      out += "</section>\n";
+      continue;
+    }
+    std::map<std::string, std::vector<std::string>> rows;
+    std::vector<std::string> not_ready;
+    for (const NodeRecord* n : g.nodes) {
+      rows[detail(g, *n)].push_back(n->name);
+      if (!ready(*n) && !n->hostless) { // a file's name is no node to drain
+        not_ready.push_back(n->name);
+      }
+    }
+    out += "<table>\n<tr><th></th><th>nodes (Slurm hostlist)</th></tr>\n";
+    for (const auto& [what, names] : rows) {
+      out += fmt::format("<tr><td>{}</td><td><code>{}</code></td></tr>\n",
+                         what.empty() ? std::string("nodes") : html(what), html(hostlist(names)));
+    }
+    const std::string remedy = g.kind == "none"    ? std::string("Run the check again.")
+                               : g.kind == "stale" ? std::string("Run the check again.")
+                                                   : g.nodes.front()->remedy;
+    if (!remedy.empty()) {
+      out += fmt::format("<tr><td>remedy</td><td>{}</td></tr>\n", html(remedy));
+    }
+    if (!not_ready.empty()) {
+      out += fmt::format(
+          "<tr><td>drain</td><td><pre>scontrol update state=drain {} {}</pre></td></tr>\n",
+          html(shell_word(fmt::format("nodename={}", hostlist(not_ready)))),
+          html(shell_word(fmt::format("reason=gpu-preflight: {}", g.id))));
+    }
+    out += "</table>\n</section>\n";
+  }
+  out += "</body>\n</html>\n";
   return out;
 }
 
@@ -1007,7 +1515,7 @@ void read_lines(std::istream& in, std::string prefix, const std::string& name, F
 
 // One input: a whole report (or an array of them) when it fits the cap and parses as one JSON
 // value, JSON lines otherwise.
-void read_input(std::istream& in, const std::string& name, Fleet& fleet) {
+void read_input(std::istream& in, const std::string& name, Fleet& fleet, bool file) {
   // Up to the cap and one byte more, in pieces: most reports are a few KiB.
   std::string head;
   std::string buf(1 << 16, '\0');
@@ -1023,7 +1531,8 @@ void read_input(std::istream& in, const std::string& name, Fleet& fleet) {
   if (head.size() <= k_document_cap) {
     if (trim(head).empty()) {
       fleet.not_a_report();
-      return fleet.unreadable(name, "empty");
+      // an empty file is a node whose check wrote nothing; empty standard input is no input
+      return file ? fleet.no_report(name, "", "empty report") : fleet.unreadable(name, "empty");
     }
     if (json_depth_within(head) && nlohmann::json::accept(head)) {
       return fleet.document(head, name);
@@ -1081,9 +1590,11 @@ CLI::App* add_summarize_command(CLI::App& app, SummarizeOptions& o) {
          "Report files, directories of them (*.json, *.jsonl), or - for JSON lines on stdin "
          "(the default)")
       ->type_name("PATH");
-  cmd->add_option("--format", o.format, "Output format: text (default) or json")
+  cmd->add_option("--format", o.format,
+                  "Output format: text (default), json, or html (one self-contained page: the "
+                  "fleet's GPUs coloured by state, grouped by cause)")
       ->type_name("FORMAT")
-      ->check(CLI::IsMember({"text", "json"}));
+      ->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("--max-age", o.max_age,
                   "List reports older than this as stale (not ready): 90s, 30m, 24h, 7d")
       ->type_name("AGE")
@@ -1106,7 +1617,7 @@ int run_summarize(const SummarizeOptions& o) {
   }
   for (const auto& path : paths) {
     if (path == "-") {
-      read_input(std::cin, "stdin", fleet);
+      read_input(std::cin, "stdin", fleet, false);
       continue;
     }
     std::error_code ec;
@@ -1129,7 +1640,7 @@ int run_summarize(const SummarizeOptions& o) {
           fleet.unreadable(f.string(), "cannot open");
           continue;
         }
-        read_input(in, f.string(), fleet);
+        read_input(in, f.string(), fleet, true);
       }
       continue;
     }
@@ -1139,13 +1650,14 @@ int run_summarize(const SummarizeOptions& o) {
       fleet.unreadable(path, ec ? ec.message() : std::string("cannot open"));
       continue;
     }
-    read_input(in, path, fleet);
+    read_input(in, path, fleet, true);
   }
   fleet.finish();
   const std::string out =
       o.format == "json"
           ? fleet.to_json().dump(2, ' ', false, Json::error_handler_t::replace) + "\n"
-          : fleet.to_text();
+      : o.format == "html" ? fleet.to_html()
+                           : fleet.to_text(text_width(STDOUT_FILENO));
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0) {
     std::cerr << "gpu-preflight: error: cannot write the summary\n";

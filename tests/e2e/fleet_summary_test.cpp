@@ -2,10 +2,14 @@
 // (copies given a host name, some with a recorded CUDA result whose start-up times are set), a
 // fleet of more than 20 nodes, and hostile input: truncated JSON, another tool's JSON, a 100 MB
 // file, a line that is no JSON.
+#include "gpf/util/hostlist.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include <chrono>
 #include <ctime>
@@ -229,8 +233,8 @@ TEST_CASE("summarize: text names each node's verdict and cause, the spread and t
   CHECK(r.exit_code == 1);
   INFO(r.out);
   CHECK(r.out.rfind("gpu-preflight summary: 26 nodes from 27 reports (1 superseded)\n", 0) == 0);
-  CHECK(r.out.find("node-17 (devnode.nvidia-uvm-missing)") != std::string::npos);
-  CHECK(r.out.find("  FAIL ") != std::string::npos);
+  CHECK(r.out.find("FAIL devnode.nvidia-uvm-missing: 1 node\n") != std::string::npos);
+  CHECK(r.out.find("nodename=node-17") != std::string::npos);
   CHECK(r.out.find("node-07 ") != std::string::npos);
   CHECK(r.out.find("outliers (") != std::string::npos);
   CHECK(r.out.find("superseded") != std::string::npos);
@@ -281,7 +285,8 @@ TEST_CASE("summarize: a link trained narrower or a GPU hotter than on identical 
   CHECK(rack1->at("gpu_temperature_c") == 35);
   CHECK(rack1->at("cuda_startup_ms").is_null());
 
-  const auto text = run_preflight({"summarize", d.reports().string()}).out;
+  // wide enough that each outlier is one line
+  const auto text = run_preflight({"summarize", d.reports().string()}, {{"COLUMNS", "200"}}).out;
   INFO(text);
   CHECK(text.find("  rack-5 0000:18:00.0: PCIe link width 8 lanes vs median 16 lanes (MAD 0 lanes, "
                   "6 nodes with NVIDIA H100 80GB HBM3, driver 550.54.14)\n") != std::string::npos);
@@ -313,8 +318,9 @@ TEST_CASE("summarize: exit 0 when every node is ready, JSON lines on stdin, and 
   CHECK(s.at("reports").at("stale") == 1);
   CHECK(node_entry(s, "node-22")->at("stale").get<bool>());
   const auto text = run_program({GPF_BINARY, "summarize", "--max-age", "24h"}, {}, stale_lines);
-  CHECK(text.out.find("STALE") != std::string::npos);
-  CHECK(text.out.find("node-22 (checked ") != std::string::npos);
+  CHECK(text.out.find("STALE (older than --max-age): 1 node, checked 3d 0h ago\n") !=
+        std::string::npos);
+  CHECK(text.out.find("    nodename=node-22\n") != std::string::npos);
   // without --max-age the same reports are ready
   CHECK(run_program({GPF_BINARY, "summarize"}, {}, stale_lines).exit_code == 0);
   CHECK(run_preflight({"summarize", "--max-age", "soon"}).exit_code == 2);
@@ -359,17 +365,24 @@ TEST_CASE("summarize: hostile input is named on stderr, counted, and never stops
   }
   const auto r = run_preflight({"summarize", "--format", "json", bad.path.string()});
   INFO(r.err);
-  CHECK(r.exit_code == 2);
-  for (const char* name :
-       {"truncated.json", "other-tool.json", "nested.json", "big.json", "lines.jsonl:2"}) {
+  CHECK(r.exit_code == 2); // inputs that are no report of any node remain the checker's error
+  for (const char* name : {"other-tool.json", "nested.json", "big.json"}) {
     INFO(name);
     CHECK(r.err.find(name) != std::string::npos);
   }
   CHECK(r.err.find("not a gpu-preflight report") != std::string::npos);
   const json s = json::parse(r.out);
-  CHECK(s.at("reports").at("unreadable") == 5);
-  CHECK(s.at("reports").at("nodes") == 2); // node-01 and node-02 were still read
-  CHECK(s.at("unreadable").size() == 5);
+  CHECK(s.at("reports").at("unreadable") == 3);
+  CHECK(s.at("unreadable").size() == 3);
+  // cut short: node-17's report (the cut text names its host) and the line, which got no further
+  // than members before "host" (nlohmann::json writes them sorted): no report, not unreadable
+  CHECK(s.at("reports").at("no_report") == 2);
+  CHECK(s.at("reports").at("nodes") == 4);
+  REQUIRE(node_entry(s, "node-17"));
+  CHECK(node_entry(s, "node-17")->at("no_report") == "report cut short");
+  REQUIRE(node_entry(s, "lines.jsonl:2"));
+  CHECK(node_entry(s, "lines.jsonl:2")->at("no_report") == "report cut short");
+  CHECK(node_entry(s, "node-02")->at("verdict") == "pass");
 
   CHECK(run_preflight({"summarize", (bad.path / "missing.json").string()}).exit_code == 2);
   CHECK(run_program({GPF_BINARY, "summarize"}, {}, "").exit_code == 2); // nothing read
@@ -440,4 +453,230 @@ TEST_CASE("diff: what changed between two snapshots and between two reports") {
   const auto bad = run_preflight({"diff", good, other.path.string()});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("other.json") != std::string::npos);
+}
+
+TEST_CASE("summarize: an empty or cut-short report is a node without a report, not an abort") {
+  const auto& f = fleet();
+  TempDir dir{"gpf-noreport"};
+  write_text(dir.path / "node-01.json", read_text(f.reports() / "node-01.json"));
+  const std::string whole = read_text(f.reports() / "node-17.json");
+  write_text(dir.path / "node-17.json", whole.substr(0, whole.size() / 3)); // killed mid-write
+  write_text(dir.path / "gpu-x7.json", "");                                 // crashed at once
+  write_text(dir.path / "gpu-x8.json", whole.substr(0, 1));                 // "{" and no host
+
+  const json s = summarize_json({dir.path.string()}, 1);
+  CHECK(s.at("reports").at("unreadable") == 0);
+  CHECK(s.at("reports").at("no_report") == 3);
+  CHECK(s.at("ready_nodes") == 1);
+  CHECK(s.at("not_ready_nodes") == 3);
+  for (const auto& [name, why] : std::map<std::string, std::string>{
+           {"node-17", "report cut short"}, // named by the host the cut text holds
+           {"gpu-x7.json", "empty report"}, // named by the file
+           {"gpu-x8.json", "report cut short"}}) {
+    INFO(name);
+    const json* n = node_entry(s, name);
+    REQUIRE(n);
+    CHECK(n->at("no_report") == why);
+    CHECK(n->at("verdict").is_null());
+    CHECK_FALSE(n->at("ready").get<bool>());
+  }
+
+  const auto text = run_preflight({"summarize", dir.path.string()});
+  CHECK(text.exit_code == 1);
+  INFO(text.out);
+  CHECK(text.out.find("NO REPORT: 3 nodes") != std::string::npos);
+  CHECK(text.out.find("empty report: gpu-x7.json") != std::string::npos);
+  CHECK(text.out.find("report cut short: gpu-x8.json,node-17") != std::string::npos);
+
+  // a node's whole report counts before its cut one; a path that does not exist stays exit 2
+  write_text(dir.path / "node-17-again.json", whole);
+  const json again = summarize_json({dir.path.string()}, 1);
+  CHECK(node_entry(again, "node-17")->at("no_report").is_null());
+  CHECK(again.at("reports").at("superseded") == 1);
+  CHECK(run_preflight({"summarize", (dir.path / "nope").string()}).exit_code == 2);
+
+  // only an empty report: still a summary of one node without a report, exit 1
+  const auto alone = run_preflight({"summarize", (dir.path / "gpu-x7.json").string()});
+  CHECK(alone.exit_code == 1);
+  INFO(alone.out);
+  CHECK(alone.out.find("NO REPORT: 1 node (empty report)\n  nodes: gpu-x7.json\n") !=
+        std::string::npos);
+  CHECK(alone.out.find(" \n") == std::string::npos); // no line ends in an empty value
+}
+
+namespace {
+
+std::size_t utf8_columns(const std::string& line) {
+  return static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    out.push_back(line);
+  }
+  return out;
+}
+
+// 500 nodes from real reports given other names: 80 without nvidia-uvm (fail), 20 with an
+// excluded GPU (warn; 8 of them checked with --strict, so not ready), 3 whose report was cut
+// short, the rest healthy.
+struct BigFleet {
+  TempDir dir{"gpf-fleet500"};
+  BigFleet() {
+    // ordered: a report's members in the order the checker writes them ("host" near the top)
+    using ordered = nlohmann::ordered_json;
+    const auto report = [](const std::string& name, const std::vector<std::string>& extra = {}) {
+      std::vector<std::string> args{"check", "--root", fixture(name), "--format", "json"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      const auto r = run_preflight(args);
+      REQUIRE(r.exit_code <= 1);
+      return ordered::parse(r.out);
+    };
+    const ordered healthy = report("healthy-4gpu");
+    const ordered uvm = report("missing-uvm");
+    const ordered excluded = report("excluded-gpu");
+    const ordered strict = report("excluded-gpu", {"--strict"});
+    REQUIRE(strict.at("exit_code") == 1);
+    std::string lines;
+    const std::set<int> killed{301, 302, 450}; // their checks were killed: reports cut short
+    for (int i = 1; i <= 500; ++i) {
+      if (killed.count(i) != 0) {
+        ordered j = healthy;
+        j["host"] = fmt_host(i);
+        const std::string whole = j.dump();
+        write_text(dir.path / (fmt_host(i) + ".json"), whole.substr(0, whole.size() / 2));
+        continue;
+      }
+      const bool broken = (i <= 50) || (i >= 101 && i <= 130);
+      const ordered& base = broken                 ? uvm
+                            : i >= 201 && i < 213  ? excluded
+                            : i >= 213 && i <= 220 ? strict
+                                                   : healthy;
+      ordered j = base;
+      j["host"] = fmt_host(i);
+      lines += j.dump() + "\n";
+    }
+    write_text(dir.path / "all.jsonl", lines);
+  }
+  static std::string fmt_host(int i) {
+    const std::string n = std::to_string(i);
+    return "node" + std::string(3 - n.size(), '0') + n;
+  }
+};
+
+} // namespace
+
+TEST_CASE("summarize: 500 nodes, 3 causes: one short group per cause, wrapped to the terminal") {
+  const BigFleet f;
+  const auto r = run_preflight({"summarize", f.dir.path.string()}, {{"COLUMNS", "80"}});
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  const auto lines = lines_of(r.out);
+  for (const auto& line : lines) {
+    INFO(line);
+    CHECK(utf8_columns(line) <= 80);
+  }
+  CHECK(lines.size() < 60);                       // 500 nodes; the JSON has every one
+  CHECK(r.out.find("more") == std::string::npos); // no "+N more" for nodes not ready
+  // each cause once, with its hostlist and the command that drains its nodes
+  CHECK(r.out.find("FAIL devnode.nvidia-uvm-missing: 80 nodes\n") != std::string::npos);
+  CHECK(r.out.find("    'reason=gpu-preflight: devnode.nvidia-uvm-missing' \\\n"
+                   "    nodename=node[001-050,101-130]\n") != std::string::npos);
+  CHECK(r.out.find("WARN gpu.excluded: 20 nodes") != std::string::npos);
+  // the GPU is the same on every node, --strict is not: rows only for what differs
+  CHECK(r.out.find("(GPU ") == std::string::npos);
+  CHECK(r.out.find("  ready, GPU 0000:3a:00.0: node[201-212]\n") != std::string::npos);
+  CHECK(r.out.find("  not ready by --strict, GPU 0000:3a:00.0: node[213-220]\n") !=
+        std::string::npos);
+  CHECK(r.out.find("nodename=node[213-220]") != std::string::npos); // only those are drained
+  CHECK(r.out.find("NO REPORT: 3 nodes (report cut short)\n") != std::string::npos);
+  CHECK(r.out.find("nodename=node[301-302,450]") != std::string::npos);
+  // one remedy per cause, not per node
+  CHECK(std::count_if(lines.begin(), lines.end(),
+                      [](const std::string& l) { return l.rfind("  remedy: ", 0) == 0; }) == 3);
+
+  // wider: the same groups in fewer lines, none wider than asked
+  const auto wide = run_preflight({"summarize", f.dir.path.string()}, {{"COLUMNS", "160"}});
+  const auto wide_lines = lines_of(wide.out);
+  CHECK(wide_lines.size() < lines.size());
+  for (const auto& line : wide_lines) {
+    INFO(line);
+    CHECK(utf8_columns(line) <= 160);
+  }
+}
+
+TEST_CASE("summarize: on a terminal, lines follow its width (a pty, no COLUMNS)") {
+  const BigFleet f;
+  // util-linux's script gives the command a pseudo-terminal; stty sets the width it reports
+  for (const std::size_t cols : {60, 100}) {
+    INFO(cols << " columns");
+    const auto r = run_program({"script", "-qec",
+                                fmt::format("stty cols {}; exec '{}' summarize '{}'", cols,
+                                            GPF_BINARY, f.dir.path.string()),
+                                "/dev/null"},
+                               {{"COLUMNS", k_unset}});
+    std::string text = r.out;
+    text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+    INFO(text);
+    REQUIRE(text.find("FAIL devnode.nvidia-uvm-missing: 80 nodes") != std::string::npos);
+    std::size_t widest = 0;
+    for (const auto& line : lines_of(text)) {
+      widest = std::max(widest, utf8_columns(line));
+    }
+    CHECK(widest <= cols);
+    CHECK(widest > cols - 10); // the terminal's width was used, not 80
+  }
+}
+
+TEST_CASE("summarize: the drain command of a scattered cause is one command a shell runs") {
+  // every third of 300 nodes fails: a hostlist of 100 single numbers, longer than any line
+  const auto r = run_preflight({"check", "--root", fixture("missing-uvm"), "--format", "json"});
+  REQUIRE(r.exit_code == 1);
+  const auto uvm = nlohmann::ordered_json::parse(r.out);
+  const auto ok = nlohmann::ordered_json::parse(
+      run_preflight({"check", "--root", fixture("healthy-4gpu"), "--format", "json"}).out);
+  std::string lines;
+  std::vector<std::string> failing;
+  for (int i = 0; i < 300; ++i) {
+    auto j = i % 3 == 0 ? uvm : ok;
+    const std::string host = fmt::format("gpu{:03}", i);
+    j["host"] = host;
+    if (i % 3 == 0) {
+      failing.push_back(host);
+    }
+    lines += j.dump() + "\n";
+  }
+  const auto s = run_program({GPF_BINARY, "summarize"}, {{"COLUMNS", "80"}}, lines);
+  INFO(s.out);
+  CHECK(s.exit_code == 1);
+  for (const auto& line : lines_of(s.out)) {
+    INFO(line);
+    CHECK(utf8_columns(line) <= 80);
+  }
+  // the command as printed, from its first line to the first not continued
+  const auto from = s.out.find("  scontrol update state=drain \\\n");
+  REQUIRE(from != std::string::npos);
+  std::size_t to = from;
+  while (true) {
+    const auto nl = s.out.find('\n', to);
+    REQUIRE(nl != std::string::npos);
+    to = nl + 1;
+    if (s.out[nl - 1] != '\\') {
+      break;
+    }
+  }
+  const std::string command = s.out.substr(from, to - from);
+  CHECK(std::count(command.begin(), command.end(), '\n') > 4); // it did take several lines
+  // bash runs it as one command whose arguments are the reason and the whole hostlist
+  const auto ran = run_program(
+      {"bash", "-c", "scontrol() { printf '%s\\n' \"$@\"; }\n" + command + "echo done\n"});
+  CHECK(ran.out == "update\nstate=drain\nreason=gpu-preflight: devnode.nvidia-uvm-missing\n"
+                   "nodename=" +
+                       gpf::hostlist(failing) + "\ndone\n");
+  // and a finding's list stays short: its nodes are named in full in the group above
+  CHECK_THAT(s.out, Catch::Contains("    and more (--format json names every node)\n"));
 }

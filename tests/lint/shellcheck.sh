@@ -8,7 +8,7 @@ if ! command -v shellcheck >/dev/null; then
   echo "SKIP: shellcheck is not installed (apt-get install shellcheck)"
   exit 77
 fi
-mapfile -t scripts < <(find contrib tests/slurm tests/prometheus tests/schema tests/package tests/lint tests/real tests/completion tests/docs tests/kubernetes -name '*.sh' | sort;
+mapfile -t scripts < <(find contrib tests/fleet tests/slurm tests/prometheus tests/schema tests/package tests/lint tests/real tests/completion tests/docs tests/kubernetes -name '*.sh' | sort;
                        echo bench/fleet.sh; echo scripts/fleet-example.sh; echo scripts/gen-manpage.sh; echo scripts/check-format.sh)
 [ ${#scripts[@]} -ge 8 ] || { echo "FAIL: only ${#scripts[@]} scripts found: ${scripts[*]}" >&2; exit 1; }
 shellcheck -x "${scripts[@]}"

@@ -90,8 +90,9 @@ TEST_CASE("security: a future-dated passing report does not supersede a node's r
   CHECK_FALSE(node(s, "node-08")->at("stale").get<bool>());
   const auto text = run_program({GPF_BINARY, "summarize", "--max-age", "24h"}, {}, alone);
   CHECK_THAT(text.out, Catch::Contains("(1 dated in the future)") &&
-                           Catch::Contains("FUTURE  1 node-07 (checked_at ") &&
-                           Catch::Contains("node-07 (checked_at in the future)"));
+                           Catch::Contains("FUTURE 1: node-07 (checked_at ") &&
+                           Catch::Contains("STALE (older than --max-age): 1 node, 1 dated in the "
+                                           "future\n"));
 }
 
 TEST_CASE("security: summarize bounds its diagnostics: a count, then N more") {
@@ -174,4 +175,35 @@ TEST_CASE("security: escape sequences from reports, paths and commands reach no 
   REQUIRE(snap.exit_code == 0);
   CHECK(snap.out.find('\x1b') == std::string::npos);
   CHECK(snap.out.find("snap\\x1b[31m") != std::string::npos);
+}
+
+TEST_CASE("security: summarize --format html escapes every string from a report") {
+  // a host, a finding id, bus ids and a remedy written as markup
+  json forged = report_of("excluded-gpu", "<script>alert(1)</script>", std::time(nullptr) - 60);
+  REQUIRE(!forged.at("findings").empty());
+  for (auto& f : forged["findings"]) {
+    f["id"] = "x\"><img src=y onerror=alert(2)>";
+    f["remedy"] = "</td></tr></table><iframe src=//evil>";
+    f["gpu"] = "0000:3a:00.0' onmouseover='alert(3)";
+  }
+  forged["primary_cause"] = {{"id", "x\"><img src=y onerror=alert(2)>"},
+                             {"gpu", "0000:3a:00.0' onmouseover='alert(3)"}};
+  forged["gpus"][0]["bus_id"] = "&amp;\x1b[2J";
+  const auto r =
+      run_program({GPF_BINARY, "summarize", "--format", "html"}, {}, forged.dump() + "\n");
+  CHECK(r.exit_code == 0); // warn, as the report says
+  INFO(r.out);
+  for (const char* markup : {"<script", "<img", "<iframe", "onmouseover='", "=alert(2)>"}) {
+    INFO(markup);
+    CHECK(r.out.find(markup) == std::string::npos);
+  }
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(r.out.find("x&quot;&gt;&lt;img src=y onerror=alert(2)&gt;") != std::string::npos);
+  CHECK(r.out.find("&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;iframe") != std::string::npos);
+  CHECK(r.out.find("onmouseover=&#39;alert(3)") != std::string::npos);
+  CHECK(r.out.find("&amp;amp;\\x1b[2J") != std::string::npos);
+  // the page still stands: one document, every table closed
+  CHECK(std::count(r.out.begin(), r.out.end(), '<') > 10);
+  CHECK(r.out.find("</html>\n") == r.out.size() - 8);
 }

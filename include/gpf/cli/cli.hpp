@@ -4,6 +4,7 @@
 // exec adds the launched command's own status, and 127/126 when it cannot be started.
 #include "gpf/util/result.hpp"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ inline constexpr int k_exit_not_ready = 1;
 inline constexpr int k_exit_error = 2;
 inline constexpr int k_exit_cannot_execute = 126;
 inline constexpr int k_exit_not_found = 127;
+
+// The width text output wraps to: COLUMNS when it holds a sensible number, else the terminal's
+// on fd (TIOCGWINSZ), else 80.
+std::size_t text_width(int fd);
 
 // Runs gpu-preflight with argv (argv[0] included); writes to stdout/stderr; returns the exit code.
 int run_cli(int argc, char** argv);

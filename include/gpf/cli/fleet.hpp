@@ -13,7 +13,7 @@ namespace gpf {
 
 struct SummarizeOptions {
   std::vector<std::string> paths; // files, directories, "-" (stdin); none: stdin
-  std::string format = "text";    // text | json
+  std::string format = "text";    // text | json | html
   std::string max_age;            // "24h", "30m", "2d", "3600" (seconds); "" = no limit
 };
 
