@@ -105,6 +105,14 @@ std::string render_prometheus(const Report& r) {
   for (const auto& [key, count] : findings) {
     e.sample({{"id", key[0]}, {"severity", key[1]}, {"gpu", key[2]}}, count);
   }
+  // The one finding that explains the verdict (the JSON report's primary_cause): an alert or a
+  // dashboard names it without reading every finding series. Absent on a ready node without one.
+  if (const Finding* primary = a.primary_cause()) {
+    e.family(
+        "gpu_preflight_primary_cause",
+        "The finding that explains the verdict: its rule id and GPU bus id (empty: the node).");
+    e.sample({{"id", primary->id}, {"gpu", primary->gpu.value_or("")}}, 1);
+  }
   bool any_startup = false;
   for (const auto& d : facts.cuda.devices) {
     any_startup = any_startup || d.startup_ms.has_value();

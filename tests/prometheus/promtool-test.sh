@@ -50,6 +50,13 @@ grep -E '^gpu_preflight_finding\{id="gpu.excluded",severity="fail",gpu="0000:[0-
   fail "excluded-gpu: no gpu.excluded finding series"
 grep -q '^gpu_preflight_verdict{verdict="warn"} 1$' "$tmp/ex.prom" || fail "excluded-gpu: verdict"
 grep -q '^gpu_preflight_gpus{state="usable"} 3$' "$tmp/ex.prom" || fail "excluded-gpu: usable GPUs"
+# the primary cause: one series naming the finding that explains the verdict, none on a clean pass
+grep -Eq '^gpu_preflight_primary_cause\{id="gpu.excluded",gpu="0000:[0-9a-f:.]+"\} 1$' "$tmp/ex.prom" ||
+  fail "excluded-gpu: no primary cause series"
+[ "$(grep -c '^gpu_preflight_primary_cause' "$tmp/ex.prom")" -eq 1 ] || fail "excluded-gpu: more than one primary cause"
+grep -q '^gpu_preflight_primary_cause{id="devnode.nvidia-uvm-missing",gpu=""} 1$' "$tmp/missing-uvm.prom" ||
+  fail "missing-uvm: the primary cause is not devnode.nvidia-uvm-missing"
+! grep -q '^gpu_preflight_primary_cause' "$tmp/healthy-4gpu.prom" || fail "healthy-4gpu: a primary cause on a pass"
 
 timeout 30 "$promtool" check rules "$src/contrib/prometheus/gpu-preflight-alerts.yml" ||
   fail "promtool check rules"
