@@ -74,14 +74,19 @@ struct FigureInfo {
   const char* what;   // the text's words
   const char* unit;
   bool fixed; // one decimal always (milliseconds); else as few as needed (a median of 35.5 C)
+  // The least distance from the median that matters to a job, whatever the fleet's spread: a
+  // fraction of the median and an amount in the unit (the larger counts). Identical nodes differ
+  // by a few per cent in start-up and bandwidth from run to run; that is no outlier.
+  double min_fraction;
+  double min_amount;
 };
 constexpr std::array<FigureInfo, 6> k_figures{{
-    {"cuda_startup_ms", "CUDA start-up", "ms", true},
-    {"pcie_link_width", "PCIe link width", "lanes", false},
-    {"gpu_temperature_c", "GPU temperature", "C", false},
-    {"h2d_gbps", "host-to-device bandwidth", "GB/s", true},
-    {"d2h_gbps", "device-to-host bandwidth", "GB/s", true},
-    {"peer_gbps", "peer copy bandwidth", "GB/s", true},
+    {"cuda_startup_ms", "CUDA start-up", "ms", true, 0.2, 0},
+    {"pcie_link_width", "PCIe link width", "lanes", false, 0, 0.5},
+    {"gpu_temperature_c", "GPU temperature", "C", false, 0, 5},
+    {"h2d_gbps", "host-to-device bandwidth", "GB/s", true, 0.1, 0},
+    {"d2h_gbps", "device-to-host bandwidth", "GB/s", true, 0.1, 0},
+    {"peer_gbps", "peer copy bandwidth", "GB/s", true, 0.1, 0},
 }};
 static_assert(static_cast<std::size_t>(Figure::peer_bandwidth) + 1 == k_figures.size());
 
@@ -718,8 +723,8 @@ std::vector<std::pair<std::string, Fleet::FindingGroup>> Fleet::finding_groups()
 
 // A node stands out when one of its figures is more than 3 scaled median absolute deviations from
 // the median of the nodes with the same GPU model and driver version (at least 3 such nodes with
-// that figure). The spread is at least 1% of the median, so that identical replays do not make
-// every difference an outlier.
+// that figure), and at least the figure's least distance that matters (FigureInfo). The spread is
+// at least 1% of the median, so that identical replays do not make every difference an outlier.
 std::vector<Fleet::Outlier> Fleet::outliers() const {
   std::vector<Outlier> out;
   for (std::size_t f = 0; f < k_figures.size(); ++f) {
@@ -748,8 +753,11 @@ void Fleet::add_outliers(Figure figure, std::vector<Outlier>& out) const {
       values.push_back(value(*n)->value);
     }
     const RobustSpread r = robust_spread(values, 0.01);
+    const double least =
+        std::max(info(figure).min_fraction * std::abs(r.median), info(figure).min_amount);
     for (const auto* n : nodes) {
-      if (std::abs(r.deviations(value(*n)->value)) > k_outlier_mads) {
+      const double v = value(*n)->value;
+      if (std::abs(r.deviations(v)) > k_outlier_mads && std::abs(v - r.median) >= least) {
         out.push_back(
             {n, figure, r.median, r.mad, nodes.size(), group_key.first, group_key.second});
       }

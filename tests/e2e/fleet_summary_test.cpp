@@ -294,6 +294,20 @@ TEST_CASE("summarize: a link trained narrower or a GPU hotter than on identical 
         std::string::npos);
 }
 
+// #30: identical nodes whose CUDA start-up differs by 1.8 ms had one called an outlier (the
+// spread's floor is 1% of the median); a difference stands out only from 20% of the median on.
+TEST_CASE("summarize: a start-up a few ms from the median is no outlier; twice the median is") {
+  FleetDir d;
+  for (int i = 1; i <= 8; ++i) {
+    const std::string host = fmt_node(i);
+    d.report(d.snapshot("cuda-4gpu", host, i == 7 ? 46.8 : i == 8 ? 100.0 : 45.0), host + ".json");
+  }
+  const json s = summarize_json({d.reports().string()}, 0);
+  REQUIRE(s.at("outliers").size() == 1);
+  CHECK(s.at("outliers").at(0).at("node") == "node-08");
+  CHECK(s.at("outliers").at(0).at("metric") == "cuda_startup_ms");
+}
+
 TEST_CASE("summarize: exit 0 when every node is ready, JSON lines on stdin, and --max-age") {
   const auto& f = fleet();
   // three ready nodes as JSON lines on stdin (the output of srun ... --format json | jq -c)
