@@ -28,7 +28,7 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
     return status.skip(
         facts.kernel.flavour == KernelFlavour::wsl2 && host.exists("dev/dxg")
             ? "WSL2: the driver lives in Windows; /proc/driver/nvidia does not exist by design"
-            : "proc/driver/nvidia does not exist (NVIDIA driver not loaded)");
+            : "NVIDIA driver not loaded: /proc/driver/nvidia does not exist");
   }
 
   const std::string version_path = std::string(k_proc_dir) + "/version";

@@ -7,7 +7,7 @@ namespace gpf {
 ProbeStatus probe_kernel(const Host& host, const ProbeOptions&, Facts& facts) {
   ProbeStatus status;
   if (!host.is_live() && host.absent("proc/sys/kernel/osrelease")) {
-    return status.skip("the snapshot records no kernel release (proc/sys/kernel/osrelease)");
+    return status.skip("the snapshot records no kernel release (/proc/sys/kernel/osrelease)");
   }
   auto release = host.kernel_release();
   if (!release) {

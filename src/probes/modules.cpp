@@ -8,12 +8,14 @@ ProbeStatus probe_modules(const Host& host, const ProbeOptions&, Facts& facts) {
   ProbeStatus status;
   // Absent is not unreadable: gVisor and some containers have no /proc/modules at all.
   if (host.absent("proc/modules")) {
-    return status.skip("this host has no /proc/modules (gVisor and some sandboxes): the module "
-                       "checks do not apply");
+    return status.skip(host.is_live() ? "this host has no /proc/modules (gVisor and some "
+                                        "sandboxes): the module checks do not apply"
+                                      : "the snapshot has no /proc/modules: the module checks do "
+                                        "not apply");
   }
   auto content = host.read_file("proc/modules");
   if (!content) {
-    return status.fail("proc/modules: " + content.error().message);
+    return status.fail("could not read /proc/modules: " + content.error().message);
   }
   facts.modules = parse_modules(content->data);
   return status;

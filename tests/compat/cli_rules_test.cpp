@@ -205,7 +205,7 @@ TEST_CASE("e2e: a site rule requiring eight active InfiniBand ports at 400 Gb/s"
   r = run_preflight({"--root", fixture("pcie-link-absent"), "--no-cuda", "--rules",
                      site.path.string(), "--format", "json"});
   REQUIRE(r.exit_code == 1);
-  CHECK(r.out.find("sys/class/infiniband does not exist") != std::string::npos);
+  CHECK(r.out.find("/sys/class/infiniband does not exist") != std::string::npos);
   // an unknown rate in the fact's name is refused
   const TempFile bad(
       R"({"rules": [{"id": "site.ib", "severity": "fail", "check": {"fact": "ib.ports.active_at.fast", "min": 8}, "remedy": "x"}]})");

@@ -114,7 +114,7 @@ TEST_CASE("the text says what was not checked, after the findings, and a live pr
   const auto lines = plain.out.substr(skipped, plain.out.find("\nGPUs") - skipped);
   CHECK(has(lines,
             "\nnot checked: kernel log (the snapshot has no kernel log); InfiniBand/RoCE ports "
-            "(sys/class/infiniband does not exist); CUDA start-up (--no-cuda)"));
+            "(/sys/class/infiniband does not exist); CUDA start-up (--no-cuda)"));
   CHECK(has(lines, "GPU health (NVML) (the snapshot has no nvml.json"));
 
   const auto replayed = wide_text({"--root", fixture("cuda-replay-gpu-hung")});

@@ -43,9 +43,8 @@ ProbeStatus probe_kernel_log(const Host& host, const ProbeOptions& options, Fact
   const std::unique_ptr<ByteStream> stream = std::move(opened).value();
   if (!stream) {
     record_sources();
-    return status.skip(
-        "the snapshot has no kernel log (no dmesg.txt, systemd journal or "
-        "var/log/kern.log, messages, syslog; pass --dmesg FILE to check a saved one)");
+    return status.skip("the snapshot has no kernel log (no dmesg.txt, systemd journal or /var/log/"
+                       "kern.log, messages, syslog; pass --dmesg FILE to check a saved one)");
   }
   KernelLogScanner scanner;
   std::string read_error;

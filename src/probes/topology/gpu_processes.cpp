@@ -47,7 +47,7 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
   ProbeStatus status;
   GpuProcessFacts& out = facts.topology.gpu_processes;
   if (!host.is_directory("proc")) {
-    return status.skip("proc does not exist");
+    return status.skip("/proc does not exist");
   }
   auto pids = host.list_dir("proc");
   if (!pids) {

@@ -103,7 +103,7 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
   ProbeStatus status;
   PcieFacts& pcie = facts.topology.pcie;
   if (!host.is_directory(k_pci_devices)) {
-    return status.skip(std::string(k_pci_devices) + " does not exist");
+    return status.skip(fmt::format("/{} does not exist", k_pci_devices));
   }
   auto names = host.list_dir(k_pci_devices);
   if (!names) {
@@ -137,7 +137,7 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
     path.bus_id = gpu.bus_id;
     const auto it = dirs.find(gpu.bus_id);
     if (it == dirs.end()) {
-      path.error = fmt::format("{}/{} does not exist", k_pci_devices, gpu.bus_id);
+      path.error = fmt::format("/{}/{} does not exist", k_pci_devices, gpu.bus_id);
       problems.push_back(path.error);
       pcie.gpus.push_back(std::move(path));
       continue;

@@ -100,7 +100,7 @@ ProbeStatus probe_rdma(const Host& host, const ProbeOptions&, Facts& facts) {
   }
   if (host.absent(k_class)) {
     return module_error.empty()
-               ? status.skip(std::string(k_class) + " does not exist (no RDMA driver loaded)")
+               ? status.skip(fmt::format("/{} does not exist (no RDMA driver loaded)", k_class))
                : status;
   }
   auto names = host.list_dir(k_class);

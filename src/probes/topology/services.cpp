@@ -40,7 +40,7 @@ ProbeStatus probe_services(const Host& host, const ProbeOptions&, Facts& facts) 
     }
   }
   if (!host.is_directory("proc")) {
-    return status.skip("proc does not exist");
+    return status.skip("/proc does not exist");
   }
   auto pids = host.list_dir("proc");
   if (!pids) {

@@ -20,7 +20,7 @@ ProbeStatus probe_shm(const Host& host, const ProbeOptions&, Facts& facts) {
   if (!space) {
     status.fail(std::string(k_shm) + ": " + space.error().message);
   } else if (!space->recorded) {
-    status.skip("the snapshot records no size for dev/shm (statvfs.json)");
+    status.skip("the snapshot records no size for /dev/shm (statvfs.json)");
   } else if (!space->exists) {
     shm.exists = false;
   } else {
