@@ -949,6 +949,10 @@ std::span<const Rule> cuda_rules() {
            "module-only installation), or a container was started without the NVIDIA runtime. "
            "Confirm by hand: `ldconfig -p | grep libcuda.so.1`. A host-level failure: no GPU is "
            "recommended (info on a host with no NVIDIA driver at all).",
+       .evidence =
+           "dlopen of libcuda.so.1 (or --libcuda PATH) in the CUDA probe's child and its "
+           "dlerror text; whether the NVIDIA driver is there (proc/driver/nvidia, or WSL2's "
+           "/dev/dxg).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::load) {
@@ -982,6 +986,9 @@ std::span<const Rule> cuda_rules() {
            "LD_LIBRARY_PATH or in the loader's configuration, a job loads the stub and sees no "
            "GPU. Confirm by hand: `ldconfig -p | grep libcuda` and `echo \"$LD_LIBRARY_PATH\" | "
            "tr : '\\n' | grep stubs`. A host-level failure: no GPU is recommended.",
+       .evidence = "The CUresult of the enumeration child's first failed step (cuInit: "
+                   "CUDA_ERROR_STUB_LIBRARY, 34) or a loaded libcuda whose file (dlinfo "
+                   "RTLD_DI_LINKMAP) lies under /stubs/; LD_LIBRARY_PATH of the job environment.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          const bool stub_path = contains(cuda.library_path, "/stubs/");
@@ -1013,6 +1020,12 @@ std::span<const Rule> cuda_rules() {
            "hand: compare `cat /proc/driver/nvidia/version` with the version in the name of the "
            "file libcuda.so.1 points to (`ls -l /usr/lib/x86_64-linux-gnu/libcuda.so.1`). A "
            "host-level failure: no GPU is recommended.",
+       .evidence =
+           "The CUresult of the enumeration child's first failed step (cuInit: "
+           "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803, or "
+           "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804), the libcuda file loaded, "
+           "cuDriverGetVersion, and the kernel module's version (proc/driver/nvidia/version, "
+           "else sys/module/nvidia/version).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::mismatch) {
@@ -1049,6 +1062,10 @@ std::span<const Rule> cuda_rules() {
            "name), and frameworks would fail on it the same way. Confirm by hand: `nm -D "
            "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep -w cuInit`, and the version in the "
            "library's file name. A host-level failure: no GPU is recommended.",
+       .evidence =
+           "dlsym in the loaded libcuda of each entry point the probe requires (the required "
+           "rows of src/probes/cuda/driver_api.cpp: cuInit, device enumeration, primary "
+           "contexts, memory allocation and copies).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_symbols.empty()) {
@@ -1074,6 +1091,10 @@ std::span<const Rule> cuda_rules() {
            "/usr/lib/x86_64-linux-gnu/libcuda.so.1 | grep cuDeviceGetUuid`. Info: this finding "
            "changes neither the verdict nor the recommendation; a skipped multi-GPU test is "
            "judged by the rules that need it.",
+       .evidence = "dlsym in the loaded libcuda of each optional entry point (the optional rows of "
+                   "src/probes/cuda/driver_api.cpp: cuDriverGetVersion, cuDeviceGetUuid(_v2), "
+                   "cuDeviceGetAttribute, peer access and copies, pinned memory, events, "
+                   "cuGetErrorName).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
@@ -1108,6 +1129,13 @@ std::span<const Rule> cuda_rules() {
            "that GPU and the remedy takes it out at the driver level. Confirm by hand: `python3 -c "
            "'import torch; print(torch.cuda.device_count())'` and `dmesg | tail -50`. A "
            "host-level failure: no GPU is recommended.",
+       .evidence =
+           "The enumeration child's first failed step (cuInit, cuDeviceGetCount, or a device's "
+           "cuDeviceGet / cuDeviceGetPCIBusId) with its CUresult, cuGetErrorName and "
+           "cuGetErrorString, or how the child died; the libcuda file loaded. The current "
+           "boot's `RmInitAdapter failed!` / `rm_init_adapter failed` kernel-log lines since "
+           "the last driver load, against the GPUs in proc/driver/nvidia/gpus/, name a GPU "
+           "that can fail cuInit for all.",
        .check = init_failed_hits},
       {.id = "cuda.init-hung",
        .stage = Stage::host,
@@ -1125,6 +1153,10 @@ std::span<const Rule> cuda_rules() {
            "initialising every GPU without nvidia-persistenced. Confirm by hand: `timeout 60 "
            "nvidia-smi` (a hang confirms it) and `dmesg | grep -i -e xid -e nvrm`. A host-level "
            "failure: no GPU is recommended.",
+       .evidence =
+           "The enumeration child's step that had not finished (dlopen, cuInit, "
+           "cuDeviceGetCount, a device query) when --cuda-timeout killed it, and the libcuda "
+           "file loaded.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::hung) {
@@ -1153,6 +1185,13 @@ std::span<const Rule> cuda_rules() {
            "hand, with the GPU's index: `CUDA_VISIBLE_DEVICES=3 python3 -c 'import torch; "
            "torch.zeros(1, device=\"cuda\")'` and `nvidia-smi -q -i 3`. The GPU is left out of "
            "the recommendation.",
+       .evidence =
+           "The steps of each GPU's own CUDA child (CUDA_VISIBLE_DEVICES=<its UUID or index>): "
+           "dlopen, cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain, cuMemAlloc, cuMemsetD8 and "
+           "a cuMemcpyHtoD/cuMemcpyDtoH round trip checked byte for byte, the timed copies "
+           "when asked for, then cuMemFree and cuDevicePrimaryCtxRelease; the first failed "
+           "step's CUresult. CUDA_ERROR_OUT_OF_MEMORY counts only when no process holds the "
+           "GPU's /dev/nvidiaN (proc/<pid>/fd) and NVML lists none on it.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1229,6 +1268,11 @@ std::span<const Rule> cuda_rules() {
            "error; sometimes a process holds it. Confirm by hand, with the GPU's index: "
            "`timeout 60 nvidia-smi -q -i 3` and `dmesg | grep -i xid`. The GPU is left out of "
            "the recommendation.",
+       .evidence =
+           "The step each GPU's own CUDA child had begun and not finished (dlopen, cuInit, "
+           "cuDeviceGet, cuDevicePrimaryCtxRetain, cuMemAlloc, cuMemsetD8, the copy round "
+           "trip, the timed copies, release) when its deadline within --cuda-timeout killed "
+           "it.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1259,6 +1303,9 @@ std::span<const Rule> cuda_rules() {
            "slowest rank sets everyone's pace, and long start-ups trip launcher timeouts. "
            "Confirm by hand: `systemctl status nvidia-persistenced` and `lspci -vv -d 10de: | "
            "grep LnkSta`. Warn: the GPU stays in the recommendation.",
+       .evidence =
+           "Each usable GPU's cuInit + primary_context (cuDevicePrimaryCtxRetain) time in its "
+           "own CUDA child, against the median of the other usable GPUs' times.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<const CudaDevice*> measured;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1306,6 +1353,9 @@ std::span<const Rule> cuda_rules() {
            "failed after the driver loaded. Confirm by hand: compare `nvidia-smi -L` with "
            "`python3 -c 'import torch; print(torch.cuda.device_count())'`. The GPU is left out "
            "of the recommendation.",
+       .evidence = "The GPUs in proc/driver/nvidia/gpus/ not marked `GPU Excluded: Yes` in their "
+                   "information file, against the PCI bus ids CUDA's enumeration child got without "
+                   "CUDA_VISIBLE_DEVICES (cuDeviceGetCount, cuDeviceGet, cuDeviceGetPCIBusId).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -1340,6 +1390,10 @@ std::span<const Rule> cuda_rules() {
            "at an inconsistent driver state; on a snapshot, at an incomplete capture. Confirm "
            "by hand: `nvidia-smi -L` against `ls /proc/driver/nvidia/gpus`. Warn: --strict "
            "makes the check not ready.",
+       .evidence =
+           "The PCI bus id of each device of CUDA's enumeration child (cuDeviceGetPCIBusId) "
+           "against the GPU directories of proc/driver/nvidia/gpus/; judged only with the "
+           "driver loaded and not on WSL2.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -1421,6 +1475,12 @@ std::span<const Rule> cuda_rules() {
            "copies from pinned memory and the peer copies between GPU pairs, in GB/s. A GPU in "
            "a class of fewer than three (by model and PCIe capability) is reported here and not "
            "judged; a GPU another process holds is not measured and is listed as not checked.",
+       .evidence =
+           "The timed copies (CUDA events, the best of the repeats): each GPU's own child "
+           "copies between pinned host memory (cuMemAllocHost) and the GPU (cuMemcpyHtoDAsync, "
+           "cuMemcpyDtoHAsync), the multi-GPU child between each ordered pair "
+           "(cuMemcpyPeerAsync); a GPU's class is its model (cuDeviceGetName) and PCIe link "
+           "capability (sys/bus/pci/devices/*/max_link_width and max_link_speed, else NVML).",
        .check = bandwidth_figures},
       {.id = "cuda.multi-gpu-failed",
        .stage = Stage::host,
@@ -1438,6 +1498,14 @@ std::span<const Rule> cuda_rules() {
            "platforms. Confirm by hand: `nvidia-smi topo -m`, `nvidia-smi topo -p2p r`, and "
            "NCCL's `all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one "
            "GPU; NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
+       .evidence =
+           "The multi-GPU child over the GPUs that passed their own child and that "
+           "CUDA_VISIBLE_DEVICES admits: cuDevicePrimaryCtxRetain and cuMemAlloc on each, then "
+           "per ordered pair cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuMemcpyPeer and a "
+           "read-back, each failure with its CUresult. For the failed pairs, the ACS control "
+           "of the bridges between them (their config space under sys/bus/pci/devices) and, "
+           "outside a VM (cpuinfo hypervisor flag), the IOMMU's DMA translation "
+           "(sys/kernel/iommu_groups/*/type, proc/cmdline).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, false);
        }},
@@ -1457,6 +1525,14 @@ std::span<const Rule> cuda_rules() {
            "than 5.5 on some platforms. Confirm by hand: `nvidia-smi topo -m` and `timeout 120 "
            "all_reduce_perf -g 2` from nccl-tests. Warn: the recommendation keeps one GPU; "
            "NCCL_P2P_DISABLE=1 is the usual workaround, at a bandwidth cost.",
+       .evidence =
+           "The multi-GPU child over the GPUs that passed their own child and that "
+           "CUDA_VISIBLE_DEVICES admits: the set-up step (cuDevicePrimaryCtxRetain, "
+           "cuMemAlloc) or peer copy (cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, "
+           "cuMemcpyPeer) that had not finished when --cuda-timeout killed it, past its own "
+           "cuInit. For those GPUs, the ACS control of the bridges between them (their config "
+           "space under sys/bus/pci/devices) and, outside a VM (cpuinfo hypervisor flag), the "
+           "IOMMU's DMA translation (sys/kernel/iommu_groups/*/type, proc/cmdline).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);
        }},

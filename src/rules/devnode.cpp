@@ -42,6 +42,9 @@ std::span<const Rule> devnode_rules() {
            "them. Confirm by hand: `ls -l /dev/nvidiactl` should show a character device, major "
            "195, minor 255. A host-level failure: the verdict is fail and no GPU is "
            "recommended.",
+       .evidence =
+           "Whether dev/nvidiactl exists (stat), judged only when proc/driver/nvidia exists "
+           "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(c, "dev/nvidiactl",
                              "every CUDA and NVML client opens it first, so CUDA cannot start");
@@ -61,6 +64,9 @@ std::span<const Rule> devnode_rules() {
            "loaded nvidia_uvm, or in a container started without it. Confirm by hand: `ls -l "
            "/dev/nvidia-uvm /dev/nvidia-uvm-tools` and `lsmod | grep nvidia_uvm`. A host-level "
            "failure: the verdict is fail and no GPU is recommended until the node exists.",
+       .evidence =
+           "Whether dev/nvidia-uvm exists (stat), judged only when proc/driver/nvidia exists "
+           "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(
              c, "dev/nvidia-uvm",
@@ -81,6 +87,9 @@ std::span<const Rule> devnode_rules() {
            "(Slurm, a service account) does not. Confirm as the job's user: `ls -l "
            "/dev/nvidia*`, `id`, and `test -r /dev/nvidiactl -a -w /dev/nvidiactl && echo ok`. "
            "A host-level failure: the verdict is fail and no GPU is recommended.",
+       .evidence = "dev/nvidiactl and dev/nvidia-uvm where they exist: their file type (stat: a "
+                   "character device) and whether this user may open them read-write (faccessat "
+                   "R_OK|W_OK with the effective ids).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& node : c.facts.devices) {

@@ -306,6 +306,9 @@ std::span<const Rule> driver_rules() {
            "/proc/driver/nvidia/params` (0 = disabled) and `cat /proc/driver/nvidia/version` "
            "(\"Open Kernel Module\"). A host-level failure: the verdict is fail and no GPU is "
            "recommended until the option is removed and the driver reloaded.",
+       .evidence = "EnableGpuFirmware in proc/driver/nvidia/params (low nibble 0: GSP firmware "
+                   "disabled) and the module's flavour in proc/driver/nvidia/version (`Open Kernel "
+                   "Module`).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour != DriverFlavour::open) {
            return {};
@@ -330,6 +333,9 @@ std::span<const Rule> driver_rules() {
            "with it) and because some features need it. Confirm by hand: `grep "
            "EnableGpuFirmware /proc/driver/nvidia/params` and `grep -r EnableGpuFirmware "
            "/etc/modprobe.d/`. Info: no effect on the verdict or the recommendation.",
+       .evidence = "EnableGpuFirmware in proc/driver/nvidia/params (low nibble 0: GSP firmware "
+                   "disabled) and the module's flavour in proc/driver/nvidia/version (not the open "
+                   "module).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour == DriverFlavour::open) {
            return {};
@@ -353,6 +359,9 @@ std::span<const Rule> driver_rules() {
            "they are shown for whoever reads the report later. Confirm by hand: `cat "
            "/proc/driver/nvidia/registry` and `grep -r NVreg /etc/modprobe.d/`. Info: no effect "
            "on the verdict or the recommendation.",
+       .evidence =
+           "proc/driver/nvidia/registry: whether it has the `Binary: \"...\"` form, and the "
+           "keys inside it.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& reg = c.facts.driver.registry;
          if (!reg || (reg->parsed && reg->binary_keys.empty())) {
@@ -384,6 +393,11 @@ std::span<const Rule> driver_rules() {
            "mismatch\". Confirm by hand: `cat /proc/driver/nvidia/version` against `modinfo -F "
            "version nvidia` and `nvidia-smi`. Fails the host (no GPU recommended); a mismatch "
            "logged before the driver was last reloaded counts as info.",
+       .evidence =
+           "The current boot's kernel-log message `NVRM: API mismatch: the client has the "
+           "version <X>, but this kernel module has the version <Y>` (575+: `the client "
+           "'<name>' (pid <N>) has the version ...`), the last `NVRM: loading` line, and the "
+           "loaded module's version (proc/driver/nvidia/version).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const DriverFacts& driver = c.facts.driver;
@@ -427,6 +441,10 @@ std::span<const Rule> driver_rules() {
            "`lspci -nnk -d 10de:` shows the \"Kernel driver in use\" of each GPU. The verdict "
            "is warn (info when logged before the last driver reload); the GPUs the driver "
            "lists are judged as usual, and --min-gpus fails the check when too few remain.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: The NVIDIA probe routine was not called "
+           "for <N> device(s).` and the last `NVRM: loading` line, which tells a message "
+           "logged before the driver was reloaded.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-not-called", true);
        }},
@@ -446,6 +464,11 @@ std::span<const Rule> driver_rules() {
            "NVRM -e 'probe of'` (the lines just before name the reason) and `lspci -nnk -d "
            "10de:`. The verdict is warn (info when logged before the last driver reload); "
            "another finding usually names the cause.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: The NVIDIA probe routine failed for <N> "
+           "device(s).` (and `nvidia: probe of <bus> failed` lines whose address could not be "
+           "read), and the last `NVRM: loading` line, which tells a message logged before the "
+           "driver was reloaded.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-failed", true);
        }},
@@ -465,6 +488,11 @@ std::span<const Rule> driver_rules() {
            "Confirm by hand: `lspci -nnk -d 10de:` and `ls /proc/driver/nvidia/gpus`. Warn "
            "(info when logged before the last driver reload); with no GPU listed nothing can be "
            "recommended and --min-gpus fails the check.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: None of the NVIDIA devices were "
+           "initialized.` (older drivers: `... graphics adapters ...`) and `NVRM: No NVIDIA "
+           "GPU found.`, and the last `NVRM: loading` line, which tells a message logged "
+           "before the driver was reloaded.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.no-gpu-initialized", true);
        }},

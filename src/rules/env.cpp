@@ -44,6 +44,11 @@ std::span<const Rule> env_rules() {
            "job sees fewer GPUs than meant, or none. Confirm by hand: `echo "
            "\"$CUDA_VISIBLE_DEVICES\"` and `nvidia-smi -L`. Warn: the recommendation keeps the "
            "GPUs before the invalid entry, and --min-gpus fails the check when too few remain.",
+       .evidence =
+           "CUDA_VISIBLE_DEVICES in the job environment, each entry (an index, a GPU UUID or "
+           "unique prefix, MIG-GPU-<uuid>/<gi>/<ci>) resolved against the GPUs in CUDA's "
+           "enumeration order with their cuDeviceGetUuid, or the driver's list with its GPU "
+           "UUID lines (proc/driver/nvidia/gpus/*/information) when CUDA did not enumerate.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& vd = c.job.visible;
          if (vd.ignored.empty()) {
@@ -67,6 +72,7 @@ std::span<const Rule> env_rules() {
            "them all). A launcher or scheduler often leaves it empty for a job that asked for "
            "no GPU. The job would run without GPUs or fail. Confirm by hand: `env | grep "
            "CUDA_VISIBLE_DEVICES`. Warn: no GPU is recommended, and --min-gpus fails the check.",
+       .evidence = "CUDA_VISIBLE_DEVICES in the job environment: set, but empty or only blanks.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto value = c.facts.env.get("CUDA_VISIBLE_DEVICES");
          if (!value || !trim(*value).empty()) {

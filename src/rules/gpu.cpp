@@ -58,6 +58,10 @@ std::span<const Rule> gpu_rules() {
            "Minor /proc/driver/nvidia/gpus/*/information` and `ls -l /dev/nvidia[0-9]*`. The "
            "GPU is left out of the recommendation (the verdict is at least warn); the check "
            "fails when fewer than --min-gpus GPUs remain.",
+       .evidence =
+           "Each GPU's Device Minor N (proc/driver/nvidia/gpus/*/information) and dev/nvidiaN: "
+           "whether it exists (stat) and whether this user may open it read-write (faccessat "
+           "R_OK|W_OK with the effective ids).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -101,6 +105,7 @@ std::span<const Rule> gpu_rules() {
            "ExcludedGpus /proc/driver/nvidia/params` and `grep -r ExcludedGpus "
            "/etc/modprobe.d/`. The GPU is left out of the recommendation (the verdict is at "
            "least warn); the check fails when fewer than --min-gpus GPUs remain.",
+       .evidence = "The `GPU Excluded:` line of each GPU's proc/driver/nvidia/gpus/*/information.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -129,6 +134,9 @@ std::span<const Rule> gpu_rules() {
            "exists but cannot be read (permissions, a damaged snapshot), the GPU cannot be "
            "judged, and a GPU that was not judged is not recommended. Confirm by hand: `cat "
            "/proc/driver/nvidia/gpus/*/information`. The GPU is left out of the recommendation.",
+       .evidence =
+           "Each GPU directory's proc/driver/nvidia/gpus/<bus>/information: whether it can be "
+           "read, and whether it has a Model or Device Minor line.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -158,6 +166,10 @@ std::span<const Rule> gpu_rules() {
            "that never come. The findings of the lost GPUs say why each was left out and are "
            "named first. Confirm by hand: `nvidia-smi -L` for the count. The verdict is fail "
            "(exit 1); `--min-gpus all` asks for every GPU the driver lists.",
+       .evidence =
+           "The GPUs the driver lists (proc/driver/nvidia/gpus/), those the GPU rules left "
+           "usable, the GPUs or MIG instances recommended for the job's CUDA_VISIBLE_DEVICES, "
+           "and --min-gpus.",
        .caused_by = "gpu-effects env.cuda-visible-devices-empty "
                     "env.cuda-visible-devices-unknown-entry env.cuda-visible-devices-mig-unknown",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -208,6 +220,13 @@ std::span<const Rule> gpu_rules() {
            "'fallen off' -e xid` and `lspci -d 10de:` (a GPU off the bus shows \"rev ff\"). The "
            "GPU is left out of the recommendation; only a reboot brings it back, and a repeat "
            "calls for the vendor.",
+       .evidence =
+           "The current boot's kernel-log lines on a GPU the driver lists: Xid 79 (`NVRM: Xid "
+           "(PCI:<bus>): 79, ...`), `NVRM: GPU <bus>: GPU has fallen off the bus` and `NVRM: "
+           "The NVIDIA GPU <bus> ... has fallen off the bus and is not responding to "
+           "commands`. The PCIe link-down, D3cold and BAR lines naming the GPU or a port above "
+           "it (its path under sys/bus/pci/devices) and the cpuinfo hypervisor flag give the "
+           "likely cause.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "gpu.fallen-off-bus", {});
          for (auto& hit : hits) {
@@ -233,6 +252,10 @@ std::span<const Rule> gpu_rules() {
            "does not see it. Confirm by hand: `lspci -vv -d 10de: | grep -e Region -e 'Memory "
            "at'` (unassigned or disabled regions) and `dmesg | grep -i bar`. The GPU is left "
            "out of the recommendation.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: This PCI I/O region assigned to your "
+           "NVIDIA device is invalid: BARn is 0M @ 0x... (PCI:<bus>)`, or a lone `BARn is 0M @ "
+           "...` line, on a GPU the driver lists.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.bar-invalid", {});
        }},
@@ -250,6 +273,12 @@ std::span<const Rule> gpu_rules() {
            "it. Confirm by hand: `dmesg | grep 'is not supported by'` and the GPU's PCI ID in "
            "`lspci -nn -d 10de:` against the supported-GPU list of the driver's README. The GPU "
            "is left out of the recommendation.",
+       .evidence =
+           "The current boot's kernel-log messages `NVRM: The NVIDIA GPU <bus> (PCI ID: "
+           "10de:<id>) installed in this system is not supported by the NVIDIA <release> "
+           "driver release` on a GPU the driver lists, and `NVRM: The NVIDIA <board> GPU "
+           "installed in this system is supported through the NVIDIA <branch> Legacy drivers`, "
+           "which names the board, not its address.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "gpu.not-supported", {});
          // "... supported through the NVIDIA 580.xx Legacy drivers" names the board, not its
@@ -286,6 +315,11 @@ std::span<const Rule> gpu_rules() {
            "by hand: `cat /proc/driver/nvidia/version` (\"Open Kernel Module\") and the model "
            "in `lspci -d 10de:`. The GPU is left out of the recommendation; on a host of only "
            "such GPUs nothing can be recommended.",
+       .evidence =
+           "The current boot's kernel-log messages `NVRM: The NVIDIA GPU <bus> (PCI ID: "
+           "10de:<id>) installed in this system is not supported by open nvidia.ko because it "
+           "does not include the required GPU System Processor (GSP)` on a GPU the driver "
+           "lists.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.not-supported-open-module", {});
        }},
@@ -303,6 +337,10 @@ std::span<const Rule> gpu_rules() {
            "at full power is the worst case. Confirm by hand: `dmesg | grep -i -e 'power cable' "
            "-e 'Xid.*: 54'` and `nvidia-smi -q -d POWER`. The GPU is left out of the "
            "recommendation; it needs hands on the machine.",
+       .evidence =
+           "The current boot's kernel-log lines on a GPU the driver lists: Xid 54 (`NVRM: Xid "
+           "(PCI:<bus>): 54, ...`) and `NVRM: GPU <bus>: GPU does not have the necessary power "
+           "cables connected`.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "gpu.power-cables", {});
        }},
@@ -321,6 +359,10 @@ std::span<const Rule> gpu_rules() {
            "Xid, which decides what happens to the GPU. Confirm by hand: `dmesg | grep -i -e "
            "'crash dump' -e xid`. Warn (info for a dump from before the last driver reload); "
            "the GPUs stay in the recommendation unless an Xid finding leaves one out.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: A GPU crash dump has been created.`, "
+           "and the last `NVRM: loading` line, which tells a dump logged before the driver was "
+           "reloaded.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "gpu.crash-dump", true);
        }},

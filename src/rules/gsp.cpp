@@ -32,6 +32,12 @@ std::span<const Rule> gsp_rules() {
            "/lib/firmware/nvidia/$(cat /sys/module/nvidia/version)/` and `dmesg | grep -i gsp`. "
            "The GPU is left out of the recommendation (warn when the log names no GPU; info "
            "before the last driver reload).",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: RmInitAdapter: Cannot initialize GSP "
+           "firmware RM`, `GSP-RM proxy boot command failed`, `RmFetchGspRmImages: No firmware "
+           "image found`, and the firmware loader's `nvidia <bus>: Direct firmware load for "
+           "nvidia/<version>/gsp_*.bin failed with error -N` (gsp_log_*.bin is optional); the "
+           "last `NVRM: loading` line.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "gsp.firmware-load-failed", {Effect::gpu_unusable, true});
          for (auto& hit : host_events_rule(c, "gsp.firmware-load-failed", true)) {

@@ -56,6 +56,11 @@ std::span<const Rule> log_rules() {
            "The job will see fewer GPUs than the machine has. Confirm by hand: compare `lspci "
            "-d 10de:` with `nvidia-smi -L`. Warn: the recommendation covers the GPUs the driver "
            "lists, and --min-gpus fails the check when too few remain.",
+       .evidence =
+           "The current boot's kernel-log events that name a PCI bus id absent from "
+           "proc/driver/nvidia/gpus/, such as Xids (not application or informational ones) and "
+           "RmInitAdapter failures, with the PCIe link-down, D3cold and BAR lines that explain "
+           "them and the cpuinfo hypervisor flag.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {
@@ -156,6 +161,10 @@ std::span<const Rule> log_rules() {
            "journal, or a saved log). A reboot resets the GPUs, so these no longer describe "
            "their state; they are listed, not judged. Confirm by hand: `journalctl -k -b -1 | "
            "grep -i xid`. Info: no effect on the verdict or the recommendation.",
+       .evidence =
+           "The NVIDIA events of the kernel log before the current boot's start, and the line "
+           "that starts it (the last `Linux version` line, a journal `-- Boot <id> --` or `-- "
+           "Reboot --` marker, or a timestamp that went back).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          if (log.earlier_boot_events.empty()) {
@@ -193,6 +202,9 @@ std::span<const Rule> log_rules() {
            "past the length cap); they were repaired or cut and the rest was scanned. An event "
            "inside a damaged line may be missed. Confirm by hand: `dmesg > /tmp/kernel.log && "
            "file /tmp/kernel.log`. Info: no effect on the verdict or the recommendation.",
+       .evidence =
+           "The kernel log as the scanner read it: lines longer than 64 KiB (cut), NUL bytes, "
+           "and occurrences past the cap on distinct events (only counted).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          std::vector<std::string> what;

@@ -19,6 +19,7 @@ std::span<const Rule> module_rules() {
            "nouveau` and `lspci -nnk -d 10de:` (\"Kernel driver in use: nouveau\"). A "
            "host-level failure: the verdict is fail, no GPU is recommended, and it is named as "
            "the cause of driver.not-loaded.",
+       .evidence = "The module names in proc/modules (a `nouveau` line).",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!c.facts.modules.has("nouveau")) {
            return {};

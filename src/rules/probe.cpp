@@ -20,6 +20,9 @@ std::span<const Rule> probe_rules() {
            "read the path in the evidence as the same user (`cat PATH`); some inputs, such as "
            "the kernel log on hardened kernels, need root. Warn: --strict makes the check not "
            "ready.",
+       .evidence =
+           "The status each probe recorded, kernel-log aside (log.not-readable judges it): the "
+           "input it could not read with the OS error, or could not make sense of.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& p : c.facts.probes) {

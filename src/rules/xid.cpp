@@ -84,6 +84,14 @@ std::span<const Rule> xid_rules() {
            "nvmlEccCounterType_t, https://docs.nvidia.com/deploy/nvml-api/"
            "group__nvmlDeviceEnumvs.html) and the CUDA probe passed on that GPU, it is kept "
            "with a warning naming both.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
+           "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
+           "with a GPU reset, or whose line says Fatal where the catalog leaves it to the line "
+           "or does not list the Xid; the last `NVRM: loading` line and the GPU's later Xid "
+           "154 lines, which settle earlier ones. The GPU's state now weighs an old one: "
+           "NVML's recovery action, pending row remaps and page retirements, volatile "
+           "uncorrectable ECC count and persistence mode, and the CUDA probe's result on it.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reset-required",
                                 {Effect::gpu_unusable, true, true, nullptr, true});
@@ -103,6 +111,11 @@ std::span<const Rule> xid_rules() {
            "GPU reset recovers it, and jobs placed on it fail. Confirm by hand: `dmesg | grep "
            "-i xid`. The GPU is left out of the recommendation; a later Xid 154 that settles it "
            "makes this info.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
+           "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
+           "with a node reboot or VM restart; the GPU's later Xid 154 lines, which settle "
+           "earlier ones.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reboot-required", {Effect::gpu_unusable, false, true});
        }},
@@ -123,6 +136,11 @@ std::span<const Rule> xid_rules() {
            "/proc/driver/nvidia/version` (on vGPU, compare with the host's vGPU manager). The "
            "GPU is left out of the recommendation; before the last driver reload, or settled by "
            "a later Xid 154, it counts as info.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
+           "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
+           "with a driver or firmware update; the last `NVRM: loading` line and the GPU's "
+           "later Xid 154 lines, which settle earlier ones.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.update-required", {Effect::gpu_unusable, true, true});
        }},
@@ -144,6 +162,12 @@ std::span<const Rule> xid_rules() {
            "fleet is routine; repeats on the same GPU predict a failure. Confirm by hand: "
            "`dmesg | grep -i xid` and `nvidia-smi -q -d ECC,ROW_REMAPPER`. Warn: the GPU stays "
            "in the recommendation, and --strict makes the check not ready.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
+           "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) classes as "
+           "a warning, or whose line does not say Fatal where the catalog leaves it to the "
+           "line; the last `NVRM: loading` line and the GPU's later Xid 154 lines, which "
+           "settle earlier ones.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.warning", {Effect::none, true, true});
        }},
@@ -163,6 +187,10 @@ std::span<const Rule> xid_rules() {
            "is listed so that the previous job's crash is not taken for a hardware fault. "
            "Confirm by hand: `dmesg | grep -i xid` shows the pid and name of the program with "
            "the Xid. Info: no effect on the verdict or the recommendation.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
+           "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) attributes "
+           "to an application.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.application", {Effect::none});
        }},
@@ -179,6 +207,10 @@ std::span<const Rule> xid_rules() {
            "retirement and power-smoothing events). Nothing needs to be done for a job. Confirm "
            "by hand: `dmesg | grep -i xid`. Info: no effect on the verdict or the "
            "recommendation.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
+           "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) classes as "
+           "informational.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.informational", {Effect::none});
        }},
@@ -199,6 +231,11 @@ std::span<const Rule> xid_rules() {
            "/proc/driver/nvidia/version`, and its text in `dmesg | grep -i xid`. Warn: the GPU "
            "stays in the recommendation and --strict makes the check not ready; before the last "
            "driver reload, or settled by a later Xid 154, it counts as info.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
+           "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) does not "
+           "list and whose line does not say Fatal; the last `NVRM: loading` line and the "
+           "GPU's later Xid 154 lines, which settle earlier ones.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.unknown", {Effect::none, true, true});
        }},
@@ -218,6 +255,12 @@ std::span<const Rule> xid_rules() {
            "earlier Xids. Confirm by hand: `dmesg | grep -i 'Xid.*154'`. What it does follows "
            "the action: none is info, a drain is a warning, a reset or a reboot leaves the GPU "
            "out of the recommendation.",
+       .evidence =
+           "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): 154, ... GPU recovery "
+           "action changed from 0x<a> (<name>) to 0x<b> (<name>)` on a GPU the driver lists: "
+           "the latest since the last `NVRM: loading` line, its action looked up in the "
+           "recovery-action table (src/knowledge/kernel_log_tables.cpp), and any Xid 154 line "
+           "that names no action.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {

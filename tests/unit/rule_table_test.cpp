@@ -63,7 +63,8 @@ bool source_ok(std::string_view source) {
   return !path.empty() && std::filesystem::exists(std::filesystem::path(GPF_SOURCE_DIR) / path);
 }
 
-TEST_CASE("every built-in row is whole: a well-formed unique id, title, check, remedy, source") {
+TEST_CASE("every built-in row is whole: a well-formed unique id, title, check, remedy, source, "
+          "evidence") {
   const auto files = rules_sources();
   // lower-case dotted: a prefix naming a rules file, then dash-separated words or numbers
   const std::regex well_formed("[a-z0-9]+(\\.[a-z0-9]+(-[a-z0-9]+)*)+");
@@ -79,6 +80,8 @@ TEST_CASE("every built-in row is whole: a well-formed unique id, title, check, r
     CHECK_FALSE(rule.remedy.empty());
     CHECK_FALSE(rule.source.empty());
     CHECK(source_ok(rule.source));
+    // What the rule looks at, for `explain` and docs/rules.md: never the generic fallback (#30).
+    CHECK_FALSE(rule.evidence.empty());
   }
 }
 
