@@ -907,6 +907,7 @@ CompletionModel completion_model(const CLI::App& app, const CliOptions& o,
     CompletionCommand c{sub->get_name(), options_of(*sub), {}};
     if (sub->get_name() == "exec") {
       c.options.insert(c.options.end(), top.options.begin(), top.options.end());
+      c.runs_command = true;
     } else if (sub->get_name() == "explain") {
       for (const auto& r : rules) {
         c.words.emplace_back(r.id);

@@ -20,6 +20,8 @@ struct CompletionCommand {
   std::string name; // "" = the top level (no subcommand yet)
   std::vector<CompletionOption> options;
   std::vector<std::string> words; // positional candidates: subcommands, rule ids, shells
+  // exec: the options, then a command line, completed as the shell completes any command
+  bool runs_command = false;
 };
 
 struct CompletionModel {

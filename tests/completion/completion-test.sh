@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Loads the generated completion script into a real bash or zsh and completes a few command lines:
 # the script parses, registers itself for gpu-preflight, and offers commands, options, option
-# values, rule ids (explain, --disable, --severity), directories and files.
+# values, rule ids (explain, --disable, --severity), directories and files, and after exec the
+# command to run and its own arguments.
 #   completion-test.sh bash|zsh GPU_PREFLIGHT_BINARY
 # Exit 77 (skipped) when zsh is not installed and cannot be.
 set -uo pipefail
@@ -26,8 +27,10 @@ trap 'rm -rf "$tmp"' EXIT
 script=$tmp/script
 "$bin" completion "$shell" >"$script" || fail "completion $shell exited $?"
 cd "$tmp" || fail "cd $tmp"
-mkdir snapdir
+mkdir snapdir bin
 : >afile
+# a command for exec to offer (found on PATH, as the shell's own command completion finds it)
+printf '#!/bin/sh\n' >bin/gpfdemo-run && chmod +x bin/gpfdemo-run
 
 # One completed line per word list, then "--".
 expected='check
@@ -58,6 +61,27 @@ gpu.fallen-off-bus=info
 gpu.fallen-off-bus=warn
 gpu.fallen-off-bus=fail
 --'
+# exec: its options, then the command (the shell's command names), then that command's own words
+# (bash: its default completion, here nothing; zsh: _normal on the command line from there).
+case $shell in
+bash) expected_exec='--format
+--
+gpfdemo-run
+--
+gpfdemo-run
+--
+--' ;;
+zsh) expected_exec='--format
+--
+commands:gpfdemo-r
+--
+normal:gpfdemo-r:1
+--
+normal:gpfdemo-run:2
+--' ;;
+esac
+expected="$expected
+$expected_exec"
 
 case $shell in
 bash)
@@ -82,6 +106,11 @@ bash)
     comp gpu-preflight completion ba
     comp gpu-preflight --disable gpu.fallen
     comp gpu-preflight check --severity gpu.fallen
+    PATH="$PWD/bin:$PATH"
+    comp gpu-preflight exec --form
+    comp gpu-preflight exec gpfdemo-r
+    comp gpu-preflight exec --min-gpus 2 -- gpfdemo-r
+    comp gpu-preflight exec gpfdemo-run --f
   ' _ "$script") || fail "bash: loading or completing failed ($?)"
   ;;
 zsh)
@@ -115,6 +144,8 @@ zsh)
         for f in ${PREFIX}*(N); do print -r -- $f; done
       fi
     }
+    _command_names() { print -r -- "commands:$PREFIX"; }
+    _normal() { print -r -- "normal:${words[1]}:$CURRENT"; }
     source "$1" || exit 4
     comp() {
       words=("$@")
@@ -133,6 +164,10 @@ zsh)
     comp gpu-preflight completion ba
     comp gpu-preflight --disable gpu.fallen
     comp gpu-preflight check --severity gpu.fallen
+    comp gpu-preflight exec --form
+    comp gpu-preflight exec gpfdemo-r
+    comp gpu-preflight exec --min-gpus 2 -- gpfdemo-r
+    comp gpu-preflight exec gpfdemo-run --f
   ' _ "$script") || fail "zsh: loading or completing failed ($?)"
   ;;
 *)
