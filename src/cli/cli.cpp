@@ -3,6 +3,7 @@
 // help, completion; summarize, diff and explain-log register from their own files. Errors are in
 // the tool's words, with a suggestion for a near miss.
 #include "gpf/cli/cli.hpp"
+#include "gpf/util/plural.hpp"
 
 #include "completion.hpp"
 #include "probes/child/runner.hpp"
@@ -618,8 +619,8 @@ int run_snapshot(CliOptions& o) {
     return k_exit_error;
   }
   // Paths and OS messages from the host and the snapshot: escaped like every terminal text.
-  std::string out = fmt::format("captured {} file{} into {}\n", report->captured.size(),
-                                report->captured.size() == 1 ? "" : "s", printable(o.capture_dir));
+  std::string out = fmt::format("captured {} into {}\n", counted(report->captured.size(), "file"),
+                                printable(o.capture_dir));
   for (const auto& line : grouped_unreadable(report->unreadable)) {
     out += "  not readable: " + printable(line) + "\n";
   }

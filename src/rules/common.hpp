@@ -8,6 +8,7 @@
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "gpf/util/plural.hpp"
 #include "gpf/util/text.hpp"
 
 #include <algorithm>
@@ -405,19 +406,6 @@ inline std::string bytes_text(std::uint64_t bytes) {
 
 inline std::string join(const std::vector<std::string>& items) {
   return fmt::format("{}", fmt::join(items, ", "));
-}
-
-// "GPU" or "GPUs" for n of them, and "1 GPU", "3 GPUs": plain plurals, never "GPU(s)". Nouns
-// ending in s, x or sh take "es" ("process", "processes").
-inline std::string plural(std::size_t n, std::string_view noun) {
-  std::string out(noun);
-  if (n != 1) {
-    out += noun.ends_with('s') || noun.ends_with('x') || noun.ends_with("sh") ? "es" : "s";
-  }
-  return out;
-}
-inline std::string counted(std::size_t n, std::string_view noun) {
-  return fmt::format("{} {}", n, plural(n, noun));
 }
 
 // A list of GPUs or bridges in one line: the first 16, then how many more (2000 GPUs would make

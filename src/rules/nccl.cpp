@@ -57,9 +57,8 @@ std::vector<Hit> hung(const RuleContext& c, std::string_view step, std::string_v
     return {};
   }
   std::vector<std::string> evidence{
-      fmt::format("{} over {} GPU{} did not return within {:.1f} s (deadline {:g} s)", call,
-                  n.gpus.size(), n.gpus.size() == 1 ? "" : "s", s->duration_ms / 1000.0,
-                  n.timeout_s),
+      fmt::format("{} over {} did not return within {:.1f} s (deadline {:g} s)", call,
+                  counted(n.gpus.size(), "GPU"), s->duration_ms / 1000.0, n.timeout_s),
       library_evidence(n)};
   const auto ranks = rank_evidence(c);
   evidence.insert(evidence.end(), ranks.begin(), ranks.end());

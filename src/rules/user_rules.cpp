@@ -6,6 +6,7 @@
 #include "gpf/rules/sxid.hpp"
 #include "gpf/rules/xid.hpp"
 #include "gpf/util/json_value.hpp"
+#include "gpf/util/plural.hpp"
 
 #include "gpf/util/tenths.hpp"
 #include "gpf/util/text.hpp"
@@ -126,7 +127,7 @@ void ib_ports_fact(const Facts& f, const std::string& name, FactValue& v) {
                                 ? parse_tenths(name.substr(k_active_at.size())).value_or(0)
                                 : 0;
   std::size_t n = 0;
-  std::vector<std::string> counted;
+  std::vector<std::string> listed;
   std::size_t others = 0;
   for (const auto& d : rdma.devices) {
     for (const auto& p : d.ports) {
@@ -135,11 +136,11 @@ void ib_ports_fact(const Facts& f, const std::string& name, FactValue& v) {
         continue;
       }
       if (min_rate > 0 && p.rate.value_or(0) < min_rate) {
-        counted.push_back(fmt::format("{}/{} {} (below)", d.name, p.port, p.rate_text));
+        listed.push_back(fmt::format("{}/{} {} (below)", d.name, p.port, p.rate_text));
         continue;
       }
       ++n;
-      counted.push_back(fmt::format("{}/{} {}", d.name, p.port, p.rate_text));
+      listed.push_back(fmt::format("{}/{} {}", d.name, p.port, p.rate_text));
     }
   }
   v.version = count(n);
@@ -147,17 +148,17 @@ void ib_ports_fact(const Facts& f, const std::string& name, FactValue& v) {
     v.evidence = "sys/class/infiniband does not exist: no RDMA ports";
     return;
   }
-  if (counted.size() > 8) {
-    const auto more = counted.size() - 8;
-    counted.resize(8);
-    counted.push_back(fmt::format("... {} more", more));
+  if (listed.size() > 8) {
+    const auto more = listed.size() - 8;
+    listed.resize(8);
+    listed.push_back(fmt::format("... {} more", more));
   }
-  v.evidence = fmt::format(
-      "active ports{}: {}{}",
-      min_rate > 0 ? fmt::format(" at {} Gb/s or more", tenths_text(min_rate)) : std::string(), n,
-      counted.empty() ? "" : fmt::format(" ({})", fmt::join(counted, ", ")));
+  v.evidence = fmt::format("active ports{}: {}{}",
+                           min_rate > 0 ? fmt::format(" at {} Gb/s or more", tenths_text(min_rate))
+                                        : std::string(),
+                           n, listed.empty() ? "" : fmt::format(" ({})", fmt::join(listed, ", ")));
   if (others > 0) {
-    v.evidence += fmt::format("; {} port{} not active", others, others == 1 ? "" : "s");
+    v.evidence += fmt::format("; {} not active", counted(others, "port"));
   }
 }
 
@@ -183,8 +184,8 @@ FactValue xid_count_fact(const Facts& f, unsigned xid, const std::string& bus) {
   }
   v.version = Version({static_cast<unsigned long>(n)});
   v.evidence =
-      fmt::format("kernel log ({}): Xid {} on {}: {} time{} in the current boot{}", f.log.source,
-                  xid, bus, n, n == 1 ? "" : "s",
+      fmt::format("kernel log ({}): Xid {} on {}: {} in the current boot{}", f.log.source, xid, bus,
+                  counted(n, "time"),
                   first.empty() ? "" : fmt::format(", first at [{}], last at [{}]", first, last));
   return v;
 }

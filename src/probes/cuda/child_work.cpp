@@ -1,6 +1,7 @@
 // The CUDA children's work. Every step is announced before it starts, so the parent can name the
 // step a hung child is stuck in; every CUresult failure carries the call and the driver's words.
 #include "probes/cuda/child_work.hpp"
+#include "gpf/util/plural.hpp"
 
 #include "gpf/util/text.hpp"
 #include "probes/cuda/driver_api.hpp"
@@ -211,8 +212,8 @@ bool device_get_step(const DriverApi& api, Steps& steps, std::vector<CUdevice>& 
     }
     if (count < static_cast<int>(expected)) {
       return failure("NO_DEVICE_VISIBLE",
-                     fmt::format("cuDeviceGetCount: {} device{} visible to this child, expected {}",
-                                 count, count == 1 ? "" : "s", expected));
+                     fmt::format("cuDeviceGetCount: {} visible to this child, expected {}",
+                                 counted(static_cast<std::size_t>(count), "device"), expected));
     }
     devices.assign(expected, 0);
     for (std::size_t k = 0; k < expected; ++k) {

@@ -6,6 +6,7 @@
 #include "gpf/probes/cuda_probe.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
+#include "gpf/util/plural.hpp"
 
 #include "probes/cuda/live_probe.hpp"
 
@@ -47,8 +48,7 @@ std::string summary(const CudaFacts& c) {
                             : c.multi_gpu_ok == true   ? "passed"
                             : multi_gpu_cut_in_init(c) ? "not completed in time"
                                                        : "failed";
-  const std::string devices =
-      fmt::format("{} CUDA device{}", c.devices.size(), c.devices.size() == 1 ? "" : "s");
+  const std::string devices = counted(c.devices.size(), "CUDA device");
   if (in_use > 0) {
     return fmt::format("{}, {} passed, {} in use by other processes; multi-GPU test {}", devices,
                        usable, in_use, multi);
@@ -187,10 +187,9 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
   // Live children may run into the deadline: say what is going on (no GPU listed, as on WSL2:
   // CUDA's enumeration says how many there are).
   const auto n = facts.gpus.size();
-  report_progress(
-      fmt::format("probing CUDA{}\u2026 (deadline {:g} s)",
-                  n == 0 ? std::string() : fmt::format(" on {} GPU{}", n, n == 1 ? "" : "s"),
-                  options.cuda_timeout_s));
+  report_progress(fmt::format("probing CUDA{}\u2026 (deadline {:g} s)",
+                              n == 0 ? std::string() : " on " + counted(n, "GPU"),
+                              options.cuda_timeout_s));
   auto result = cuda::run_live_probe(input);
   if (!result) {
     return status.fail(result.error().message);

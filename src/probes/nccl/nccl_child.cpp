@@ -2,6 +2,7 @@
 // parent can name the step a hung child is stuck in (init or all_reduce); every NCCL error carries
 // nccl.h's name for the code and the library's own words (ncclGetErrorString, ncclGetLastError).
 #include "probes/nccl/nccl_child.hpp"
+#include "gpf/util/plural.hpp"
 
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
@@ -212,8 +213,8 @@ Outcome prepare(const cuda::DriverApi& api, int ranks, std::vector<Gpu>& gpus) {
   }
   if (count < ranks) {
     return failure("NO_DEVICE_VISIBLE",
-                   fmt::format("cuDeviceGetCount: {} device{} visible, expected {}", count,
-                               count == 1 ? "" : "s", ranks));
+                   fmt::format("cuDeviceGetCount: {} visible, expected {}",
+                               counted(static_cast<std::size_t>(count), "device"), ranks));
   }
   const std::size_t bytes = k_elements * sizeof(int);
   std::vector<int> host(k_elements);

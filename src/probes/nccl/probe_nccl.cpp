@@ -9,6 +9,7 @@
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
 #include "gpf/util/checker_failure.hpp"
+#include "gpf/util/plural.hpp"
 #include "gpf/util/text.hpp"
 
 #include "probes/child/interrupt.hpp"
@@ -127,9 +128,8 @@ std::string summary(const NcclFacts& n) {
   if (!n.ok) {
     return failed_summary(n);
   }
-  return fmt::format("NCCL {} on {} GPU{}: init {:.1f} ms, all-reduce {:.1f} ms ({})", n.version,
-                     n.gpus.size(), n.gpus.size() == 1 ? "" : "s",
-                     n.step_ms(k_nccl_init_step).value_or(0),
+  return fmt::format("NCCL {} on {}: init {:.1f} ms, all-reduce {:.1f} ms ({})", n.version,
+                     counted(n.gpus.size(), "GPU"), n.step_ms(k_nccl_init_step).value_or(0),
                      n.step_ms(k_nccl_all_reduce_step).value_or(0),
                      n.env_mode == "job" ? "the job's NCCL_* variables" : "NCCL's defaults");
 }
@@ -215,8 +215,8 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
     names.push_back(by_uuid ? *d->uuid : std::to_string(d->index));
   }
 
-  report_progress(fmt::format("starting NCCL on {} GPU{}\u2026 (deadline {:g} s)", gpus.size(),
-                              gpus.size() == 1 ? "" : "s", options.nccl_timeout_s));
+  report_progress(fmt::format("starting NCCL on {}\u2026 (deadline {:g} s)",
+                              counted(gpus.size(), "GPU"), options.nccl_timeout_s));
   const auto start = child::Clock::now();
   const auto deadline = start + std::chrono::duration_cast<child::Clock::duration>(
                                     std::chrono::duration<double>(options.nccl_timeout_s));

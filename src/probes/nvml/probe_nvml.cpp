@@ -5,6 +5,7 @@
 #include "gpf/facts/nvml_json.hpp"
 #include "gpf/probes/nvml_probe.hpp"
 #include "gpf/probes/probes.hpp"
+#include "gpf/util/plural.hpp"
 
 #include "gpf/util/checker_failure.hpp"
 #include "gpf/util/json_read.hpp"
@@ -248,8 +249,7 @@ std::string summary(const NvmlFacts& n) {
   }
   const auto answered =
       std::count_if(n.gpus.begin(), n.gpus.end(), [](const NvmlGpu& g) { return g.answered(); });
-  return fmt::format("{} GPU{} asked, {} answered", n.gpus.size(), n.gpus.size() == 1 ? "" : "s",
-                     answered);
+  return fmt::format("{} asked, {} answered", counted(n.gpus.size(), "GPU"), answered);
 }
 
 } // namespace
