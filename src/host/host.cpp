@@ -916,17 +916,24 @@ Result<std::string> Host::read_link(std::string_view path) const {
   return target;
 }
 
-Result<std::optional<std::string>> Host::link_target(std::string_view path) const {
+Result<Host::LinkLookup> Host::lookup_link(std::string_view path) const {
   auto target = read_link(path);
   if (target) {
-    return std::optional<std::string>(std::move(target).value());
+    return LinkLookup{false, std::move(target).value()};
   }
   // read_link says "Invalid argument" for a path that is there but is not a link
-  if (target.error().message == os_error(EINVAL) ||
-      says_absent(m_unreadable, path, target.error())) {
-    return std::optional<std::string>();
+  if (target.error().message == os_error(EINVAL)) {
+    return LinkLookup{};
+  }
+  if (says_absent(m_unreadable, path, target.error())) {
+    return LinkLookup{true, std::nullopt};
   }
   return target.error();
+}
+
+Result<std::optional<std::string>> Host::link_target(std::string_view path) const {
+  TRY_ASSIGN(auto found, lookup_link(path));
+  return std::move(found.target);
 }
 
 Result<std::optional<std::string>> Host::resolve_link(std::string_view path) const {

@@ -52,9 +52,15 @@ std::string relative(std::string_view absolute) {
   return absolute.empty() ? std::string(".") : std::string(absolute);
 }
 
+// An absolute path with its links resolved; absent: some component of it is not there.
+struct Resolved {
+  std::string path;
+  bool absent = false;
+};
+
 // Resolves every symbolic link of an absolute path inside the host's root, component by
 // component, so a snapshot's absolute links never lead out of the snapshot.
-Result<std::string> resolve_in_root(const Host& host, std::string_view path) {
+Result<Resolved> resolve_in_root(const Host& host, std::string_view path) {
   std::vector<std::string> todo; // components still to walk, last one first
   const auto push = [&todo](std::string_view p) {
     const auto parts = split(p, '/');
@@ -65,6 +71,7 @@ Result<std::string> resolve_in_root(const Host& host, std::string_view path) {
   push(path);
   std::string done; // resolved so far, "" = the root
   int hops = 0;
+  bool absent = false; // a component was not there: nothing below it is, so no more asking
   while (!todo.empty()) {
     const std::string part = std::move(todo.back());
     todo.pop_back();
@@ -76,8 +83,14 @@ Result<std::string> resolve_in_root(const Host& host, std::string_view path) {
       continue;
     }
     const std::string candidate = done + "/" + part;
-    TRY_ASSIGN(const auto link, host.link_target(relative(candidate)));
+    if (absent) {
+      done = candidate;
+      continue;
+    }
+    TRY_ASSIGN(const auto found, host.lookup_link(relative(candidate)));
+    const auto& link = found.target;
     if (!link) { // absent, or not a link
+      absent = found.absent;
       done = candidate;
       continue;
     }
@@ -89,7 +102,7 @@ Result<std::string> resolve_in_root(const Host& host, std::string_view path) {
     }
     push(*link);
   }
-  return done.empty() ? std::string("/") : done;
+  return Resolved{done.empty() ? std::string("/") : done, absent};
 }
 
 std::string file_name(std::string_view path) {
@@ -104,28 +117,33 @@ bool try_candidate(const Host& host, const std::string& path, const std::string&
   auto resolved = resolve_in_root(host, path);
   if (!resolved) {
     step.result = resolved.error().message;
-  } else if (host.is_directory(relative(*resolved))) {
+  } else if (!resolved->absent && host.is_directory(relative(resolved->path))) {
     step.result = "a directory";
-  } else if (!host.has_file(relative(*resolved))) {
+  } else if (resolved->absent || !host.has_file(relative(resolved->path))) {
     // A dangling link only when the file itself is a link (a linked directory such as a merged
     // /lib -> usr/lib is not).
     auto dir = resolve_in_root(host, parent_path(path));
     const std::string direct =
-        (dir ? (*dir == "/" ? std::string() : *dir) : parent_path(path)) + "/" + file_name(path);
-    const auto link = host.link_target(relative(direct));
-    step.result = link && *link ? "dangling link to " + *resolved : "not present";
+        (dir ? (dir->path == "/" ? std::string() : dir->path) : parent_path(path)) + "/" +
+        file_name(path);
+    const bool dangling = !(dir && dir->absent) && [&] {
+      const auto link = host.link_target(relative(direct));
+      return link && *link;
+    }();
+    step.result = dangling ? "dangling link to " + resolved->path : "not present";
   } else {
     step.result = "found";
     lib.path = path;
-    lib.resolved = *resolved;
+    lib.resolved = resolved->path;
     lib.via = via;
     const std::string stem = lib.soname.substr(0, lib.soname.rfind(".so") + 3); // "libcuda.so"
-    if (auto v = library_version_from_name(file_name(*resolved), stem)) {
+    if (auto v = library_version_from_name(file_name(resolved->path), stem)) {
       lib.version = Version::parse(*v);
       lib.version_text = *v;
     }
-    lib.in_stubs = path_has_component(path, "stubs") || path_has_component(*resolved, "stubs");
-    lib.in_compat = path_has_component(path, "compat") || path_has_component(*resolved, "compat");
+    lib.in_stubs = path_has_component(path, "stubs") || path_has_component(resolved->path, "stubs");
+    lib.in_compat =
+        path_has_component(path, "compat") || path_has_component(resolved->path, "compat");
   }
   lib.searched.push_back(std::move(step));
   return lib.path.has_value();

@@ -26,6 +26,7 @@ public:
   ~Tree() { fs::remove_all(m_root); }
   Tree(const Tree&) = delete;
   Tree& operator=(const Tree&) = delete;
+  const fs::path& root() const { return m_root; }
 
   void file(const std::string& rel, const std::string& text = "") {
     fs::create_directories((m_root / rel).parent_path());
@@ -101,6 +102,34 @@ TEST_CASE(
   REQUIRE(absent);
   CHECK(absent->result == "not present");
 #endif
+}
+
+TEST_CASE("probe: the library search asks nothing below a directory that is not there") {
+  Tree t;
+  t.file("etc/hostname", "n1\n"); // a snapshot without lib/ or usr/
+  auto snapshot = Host::snapshot(t.root());
+  REQUIRE(snapshot);
+  Host host = std::move(snapshot).value();
+  std::vector<HostAccess> log;
+  host.record_into(&log);
+  ProbeOptions o;
+  o.no_cuda = true;
+  const auto f = collect_facts(host, o);
+  host.record_into(nullptr);
+  CHECK_FALSE(f.compat.libcuda.path);
+  bool asked_usr = false;
+  for (const auto& a : log) {
+    asked_usr = asked_usr || a.path == "usr";
+    INFO(a.path);
+    const bool below_absent = a.path == "usr/lib" || a.path == "usr/lib64" ||
+                              a.path.find("x86_64-linux-gnu") != std::string::npos ||
+                              a.path.find(".so.1") != std::string::npos;
+    CHECK_FALSE(below_absent);
+  }
+  CHECK(asked_usr); // the walk did look, and stopped at the first absent component
+  for (const auto& step : f.compat.libcuda.searched) {
+    CHECK(step.result == "not present");
+  }
 }
 
 TEST_CASE(

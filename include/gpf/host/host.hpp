@@ -142,6 +142,13 @@ public:
   // link (a hand-made snapshot may hold a plain directory where sysfs has a link). Error: the path
   // cannot be reached (the OS reason, or unreadable.json's).
   Result<std::optional<std::string>> link_target(std::string_view path) const;
+  // link_target, telling apart the two nullopt cases: absent (nothing at path, so nothing below
+  // it either: a walk resolving links itself stops asking) and there but not a link.
+  struct LinkLookup {
+    bool absent = false;
+    std::optional<std::string> target;
+  };
+  Result<LinkLookup> lookup_link(std::string_view path) const;
   // The root-relative path a sysfs link leads to: its target joined to the link's directory as
   // named, which must hold no link (resolve "sys/class/net/eth0" first, then "<that>/device" for
   // the PCI function; "sys/bus/pci/devices/X" -> "sys/devices/pci.../X"). nullopt as link_target.
