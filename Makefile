@@ -36,11 +36,12 @@ test: build
 
 # Benchmarks: every bench/*.sh, each given the build directory; each prints its comparison as a
 # ratio measured in the same run (never an absolute time asserted).
-# Then the Google Benchmark micro-benchmarks of the parsers and the scanner (per-call costs).
+# Then the Google Benchmark micro-benchmarks of the parsers, the scanner and the Host's reads
+# (per-call costs), built first: bench/startup.sh takes its floor from them.
 bench: build
 	@scripts/install-deps.sh bench
-	@set -e; for b in bench/*.sh; do [ "$$b" = bench/lib.sh ] && continue; echo "== $$b"; $$b $(BUILD); done
 	cmake $(BUILD) >/dev/null && cmake --build $(BUILD) --target gpf_micro_bench -j $(JOBS)
+	@set -e; for b in bench/*.sh; do [ "$$b" = bench/lib.sh ] && continue; echo "== $$b"; $$b $(BUILD); done
 	$(BUILD)/bench/micro/gpf_micro_bench --benchmark_min_time=0.2
 
 # The Debian package, $(BUILD)/gpu-preflight_<version>_<arch>.deb (CPack; see cmake/packaging.cmake).

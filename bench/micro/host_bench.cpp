@@ -8,6 +8,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -67,8 +70,47 @@ void bm_reads_replayed(benchmark::State& state) {
       }
     }
   }
+  std::size_t absent = 0;
+  for (const auto& a : log) {
+    absent += a.found ? 0 : 1;
+  }
   state.counters["accesses"] = static_cast<double>(log.size());
+  state.counters["absent"] = static_cast<double>(absent);
 }
 BENCHMARK(bm_reads_replayed)->Unit(benchmark::kMicrosecond);
+
+// One sysfs attribute of the snapshot, 9 components deep: the Host's safe read (O_PATH, fstat,
+// reopen through /proc/self/fd, read, close) against a plain open/read/close of the same file,
+// and a path the snapshot does not have.
+constexpr const char* k_attribute =
+    "sys/devices/pci0000:d8/0000:d8:01.0/0000:d9:00.0/0000:da:00.0/0000:db:00.0/vendor";
+
+void bm_read_one_file(benchmark::State& state) {
+  const auto host = snapshot();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(host.read_file(k_attribute));
+  }
+}
+BENCHMARK(bm_read_one_file);
+
+void bm_plain_open_read_close(benchmark::State& state) {
+  const std::string path = GPF_SOURCE_DIR "/docs/examples/healthy-8gpu/" + std::string(k_attribute);
+  char buf[4096];
+  for (auto _ : state) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    benchmark::DoNotOptimize(::read(fd, buf, sizeof buf));
+    ::close(fd);
+  }
+}
+BENCHMARK(bm_plain_open_read_close);
+
+void bm_absent_path(benchmark::State& state) {
+  const auto host = snapshot();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        host.read_attribute("sys/devices/pci0000:d8/0000:d8:01.0/0000:d9:00.0/aer_dev_fatal"));
+  }
+}
+BENCHMARK(bm_absent_path);
 
 } // namespace
