@@ -33,7 +33,7 @@ if [ -x "$micro" ]; then
 import json, sys
 b = {x["name"]: x for x in json.load(sys.stdin)["benchmarks"]}
 p, r = b["bm_probes"], b["bm_reads_replayed"]
-print("%.2f %.2f %d %d" % (p["real_time"] / 1000, r["real_time"] / 1000, r["accesses"], r["absent"]))')
+print("%.2f %.2f %d %d" % (p["real_time"] / 1000, r["real_time"] / 1000, r["accesses"], r["not_found"]))')
 fi
 rm -f "$seed"
 echo "1. check of a healthy 8-GPU snapshot vs the seed's bash script (same snapshot, same run)"
@@ -41,9 +41,9 @@ echo "   gpu-preflight check --root docs/examples/healthy-8gpu $cuda_flag: media
 echo "   seed bash script (ls, grep registry, tail|grep log):         median ${script} ms (sd ${script_sd})"
 echo "   ratio: $(bench_ratio "$ours" "$script")x   (target <= 0.30x)"
 if [ -n "$floor" ]; then
-  read -r probes_ms reads_ms accesses absent <<<"$floor"
+  read -r probes_ms reads_ms accesses not_found <<<"$floor"
   floor_ms=$(python3 -c "import sys; print(f'{float(sys.argv[1]) + float(sys.argv[2]):.2f}')" "$version" "$reads_ms")
-  echo "   in one process: the probes ${probes_ms} ms; their ${accesses} reads alone (${absent} of them absent paths) ${reads_ms} ms"
+  echo "   in one process: the probes ${probes_ms} ms; their ${accesses} host accesses alone (${not_found} of them answered: not there) ${reads_ms} ms"
   echo "   floor, start-up (--version) + those reads: ${floor_ms} ms, $(bench_ratio "$floor_ms" "$script")x the seed script"
 else
   echo "   (floor not measured: build gpf_micro_bench first, as make bench does)"

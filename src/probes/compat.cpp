@@ -126,10 +126,11 @@ bool try_candidate(const Host& host, const std::string& path, const std::string&
     const std::string direct =
         (dir ? (dir->path == "/" ? std::string() : dir->path) : parent_path(path)) + "/" +
         file_name(path);
-    const bool dangling = !(dir && dir->absent) && [&] {
+    bool dangling = false;
+    if (!dir || !dir->absent) { // under an absent directory there is no link to ask about
       const auto link = host.link_target(relative(direct));
-      return link && *link;
-    }();
+      dangling = link && *link;
+    }
     step.result = dangling ? "dangling link to " + resolved->path : "not present";
   } else {
     step.result = "found";
