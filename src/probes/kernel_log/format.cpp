@@ -206,6 +206,11 @@ bool parse_kmsg(std::string_view line, LogLine& out) {
   if (semi == std::string_view::npos || semi - n > 16) {
     return false;
   }
+  // "PRI,..." : the facility (PRI / 8) is 0 only for the kernel's own records; a program that
+  // writes to /dev/kmsg gets LOG_USER or its own.
+  if (const auto pri = parse_uint(line.substr(0, digits(line))); !pri || (*pri >> 3) != 0) {
+    out.kernel = false;
+  }
   if (const auto v = parse_uint(usec); v) {
     out.monotonic = static_cast<double>(*v) / 1e6;
   }
@@ -401,20 +406,35 @@ LogLine parse_log_line(std::string_view line) {
 
   std::string_view s = line;
   bool has_pri = false;
+  unsigned pri = 0;
   if (s.front() == '<') {
     const std::size_t d = digits(s.substr(1));
     if (d > 0 && d <= 3 && d + 1 < s.size() && s[d + 1] == '>') {
       has_pri = true;
+      pri = static_cast<unsigned>(parse_uint(s.substr(1, d)).value_or(0));
       s.remove_prefix(d + 2);
     }
   }
-  if (has_pri && parse_rfc5424(s, out)) {
+  // A record's facility (PRI / 8) is the kernel's (0) only for what the kernel printed: a program
+  // writing to /dev/kmsg or syslog gets its own (user, daemon, ...), whatever tag it chose.
+  const auto facility_says_kernel = [&](LogLine& parsed) {
+    if (has_pri && (pri >> 3) != 0) {
+      parsed.kernel = false;
+    }
+    return true;
+  };
+  if (has_pri && parse_rfc5424(s, out) && facility_says_kernel(out)) {
     return out;
   }
+  bool decoded_user = false; // dmesg -x names the facility: only "kern" is the kernel's
   if (const std::size_t n = decode_prefix_length(s); n > 0 && n < s.size() && s[n] == '[') {
+    decoded_user = !starts_with(s, "kern ") && !starts_with(s, "kern:");
     s.remove_prefix(n);
   }
-  if (!s.empty() && s.front() == '[' && parse_bracket(s, out)) {
+  if (!s.empty() && s.front() == '[' && parse_bracket(s, out) && facility_says_kernel(out)) {
+    if (decoded_user) {
+      out.kernel = false;
+    }
     return out;
   }
   if (!has_pri && !s.empty() && is_digit(s.front()) && parse_kmsg(s, out)) {

@@ -455,8 +455,8 @@ private:
                        : line.format == LogFormat::kmsg && line.monotonic
                            ? fmt::format("{:.6f}", *line.monotonic)
                            : std::string(line.time);
-    const bool banner =
-        line.kernel && !line.continuation && starts_with(line.message, "Linux version ");
+    const bool trusted = trusted_line(line, ls, start, end);
+    const bool banner = trusted && !line.continuation && linux_banner(line.message);
     if (!seen) {
       if (line.format) {
         note_format(*line.format);
@@ -472,12 +472,19 @@ private:
         check_reset(*line.monotonic, raw, ls, start, end);
       }
     }
-    if (!hit || banner || !line.kernel) {
+    if (!hit || banner || !trusted) {
       return;
     }
     // Raw, a little past the cap; made valid UTF-8 (and marked as cut) once per event in finish().
     const std::string_view evidence = raw.substr(0, k_evidence_cap + 4);
+    // A record's later lines (after an escaped newline) are the driver's only when its head is.
+    const bool nvrm_head = starts_with(line.message, "NVRM:");
+    bool head = true;
     for_each_embedded_line(line.message, [&](std::string_view part) {
+      const bool first = std::exchange(head, false);
+      if (!first && !nvrm_head) {
+        return;
+      }
       if (hung_task_line(part, evidence, time, start, end)) {
         return;
       }
@@ -502,6 +509,86 @@ private:
         }
       }
     });
+  }
+
+  // Provenance (docs/kernel-log.md "Provenance"): is this line the kernel's own, and may it be a
+  // driver's? Not a program's syslog line (its tag or facility), not a process's own record
+  // ("<comm>[pid]: segfault ... in <file>") nor any line of it: the lines after an embedded newline
+  // (an indented continuation, or a line with the same timestamp where every line is prefixed)
+  // belong to the record they continue, and only an NVRM record's continuations are the driver's.
+  bool trusted_line(const LogLine& line, const char* ls, std::uint64_t start, std::uint64_t end) {
+    if (m_trust_known && start == m_trust_start) {
+      return m_trust; // the same line again (a sample first, then a prefilter hit)
+    }
+    m_trust_known = true;
+    m_trust_start = start;
+    m_trust = judge_line(line, ls, start, end);
+    return m_trust;
+  }
+
+  // The key that ties the lines of one record where each carries the prefix: the kernel's own
+  // timestamp to the microsecond (never /dev/kmsg, whose records are whole; never a syslog time
+  // to the second, which unrelated lines share).
+  static std::optional<double> record_key(const LogLine& line) {
+    return line.format == LogFormat::kmsg ? std::nullopt : line.monotonic;
+  }
+
+  // Is an earlier line of the buffer, with the same record key and no other line between, a
+  // process's record? (Its head need not have been a prefilter hit.)
+  bool continues_process_record(const char* ls, double key) {
+    const char* begin = data();
+    const char* next = ls;
+    for (int i = 0; i < 8 && next > begin; ++i) {
+      const char* le = next - 1; // the previous line's '\n'
+      const char* lb = le;
+      while (lb > begin && lb[-1] != '\n' && le - lb <= 8192) {
+        --lb;
+      }
+      const LogLine prev = parse_log_line(std::string_view(lb, static_cast<std::size_t>(le - lb)));
+      if (!prev.continuation) {
+        if (!prev.monotonic || *prev.monotonic != key) {
+          return false;
+        }
+        if (task_record(prev.message)) {
+          return true;
+        }
+      }
+      next = lb;
+    }
+    return false;
+  }
+
+  bool judge_line(const LogLine& line, const char* ls, std::uint64_t start, std::uint64_t end) {
+    if (line.continuation) {
+      const bool ok = m_nvrm_record_next == start;
+      m_nvrm_record_next = ok ? end + 1 : 0;
+      return ok;
+    }
+    const bool task = task_record(line.message);
+    const auto key = record_key(line);
+    const bool same_record =
+        !task && key && ((m_task_key && *m_task_key == *key) || continues_process_record(ls, *key));
+    if (task || same_record) {
+      m_task_key = key;
+    } else {
+      m_task_key.reset();
+    }
+    const bool ok = line.kernel && !task && !same_record;
+    m_nvrm_record_next = ok && starts_with(line.message, "NVRM:") ? end + 1 : 0;
+    return ok;
+  }
+
+  // The boot banner, "Linux version <release> (<builder>) ... #<n> ...", in its whole shape: a
+  // process named "Linux version 6" must not start a new boot and hide the errors before it.
+  static bool linux_banner(std::string_view message) {
+    if (!starts_with(message, "Linux version ") || task_record(message)) {
+      return false;
+    }
+    const std::string_view rest = message.substr(14);
+    const auto space = rest.find(' ');
+    return !rest.empty() && rest.front() >= '0' && rest.front() <= '9' &&
+           space != std::string_view::npos && starts_with(rest.substr(space), " (") &&
+           contains(rest, " #");
   }
 
   // A hung-task report: "INFO: task <name>:<pid> blocked for more than N seconds." (the name may
@@ -806,6 +893,11 @@ private:
   unsigned m_format_bits = 0;
   std::vector<LogFormat> m_formats;
   std::string m_last_time;
+  bool m_trust_known = false; // the last line judged, its offset and whether it was trusted
+  std::uint64_t m_trust_start = 0;
+  bool m_trust = false;
+  std::optional<double> m_task_key;     // the record key of the last process record seen
+  std::uint64_t m_nvrm_record_next = 0; // where a continuation of a trusted NVRM record starts
 
   std::optional<double> m_last_mono;  // the last monotonic timestamp seen
   std::uint64_t m_last_mono_next = 0; // offset of the line after it

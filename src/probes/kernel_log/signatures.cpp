@@ -94,6 +94,49 @@ std::optional<std::string> device_prefix_bus(std::string_view message, std::stri
   return pci_after(message.substr(driver.size() + 1), "");
 }
 
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+// The text after the kernel's device prefix "<driver> <bus>[:<service>]: " (dev_printk), or ""
+// when the message does not start with one. The address is strict: a process name (15 bytes)
+// cannot hold a driver name, a full address and the ": " after it.
+std::string_view after_device_prefix(std::string_view message) {
+  std::size_t n = 0;
+  while (n < message.size() && n < 32 && is_name_char(message[n])) {
+    ++n;
+  }
+  if (n == 0 || n >= message.size() || message[n] != ' ') {
+    return {};
+  }
+  std::string_view rest = message.substr(n + 1);
+  std::size_t a = 0;
+  while (a < rest.size() && a < 24 && is_pci_char(rest[a])) {
+    ++a;
+  }
+  std::string_view token = rest.substr(0, a);
+  rest.remove_prefix(a);
+  if (!token.empty() && token.back() == ':' && !rest.empty() && rest.front() != ' ') {
+    // a port service's suffix: "0000:00:1c.0:pcie004: "
+    std::size_t m = 0;
+    while (m < rest.size() && m < 16 && is_name_char(rest[m])) {
+      ++m;
+    }
+    token.remove_suffix(1);
+    rest.remove_prefix(m);
+    if (!starts_with(rest, ": ")) {
+      return {};
+    }
+    return normalize_bus_id(token) ? rest.substr(2) : std::string_view{};
+  }
+  if (token.empty() || token.back() != ':' || !starts_with(rest, " ")) {
+    return {};
+  }
+  token.remove_suffix(1);
+  return normalize_bus_id(token) ? rest.substr(1) : std::string_view{};
+}
+
 // Raw bytes, a little past the cap so the scanner can mark the cut when it makes them valid UTF-8.
 std::string capped(std::string_view s) {
   return std::string(trim(s).substr(0, k_detail_cap + 4));
@@ -138,6 +181,9 @@ bool decode_xid(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::xid;
   e.bus_id = pci_after(inside, "");
+  if (!e.bus_id) {
+    return false; // the driver always names the GPU first
+  }
   if (auto gi = after(inside, "GPU-I:"); !gi.empty()) {
     e.gpu_instance = leading_uint(gi);
   }
@@ -292,13 +338,21 @@ bool decode_the_nvidia_gpu(std::string_view text, Recognised& out) {
 // "This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0
 // (PCI:0000:01:00.0)" or a lone "BARn is 0M @ 0x... (PCI:...)" line (nv-pci.c).
 bool decode_bar(std::string_view text, Recognised& out) {
+  // "BARn is 0M @ 0x..." where the line starts, or on the second line of the two-line form.
+  const auto bar = starts_with(text, "BAR") ? 0 : text.find(" BAR");
+  const std::string_view from =
+      bar == std::string_view::npos ? std::string_view{} : trim(text.substr(bar));
+  std::size_t n = 3;
+  while (n < from.size() && from[n] >= '0' && from[n] <= '9') {
+    ++n;
+  }
+  if (n == 3 || !starts_with(from.substr(n), " is 0M @ ")) {
+    return false;
+  }
   LogEvent& e = out.event;
   e.kind = LogEventKind::bar_invalid;
-  e.bus_id = pci_after(text, "(PCI:");
-  if (const auto bar = text.find("BAR"); bar != std::string_view::npos) {
-    const std::string_view from = text.substr(bar);
-    e.detail = capped(from.substr(0, from.find(" (PCI:")));
-  }
+  e.bus_id = pci_after(from, "(PCI:");
+  e.detail = capped(from.substr(0, from.find(" (PCI:")));
   e.meaning =
       e.detail.empty()
           ? "a PCI I/O region (BAR) assigned to the GPU is invalid"
@@ -344,14 +398,27 @@ bool decode_dma_setup(std::string_view text, Recognised& out) {
   const bool bar_failed = contains(text, "no space for") || contains(text, "failed to assign") ||
                           contains(text, "can't reserve") || contains(text, "can't claim") ||
                           contains(text, "can't assign") || contains(text, "Cannot reserve BAR");
-  if (contains(text, "vfio-pci ") && (bar_failed || contains(text, "fault"))) {
+  if (starts_with(text, "vfio-pci ") && (bar_failed || contains(text, "fault"))) {
     e.detail = "vfio";
     e.meaning = "vfio-pci could not set up the device's BAR or DMA";
-  } else if (contains(text, "DMAR:") && contains(text, "Request device [")) {
+  } else if (starts_with(text, "DMAR: [DMA ")) {
+    // "DMAR: [DMA Read NO_PASID] Request device [18:00.0] fault addr ...": the bracket closes
+    // before any other opens, and the device follows it at once.
+    const auto close = text.find(']');
+    if (close == std::string_view::npos || close > 11 + 32 ||
+        !starts_with(text.substr(close), "] Request device [")) {
+      return false;
+    }
+    for (const char ch : text.substr(11, close - 11)) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != ' ' && ch != '_') {
+        return false; // "Read NO_PASID", "Write PASID 0x1": nothing else stands there
+      }
+    }
     e.detail = "iommu";
-    e.bus_id = first_bus_id(after(text, "Request device "));
+    e.bus_id = first_bus_id(text.substr(close + 17, 20));
     e.meaning = "the Intel IOMMU (DMAR) blocked a DMA of the device";
-  } else if (contains(text, "AMD-Vi") && contains(text, "IO_PAGE_FAULT")) {
+  } else if (starts_with(text, "AMD-Vi: Event logged [IO_PAGE_FAULT") ||
+             starts_with(after_device_prefix(text), "AMD-Vi: Event logged [IO_PAGE_FAULT")) {
     e.detail = "iommu";
     if (auto dev = after(text, "device="); !dev.empty()) {
       e.bus_id = first_bus_id(dev);
@@ -487,14 +554,19 @@ bool decode_gsp_file(std::string_view text, Recognised& out) {
 // "..., Severity 0 Engine instance 32 Sub-engine instance 00" and "..., Data {0x..., ...}"; the
 // last two are not events, so a report counts once.
 bool decode_sxid(std::string_view text, Recognised& out) {
-  const auto marker = text.find(": SXid (PCI:");
-  if (marker == std::string_view::npos) {
+  // "nvidia-nvswitch<N>: SXid (PCI:" where the message starts, nothing before it.
+  constexpr std::string_view k_switch = "nvidia-nvswitch";
+  std::size_t digits = 0;
+  while (k_switch.size() + digits < text.size() && text[k_switch.size() + digits] >= '0' &&
+         text[k_switch.size() + digits] <= '9') {
+    ++digits;
+  }
+  const std::size_t marker = k_switch.size() + digits;
+  if (!starts_with(text, k_switch) || digits == 0 ||
+      !starts_with(text.substr(marker), ": SXid (PCI:")) {
     return false;
   }
-  auto sw = text.substr(0, marker);
-  if (const auto space = sw.rfind(' '); space != std::string_view::npos) {
-    sw.remove_prefix(space + 1);
-  }
+  const auto sw = text.substr(0, marker);
   const auto bus = pci_after(text.substr(marker), "SXid (");
   auto rest = after(text.substr(marker), "): ");
   const auto code = leading_uint(rest);
@@ -546,11 +618,14 @@ bool decode_nouveau(std::string_view text, Recognised& out) {
 
 // "GPU at PCI:0000:3b:00: GPU-<uuid>" (kernel_rc.c, before a GPU's first Xid): bus → UUID.
 bool decode_uuid(std::string_view text, Recognised& out) {
-  auto uuid = after(text, ": GPU-");
   auto bus = leading_gpu_bus(text);
-  if (uuid.empty() || !bus) {
+  // the UUID right after the address: "GPU at PCI:dddd:bb:dd: GPU-<uuid>"
+  const auto colon = text.find(": GPU-");
+  const auto first_space = text.find(' ', 7); // after "GPU at "
+  if (!bus || colon == std::string_view::npos || colon > first_space) {
     return false;
   }
+  const auto uuid = text.substr(colon + 6);
   out.what = Recognised::What::gpu_uuid;
   out.event.bus_id = std::move(bus);
   out.uuid = "GPU-" + std::string(uuid.substr(0, uuid.find_first_of(" \t,")));
@@ -581,7 +656,8 @@ bool decode_loading(std::string_view text, Recognised& out) {
 bool decode_module_refused(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::module_refused;
-  if (auto insert = after(text, "could not insert '"); !insert.empty()) {
+  if (starts_with(text, "modprobe: ERROR: could not insert '")) {
+    const std::string_view insert = text.substr(35);
     const std::string_view module = insert.substr(0, insert.find('\''));
     if (!starts_with(module, "nvidia")) {
       return false; // another module's refusal says nothing about the NVIDIA driver
@@ -591,17 +667,29 @@ bool decode_module_refused(std::string_view text, Recognised& out) {
                             capped(module));
     return true;
   }
-  if (contains(text, "unsigned module loading is restricted")) {
+  if (starts_with(text, "Lockdown: ")) {
+    // "Lockdown: <comm>: <what> is restricted; see man kernel_lockdown.7": the process name
+    // comes first, so only the kernel's own ending decides what was refused.
+    const std::string_view body = trim(text);
+    if (!body.ends_with(": unsigned module loading is restricted; see man kernel_lockdown.7") &&
+        !body.ends_with(": unsigned module loading is restricted")) {
+      return false;
+    }
     e.detail = "lockdown";
     e.meaning = "kernel lockdown restricted the loading of an unsigned module";
     return true;
   }
-  const std::string_view what = after(text, "Loading of ");
-  const auto end = what.find(" is rejected");
-  if (end == std::string_view::npos) {
+  // "Loading of <reason> is rejected", the whole message (kernel/module/signing.c).
+  const std::string_view body = trim(text);
+  if (!starts_with(body, "Loading of ") || !body.ends_with(" is rejected")) {
     return false;
   }
-  const std::string_view reason = what.substr(0, end);
+  const std::string_view reason = body.substr(11, body.size() - 11 - 12);
+  for (const char ch : reason) {
+    if (!std::isalpha(static_cast<unsigned char>(ch)) && ch != ' ') {
+      return false;
+    }
+  }
   e.detail = reason == "unsigned module"                  ? "unsigned"
              : reason == "module with unavailable key"    ? "unavailable key"
              : reason == "module with unsupported crypto" ? "unsupported crypto"
@@ -635,11 +723,32 @@ bool decode_power_state(std::string_view text, Recognised& out) {
 bool decode_link_down(std::string_view text, Recognised& out) {
   LogEvent& e = out.event;
   e.kind = LogEventKind::link_down;
-  if (contains(text, "Surprise Down") || contains(text, "] SDES")) {
+  std::string_view rest = after_device_prefix(text);
+  if (rest.empty()) {
+    return false;
+  }
+  // AER's status bit: "   [ 5] Surprise Down Error    (First)" / "[ 5] SDES"
+  rest = trim(rest);
+  if (starts_with(rest, "[")) {
+    const auto close = rest.find(']');
+    if (close == std::string_view::npos || close > 4) {
+      return false;
+    }
+    rest = trim(rest.substr(close + 1));
+  }
+  if (starts_with(rest, "pciehp: ")) {
+    rest.remove_prefix(8);
+  }
+  if (starts_with(rest, "Slot(")) {
+    const auto close = rest.find("): ");
+    rest = close == std::string_view::npos || close > 12 ? std::string_view{}
+                                                          : rest.substr(close + 3);
+  }
+  if (starts_with(rest, "Surprise Down") || starts_with(rest, "SDES")) {
     e.detail = "Surprise Down";
-  } else if (contains(text, "Link Down")) {
+  } else if (starts_with(rest, "Link Down")) {
     e.detail = "Link Down";
-  } else if (contains(text, "severity=Uncorrected (Fatal)")) {
+  } else if (starts_with(rest, "PCIe Bus Error: severity=Uncorrected (Fatal)")) {
     e.detail = "a fatal AER error";
   } else {
     return false;
@@ -653,6 +762,9 @@ bool decode_link_down(std::string_view text, Recognised& out) {
 // drivers. ... The 595.71.05 NVIDIA driver will ignore this GPU.  Continuing probe..." (nv.c; the
 // message names the board, not its address).
 bool decode_legacy(std::string_view text, Recognised& out) {
+  if (!contains(text, " GPU installed in this system is supported through the NVIDIA ")) {
+    return false;
+  }
   const std::string_view through = after(text, "supported through the NVIDIA ");
   const auto legacy = through.find(" Legacy");
   if (legacy == std::string_view::npos || legacy == 0) {
@@ -687,11 +799,11 @@ bool decode_module_symbol(std::string_view text, Recognised& out) {
     return false;
   }
   const std::string_view rest = text.substr(colon + 2);
-  std::string_view symbol = after(rest, "version of symbol ");
-  const bool mismatch = !symbol.empty();
-  if (!mismatch) {
-    symbol = after(rest, "Unknown symbol ");
+  const bool mismatch = starts_with(rest, "disagrees about version of symbol ");
+  if (!mismatch && !starts_with(rest, "Unknown symbol ")) {
+    return false;
   }
+  std::string_view symbol = rest.substr(mismatch ? 34 : 15);
   symbol = symbol.substr(0, symbol.find_first_of(" \t("));
   if (symbol.empty()) {
     return false;
@@ -713,84 +825,86 @@ constexpr std::string_view k_src_osapi = "facts §5 (osapi.c)";
 constexpr std::string_view k_src_nv = "facts §5 (nv.c)";
 constexpr std::string_view k_src_observed = "facts §5 (kernel messages, observed in public logs)";
 
-// Order matters: the first row whose pattern the message contains and whose decoder accepts it wins
-// (an Xid 79 line also says "fallen off the bus"; it is an Xid first).
+// Order matters: the first row whose pattern stands at its anchor and whose decoder accepts the
+// message wins (an Xid 79 line also says "fallen off the bus"; it is an Xid first).
 constexpr Signature k_signatures[] = {
-    {"xid", "Xid (", true, 1, "", decode_xid, k_src_xid},
-    {"rm-init-adapter", "RmInitAdapter failed! (", true, 1, "", decode_rm_init, k_src_osinit},
-    {"rm-init-minor", "rm_init_adapter", true, 1, "", decode_rm_init_minor, k_src_osinit},
-    {"api-mismatch", "API mismatch", true, 5, "same version.", decode_api_mismatch, k_src_osapi},
-    {"the-nvidia-gpu", "The NVIDIA GPU ", true, 4, "driver release.|(GSP).|responding to commands.",
-     decode_the_nvidia_gpu, k_src_osapi},
-    {"legacy-branch", "GPU installed in this system is", true, 5, "Continuing probe", decode_legacy,
-     "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv.c"},
-    {"bar-invalid", "This PCI I/O region assigned to your NVIDIA device is invalid", true, 2,
-     "(PCI:", decode_bar, "facts §5 (nv-pci.c)"},
-    {"bar-zero", " is 0M @ ", true, 1, "", decode_bar, "facts §5 (nv-pci.c)"},
-    {"probe-not-called", "The NVIDIA probe routine was not called", true, 1, "",
-     decode_probe_not_called, k_src_nv},
-    {"probe-failed", "The NVIDIA probe routine failed", true, 1, "", decode_probe_failed, k_src_nv},
-    {"none-initialized", "None of the NVIDIA devices were initialized", true, 1, "", decode_no_gpu,
-     k_src_nv},
-    {"none-initialized-old", "None of the NVIDIA graphics adapters were initialized", true, 1, "",
-     decode_no_gpu, k_src_nv},
-    {"no-gpu-found", "No NVIDIA GPU found", true, 1, "", decode_no_gpu, k_src_nv},
-    {"power-cables", "does not have the necessary power cables connected", true, 1, "",
-     decode_power, "facts §5 (osinit.c)"},
-    {"fallen-off-bus", "has fallen off the bus", true, 1, "", decode_fallen,
-     "facts §5 (osinit.c; older forms observed)"},
-    {"gsp-cannot-init", "Cannot initialize GSP firmware RM", true, 1, "", decode_gsp_nvrm,
-     "facts §4a, §5 (osinit.c)"},
-    {"gsp-proxy-boot", "GSP-RM proxy boot command failed", true, 1, "", decode_gsp_nvrm,
-     "facts §5 (osinit.c)"},
-    {"gsp-no-image", "No firmware image found", true, 1, "", decode_gsp_nvrm,
-     "facts §5 (osinit.c)"},
-    {"crash-dump", "A GPU crash dump has been created", true, 1, "", decode_crash_dump,
+    {"xid", "Xid (", true, Anchor::start, 1, "", decode_xid, k_src_xid},
+    {"rm-init-adapter", "RmInitAdapter failed! (", true, Anchor::gpu, 1, "", decode_rm_init,
+     k_src_osinit},
+    {"rm-init-minor", "rm_init_adapter", true, Anchor::gpu, 1, "", decode_rm_init_minor,
+     k_src_osinit},
+    {"api-mismatch", "API mismatch", true, Anchor::start, 5, "same version.", decode_api_mismatch,
      k_src_osapi},
-    {"gpu-uuid", "GPU at PCI:", true, 1, "", decode_uuid, "facts §3a (kernel_rc.c companion line)"},
-    {"loading", "loading NVIDIA UNIX", true, 1, "", decode_loading,
+    {"the-nvidia-gpu", "The NVIDIA GPU ", true, Anchor::start, 4,
+     "driver release.|(GSP).|responding to commands.", decode_the_nvidia_gpu, k_src_osapi},
+    {"legacy-branch", "The NVIDIA ", true, Anchor::start, 5, "Continuing probe", decode_legacy,
+     "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv.c"},
+    {"bar-invalid", "This PCI I/O region assigned to your NVIDIA device is invalid", true,
+     Anchor::start, 2, "(PCI:", decode_bar, "facts §5 (nv-pci.c)"},
+    {"bar-zero", "BAR", true, Anchor::start, 1, "", decode_bar, "facts §5 (nv-pci.c)"},
+    {"probe-not-called", "The NVIDIA probe routine was not called", true, Anchor::start, 1, "",
+     decode_probe_not_called, k_src_nv},
+    {"probe-failed", "The NVIDIA probe routine failed", true, Anchor::start, 1, "",
+     decode_probe_failed, k_src_nv},
+    {"none-initialized", "None of the NVIDIA devices were initialized", true, Anchor::start, 1, "",
+     decode_no_gpu, k_src_nv},
+    {"none-initialized-old", "None of the NVIDIA graphics adapters were initialized", true,
+     Anchor::start, 1, "", decode_no_gpu, k_src_nv},
+    {"no-gpu-found", "No NVIDIA GPU found", true, Anchor::start, 1, "", decode_no_gpu, k_src_nv},
+    {"power-cables", "GPU does not have the necessary power cables connected", true, Anchor::gpu,
+     1, "", decode_power, "facts §5 (osinit.c)"},
+    {"fallen-off-bus", "GPU has fallen off the bus|has fallen off the bus", true, Anchor::gpu, 1,
+     "", decode_fallen, "facts §5 (osinit.c; older forms observed)"},
+    {"gsp-cannot-init", "Cannot initialize GSP firmware RM", true, Anchor::gpu, 1, "",
+     decode_gsp_nvrm, "facts §4a, §5 (osinit.c)"},
+    {"gsp-proxy-boot", "GSP-RM proxy boot command failed", true, Anchor::gpu, 1, "",
+     decode_gsp_nvrm, "facts §5 (osinit.c)"},
+    {"gsp-no-image", "No firmware image found", true, Anchor::gpu, 1, "", decode_gsp_nvrm,
+     "facts §5 (osinit.c)"},
+    {"crash-dump", "A GPU crash dump has been created", true, Anchor::start, 1, "",
+     decode_crash_dump, k_src_osapi},
+    {"gpu-uuid", "GPU at PCI:", true, Anchor::start, 1, "", decode_uuid,
+     "facts §3a (kernel_rc.c companion line)"},
+    {"loading", "loading NVIDIA UNIX ", true, Anchor::start, 1, "", decode_loading,
      "facts §5, §6a (nv.c, utils.mk)"},
-    {"firmware-load", "Direct firmware load for nvidia/", false, 1, "", decode_gsp_file,
-     "facts §5, §11 (kernel firmware loader; file names from nv-firmware.h)"},
-    {"firmware-path", "lib/firmware/nvidia/", false, 1, "", decode_gsp_file,
+    {"firmware-load", "Direct firmware load for nvidia/", false, Anchor::device, 1, "",
+     decode_gsp_file, "facts §5, §11 (kernel firmware loader; file names from nv-firmware.h)"},
+    {"firmware-path", "firmware: ", false, Anchor::device, 1, "", decode_gsp_file,
      "facts §5 (kernel firmware loader)"},
-    {"probe-of", "nvidia: probe of ", false, 1, "", decode_probe_of, k_src_observed},
-    {"sxid", ": SXid (PCI:", false, 1, "", decode_sxid,
+    {"probe-of", "nvidia: probe of ", false, Anchor::start, 1, "", decode_probe_of,
+     k_src_observed},
+    {"sxid", "SXid (PCI:", false, Anchor::module, 1, "", decode_sxid,
      "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"},
-    {"symbol-version", "disagrees about version of symbol ", false, 1, "", decode_module_symbol,
-     "https://github.com/torvalds/linux/blob/master/kernel/module/version.c"},
-    {"symbol-unknown", ": Unknown symbol ", false, 1, "", decode_module_symbol,
+    {"symbol-version", "disagrees about version of symbol ", false, Anchor::module, 1, "",
+     decode_module_symbol, "https://github.com/torvalds/linux/blob/master/kernel/module/version.c"},
+    {"symbol-unknown", "Unknown symbol ", false, Anchor::module, 1, "", decode_module_symbol,
      "https://github.com/torvalds/linux/blob/master/kernel/module/main.c"},
-    {"module-sig-rejected", "Loading of ", false, 1, "", decode_module_refused,
+    {"module-sig-rejected", "Loading of ", false, Anchor::start, 1, "", decode_module_refused,
      "https://github.com/torvalds/linux/blob/master/kernel/module/signing.c"},
-    {"lockdown-module", "unsigned module loading is restricted", false, 1, "",
-     decode_module_refused,
+    {"lockdown-module", "Lockdown: ", false, Anchor::start, 1, "", decode_module_refused,
      "https://github.com/torvalds/linux/blob/master/security/lockdown/lockdown.c"},
-    {"modprobe-key-rejected", "Key was rejected by service", false, 1, "", decode_module_refused,
-     "https://github.com/kmod-project/kmod/blob/master/tools/modprobe.c (strerror(EKEYREJECTED))"},
-    {"modprobe-key-missing", "Required key not available", false, 1, "", decode_module_refused,
-     "https://github.com/kmod-project/kmod/blob/master/tools/modprobe.c (strerror(ENOKEY))"},
-    {"power-state", "power state from D3cold to D0", false, 1, "", decode_power_state,
+    {"modprobe-key-rejected", "modprobe: ERROR: could not insert '", false, Anchor::start, 1, "",
+     decode_module_refused,
+     "https://github.com/kmod-project/kmod/blob/master/tools/modprobe.c (strerror(EKEYREJECTED), "
+     "strerror(ENOKEY))"},
+    {"power-state", "Unable to change power state from D3cold to D0|"
+                    "can't change power state from D3cold to D0",
+     false, Anchor::device, 1, "", decode_power_state,
      "https://github.com/torvalds/linux/blob/master/drivers/pci/pci.c"},
-    {"aer-surprise-down", "Surprise Down", false, 1, "", decode_link_down,
+    {"aer-link", "[|Surprise Down|SDES|PCIe Bus Error: severity=Uncorrected (Fatal)", false,
+     Anchor::device, 1, "", decode_link_down,
      "https://github.com/torvalds/linux/blob/master/drivers/pci/pcie/aer.c"},
-    {"aer-sdes", "] SDES", false, 1, "", decode_link_down,
-     "https://github.com/torvalds/linux/blob/master/drivers/pci/pcie/aer.c"},
-    {"aer-fatal", "severity=Uncorrected (Fatal)", false, 1, "", decode_link_down,
-     "https://github.com/torvalds/linux/blob/master/drivers/pci/pcie/aer.c"},
-    {"link-down", ": Link Down", false, 1, "", decode_link_down,
+    {"link-down", "pciehp: Slot(|Slot(", false, Anchor::device, 1, "", decode_link_down,
      "https://github.com/torvalds/linux/blob/master/drivers/pci/hotplug/pciehp_ctrl.c"},
-    {"nouveau", "nouveau ", false, 1, "", decode_nouveau, k_src_observed},
-    {"vfio-pci", "vfio-pci ", false, 1, "", decode_dma_setup,
+    {"nouveau", "nouveau ", false, Anchor::start, 1, "", decode_nouveau, k_src_observed},
+    {"pci-bar", "BAR ", false, Anchor::device, 1, "", decode_dma_setup,
      "https://github.com/torvalds/linux/blob/master/drivers/vfio/pci/vfio_pci_core.c"},
-    {"dmar-fault", "DMAR:", false, 1, "", decode_dma_setup,
+    {"dmar-fault", "DMAR: [DMA ", false, Anchor::start, 1, "", decode_dma_setup,
      "https://github.com/torvalds/linux/blob/master/drivers/iommu/intel/dmar.c"},
-    {"amd-vi-fault", "AMD-Vi", false, 1, "", decode_dma_setup,
-     "https://github.com/torvalds/linux/blob/master/drivers/iommu/amd/iommu.c"},
-    {"drm-bar", "Cannot reserve BAR", false, 1, "", decode_dma_setup,
+    {"amd-vi-fault", "AMD-Vi: Event logged [IO_PAGE_FAULT", false, Anchor::module, 1, "",
+     decode_dma_setup, "https://github.com/torvalds/linux/blob/master/drivers/iommu/amd/iommu.c"},
+    {"drm-bar", "[drm] Cannot reserve BAR", false, Anchor::device, 1, "", decode_dma_setup,
      "kernel DRM message as users report it beside RmInitAdapter failures"},
-    {"pci-bar", "BAR ", false, 1, "", decode_dma_setup,
-     "https://github.com/torvalds/linux/blob/master/drivers/pci/setup-res.c"},
 };
 
 // A multi-line message is complete once its text holds one of the row's '|'-separated end markers.
@@ -815,7 +929,168 @@ std::string_view nvrm_payload(std::string_view message) {
   return message;
 }
 
+// "GPU dddd:bb:dd.f: ", "GPU at [PCI:]dddd:bb:dd[.f][:] " or "GPU<n> " at the start of an NVRM
+// payload: its length, 0 when there is none.
+std::size_t gpu_prefix_length(std::string_view text) {
+  if (!starts_with(text, "GPU")) {
+    return 0;
+  }
+  std::size_t n = 3;
+  if (n < text.size() && text[n] >= '0' && text[n] <= '9') {
+    while (n < text.size() && text[n] >= '0' && text[n] <= '9') {
+      ++n;
+    }
+    return n < text.size() && text[n] == ' ' ? n + 1 : 0;
+  }
+  if (!starts_with(text.substr(n), " ")) {
+    return 0;
+  }
+  ++n;
+  if (starts_with(text.substr(n), "at ")) {
+    n += 3;
+  }
+  if (starts_with(text.substr(n), "PCI:")) {
+    n += 4;
+  }
+  std::size_t a = 0;
+  while (n + a < text.size() && a < 24 && is_pci_char(text[n + a])) {
+    ++a;
+  }
+  std::string_view token = text.substr(n, a);
+  n += a;
+  while (!token.empty() && (token.back() == ':' || token.back() == '.')) {
+    token.remove_suffix(1);
+  }
+  if (!normalize_bus_id(token) || n >= text.size() || text[n] != ' ') {
+    return 0;
+  }
+  return n + 1;
+}
+
+// "<Function>: " (an identifier, as the RM prints its function names) at the start of text.
+std::size_t function_prefix_length(std::string_view text) {
+  std::size_t n = 0;
+  while (n < text.size() && n < 64 &&
+         (std::isalnum(static_cast<unsigned char>(text[n])) || text[n] == '_')) {
+    ++n;
+  }
+  return n > 0 && starts_with(text.substr(n), ": ") ? n + 2 : 0;
+}
+
+// "<name>: " (a module, subsystem or switch name) at the start of text.
+std::size_t name_prefix_length(std::string_view text) {
+  std::size_t n = 0;
+  while (n < text.size() && n < 32 && is_name_char(text[n])) {
+    ++n;
+  }
+  return n > 0 && starts_with(text.substr(n), ": ") ? n + 2 : 0;
+}
+
+// The positions of one message where each kind of anchor lets a pattern start.
+class Anchors {
+public:
+  explicit Anchors(std::string_view text) : m_text(text) {
+    const std::size_t gpu = gpu_prefix_length(text);
+    add(m_gpu, 0);
+    if (gpu > 0) {
+      add(m_gpu, gpu);
+      if (const std::size_t f = function_prefix_length(text.substr(gpu)); f > 0) {
+        add(m_gpu, gpu + f);
+      }
+    }
+    if (const std::size_t f = function_prefix_length(text); f > 0) {
+      add(m_gpu, f);
+    }
+    const std::string_view rest = after_device_prefix(text);
+    if (!rest.empty()) {
+      std::size_t d = text.size() - rest.size();
+      while (d < text.size() && text[d] == ' ') {
+        ++d;
+      }
+      add(m_device, d);
+    }
+    add(m_module, 0);
+    if (const std::size_t w = name_prefix_length(text); w > 0) {
+      add(m_module, w);
+    }
+    for (std::size_t i = 0; i < m_device.count; ++i) {
+      add(m_module, m_device.at[i]);
+    }
+  }
+
+  // Does one of pattern's '|'-separated alternatives start at an anchor of that kind?
+  bool holds(Anchor kind, std::string_view pattern) const {
+    static constexpr Positions k_start{{0, 0, 0, 0}, 1};
+    const Positions& at = kind == Anchor::start    ? k_start
+                          : kind == Anchor::gpu    ? m_gpu
+                          : kind == Anchor::device ? m_device
+                                                   : m_module;
+    for (std::size_t i = 0; i < at.count; ++i) {
+      const std::string_view from = m_text.substr(std::min(at.at[i], m_text.size()));
+      for (std::string_view rest = pattern; !rest.empty();) {
+        const auto bar = rest.find('|');
+        const std::string_view alt = rest.substr(0, bar);
+        if (!alt.empty() && starts_with(from, alt)) {
+          return true;
+        }
+        rest = bar == std::string_view::npos ? std::string_view{} : rest.substr(bar + 1);
+      }
+    }
+    return false;
+  }
+
+private:
+  struct Positions {
+    std::array<std::size_t, 4> at{};
+    std::size_t count = 0;
+  };
+  static void add(Positions& p, std::size_t pos) {
+    if (p.count < p.at.size()) {
+      p.at[p.count++] = pos;
+    }
+  }
+  std::string_view m_text;
+  Positions m_gpu, m_device, m_module;
+};
+
+// "[<digits>]" followed by ':' or ' ' at p: the pid bracket of a process's record.
+bool pid_bracket_at(std::string_view s, std::size_t p) {
+  std::size_t n = p + 1;
+  while (n < s.size() && n - p <= 10 && s[n] >= '0' && s[n] <= '9') {
+    ++n;
+  }
+  return n > p + 1 && n + 1 < s.size() && s[n] == ']' && (s[n + 1] == ':' || s[n + 1] == ' ');
+}
+
 } // namespace
+
+bool task_record(std::string_view message) {
+  // "<comm>[<pid>]: " / "traps: <comm>[<pid>] ": the bracket within a process name's reach of the
+  // start (TASK_COMM_LEN is 16, "traps: " 7 more).
+  const std::string_view head = message.substr(0, 7 + 16 + 1);
+  for (std::size_t p = head.find('['); p != std::string_view::npos; p = head.find('[', p + 1)) {
+    if (pid_bracket_at(message, p)) {
+      return true;
+    }
+  }
+  // "<comm>: page allocation failure: " (warn_alloc), "<comm> invoked oom-killer: ".
+  for (std::string_view shape : {": page allocation failure: ", " invoked oom-killer: "}) {
+    if (const auto at = message.find(shape); at != std::string_view::npos && at <= 16) {
+      return true;
+    }
+  }
+  // "<comm> (<pid>): " (drop_caches and others).
+  for (std::size_t p = head.find(" ("); p != std::string_view::npos; p = head.find(" (", p + 1)) {
+    std::size_t n = p + 2;
+    while (n < message.size() && n - p <= 12 && message[n] >= '0' && message[n] <= '9') {
+      ++n;
+    }
+    if (n > p + 2 && starts_with(message.substr(n), "): ")) {
+      return true;
+    }
+  }
+  return false;
+}
 
 std::span<const Signature> signature_table() {
   return k_signatures;
@@ -844,14 +1119,15 @@ std::optional<std::string> pci_after(std::string_view text, std::string_view mar
 }
 
 std::optional<Recognised> match_signature(std::span<const std::string_view> messages) {
-  if (messages.empty()) {
+  if (messages.empty() || task_record(messages.front())) {
     return std::nullopt;
   }
   const std::string_view first = messages.front();
   const bool is_nvrm = starts_with(first, k_nvrm);
   const std::string_view first_text = is_nvrm ? nvrm_payload(first) : first;
+  const Anchors anchors(first_text);
   for (const Signature& row : k_signatures) {
-    if (row.nvrm != is_nvrm || !contains(first_text, row.pattern)) {
+    if (row.nvrm != is_nvrm || !anchors.holds(row.anchor, row.pattern)) {
       continue;
     }
     Recognised out;
@@ -865,7 +1141,7 @@ std::optional<Recognised> match_signature(std::span<const std::string_view> mess
     std::string joined(first_text);
     std::size_t used = 1;
     while (used < row.max_lines && used < messages.size() && !message_complete(joined, row.end) &&
-           starts_with(messages[used], k_nvrm)) {
+           starts_with(messages[used], k_nvrm) && !task_record(messages[used])) {
       joined += ' ';
       joined += nvrm_payload(messages[used]);
       ++used;
