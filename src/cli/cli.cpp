@@ -736,17 +736,21 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
   if (const auto sxid = sxid_number(id)) {
     const SxidInfo* info = find_sxid(*sxid);
     const auto own = fmt::format("sxid.{}", *sxid);
-    const Rule* rule = rules.find(own) ? rules.find(own)
-                       : info && info->cls == SxidClass::fatal
-                           ? rules.find("nvswitch.sxid-fatal")
-                           : rules.find("nvswitch.sxid-nonfatal");
+    // The rows that judge it, as its line may say Fatal or not (the rows' own .events).
+    const auto judge = [&](bool fatal) {
+      LogEvent e;
+      e.kind = LogEventKind::sxid;
+      e.sxid = *sxid;
+      e.line_fatal = fatal;
+      return log_event_rule_id(e);
+    };
+    const Rule* rule = rules.find(own) ? rules.find(own) : rules.find(judge(false));
     if (rule) {
       if (!info) {
         return write_stdout(
             wrap_text(fmt::format("SXid {} is not in the SXid catalog this build knows ({}); its "
-                                  "line's own word decides: Fatal is nvswitch.sxid-fatal, "
-                                  "otherwise {}.",
-                                  *sxid, k_sxid_catalog_url, rule->id),
+                                  "line's own word decides: Fatal is {}, otherwise {}.",
+                                  *sxid, k_sxid_catalog_url, judge(true), rule->id),
                       0, 0, 80) +
             "\n" + render_explain(*rule));
       }

@@ -6,6 +6,7 @@
 #include "gpf/cli/explain_log.hpp"
 
 #include "gpf/cli/cli.hpp"
+#include "gpf/knowledge/xid_catalog.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/rules/xid.hpp"
 #include "gpf/util/text.hpp"
@@ -327,7 +328,10 @@ private:
       }
       LogMatch m;
       m.pattern = "kernel-log";
-      const bool job = rule == "xid.application" || rule == "xid.informational";
+      // the job's own Xids (and the informational ones) point at no node condition
+      const XidInfo* info = e->kind == LogEventKind::xid && e->xid ? find_xid(*e->xid) : nullptr;
+      const bool job = info && (info->cls == XidClass::application ||
+                                info->cls == XidClass::informational);
       m.cause = job ? LogCause::job : LogCause::node;
       if (!job) {
         m.rules.push_back(rule);

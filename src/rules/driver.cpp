@@ -398,11 +398,12 @@ std::span<const Rule> driver_rules() {
            "version <X>, but this kernel module has the version <Y>` (575+: `the client "
            "'<name>' (pid <N>) has the version ...`), the last `NVRM: loading` line, and the "
            "loaded module's version (proc/driver/nvidia/version).",
+       .events = log_events({LogEventKind::api_mismatch}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const DriverFacts& driver = c.facts.driver;
          for (const auto& e : c.facts.log.host_events) {
-           if (log_rule_id(e) != "driver.api-mismatch") {
+           if (log_rule_id(e) != c.rule_id) {
              continue;
            }
            const EventPtrs one{&e};
@@ -445,8 +446,9 @@ std::span<const Rule> driver_rules() {
            "The current boot's kernel-log lines `NVRM: The NVIDIA probe routine was not called "
            "for <N> device(s).` and the last `NVRM: loading` line, which tells a message "
            "logged before the driver was reloaded.",
+       .events = log_events({LogEventKind::probe_not_called}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, "driver.probe-not-called", true);
+         return host_events_rule(c, true);
        }},
       {.id = "driver.probe-failed",
        .stage = Stage::host,
@@ -469,8 +471,9 @@ std::span<const Rule> driver_rules() {
            "device(s).` (and `nvidia: probe of <bus> failed` lines whose address could not be "
            "read), and the last `NVRM: loading` line, which tells a message logged before the "
            "driver was reloaded.",
+       .events = log_events({LogEventKind::probe_failed}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, "driver.probe-failed", true);
+         return host_events_rule(c, true);
        }},
       {.id = "driver.no-gpu-initialized",
        .stage = Stage::host,
@@ -493,8 +496,9 @@ std::span<const Rule> driver_rules() {
            "initialized.` (older drivers: `... graphics adapters ...`) and `NVRM: No NVIDIA "
            "GPU found.`, and the last `NVRM: loading` line, which tells a message logged "
            "before the driver was reloaded.",
+       .events = log_events({LogEventKind::no_gpu_initialized}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, "driver.no-gpu-initialized", true);
+         return host_events_rule(c, true);
        }},
       {.id = "driver.end-of-life",
        .stage = Stage::host,

@@ -227,8 +227,9 @@ std::span<const Rule> gpu_rules() {
            "commands`. The PCIe link-down, D3cold and BAR lines naming the GPU or a port above "
            "it (its path under sys/bus/pci/devices) and the cpuinfo hypervisor flag give the "
            "likely cause.",
+       .events = xid_events({XidClass::fallen_off_bus}, {LogEventKind::fallen_off_bus}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         auto hits = gpu_events_rule(c, "gpu.fallen-off-bus", {});
+         auto hits = gpu_events_rule(c, {});
          for (auto& hit : hits) {
            if (hit.gpu && hit.effect == Effect::gpu_unusable) {
              link_causes(c.facts, hit, *hit.gpu); // the link or power event that explains it
@@ -256,8 +257,9 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines `NVRM: This PCI I/O region assigned to your "
            "NVIDIA device is invalid: BARn is 0M @ 0x... (PCI:<bus>)`, or a lone `BARn is 0M @ "
            "...` line, on a GPU the driver lists.",
+       .events = log_events({LogEventKind::bar_invalid}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "gpu.bar-invalid", {});
+         return gpu_events_rule(c, {});
        }},
       {.id = "gpu.not-supported",
        .stage = Stage::gpu,
@@ -279,8 +281,9 @@ std::span<const Rule> gpu_rules() {
            "driver release` on a GPU the driver lists, and `NVRM: The NVIDIA <board> GPU "
            "installed in this system is supported through the NVIDIA <branch> Legacy drivers`, "
            "which names the board, not its address.",
+       .events = log_events({LogEventKind::not_supported}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         auto hits = gpu_events_rule(c, "gpu.not-supported", {});
+         auto hits = gpu_events_rule(c, {});
          // "... supported through the NVIDIA 580.xx Legacy drivers" names the board, not its
          // address: one hit per message, with that branch in the remedy.
          for (const auto& e : c.facts.log.host_events) {
@@ -320,8 +323,9 @@ std::span<const Rule> gpu_rules() {
            "10de:<id>) installed in this system is not supported by open nvidia.ko because it "
            "does not include the required GPU System Processor (GSP)` on a GPU the driver "
            "lists.",
+       .events = log_events({LogEventKind::not_supported_open}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "gpu.not-supported-open-module", {});
+         return gpu_events_rule(c, {});
        }},
       {.id = "gpu.power-cables",
        .stage = Stage::gpu,
@@ -341,8 +345,9 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines on a GPU the driver lists: Xid 54 (`NVRM: Xid "
            "(PCI:<bus>): 54, ...`) and `NVRM: GPU <bus>: GPU does not have the necessary power "
            "cables connected`.",
+       .events = xid_events({XidClass::power}, {LogEventKind::power_cables}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "gpu.power-cables", {});
+         return gpu_events_rule(c, {});
        }},
       {.id = "gpu.crash-dump",
        .stage = Stage::host,
@@ -363,8 +368,9 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines `NVRM: A GPU crash dump has been created.`, "
            "and the last `NVRM: loading` line, which tells a dump logged before the driver was "
            "reloaded.",
+       .events = log_events({LogEventKind::crash_dump}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, "gpu.crash-dump", true);
+         return host_events_rule(c, true);
        }},
       {.id = "gpu.cuda-arch-unsupported",
        .stage = Stage::gpu,

@@ -38,9 +38,10 @@ std::span<const Rule> gsp_rules() {
            "image found`, and the firmware loader's `nvidia <bus>: Direct firmware load for "
            "nvidia/<version>/gsp_*.bin failed with error -N` (gsp_log_*.bin is optional); the "
            "last `NVRM: loading` line.",
+       .events = log_events({LogEventKind::gsp_firmware}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         auto hits = gpu_events_rule(c, "gsp.firmware-load-failed", {Effect::gpu_unusable, true});
-         for (auto& hit : host_events_rule(c, "gsp.firmware-load-failed", true)) {
+         auto hits = gpu_events_rule(c, {Effect::gpu_unusable, true});
+         for (auto& hit : host_events_rule(c, true)) {
            hit.severity =
                hit.severity.value_or(Severity::warn); // names no GPU: the GPUs' own findings decide
            hits.push_back(std::move(hit));

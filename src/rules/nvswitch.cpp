@@ -29,17 +29,17 @@ bool has_nvswitch(const TopologyFacts& t) {
 constexpr std::string_view k_fm_guide =
     "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html";
 
-// The current boot's SXid events that log_rule_id() gives to rule_id, one hit each, naming the
+// The current boot's SXid events the row being evaluated judges, one hit each, naming the
 // GPUs of the fabric (every GPU the driver lists: on an NVSwitch baseboard they all talk through
 // the switches).
-std::vector<Hit> sxid_hits(const RuleContext& c, std::string_view rule_id) {
+std::vector<Hit> sxid_hits(const RuleContext& c) {
   std::vector<Hit> hits;
   std::vector<std::string> gpus;
   for (const auto& g : c.facts.gpus) {
     gpus.push_back(c.job.label(g.bus_id));
   }
   for (const auto& e : c.facts.log.host_events) {
-    if (e.kind != LogEventKind::sxid || log_rule_id(e) != rule_id) {
+    if (e.kind != LogEventKind::sxid || log_rule_id(e) != c.rule_id) {
       continue;
     }
     const EventPtrs one{&e};
@@ -157,8 +157,9 @@ std::span<const Rule> nvswitch_rules() {
        .explanation =
            "NVSwitch errors are logged as SXids (`nvidia-nvswitchN: SXid (PCI:…): <code>, …`, three lines per error). NVIDIA's SXid catalog in the Fabric Manager User Guide says which are fatal to the fabric: after one, NVLink traffic through the switch fails (the GPUs see Xid 74/45) until the GPUs and NVSwitches are reset. The catalog decides, not the word in the line; an SXid the catalog does not list follows its line's own word (Fatal is fatal). Only the current boot counts: a reboot resets the fabric, and SXids of earlier boots are information (log.earlier-boot).",
        .evidence = "The SXid lines of the current boot's kernel log.",
+       .events = sxid_events(true),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return sxid_hits(c, "nvswitch.sxid-fatal");
+         return sxid_hits(c);
        }},
       {.id = "nvswitch.sxid-nonfatal",
        .stage = Stage::host,
@@ -170,8 +171,9 @@ std::span<const Rule> nvswitch_rules() {
        .explanation =
            "Non-fatal SXids differ widely: some stall NVLink traffic through a port until the fabric is reset (12028, 11004: jobs hang with Xid 45), some cost NVLink throughput (replays, thermal single-lane mode), and some are corrected by the hardware or logged at every link training and can be safely ignored (single-bit ECC, 22013). A flat 'non-fatal is a warning' would warn on every boot of some hosts, so the catalog's class decides: harmless ones are information. An SXid the catalog does not list is a warning unless its line says Fatal.",
        .evidence = "The SXid lines of the current boot's kernel log.",
+       .events = sxid_events(false),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return sxid_hits(c, "nvswitch.sxid-nonfatal");
+         return sxid_hits(c);
        }},
   };
   return rows;

@@ -6,7 +6,14 @@
 namespace gpf {
 
 void add_sxid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned sxid) {
-  static constexpr std::string_view k_judges[] = {"nvswitch.sxid-fatal", "nvswitch.sxid-nonfatal"};
+  // The rows that judge this SXid, whichever word its line has.
+  std::vector<LogEvent> samples(2);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    samples[i].kind = LogEventKind::sxid;
+    samples[i].sxid = sxid;
+    samples[i].line_fatal = i == 0;
+  }
+  const auto judges = judges_of(builtin_rules(), samples);
   const SxidInfo* info = find_sxid(sxid);
   Rule row;
   row.id = id;
@@ -20,7 +27,7 @@ void add_sxid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned 
   row.explanation = "A site policy row for one SXid: its events are judged here instead of by "
                     "nvswitch.sxid-fatal / nvswitch.sxid-nonfatal.";
   add_code_rule(
-      rules, std::move(row), k_judges,
+      rules, std::move(row), judges,
       [sxid](const LogEvent& e) { return e.kind == LogEventKind::sxid && e.sxid == sxid; },
       [](const LogEvent&) { return false; });
 }

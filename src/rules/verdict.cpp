@@ -185,6 +185,7 @@ private:
       if (rule.stage != stage) {
         continue;
       }
+      m_ctx.rule_id = rule.id;
       for (auto& hit : rule.check(m_ctx)) {
         m_a.findings.push_back(make_finding(rule, std::move(hit), m_facts));
       }

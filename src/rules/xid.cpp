@@ -12,21 +12,30 @@ std::string_view xid_rule_id(unsigned xid) {
   return log_rule_id(e);
 }
 
-std::string_view log_event_rule_id(const LogEvent& event) {
-  return log_rule_id(event);
-}
-
 namespace {
 
-// The rows an Xid event can be judged by (log_rule_id), besides the gpu.* rows of 54 and 79.
-constexpr std::string_view k_xid_judges[] = {
-    "xid.reset-required", "xid.reboot-required", "xid.update-required", "xid.warning",
-    "xid.application",    "xid.informational",   "xid.unknown",         "xid.recovery-action"};
+// An Xid of this code as the log could show it: its line saying Fatal, Nonfatal or neither.
+std::vector<LogEvent> xid_samples(unsigned xid) {
+  std::vector<LogEvent> out;
+  for (const std::optional<bool> fatal : {std::optional<bool>(true), std::optional<bool>(false),
+                                          std::optional<bool>()}) {
+    LogEvent e;
+    e.kind = LogEventKind::xid;
+    e.xid = xid;
+    e.line_fatal = fatal;
+    out.push_back(e);
+  }
+  return out;
+}
 
 } // namespace
 
 bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned xid) {
-  if (xid == 54 || xid == 79) {
+  const auto judges = judges_of(builtin_rules(), xid_samples(xid));
+  // An Xid judged by a row that reads more than the log (gpu.* for 54 and 79) keeps its row.
+  if (judges.empty() || std::any_of(judges.begin(), judges.end(), [](std::string_view j) {
+        return !starts_with(j, "xid.");
+      })) {
     return false;
   }
   const XidInfo* info = find_xid(xid);
@@ -49,7 +58,7 @@ bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned x
                     "xid.* row of its class; --severity, --disable and a rules row re-level or "
                     "silence this Xid alone.";
   const auto is_code = [xid](const LogEvent& e) { return is_xid(e) && *e.xid == xid; };
-  add_code_rule(rules, std::move(row), k_xid_judges, is_code,
+  add_code_rule(rules, std::move(row), judges, is_code,
                 [](const LogEvent& e) { return is_xid(e) && *e.xid == 154; });
   return true;
 }
@@ -92,9 +101,9 @@ std::span<const Rule> xid_rules() {
            "154 lines, which settle earlier ones. The GPU's state now weighs an old one: "
            "NVML's recovery action, pending row remaps and page retirements, volatile "
            "uncorrectable ECC count and persistence mode, and the CUDA probe's result on it.",
+       .events = xid_events({XidClass::reset}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.reset-required",
-                                {Effect::gpu_unusable, true, true, nullptr, true});
+         return gpu_events_rule(c, {Effect::gpu_unusable, true, true, nullptr, true});
        }},
       {.id = "xid.reboot-required",
        .stage = Stage::gpu,
@@ -116,8 +125,9 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a node reboot or VM restart; the GPU's later Xid 154 lines, which settle "
            "earlier ones.",
+       .events = xid_events({XidClass::reboot}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.reboot-required", {Effect::gpu_unusable, false, true});
+         return gpu_events_rule(c, {Effect::gpu_unusable, false, true});
        }},
       {.id = "xid.update-required",
        .stage = Stage::gpu,
@@ -141,8 +151,9 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a driver or firmware update; the last `NVRM: loading` line and the GPU's "
            "later Xid 154 lines, which settle earlier ones.",
+       .events = xid_events({XidClass::update_software}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.update-required", {Effect::gpu_unusable, true, true});
+         return gpu_events_rule(c, {Effect::gpu_unusable, true, true});
        }},
       {.id = "xid.warning",
        .stage = Stage::gpu,
@@ -168,8 +179,9 @@ std::span<const Rule> xid_rules() {
            "a warning, or whose line does not say Fatal where the catalog leaves it to the "
            "line; the last `NVRM: loading` line and the GPU's later Xid 154 lines, which "
            "settle earlier ones.",
+       .events = xid_events({XidClass::warning}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.warning", {Effect::none, true, true});
+         return gpu_events_rule(c, {Effect::none, true, true});
        }},
       {.id = "xid.application",
        .stage = Stage::gpu,
@@ -191,8 +203,9 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) attributes "
            "to an application.",
+       .events = xid_events({XidClass::application}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.application", {Effect::none});
+         return gpu_events_rule(c, {Effect::none});
        }},
       {.id = "xid.informational",
        .stage = Stage::gpu,
@@ -211,8 +224,9 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) classes as "
            "informational.",
+       .events = xid_events({XidClass::informational}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.informational", {Effect::none});
+         return gpu_events_rule(c, {Effect::none});
        }},
       {.id = "xid.unknown",
        .stage = Stage::gpu,
@@ -236,8 +250,9 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) does not "
            "list and whose line does not say Fatal; the last `NVRM: loading` line and the "
            "GPU's later Xid 154 lines, which settle earlier ones.",
+       .events = unlisted_xid_events(),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, "xid.unknown", {Effect::none, true, true});
+         return gpu_events_rule(c, {Effect::none, true, true});
        }},
       // Xid 154: the recovery action the driver last asked for decides for its GPU.
       {.id = "xid.recovery-action",
@@ -261,6 +276,7 @@ std::span<const Rule> xid_rules() {
            "the latest since the last `NVRM: loading` line, its action looked up in the "
            "recovery-action table (src/knowledge/kernel_log_tables.cpp), and any Xid 154 line "
            "that names no action.",
+       .events = xid_events({XidClass::recovery_action}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {

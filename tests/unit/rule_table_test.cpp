@@ -2,6 +2,7 @@
 // findings are never more severe than the row and lower only where the row says so.
 #include "gpf/rules/verdict.hpp"
 #include "rules/common.hpp"
+#include "rules/log_events.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -169,3 +170,67 @@ TEST_CASE("findings count in plain plurals, never \"GPU(s)\"") {
     }
   }
 }
+
+namespace gpf {
+
+// The rows' `.events` are the only map from a kernel-log event to its rule.
+TEST_CASE("every kernel-log event is judged by exactly one row, or is evidence only") {
+  for (const auto& problem : event_routing_problems(builtin_rules())) {
+    FAIL_CHECK(problem);
+  }
+  // a planted second judge is found
+  std::vector<Rule> rows(builtin_rules().begin(), builtin_rules().end());
+  Rule twin = *find_rule(log_event_rule_id([] {
+    LogEvent e;
+    e.kind = LogEventKind::crash_dump;
+    return e;
+  }()));
+  twin.id = "test.twin";
+  rows.push_back(twin);
+  const auto problems = event_routing_problems(rows);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems.front().find("test.twin") != std::string::npos);
+  // and so is an event nobody judges
+  for (auto& r : rows) {
+    r.events = EventSet{};
+  }
+  CHECK(event_routing_problems(rows).size() > 20);
+}
+
+// A rule's id is spelled in its row (and where another row names it as a cause), nowhere else in
+// src/: helpers reach their row through the context, routing through the rows' `.events`.
+TEST_CASE("rule ids are spelled only in their rows") {
+  std::set<std::string> ids;
+  for (const auto& r : builtin_rules()) {
+    ids.emplace(r.id);
+  }
+  const std::regex literal(R"re("([a-z0-9-]+\.[a-z0-9.-]+)")re");
+  std::vector<std::string> found;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::filesystem::path(GPF_SOURCE_DIR))) {
+    const auto rel = std::filesystem::relative(entry.path(), GPF_SOURCE_DIR).string();
+    if (!entry.is_regular_file() || !(rel.rfind("src/", 0) == 0 || rel.rfind("include/", 0) == 0) ||
+        rel == "src/knowledge/log_patterns.cpp") { // the job-log table's candidate lists
+      continue;
+    }
+    std::istringstream text(read_all(entry.path()));
+    std::string line;
+    int n = 0;
+    while (std::getline(text, line)) {
+      ++n;
+      if (line.find(".id = \"") != std::string::npos || line.find(".caused_by") != std::string::npos) {
+        continue;
+      }
+      for (std::sregex_iterator m(line.begin(), line.end(), literal), end; m != end; ++m) {
+        if (ids.count((*m)[1].str()) != 0) {
+          found.push_back(fmt::format("{}:{}: {}", rel, n, (*m)[1].str()));
+        }
+      }
+    }
+  }
+  for (const auto& f : found) {
+    FAIL_CHECK(f);
+  }
+}
+
+} // namespace gpf

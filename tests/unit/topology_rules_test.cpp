@@ -35,7 +35,8 @@ std::vector<Hit> run_rule(std::string_view id, const Facts& facts,
   const CheckOptions options;
   const std::vector<std::string> recommended;
   const JobView job = derive_job_view(facts, Matrix::get());
-  const RuleContext ctx{facts, job, options, usable, recommended};
+  RuleContext ctx{facts, job, options, usable, recommended};
+  ctx.rule_id = rule->id;
   return rule->check(ctx);
 }
 

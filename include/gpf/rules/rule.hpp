@@ -6,6 +6,7 @@
 #include "gpf/facts/facts.hpp"
 #include "gpf/rules/job_view.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
@@ -49,6 +50,8 @@ struct RuleContext {
   // What the job gets (Stage::summary): its GPUs, or its MIG instances when CUDA_VISIBLE_DEVICES
   // names MIG instances (several may share one GPU).
   std::size_t recommended_devices = 0;
+  // The row being evaluated: a row's helpers select its events and read its remedy through it.
+  std::string_view rule_id = {};
 };
 
 struct Hit {
@@ -67,6 +70,25 @@ struct Hit {
   // A few words for the report's headline when the finding narrows the recommendation
   // (Effect::single_gpu_only), e.g. "multi-GPU start-up untested on kernel 5.4.0".
   std::string headline;
+};
+
+// The kernel-log events a row judges (`.events`), as data: every event kind, Xid class and SXid
+// class is judged by exactly one built-in row or is evidence only (tests/unit/rule_table_test.cpp),
+// and "which row judges this event" is derived from the rows (log_event_rule_id).
+struct EventSet {
+  std::uint64_t kinds = 0;       // bit per LogEventKind, judged whatever the event says (not Xid,
+                                 // not SXid)
+  std::uint32_t xid_classes = 0; // bit per XidClass: Xid events of that class
+  bool xid_unlisted = false;     // Xids the catalog does not list (whose line does not say Fatal)
+  std::uint8_t sxid = 0;         // k_sxid_fatal | k_sxid_nonfatal
+  static constexpr std::uint8_t k_sxid_fatal = 1;
+  static constexpr std::uint8_t k_sxid_nonfatal = 2;
+
+  constexpr bool empty() const {
+    return kinds == 0 && xid_classes == 0 && !xid_unlisted && sxid == 0;
+  }
+  // Does the row judge this event? (src/rules/log_events.cpp)
+  bool judges(const LogEvent& e) const;
 };
 
 // A plain function for built-in rows; user rules (--rules FILE) carry their parameters inside.
@@ -89,6 +111,7 @@ struct Rule {
   // was found, the verdict names it as the primary cause instead: module.nouveau-loaded before
   // driver.not-loaded, gpu.fallen-off-bus before gpu.too-few-usable.
   std::string_view caused_by = {};
+  EventSet events = {}; // the kernel-log events this row judges
   CheckFn check;
   // A site rules file replaced the remedy: it is the site's next step, and a predicate's own
   // filled-in remedy does not override it.

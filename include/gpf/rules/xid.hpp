@@ -9,8 +9,8 @@
 
 namespace gpf {
 
-// The rule that judges an Xid of this number in the kernel log ("xid.unknown" for one the catalog
-// does not list).
+// The rule that judges an Xid of this number in the kernel log (the row of unlisted Xids for one
+// the catalog does not list).
 std::string_view xid_rule_id(unsigned xid);
 // The rule that judges this kernel-log event ("" for an event no rule judges on its own).
 std::string_view log_event_rule_id(const LogEvent& event);
