@@ -55,6 +55,7 @@ struct CliOptions {
   std::string cvd_form = "index";
   std::string nccl_env = "defaults"; // --nccl-env
   std::string json_out;              // --json-out: the JSON report also goes to this file
+  std::string prom_out;              // --prom-out: the Prometheus metrics also go to this file
   ProbeOptions probe;
   CheckOptions check;
   RuleOverrides rules;
@@ -356,6 +357,11 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--json-out", o.json_out,
                  "Also write the JSON report to FILE (replaced whole), whatever --format says")
       ->type_name("FILE");
+  app.add_option("--prom-out", o.prom_out,
+                 "Also write the Prometheus metrics to FILE (replaced whole, mode 0644; left as "
+                 "it was when the checker cannot run), whatever --format says: node_exporter's "
+                 "textfile collector")
+      ->type_name("FILE");
 }
 
 constexpr const char* k_top_footer = R"text(Examples:
@@ -516,6 +522,21 @@ bool write_json_out(const CliOptions& o, const Report& report) {
   return true;
 }
 
+// --prom-out: false (after printing why) when the file cannot be written. The file is written
+// by this process as the JSON report is (an O_EXCL temporary beside it, fchmod on its descriptor,
+// rename), so a script run as root never touches a path in the collector's directory itself.
+bool write_prom_out(const CliOptions& o, const Report& report) {
+  if (o.prom_out.empty()) {
+    return true;
+  }
+  if (auto w = write_file_replacing(o.prom_out, render_prometheus(report)); !w) {
+    std::cerr << "gpu-preflight: error: cannot write " << o.prom_out << ": " << w.error().message
+              << "\n";
+    return false;
+  }
+  return true;
+}
+
 int run_check(const CliOptions& o, std::span<const Rule> rules) {
   auto host = open_host(o);
   if (!host) {
@@ -523,7 +544,7 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
   }
   const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code, run.info};
-  if (!write_json_out(o, report)) {
+  if (!write_json_out(o, report) || !write_prom_out(o, report)) {
     return k_exit_error;
   }
   std::string out;
@@ -557,7 +578,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   }
   const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code, run.info};
-  if (!write_json_out(o, report)) {
+  if (!write_json_out(o, report) || !write_prom_out(o, report)) {
     return k_exit_error;
   }
   if (run.exit_code != 0) {
