@@ -500,6 +500,30 @@ CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Ru
   return run;
 }
 
+// A deadline asked for that can never fit --budget leaves its stage out (probe.stage-over-budget
+// says so in the report): said at once on stderr too, naming both values, so that a wrapper's
+// settings that drop a stage are seen where they are set.
+void warn_deadlines_over_budget(const CliOptions& o) {
+  if (!o.probe.budget_s) {
+    return;
+  }
+  const double budget = *o.probe.budget_s;
+  const bool cuda_live = !o.probe.no_cuda && (o.root.empty() || o.probe.libcuda);
+  if (cuda_live && o.probe.cuda_timeout_s > budget) {
+    std::cerr << fmt::format("gpu-preflight: warning: --cuda-timeout {:g} does not fit --budget {:g}: "
+                             "the CUDA{} stage will not be checked (give --budget more than "
+                             "{:g}, or a shorter --cuda-timeout)\n",
+                             o.probe.cuda_timeout_s, budget, o.probe.no_nvml ? "" : " and NVML",
+                             o.probe.cuda_timeout_s);
+  }
+  if (o.probe.nccl && !o.probe.no_cuda && o.probe.nccl_timeout_s > budget) {
+    std::cerr << fmt::format("gpu-preflight: warning: --nccl-timeout {:g} does not fit --budget {:g}: "
+                             "the NCCL test will not run (give --budget more than {:g}, or a "
+                             "shorter --nccl-timeout)\n",
+                             o.probe.nccl_timeout_s, budget, o.probe.nccl_timeout_s);
+  }
+}
+
 int write_stdout(const std::string& out) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
@@ -1113,6 +1137,7 @@ int run_cli(int argc, char** argv) {
       o.budget_s ? (*o.budget_s > 0 ? o.budget_s : std::nullopt)
                  : std::optional<double>(std::max(k_default_budget_s, 2 * o.probe.cuda_timeout_s) +
                                          (o.probe.nccl ? o.probe.nccl_timeout_s : 0));
+  warn_deadlines_over_budget(o);
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   o.probe.nccl_job_env = o.nccl_env == "job";
   try {
