@@ -502,21 +502,26 @@ CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Ru
 
 // A deadline asked for that can never fit --budget leaves its stage out (probe.stage-over-budget
 // says so in the report): said at once on stderr too, naming both values, so that a wrapper's
-// settings that drop a stage are seen where they are set.
+// settings that drop a stage are seen where they are set. A deadline equal to the budget never fits
+// either: the probes before the stage take time.
 void warn_deadlines_over_budget(const CliOptions& o) {
   if (!o.probe.budget_s) {
     return;
   }
   const double budget = *o.probe.budget_s;
+  // the stages that run live under --cuda-timeout (with --root, only against a library named)
   const bool cuda_live = !o.probe.no_cuda && (o.root.empty() || o.probe.libcuda);
-  if (cuda_live && o.probe.cuda_timeout_s > budget) {
+  const bool nvml_live = !o.probe.no_nvml && (o.root.empty() || o.probe.libnvml);
+  if ((cuda_live || nvml_live) && o.probe.cuda_timeout_s >= budget) {
+    const std::string stages = cuda_live && nvml_live ? "the CUDA and NVML stages"
+                               : cuda_live            ? "the CUDA stage"
+                                                      : "the NVML stage";
     std::cerr << fmt::format("gpu-preflight: warning: --cuda-timeout {:g} does not fit --budget {:g}: "
-                             "the CUDA{} stage will not be checked (give --budget more than "
-                             "{:g}, or a shorter --cuda-timeout)\n",
-                             o.probe.cuda_timeout_s, budget, o.probe.no_nvml ? "" : " and NVML",
-                             o.probe.cuda_timeout_s);
+                             "{} will not be checked (give --budget more than {:g}, or a shorter "
+                             "--cuda-timeout)\n",
+                             o.probe.cuda_timeout_s, budget, stages, o.probe.cuda_timeout_s);
   }
-  if (o.probe.nccl && !o.probe.no_cuda && o.probe.nccl_timeout_s > budget) {
+  if (o.probe.nccl && !o.probe.no_cuda && o.probe.nccl_timeout_s >= budget) {
     std::cerr << fmt::format("gpu-preflight: warning: --nccl-timeout {:g} does not fit --budget {:g}: "
                              "the NCCL test will not run (give --budget more than {:g}, or a "
                              "shorter --nccl-timeout)\n",
