@@ -67,7 +67,7 @@ std::vector<Limits> limits_blocks(const std::string& yaml) {
     lines.push_back(l);
   }
   std::vector<Limits> out;
-  static const std::regex k_entry(R"(^\s*([A-Za-z0-9./_-]+):\s*"?([^"#\s]*)"?\s*(#.*)?$)");
+  static const std::regex k_entry(R"re(^\s*([A-Za-z0-9./_-]+):\s*"?([^"#\s]*)"?\s*(#.*)?$)re");
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const auto at = lines[i].find("limits:");
     if (at == std::string::npos || indent_of(lines[i]) != at) {
