@@ -8,7 +8,9 @@
 #   GPU_PREFLIGHT_ARGS          extra check options, split on blanks (never glob-expanded), e.g.
 #                               "--min-gpus 8 --strict"
 #   GPU_PREFLIGHT_LOG_DIR       where the JSON reports go (default /var/log/gpu-preflight)
-#   GPU_PREFLIGHT_CUDA_TIMEOUT  deadline of the CUDA probe in seconds (default 20)
+#   GPU_PREFLIGHT_CUDA_TIMEOUT  deadline of the CUDA probe in seconds (default 20); lowered to fit
+#                               the budget a smaller GPU_PREFLIGHT_TIMEOUT gives, so that CUDA
+#                               is never left out for the budget
 #   GPU_PREFLIGHT_TIMEOUT       hard limit on the whole check in seconds (default 35; Slurm kills a
 #                               HealthCheckProgram after 60, and the script's worst case is this
 #                               plus 18 s: --help 3+1, SIGKILL 2, two scontrol calls 5+1 each);
@@ -35,6 +37,9 @@ gpf_bin=${GPU_PREFLIGHT:-gpu-preflight}
 gpf_log_dir=${GPU_PREFLIGHT_LOG_DIR:-/var/log/gpu-preflight}
 gpf_node=${GPU_PREFLIGHT_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}
 gpf_scontrol=${SCONTROL:-scontrol}
+# Seconds of the budget kept for what runs besides the CUDA stage (the file probes before it, the
+# rules and the report after it): the CUDA deadline is at most --budget less this.
+GPF_STAGE_MARGIN_S=3
 
 # gpf_run LOG_NAME: runs the check once under a hard time limit, the JSON report going to
 # $gpf_log_dir/LOG_NAME. Sets gpf_rc (0 ready, 1 not ready, 2 checker error or timeout) and
@@ -54,17 +59,32 @@ gpf_run() {
   # milliseconds. --skip-busy: no CUDA context is made on a node where a job holds a GPU.
   local help
   help=$(timeout -k 1 3 "$gpf_bin" --help 2>/dev/null)
+  # --budget: the checker leaves out a stage that cannot finish (reported not checked) instead of
+  # being killed by the hard limit below with no verdict; 5 s short of that limit.
+  local limit=${GPU_PREFLIGHT_TIMEOUT:-35} budget=
+  if grep -q -- '--budget' <<<"$help" && [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -gt 10 ]; then
+    budget=$((limit - 5))
+  fi
+  # The CUDA deadline is derived from that limit: it must fit the budget with the probes before it
+  # (GPF_STAGE_MARGIN_S), or the checker leaves CUDA out and a node whose cuInit hangs would pass.
+  # GPU_PREFLIGHT_CUDA_TIMEOUT (default 20) is the most it may be; a smaller limit lowers it.
   if grep -q -- '--cuda-timeout' <<<"$help"; then
-    args+=(--cuda-timeout "${GPU_PREFLIGHT_CUDA_TIMEOUT:-20}")
+    local cuda=${GPU_PREFLIGHT_CUDA_TIMEOUT:-20} room
+    if [[ $cuda =~ ^[0-9]+$ ]] && [[ $limit =~ ^[0-9]+$ ]]; then
+      room=$(( ${budget:-$limit} - GPF_STAGE_MARGIN_S ))
+      [ "$room" -lt 1 ] && room=1
+      if [ "$cuda" -gt "$room" ]; then
+        echo "gpu-preflight: GPU_PREFLIGHT_TIMEOUT=$limit leaves the CUDA stage ${room} s (not ${cuda} s)" >&2
+        cuda=$room
+      fi
+    fi
+    args+=(--cuda-timeout "$cuda")
   fi
   if grep -q -- '--skip-busy' <<<"$help"; then
     args+=(--skip-busy)
   fi
-  # --budget: the checker leaves out a stage that cannot finish (reported not checked) instead of
-  # being killed by the hard limit below with no verdict; 5 s short of that limit.
-  local limit=${GPU_PREFLIGHT_TIMEOUT:-35}
-  if grep -q -- '--budget' <<<"$help" && [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -gt 10 ]; then
-    args+=(--budget "$((limit - 5))")
+  if [ -n "$budget" ]; then
+    args+=(--budget "$budget")
   fi
   # a list of options: split on blanks, but a '*' stays a '*' (read does not glob)
   local -a extra=()

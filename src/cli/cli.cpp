@@ -55,6 +55,7 @@ struct CliOptions {
   std::string cvd_form = "index";
   std::string nccl_env = "defaults"; // --nccl-env
   std::string json_out;              // --json-out: the JSON report also goes to this file
+  std::string prom_out;              // --prom-out: the Prometheus metrics also go to this file
   ProbeOptions probe;
   CheckOptions check;
   RuleOverrides rules;
@@ -356,6 +357,11 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_option("--json-out", o.json_out,
                  "Also write the JSON report to FILE (replaced whole), whatever --format says")
       ->type_name("FILE");
+  app.add_option("--prom-out", o.prom_out,
+                 "Also write the Prometheus metrics to FILE (replaced whole, mode 0644; left as "
+                 "it was when the checker cannot run), whatever --format says: node_exporter's "
+                 "textfile collector")
+      ->type_name("FILE");
 }
 
 constexpr const char* k_top_footer = R"text(Examples:
@@ -494,6 +500,35 @@ CheckRun perform_check(const Host& host, const CliOptions& o, std::span<const Ru
   return run;
 }
 
+// A deadline asked for that can never fit --budget leaves its stage out (probe.stage-over-budget
+// says so in the report): said at once on stderr too, naming both values, so that a wrapper's
+// settings that drop a stage are seen where they are set. A deadline equal to the budget never fits
+// either: the probes before the stage take time.
+void warn_deadlines_over_budget(const CliOptions& o) {
+  if (!o.probe.budget_s) {
+    return;
+  }
+  const double budget = *o.probe.budget_s;
+  // the stages that run live under --cuda-timeout (with --root, only against a library named)
+  const bool cuda_live = !o.probe.no_cuda && (o.root.empty() || o.probe.libcuda);
+  const bool nvml_live = !o.probe.no_nvml && (o.root.empty() || o.probe.libnvml);
+  if ((cuda_live || nvml_live) && o.probe.cuda_timeout_s >= budget) {
+    const std::string stages = cuda_live && nvml_live ? "the CUDA and NVML stages"
+                               : cuda_live            ? "the CUDA stage"
+                                                      : "the NVML stage";
+    std::cerr << fmt::format("gpu-preflight: warning: --cuda-timeout {:g} does not fit --budget {:g}: "
+                             "{} will not be checked (give --budget more than {:g}, or a shorter "
+                             "--cuda-timeout)\n",
+                             o.probe.cuda_timeout_s, budget, stages, o.probe.cuda_timeout_s);
+  }
+  if (o.probe.nccl && !o.probe.no_cuda && o.probe.nccl_timeout_s >= budget) {
+    std::cerr << fmt::format("gpu-preflight: warning: --nccl-timeout {:g} does not fit --budget {:g}: "
+                             "the NCCL test will not run (give --budget more than {:g}, or a "
+                             "shorter --nccl-timeout)\n",
+                             o.probe.nccl_timeout_s, budget, o.probe.nccl_timeout_s);
+  }
+}
+
 int write_stdout(const std::string& out) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
@@ -516,6 +551,21 @@ bool write_json_out(const CliOptions& o, const Report& report) {
   return true;
 }
 
+// --prom-out: false (after printing why) when the file cannot be written. The file is written
+// by this process as the JSON report is (an O_EXCL temporary beside it, fchmod on its descriptor,
+// rename), so a script run as root never touches a path in the collector's directory itself.
+bool write_prom_out(const CliOptions& o, const Report& report) {
+  if (o.prom_out.empty()) {
+    return true;
+  }
+  if (auto w = write_file_replacing(o.prom_out, render_prometheus(report)); !w) {
+    std::cerr << "gpu-preflight: error: cannot write " << o.prom_out << ": " << w.error().message
+              << "\n";
+    return false;
+  }
+  return true;
+}
+
 int run_check(const CliOptions& o, std::span<const Rule> rules) {
   auto host = open_host(o);
   if (!host) {
@@ -523,7 +573,7 @@ int run_check(const CliOptions& o, std::span<const Rule> rules) {
   }
   const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code, run.info};
-  if (!write_json_out(o, report)) {
+  if (!write_json_out(o, report) || !write_prom_out(o, report)) {
     return k_exit_error;
   }
   std::string out;
@@ -557,7 +607,7 @@ int run_exec(const CliOptions& o, std::span<const Rule> rules) {
   }
   const CheckRun run = perform_check(*host, o, rules);
   const Report report{run.facts, run.assessment, run.exit_code, run.info};
-  if (!write_json_out(o, report)) {
+  if (!write_json_out(o, report) || !write_prom_out(o, report)) {
     return k_exit_error;
   }
   if (run.exit_code != 0) {
@@ -1096,6 +1146,7 @@ int run_cli(int argc, char** argv) {
       o.budget_s ? (*o.budget_s > 0 ? o.budget_s : std::nullopt)
                  : std::optional<double>(std::max(k_default_budget_s, 2 * o.probe.cuda_timeout_s) +
                                          (o.probe.nccl ? o.probe.nccl_timeout_s : 0));
+  warn_deadlines_over_budget(o);
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   o.probe.nccl_job_env = o.nccl_env == "job";
   try {

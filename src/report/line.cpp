@@ -1,10 +1,12 @@
 // The one-line summary (--format line): at most 80 bytes, for Slurm drain reasons and Kubernetes
 // node-problem-detector messages, which cut at 80. Only ids, counts and bus ids: plain ASCII.
+#include "gpf/facts/budget.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/util/text.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace gpf {
 
@@ -27,6 +29,11 @@ std::string render_line(const Report& r) {
     if (a.causes.size() > 1) {
       line += fmt::format(" +{} more", a.causes.size() - 1);
     }
+  }
+  // A stage asked for and left out by --budget is said on the line itself, whatever the verdict:
+  // a prolog logs only this line, and "PASS" alone would read as a node whose CUDA was checked.
+  if (const auto over = stages_over_budget(r.facts); !over.empty()) {
+    line += fmt::format(" ({} not checked: budget)", fmt::join(over, ", "));
   }
   if (line.size() > k_line_max_bytes) {
     line.resize(k_line_max_bytes);

@@ -2,6 +2,8 @@
 // never a pass.
 #include "common.hpp"
 
+#include "gpf/facts/budget.hpp"
+
 namespace gpf {
 
 std::span<const Rule> probe_rules() {
@@ -46,6 +48,42 @@ std::span<const Rule> probe_rules() {
              }
              hits.push_back(std::move(hit));
            }
+         }
+         return hits;
+       }},
+      // A stage the user asked for (CUDA and NVML unless --no-cuda/--no-nvml, NCCL with --nccl)
+      // that --budget left out is said, never a silent pass; --strict makes it not ready.
+      {.id = "probe.stage-over-budget",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info without --strict (the check still passes, and says what it left out)",
+       .title = "Every stage asked for fitted --budget",
+       .remedy =
+           "Give --budget a few seconds more than the stage's deadline named in the evidence, or a "
+           "shorter deadline (--cuda-timeout, --nccl-timeout) that fits it; with the contrib/slurm "
+           "scripts, raise GPU_PREFLIGHT_TIMEOUT",
+       .source = "docs/usage.md#time-budget",
+       .explanation =
+           "A live stage (the CUDA and NVML children, or the NCCL test) starts only when its "
+           "deadline fits what is left of --budget, so that the check ends with a verdict instead "
+           "of being killed by a wrapper's timeout. A stage left out was not judged: a node whose "
+           "cuInit hangs passes such a check. Information without --strict (the one-line format "
+           "says `(CUDA not checked: budget)`), a warning with --strict, which then makes the "
+           "check not ready.",
+       .evidence = "Each live probe skipped for the budget, with its deadline and the time left.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& p : c.facts.probes) {
+           if (!over_budget(p)) {
+             continue;
+           }
+           Hit hit{fmt::format("The {} stage was not checked: its deadline does not fit --budget",
+                               stage_name(p)),
+                   {fmt::format("probe {}: {}", p.name, p.message)}};
+           if (!c.options.strict) {
+             hit.severity = Severity::info;
+           }
+           hits.push_back(std::move(hit));
          }
          return hits;
        }},

@@ -13,6 +13,8 @@
 //   FAKE_CUDA_D2H_GBPS=i:value,…  GPU i -> host (default 24)
 //   FAKE_CUDA_P2P_GBPS=i-j:value,… GPU i -> GPU j, and j -> i unless j-i is named (default 48)
 // FAKE_CUDA_NO_PINNED=1: cuMemAllocHost fails with CUDA_ERROR_OUT_OF_MEMORY.
+// FAKE_CUDA_PINNED_OOM_KILL=i,…: cuMemAllocHost in GPU i's context kills the process with SIGKILL
+//   (the OOM killer of a memory cgroup too small for the pinned buffer).
 // The probe's own declarations of the CUDA types, so that every exported function has exactly the
 // type the probe calls it through (UBSan's -fsanitize=function checks that).
 #include "probes/cuda/driver_api.hpp"
@@ -724,6 +726,10 @@ FAKE_EXPORT CUresult cuMemAllocHost_v2(void** ptr, std::size_t bytes) {
   }
   if (env_flag("FAKE_CUDA_NO_PINNED")) {
     return 2; // CUDA_ERROR_OUT_OF_MEMORY
+  }
+  if (env_set("FAKE_CUDA_PINNED_OOM_KILL").count(t_current->physical)) {
+    // what the kernel's OOM killer does when the pinned buffer passes the cgroup's memory.max
+    std::raise(SIGKILL);
   }
   *ptr = std::malloc(bytes); // never touched: the timed copies move no data
   return *ptr ? k_success : 2;

@@ -253,3 +253,33 @@ TEST_CASE("faults: a reader that goes away after 10 bytes (| head -c 10): no han
     }
   }
 }
+
+TEST_CASE("faults cuda: a GPU child SIGKILLed by someone else (the OOM killer) is exit 2, not a "
+          "failed GPU") {
+  RunOptions options;
+  // GPU 2's child is killed with SIGKILL as it pins the bandwidth step's buffer, as the kernel's
+  // OOM killer does in a memory cgroup too small for it.
+  options.env = {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_PINNED_OOM_KILL", "2"}};
+  const auto r = run_watched(live_args(fixture("cuda-4gpu")), options);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty()); // no report, so no verdict about the GPU
+  CHECK_THAT(r.err, Catch::Contains("killed by signal 9") &&
+                        Catch::Contains("which the checker did not send") &&
+                        Catch::Contains("killed by the kernel: out of memory in this cgroup?") &&
+                        Catch::Contains("needs about") && Catch::Contains("on 4 GPUs") &&
+                        Catch::Contains("each GPU child pins 128 MiB") &&
+                        Catch::Contains("the checker could not run; no verdict"));
+  CHECK_THAT(r.err, !Catch::Contains("cuda.gpu-failed") && !Catch::Contains("replace it"));
+  check_no_child_left(r);
+
+  // The same node without the step that pins the buffer: a verdict again, every GPU usable.
+  const auto without =
+      run_watched(live_args(fixture("cuda-4gpu"), {"--no-bandwidth"}), options);
+  INFO("--no-bandwidth stderr: " << without.err);
+  CHECK(without.exit_code == 0);
+  CHECK(without.json().at("cuda_visible_devices") == "0,1,2,3");
+  // A child that kills itself with another signal (a driver crash) stays the GPU's failure: the
+  // SIGSEGV test above.
+}

@@ -4,8 +4,8 @@
 # Starts Debian's prometheus-node-exporter on a free 127.0.0.1 port with only the textfile
 # collector, reading a temporary directory; runs contrib/prometheus/gpu-preflight-textfile.sh
 # (what the systemd service runs) on fixture snapshots; scrapes /metrics over HTTP and finds the
-# series with the values of each check. While a slow check writes, a scrape still serves the
-# previous complete file (the temporary file is renamed into place). Installs the package when
+# series with the values of each check. While a slow check runs, a scrape still serves the
+# previous complete file (the binary renames its temporary file into place). Installs the package when
 # missing; exits 77 (skipped) when it cannot. Everything it starts is stopped on exit.
 set -euo pipefail
 bin=$(readlink -f "$1")
@@ -65,10 +65,10 @@ textfile=$src/contrib/prometheus/gpu-preflight-textfile.sh
 
 # a ready node
 rc=0
-GPU_PREFLIGHT=$bin "$textfile" "$textdir" --root "$src/tests/fixtures/healthy-4gpu" || rc=$?
+GPU_PREFLIGHT=$bin "$textfile" "$textdir" --root "$src/tests/fixtures/healthy-4gpu" >/dev/null || rc=$?
 [ "$rc" -eq 0 ] || fail "textfile script on healthy-4gpu exited $rc"
 [ -f "$textdir/gpu-preflight.prom" ] || fail "no gpu-preflight.prom"
-[ "$(find "$textdir" -name '.gpu-preflight.prom.*' | wc -l)" -eq 0 ] || fail "a temporary file was left"
+[ "$(find "$textdir" -name 'gpu-preflight.prom.*' | wc -l)" -eq 0 ] || fail "a temporary file was left"
 scrape >"$tmp/scrape"
 has '^gpu_preflight_ready 1$'
 has '^gpu_preflight_verdict\{verdict="pass"\} 1$'
@@ -80,38 +80,32 @@ echo "ready node: $(wc -l <"$tmp/healthy-series") gpu_preflight_ series scraped"
 
 # a node that is not ready: exit 1, the file is still written
 rc=0
-GPU_PREFLIGHT=$bin "$textfile" "$textdir" --root "$src/tests/fixtures/missing-uvm" || rc=$?
+GPU_PREFLIGHT=$bin "$textfile" "$textdir" --root "$src/tests/fixtures/missing-uvm" >/dev/null || rc=$?
 [ "$rc" -eq 1 ] || fail "textfile script on missing-uvm exited $rc, not 1"
 scrape >"$tmp/scrape"
 has '^gpu_preflight_ready 0$'
 has '^gpu_preflight_verdict\{verdict="fail"\} 1$'
 has '^gpu_preflight_finding\{gpu="",id="devnode.nvidia-uvm-missing",severity="fail"\} 1$'
 
-# a slow writer: half the metrics, a pause, the rest. A scrape during the pause sees the previous
-# complete file and no error, never the half-written one.
+# a slow check: a scrape while it runs sees the previous complete file and no error; the binary
+# (--prom-out) writes a temporary beside it and renames it into place only at the end.
 cat >"$tmp/slow-gpu-preflight" <<SLOW
 #!/bin/sh
-"$bin" "\$@" >"$tmp/full.prom"
-rc=\$?
-head -n 5 "$tmp/full.prom"
 sleep 3
-tail -n +6 "$tmp/full.prom"
-exit \$rc
+exec "$bin" "\$@"
 SLOW
 chmod +x "$tmp/slow-gpu-preflight"
-GPU_PREFLIGHT=$tmp/slow-gpu-preflight "$textfile" "$textdir" --root "$src/tests/fixtures/healthy-4gpu" &
+GPU_PREFLIGHT=$tmp/slow-gpu-preflight "$textfile" "$textdir" --root "$src/tests/fixtures/healthy-4gpu" >/dev/null &
 writer=$!
-for _ in $(seq 50); do
-  [ -n "$(find "$textdir" -name '.gpu-preflight.prom.*' -size +0c)" ] && break
-  sleep 0.1
-done
-[ -n "$(find "$textdir" -name '.gpu-preflight.prom.*' -size +0c)" ] || fail "the slow writer's temporary file never appeared"
+sleep 1
+kill -0 "$writer" 2>/dev/null || fail "the slow check ended before the scrape"
 scrape >"$tmp/scrape"
 has '^gpu_preflight_ready 0$' # still the previous (missing-uvm) file, whole
 has '^gpu_preflight_finding\{gpu="",id="devnode.nvidia-uvm-missing",severity="fail"\} 1$'
 has '^node_textfile_scrape_error 0$'
 wait "$writer"
 writer=
+[ "$(find "$textdir" -name 'gpu-preflight.prom.*' | wc -l)" -eq 0 ] || fail "a temporary file was left"
 scrape >"$tmp/scrape"
 has '^gpu_preflight_ready 1$'
 echo "during a slow write the previous file was served; after the rename the new one"

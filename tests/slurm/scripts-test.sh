@@ -3,11 +3,12 @@
 # real-cluster test cannot provoke. scontrol is a stand-in that serves a node description from a
 # file and records updates; the checker is the real binary on fixtures, or a stand-in that hangs,
 # fails or records its arguments.
-#   scripts-test.sh GPU_PREFLIGHT_BINARY SOURCE_DIR
+#   scripts-test.sh GPU_PREFLIGHT_BINARY SOURCE_DIR [FAKE_LIBCUDA]
 set -euo pipefail
 
 bin=$(readlink -f "$1")
 src=$(readlink -f "$2")
+fake_libcuda=${3:-} # tests/fake_cuda's libcuda.so.1: the CUDA stage live under each limit
 hc=$src/contrib/slurm/healthcheck.sh
 prolog=$src/contrib/slurm/prolog.sh
 failing=$src/tests/fixtures/missing-uvm
@@ -128,6 +129,38 @@ run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_
 ! grep -q -- "--budget" "$tmp/args" || fail "budget for a 40.5 s limit: $(cat "$tmp/args")"
 run "$hc" 1 GPU_PREFLIGHT_ROOT="$failing" GPU_PREFLIGHT_CUDA_TIMEOUT=7
 [ -n "$(calls)" ] || fail "no drain with a binary without --cuda-timeout"
+
+echo "the CUDA deadline is derived from the limit: it always fits the budget, so CUDA is never left out"
+# the deadline handed on, for limits at and below the 25 s at which it once stopped fitting
+for limit in 8 12 20 25 35 50; do
+  run "$hc" 0 GPU_PREFLIGHT="$tmp/recording-checker" GPU_PREFLIGHT_ROOT=/snap GPU_PREFLIGHT_TIMEOUT=$limit
+  cuda=$(sed -n 's/.*--cuda-timeout \([0-9]*\).*/\1/p' "$tmp/args")
+  budget=$(sed -n 's/.*--budget \([0-9]*\).*/\1/p' "$tmp/args")
+  [ -n "$cuda" ] || fail "no --cuda-timeout for a $limit s limit: $(cat "$tmp/args")"
+  [ "$cuda" -lt "${budget:-$limit}" ] || fail "a $limit s limit: --cuda-timeout $cuda does not fit --budget ${budget:-none}"
+  [ "$cuda" -le 20 ] || fail "a $limit s limit raised the CUDA deadline to $cuda"
+done
+# and the real checker, its CUDA stage live on the fake driver: checked at every limit, never
+# "not checked: budget" (a 25 s limit once gave --budget 20 --cuda-timeout 20: CUDA skipped, PASS)
+if [ -n "$fake_libcuda" ] && [ -f "$fake_libcuda" ]; then
+  cuda_fixture=$src/tests/fixtures/cuda-4gpu
+  for limit in 12 20 25 35; do
+    node_state IDLE
+    run "$hc" 0 GPU_PREFLIGHT_ROOT="$cuda_fixture" GPU_PREFLIGHT_TIMEOUT=$limit \
+      GPU_PREFLIGHT_ARGS="--libcuda $fake_libcuda" FAKE_CUDA_GPUS=4
+    status=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([p["status"]+" "+p.get("message","") for p in r["probes"] if p["name"]=="cuda"][0])' "$tmp/log/healthcheck.json")
+    case $status in ok*) ;; *) fail "a $limit s limit: the CUDA probe was $status" ;; esac
+    ! grep -q "not checked: budget" "$tmp/out" || fail "a $limit s limit: $(cat "$tmp/out")"
+  done
+  # an explicit deadline that cannot fit is lowered, said on stderr, and CUDA still runs
+  run "$hc" 0 GPU_PREFLIGHT_ROOT="$cuda_fixture" GPU_PREFLIGHT_TIMEOUT=20 GPU_PREFLIGHT_CUDA_TIMEOUT=30 \
+    GPU_PREFLIGHT_ARGS="--libcuda $fake_libcuda" FAKE_CUDA_GPUS=4
+  grep -q "leaves the CUDA stage 12 s (not 30 s)" "$tmp/out" || fail "no note of the lowered deadline: $(cat "$tmp/out")"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if [p for p in r["probes"] if p["name"]=="cuda"][0]["status"]=="ok" else 1)' "$tmp/log/healthcheck.json" ||
+    fail "an explicit 30 s deadline under a 20 s limit left CUDA out"
+else
+  echo "note: no fake libcuda given (third argument): the live CUDA runs under each limit are not made"
+fi
 
 echo "an unwritable log directory or an unreachable controller does not stop the check"
 node_state IDLE

@@ -249,6 +249,58 @@ TEST_CASE("budget: a budget shorter than the CUDA stage leaves it not checked, s
                                  Catch::Contains("CUDA start-up (budget: its deadline of 30 s"));
 }
 
+TEST_CASE("budget: a stage asked for and left out is said on the line and on stderr, and is no "
+          "pass under --strict") {
+  const Env env{{"FAKE_CUDA_GPUS", "4"}};
+  const std::vector<std::string> base{"--root", fixture("cuda-4gpu"), "--libcuda", k_fake};
+  const auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_preflight(args, env);
+  };
+  // The same node with CUDA left out on purpose: what the line says before the budget's note.
+  const auto no_cuda = run_preflight({"--root", fixture("cuda-4gpu"), "--format", "line", "--no-cuda"});
+  std::string plain = no_cuda.out;
+  REQUIRE_FALSE(plain.empty());
+  plain.pop_back(); // the newline
+  REQUIRE_THAT(plain, Catch::StartsWith("PASS "));
+
+  // --cuda-timeout 10 cannot fit --budget 5: warned at once, said on the line, info in the report
+  const auto line = with({"--format", "line", "--budget", "5", "--cuda-timeout", "10"});
+  INFO("stderr: " << line.err);
+  CHECK(line.exit_code == 0);
+  CHECK(line.out == plain + " (CUDA not checked: budget)\n");
+  // (NVML replays the snapshot here: only CUDA runs live, so only CUDA is named)
+  CHECK_THAT(line.err, Catch::Contains("warning: --cuda-timeout 10 does not fit --budget 5: the "
+                                       "CUDA stage will not be checked"));
+  const json j = with({"--format", "json", "--budget", "5", "--cuda-timeout", "10"}).json();
+  const json* f = finding(j, "probe.stage-over-budget");
+  REQUIRE(f);
+  CHECK(f->at("severity") == "info");
+  CHECK_THAT(evidence(*f), Catch::Contains("probe cuda: budget: its deadline of 10 s"));
+  CHECK(j.at("verdict") == "pass");
+
+  // --strict: a stage asked for and left out is not a pass (exit 1), and the line says why
+  const auto strict = with({"--format", "line", "--budget", "5", "--cuda-timeout", "10", "--strict"});
+  CHECK(strict.exit_code == 1);
+  CHECK_THAT(strict.out, Catch::StartsWith("WARN ") &&
+                             Catch::Contains("probe.stage-over-budget") &&
+                             Catch::EndsWith("(CUDA not checked: budget)\n"));
+  const json js =
+      with({"--format", "json", "--budget", "5", "--cuda-timeout", "10", "--strict"}).json();
+  const json* fs = finding(js, "probe.stage-over-budget");
+  REQUIRE(fs);
+  CHECK(fs->at("severity") == "warn");
+
+  // a deadline that fits: no warning, no note, no finding; CUDA checked
+  const auto fits = with({"--format", "line", "--budget", "20", "--cuda-timeout", "10", "--strict"});
+  CHECK(fits.exit_code == 0);
+  CHECK_THAT(fits.out, Catch::StartsWith("PASS ") && !Catch::Contains("not checked"));
+  CHECK_THAT(fits.err, !Catch::Contains("does not fit"));
+  // --no-cuda is not the budget's doing: nothing said
+  CHECK_THAT(no_cuda.out, !Catch::Contains("budget"));
+}
+
 TEST_CASE("budget: the bandwidth step starts only when its estimate fits what is left") {
   // 30 s of deadline and 0.5 s more: the stage runs, the copies do not
   const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}}, {"--budget", "30.5"});

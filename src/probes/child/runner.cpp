@@ -320,6 +320,9 @@ bool ChildGroup::try_reap(Child& child) {
     } else if ((info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) &&
                !child.end.killed_at_deadline) {
       child.end.signal = info.si_status;
+      const int sig = info.si_status;
+      child.end.killed_from_outside =
+          !child.kill_sent && (sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP);
     }
   } else if (r < 0 && errno == ECHILD) {
     child.exited = child.reaped = true; // someone else reaped it; nothing to wait for
@@ -392,8 +395,19 @@ bool ChildGroup::finished(std::size_t id) const {
   return c.eof || c.done_seen;
 }
 
+std::optional<std::string> outside_kill_text(const ChildEnd& end) {
+  if (!end.killed_from_outside || !end.signal) {
+    return std::nullopt;
+  }
+  const char* name = ::strsignal(*end.signal);
+  return fmt::format("killed by signal {} ({}), which the checker did not send: killed by the "
+                     "kernel: out of memory in this cgroup?",
+                     *end.signal, name ? name : "unknown");
+}
+
 void ChildGroup::signal_kill(Child& child) {
   if (!child.reaped && child.pid > 0) {
+    child.kill_sent = true; // before the signal: its end may be read as soon as it is sent
     ::kill(-child.pid, SIGKILL);
     ::kill(child.pid, SIGKILL);
   }

@@ -35,10 +35,20 @@ struct ChildEnd {
   double end_ms = 0;               // when the parent stopped listening (ms since the child started)
   std::optional<int> exit_code;
   std::optional<int> signal; // the signal that ended it, when not our SIGKILL
+  // That signal is one no driver raises on its own (SIGKILL, SIGTERM, SIGINT, SIGHUP) and this
+  // process never sent it: the kernel's OOM killer (a memory cgroup's limit) or another process.
+  // Not the GPU's doing: the probes make it a checker failure, never a verdict.
+  bool killed_from_outside = false;
   bool abandoned = false;    // it did not die after SIGKILL (uninterruptible sleep)
   // It broke the protocol (an over-long line, too many lines or bytes) and was killed: why.
   std::string protocol_error;
 };
+
+// For a child ended by a signal this process did not send (ChildEnd::killed_from_outside): "killed
+// by signal 9 (Killed), which the checker did not send: killed by the kernel: out of memory in
+// this cgroup?"; nullopt for any other end. The probes throw CheckerFailure with it: such an end
+// is never a verdict about a GPU.
+std::optional<std::string> outside_kill_text(const ChildEnd& end);
 
 // The child's end of the pipe: one write(2) per line ('\n' added), safe to share between threads.
 class LineWriter {
@@ -117,6 +127,7 @@ private:
     bool done_seen = false;
     bool exited = false; // its status is known; a zombie until reap()
     bool reaped = false;
+    bool kill_sent = false; // this process sent it SIGKILL (deadline, protocol, stop, settle)
     ChildEnd end;
     std::optional<ChildIsolation> isolation;
   };

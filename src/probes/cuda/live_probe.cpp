@@ -6,6 +6,7 @@
 #include "probes/cuda/live_probe.hpp"
 
 #include "gpf/util/checker_failure.hpp"
+#include "gpf/util/plural.hpp"
 #include "gpf/util/text.hpp"
 #include "probes/child/interrupt.hpp"
 #include "probes/cuda/child_work.hpp"
@@ -118,6 +119,29 @@ std::vector<EnvOverride> job_env(const LiveProbeInput& in, std::optional<std::st
   return {{"CUDA_DEVICE_ORDER", in.job_device_order}, {"CUDA_VISIBLE_DEVICES", std::move(visible)}};
 }
 
+// A child ended by a signal this process did not send (child::ChildEnd::killed_from_outside):
+// most often the kernel's OOM killer, the memory cgroup's limit reached by the pinned buffers of
+// the bandwidth step. Neither the GPU's nor the driver's doing, so never a verdict about a GPU:
+// the checker could not do its job (exit 2).
+void refuse_outside_kill(const ChildGroup& group, std::size_t id, const BandwidthRequest& bw,
+                         std::size_t gpus) {
+  const auto killed = child::outside_kill_text(group.end(id));
+  if (!killed) {
+    return;
+  }
+  const std::string pinned =
+      bw.run ? fmt::format(", {} MiB of it the bandwidth step's pinned buffers (each GPU child pins "
+                           "{} MiB; --no-bandwidth leaves them out)",
+                           (gpus * bw.bytes) >> 20, bw.bytes >> 20)
+             : std::string();
+  throw CheckerFailure(fmt::format(
+      "the CUDA child ({}) was {} The live stage needs about {} MiB of host memory on {}{}: raise "
+      "the memory limit (docs/cuda-probe.md#memory). Or another process killed it. No verdict "
+      "about the GPU",
+      group.label(id), *killed, host_memory_need_bytes(gpus, bw.run) >> 20, counted(gpus, "GPU"),
+      pinned));
+}
+
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -129,6 +153,13 @@ double bandwidth_estimate_s(const BandwidthRequest& r, std::size_t gpus) {
   const double host = static_cast<double>(2 * r.repeats + 1) * static_cast<double>(r.bytes) / rate;
   const double pairs = gpus > 1 ? static_cast<double>(gpus * (gpus - 1)) : 0;
   return host + pairs * r.repeats * static_cast<double>(r.peer_bytes) / rate;
+}
+
+std::size_t host_memory_need_bytes(std::size_t gpus, bool bandwidth) {
+  const std::size_t cuda_children = gpus + 2; // enumeration, one per GPU, multi-GPU
+  const std::size_t nvml_children = gpus + 1; // system, one per GPU
+  return k_checker_host_bytes + cuda_children * k_cuda_child_host_bytes +
+         nvml_children * k_nvml_child_host_bytes + (bandwidth ? gpus * k_bandwidth_bytes : 0);
 }
 
 Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
@@ -188,6 +219,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     group.kill_at_deadline(enum_id);
     f.deadline_hit = true;
   }
+  refuse_outside_kill(group, enum_id, in.bandwidth, in.driver_gpus.size());
   apply_enumeration(transcript(group, enum_id), f);
   f.isolation = group.isolation(enum_id);
   if (!f.enumeration_complete) {
@@ -284,6 +316,9 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   }
   for (const auto& c : gpu_children) {
     if (c.cuda_index) {
+      refuse_outside_kill(group, c.id,
+                          request_for(f.devices[static_cast<std::size_t>(*c.cuda_index)].bus_id),
+                          f.devices.size());
       CudaDevice& d = f.devices[static_cast<std::size_t>(*c.cuda_index)];
       apply_gpu(transcript(group, c.id), c.visible_as, d);
       if (const auto busy = in.busy.find(d.bus_id); in.bandwidth.run && busy != in.busy.end()) {
@@ -316,6 +351,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
         group.kill_at_deadline(*multi);
         f.deadline_hit = true;
       }
+      refuse_outside_kill(group, *multi, in.bandwidth, f.devices.size());
       const Transcript t = transcript(group, *multi);
       for (const auto& s : t.steps) {
         if (s.error_name == k_checker_resources) {

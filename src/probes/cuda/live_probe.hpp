@@ -41,6 +41,24 @@ inline constexpr int k_bandwidth_repeats = 3;
 // that the estimate errs long. An estimate of time, never a judgement of a figure.
 inline constexpr double k_bandwidth_estimate_gbps = 2;
 
+// Host memory (RAM, counted against a container's or cgroup's memory limit) the live stage may
+// hold at once: what a memory limit must leave it (docs/cuda-probe.md#memory; the shipped
+// Kubernetes manifests are checked against it by tests/unit/contrib_limits_test.cpp). The CUDA
+// children run side by side (the enumeration, one per GPU, the multi-GPU one started beside them),
+// and so do the NVML children (one for the system, one per GPU).
+// The checker's own peak: bench/memory.sh fails above it.
+inline constexpr std::size_t k_checker_host_bytes = 64u << 20;
+// Per CUDA child: libcuda's private memory and a primary context's host-side state. Our allowance,
+// on the generous side, not a figure NVIDIA publishes: measure a node with the cgroup's
+// memory.peak (docs/cuda-probe.md#memory).
+inline constexpr std::size_t k_cuda_child_host_bytes = 192u << 20;
+// Per NVML child: libnvidia-ml and its queries (no context). Our allowance likewise.
+inline constexpr std::size_t k_nvml_child_host_bytes = 32u << 20;
+
+// Bytes of host memory the live CUDA and NVML stages may hold at once on `gpus` GPUs, with or
+// without the bandwidth step (each per-GPU child pins k_bandwidth_bytes).
+std::size_t host_memory_need_bytes(std::size_t gpus, bool bandwidth);
+
 // Seconds the bandwidth step may add to the live stage on `gpus` GPUs: the per-GPU children time
 // their host copies side by side (and pin their buffers), the multi-GPU child every ordered pair
 // one after the other.

@@ -218,6 +218,20 @@ NvmlFacts collect(Live& live) {
     }
   }
   live.group.settle(k_settle_grace);
+  // A child the kernel or another process killed says nothing about its GPU: no verdict.
+  for (const std::size_t id : [&] {
+         std::vector<std::size_t> ids{live.system_id};
+         for (const auto& c : live.gpu_children) {
+           ids.push_back(c.first);
+         }
+         return ids;
+       }()) {
+    if (const auto killed = child::outside_kill_text(live.group.end(id))) {
+      throw CheckerFailure(fmt::format("the NVML child ({}) was {} (docs/cuda-probe.md#memory). "
+                                       "Or another process killed it. No verdict about the GPU",
+                                       live.group.label(id), *killed));
+    }
+  }
   apply_system(fold(live.group.lines(live.system_id)), live.group.end(live.system_id), n);
   n.isolation = live.group.isolation(live.system_id);
   // A per-GPU child's init failure is the system child's finding; the GPU is then not judged.
