@@ -340,3 +340,42 @@ TEST_CASE("security: CUDA devices sharing a bus id give one Prometheus series, n
   }
   CHECK(series == 1);
 }
+
+TEST_CASE("security: a kernel log without a newline is snapshotted in linear time, little memory") {
+  TempDir t;
+  copy_fixture(t, "healthy-4gpu");
+  // 16 MiB of words and blanks, no newline: copied byte for byte (cut at blanks as it streams)
+  std::string words;
+  while (words.size() < (16u << 20)) {
+    words += "[    5.000000] NVRM: no newline in this log ";
+  }
+  t.write("dmesg.txt", words);
+  const auto snap = t.path / "snap";
+  REQUIRE(run_preflight({"snapshot", "--root", t.path.string(), "-o", snap.string()}).exit_code ==
+          0);
+  {
+    std::ifstream in(snap / "dmesg.txt", std::ios::binary);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == words);
+  }
+  // 64 MiB without a newline or a blank: its first MiB is kept (the scanner reads 64 KiB of a
+  // line), the cut recorded; before, the whole run was searched again at every MiB read and held
+  // three times in memory
+  t.write("dmesg.txt", std::string(64u << 20, 'x'));
+  const auto snap2 = t.path / "snap2";
+  const auto r = run_preflight({"snapshot", "--root", t.path.string(), "-o", snap2.string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::file_size(snap2 / "dmesg.txt") == (1u << 20));
+  std::ifstream record_in(snap2 / "capture.json");
+  const json record = json::parse(record_in);
+  CHECK(std::find(record.at("truncated").begin(), record.at("truncated").end(), "dmesg.txt") !=
+        record.at("truncated").end());
+  const auto replay = run_preflight({"--root", snap2.string(), "--format", "json"});
+  CHECK((replay.exit_code == 0 || replay.exit_code == 1));
+  if (k_sanitized) {
+    WARN("memory bound not checked under AddressSanitizer");
+    return;
+  }
+  rusage usage{};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 96 * 1024); // KiB
+}
