@@ -577,7 +577,7 @@ TEST_CASE("nvml.json: a file of an older version still reads, keeping every memb
   CHECK(gpf::nvml_facts_json(*facts).dump(2) == nlohmann::ordered_json::parse(text).dump(2));
 }
 
-TEST_CASE("e2e nvml: 1,600 processes on each GPU are busy GPUs, never hung ones") {
+TEST_CASE("e2e nvml: 1600 processes on each GPU are busy GPUs, never hung ones") {
   // Each GPU's facts are one line of the child's protocol; 1,600 processes passed its 64 KiB cap
   // and the child was killed as a GPU that does not answer (FAIL nvml.gpu-hung).
   const auto r = nvml_run({{"FAKE_NVML_PROC_COUNT", "1600"}});
