@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # docs/reliability.md's table of bounds, measured: for each row, a snapshot of the healthy-4gpu
 # fixture with that one input at or beyond its cap (bench/gen_bounds.py), checked once under GNU
-# time; then summarize on a 16 MiB report. Prints a markdown table (input, seconds, peak RSS) to
+# time (the DKMS tree and the newline-free kernel logs also through `snapshot`, whose output must
+# stay under 64 MiB); then summarize on a 16 MiB report. Prints a markdown table (input, seconds, peak RSS) to
 # paste into the table, and fails when a run crashes, gives no verdict or exceeds 128 MiB.
 # Usage: bench/bounds.sh BUILD_DIR
 set -euo pipefail
@@ -15,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 limit_kib=$((128 << 10))
 failed=0
 
-# measure WHAT CMD...: one run; its exit status must be 0 or 1 (a verdict)
+# measure WHAT CMD...: one run; its exit status must be 0 or 1 (a verdict; a snapshot's 0)
 measure() {
   local what=$1 rc=0
   shift
@@ -35,8 +36,26 @@ measure() {
 echo "| input | cost (one run: wall time, peak RSS) |"
 echo "|---|---|"
 measure "the plain fixture" "$bin" --root "$here/../tests/fixtures/healthy-4gpu" --format json
-while IFS=$'\t' read -r _ dir what; do
+while IFS=$'\t' read -r name dir what; do
   measure "$what" "$bin" --root "$dir" --format json
+  case $name in
+  dkms-tree | newline-free-log | newline-free-run)
+    # the snapshot of it too: linear in the input, bounded in memory and in what it writes
+    measure "\`snapshot\` of it" "$bin" snapshot --root "$dir" -o "$tmp/snap-$name"
+    # what it wrote: the DKMS tree's 16 versions and placeholders, under 64 MiB; a log, no more
+    # than the log itself (a run without a blank: 1 MiB of it)
+    written_kib=$(du -sk "$tmp/snap-$name" | cut -f1)
+    allowed_kib=$((64 << 10))
+    [ "$name" = newline-free-log ] && allowed_kib=$(($(du -sk "$dir/dmesg.txt" | cut -f1) + (8 << 10)))
+    echo "| (the snapshot of $name wrote $((written_kib / 1024)) MB) | |"
+    if [ "$written_kib" -gt "$allowed_kib" ]; then
+      echo "bounds: FAIL: snapshot of $name wrote $written_kib KiB, more than $allowed_kib KiB" >&2
+      failed=1
+    fi
+    rm -rf "$tmp/snap-$name"
+    ;;
+  esac
+  rm -rf "$dir"
 done < <(python3 "$here/gen_bounds.py" "$tmp/cases" "$here/../tests/fixtures")
 
 # --rules: a file of 4 MiB is refused (exit 2) after reading one byte past its 1 MiB cap

@@ -79,6 +79,40 @@ def fd_table(d):
 CASES.append(("process-fds", "`proc/4242/fd`, 6000 descriptors (cap 4096 examined)", fd_table))
 
 
+def dkms_tree(d):
+    """65,000 driver versions under var/lib/dkms/nvidia, each built for one kernel (the newest 16
+    versions read)."""
+    base = f"{d}/var/lib/dkms/nvidia"
+    for n in range(65000):
+        module = f"{base}/{n // 1000}.{n % 1000}.1/6.8.0-45-generic/x86_64/module"
+        os.makedirs(module)
+        open(f"{module}/nvidia.ko", "wb").close()
+
+
+CASES.append(("dkms-tree", "`var/lib/dkms/nvidia`, 65,000 versions (the newest 16 read)", dkms_tree))
+
+
+def newline_free_log(d):
+    """dmesg.txt of 250 MiB without a newline: words and blanks."""
+    with open(f"{d}/dmesg.txt", "wb") as fh:
+        chunk = b"[    5.000000] NVRM: no newline here " * (MIB // 38)
+        for _ in range(250 * MIB // len(chunk)):
+            fh.write(chunk)
+
+
+def newline_free_run(d):
+    """dmesg.txt of 250 MiB without a newline or a blank."""
+    with open(f"{d}/dmesg.txt", "wb") as fh:
+        for _ in range(250):
+            fh.write(b"x" * MIB)
+
+
+CASES.append(("newline-free-log", "`dmesg.txt`, 250 MiB without a newline (words and blanks)",
+              newline_free_log))
+CASES.append(("newline-free-run", "`dmesg.txt`, 250 MiB without a newline or a blank",
+              newline_free_run))
+
+
 def main():
     out, fixtures = sys.argv[1], sys.argv[2]
     for name, what, make in CASES:

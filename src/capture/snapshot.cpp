@@ -5,6 +5,7 @@
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/nccl_json.hpp"
 #include "gpf/facts/nvml_json.hpp"
+#include "gpf/knowledge/process_names.hpp"
 #include "gpf/util/clock.hpp"
 #include "gpf/util/credentials.hpp"
 #include "gpf/util/text.hpp"
@@ -32,6 +33,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view k_capture_record = "capture.json";
+// The target a snapshot gives a process's descriptor that is no NVIDIA device node (a file the
+// process has open, a socket, a pipe) and an executable that is no NVIDIA daemon: the checks need
+// only that it is none (docs/snapshot-format.md).
+constexpr std::string_view k_descriptor_placeholder = "not-kept";
 
 // What a capture makes after every file is written, so that nothing is ever written through a
 // link or blocked by a placeholder.
@@ -44,6 +49,31 @@ struct Deferred {
   std::set<std::string> accessed;  // every path a probe asked for
 };
 
+// proc/<pid>/fd/<n>: a process's open file.
+bool is_descriptor_link(std::string_view path) {
+  const auto parts = split(path, '/');
+  return parts.size() == 4 && parts[0] == "proc" && parts[2] == "fd";
+}
+
+// What a snapshot keeps of a link's target: a process's open file only where the checks need it
+// (an NVIDIA device node, known by its device number 195:N, not by its name); any other file a
+// process holds open (/home/alice/projects/llm-secret/shard-0001.bin) is the fixed placeholder,
+// --redact or not. Likewise the executable of a process (proc/<pid>/exe): kept only where it is
+// one of NVIDIA's daemons (the gpu-processes probe excuses those holders by it).
+std::string kept_target(const Host& host, const std::string& path, std::string target) {
+  if (is_descriptor_link(path)) {
+    const NodeInfo node = host.stat_node(path);
+    const bool nvidia_node = node.type == NodeType::char_device && node.major == 195u;
+    return nvidia_node ? target : std::string(k_descriptor_placeholder);
+  }
+  const auto parts = split(path, '/');
+  const bool executable = parts.size() == 3 && parts[0] == "proc" && parts[2] == "exe";
+  if (executable && nvidia_daemon_executable(target) == nullptr) {
+    return std::string(k_descriptor_placeholder); // only a daemon's executable is needed
+  }
+  return target;
+}
+
 Result<void> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
                            CaptureReport& report) {
   for (const auto& path : d.links) {
@@ -51,6 +81,7 @@ Result<void> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
     if (!target) {
       continue;
     }
+    target = kept_target(host, path, std::move(*target));
     if (out.through_link(fs::path(path).parent_path().string())) {
       report.unreadable.push_back(
           path + ": link not recreated: its directory is reached through another link");
@@ -86,6 +117,66 @@ Result<void> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
   return {};
 }
 
+// A kernel log cut into pieces for a line-wise pass (the credential scrubber, the redactor) in
+// linear time and bounded memory, whatever its shape: whole lines where they end within
+// k_max_run bytes; a longer run without a newline at its last blank; a run of more than
+// k_max_run bytes without any blank kept to its first k_max_run bytes (the kernel-log scanner
+// examines only the first 64 KiB of a line) and the rest dropped up to the next blank or newline,
+// which cut() reports. Each byte is searched a bounded number of times: a 250 MB log without a
+// newline is no longer a quadratic search of what is pending.
+class LinePieces {
+public:
+  static constexpr std::size_t k_max_run = 1u << 20;
+
+  template <class Put>
+  void feed(std::string_view chunk, Put&& put) {
+    if (m_skipping) {
+      const auto end = chunk.find_first_of(k_blanks);
+      if (end == std::string_view::npos) {
+        return;
+      }
+      chunk.remove_prefix(end);
+      m_skipping = false;
+    }
+    const std::size_t before = m_pending.size();
+    m_pending.append(chunk);
+    if (const auto nl = std::string_view(m_pending).substr(before).rfind('\n');
+        nl != std::string_view::npos) {
+      put(std::string_view(m_pending).substr(0, before + nl + 1));
+      m_pending.erase(0, before + nl + 1);
+    }
+    if (m_pending.size() <= k_max_run) {
+      return;
+    }
+    if (const auto blank = m_pending.find_last_of(k_blanks); blank != std::string::npos) {
+      put(std::string_view(m_pending).substr(0, blank + 1));
+      m_pending.erase(0, blank + 1);
+    }
+    if (m_pending.size() > k_max_run) {
+      put(std::string_view(m_pending).substr(0, k_max_run));
+      m_pending.clear();
+      m_skipping = true;
+      m_cut = true;
+    }
+  }
+
+  template <class Put>
+  void finish(Put&& put) {
+    if (!m_pending.empty()) {
+      put(std::string_view(m_pending));
+      m_pending.clear();
+    }
+  }
+
+  bool cut() const { return m_cut; }
+
+private:
+  static constexpr std::string_view k_blanks = " \t\n\r\f\v";
+  std::string m_pending;
+  bool m_skipping = false;
+  bool m_cut = false;
+};
+
 // The kernel log the check scanned (the live /dev/kmsg or klogctl, --dmesg FILE, or the source
 // snapshot's dmesg.txt) streamed into dmesg.txt, line by line through the redactor. A log that
 // cannot be read is recorded in dmesg.error, so that the replay reports the same problem.
@@ -117,7 +208,7 @@ Result<void> copy_kernel_log(const Host& host, const ProbeOptions& probe,
   }
   OutputFile file = std::move(created).value();
   std::string buffer(1u << 20, '\0');
-  std::string pending; // an incomplete last line, carried to the next read
+  LinePieces pieces;
   std::size_t kept = 0;
   bool truncated = false;
   std::optional<Error> failed;
@@ -148,16 +239,10 @@ Result<void> copy_kernel_log(const Host& host, const ProbeOptions& probe,
       break;
     }
     kept += *got;
-    pending.append(buffer.data(), *got);
-    const auto last_newline = pending.rfind('\n');
-    if (last_newline != std::string::npos) {
-      put(std::string_view(pending).substr(0, last_newline + 1));
-      pending.erase(0, last_newline + 1);
-    }
+    pieces.feed(std::string_view(buffer.data(), *got), put);
   }
-  if (!pending.empty()) {
-    put(pending);
-  }
+  pieces.finish(put);
+  truncated = truncated || pieces.cut();
   if (failed) {
     return *failed;
   }
@@ -206,20 +291,17 @@ void learn_names(const Host& host, const ProbeOptions& probe, const CaptureOptio
     return;
   }
   std::string buffer(1u << 20, '\0');
-  std::string pending;
+  LinePieces pieces;
+  const auto learn = [&](std::string_view lines) { redactor.learn(lines); };
   for (std::size_t total = 0; total < options.log_cap;) {
     auto got = (*opened)->read(buffer.data(), std::min(buffer.size(), options.log_cap - total));
     if (!got || *got == 0) {
       break;
     }
     total += *got;
-    pending.append(buffer.data(), *got);
-    if (const auto nl = pending.rfind('\n'); nl != std::string::npos) {
-      redactor.learn(std::string_view(pending).substr(0, nl + 1));
-      pending.erase(0, nl + 1);
-    }
+    pieces.feed(std::string_view(buffer.data(), *got), learn);
   }
-  redactor.learn(pending);
+  pieces.finish(learn);
 }
 
 // An existing non-empty target is refused, or with --force only a previous snapshot is replaced.
@@ -280,17 +362,7 @@ bool snapshot_keeps_variable(std::string_view name) {
 }
 
 bool names_a_secret(std::string_view name) {
-  std::string upper(name);
-  for (auto& ch : upper) {
-    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  }
-  for (const std::string_view word :
-       {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
-    if (upper.find(word) != std::string::npos) {
-      return true;
-    }
-  }
-  return false;
+  return names_a_secret_variable(name);
 }
 
 std::string without_url_credentials(std::string_view value) {
@@ -354,7 +426,9 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     // binary files (PCI config space) carry no hostnames and must stay byte-exact; text never
     // keeps a credential (proc/cmdline), --redact or not
     if (data.find('\0') == std::string::npos) {
-      data = without_credentials(data);
+      // JSON (cuda.json, nccl.json, a source snapshot's devices.json) scrubbed string by string,
+      // so that it stays JSON the replay can read
+      data = std::string_view(rel).ends_with(".json") ? without_credentials_json(data) : without_credentials(data);
       if (options.redact) {
         data = redactor.apply(data);
       }

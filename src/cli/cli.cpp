@@ -122,11 +122,12 @@ CLI::Validator user_file(bool regular_only) {
   });
 }
 
-// --libcuda, --libnvml: a path (with '/') must exist; a bare soname goes through the loader's
-// search, as the job's own dlopen would.
+// --libcuda, --libnvml, --nccl: a path (with '/') must be a regular file (through links: a FIFO or
+// a device would block the child's dlopen and read as a driver fault, a node verdict); a bare
+// soname goes through the loader's search, as the job's own dlopen would.
 CLI::Validator library_file() {
   return validator([](std::string& v) {
-    return v.find('/') == std::string::npos ? std::string() : user_file(false)(v);
+    return v.find('/') == std::string::npos ? std::string() : user_file(true)(v);
   });
 }
 
@@ -334,7 +335,7 @@ void add_check_options(CLI::App& app, CliOptions& o) {
          "Also start NCCL on the usable GPUs (off by default): ncclCommInitAll and one checked "
          "all-reduce, under --nccl-timeout. PATH: the libnccl.so.2 to load (default: where the job "
          "finds it: LD_LIBRARY_PATH, the Python environment's nvidia-nccl wheel, the loader's "
-         "search)")
+         "search; with --root and --libcuda PATH is required: nothing of a snapshot is loaded)")
       ->type_name("[=PATH]")
       ->expected(0, 1)
       ->check(library_file());
@@ -1149,6 +1150,14 @@ int run_cli(int argc, char** argv) {
   warn_deadlines_over_budget(o);
   o.check.cvd_form = o.cvd_form == "uuid" ? CvdForm::uuid : CvdForm::index;
   o.probe.nccl_job_env = o.nccl_env == "job";
+  if (!o.root.empty() && !o.libcuda.empty() && o.probe.nccl && o.probe.nccl->empty()) {
+    // Nothing of a snapshot is executed: the library the snapshot's environment leads to
+    // (LD_LIBRARY_PATH, VIRTUAL_ENV, CONDA_PREFIX) is inside the snapshot.
+    std::cerr << "gpu-preflight: error: --nccl with --root needs the library to load "
+                 "(--nccl=PATH): a library found through the snapshot's environment is never "
+                 "loaded (see --help)\n";
+    return k_exit_error;
+  }
   try {
     if (summarize_cmd->parsed()) {
       return run_summarize(o.summarize);

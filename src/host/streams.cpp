@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/klog.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,6 +69,9 @@ private:
   bool m_owned;
   bool m_wait = false; // not a regular file: poll with a deadline before reading
 };
+
+constexpr unsigned k_kmsg_major = 1; // /dev/kmsg's device number (Documentation/admin-guide/devices.txt)
+constexpr unsigned k_kmsg_minor = 11;
 
 // /dev/kmsg: every read(2) returns one record; EAGAIN (non-blocking) means the ring buffer is
 // drained; EPIPE means records were overwritten while reading (reading goes on after them).
@@ -217,9 +221,20 @@ std::unique_ptr<ByteStream> prepend(std::string head, std::unique_ptr<ByteStream
 
 Result<std::unique_ptr<ByteStream>> fd_stream(int fd, const std::string& name) {
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool stated = ::fstat(fd, &st) == 0;
+  if (stated && S_ISDIR(st.st_mode)) {
     ::close(fd);
     return Error{name + ": " + os_error(EISDIR)};
+  }
+  // The kernel log device itself (1:11, --dmesg /dev/kmsg): read as the live log is, to the end
+  // of its ring buffer, not waited on for more records as a pipe would be
+  if (stated && S_ISCHR(st.st_mode) && major(st.st_rdev) == k_kmsg_major &&
+      minor(st.st_rdev) == k_kmsg_minor) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0 && (flags & O_NONBLOCK) == 0) {
+      ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    }
+    return std::unique_ptr<ByteStream>(std::make_unique<KmsgStream>(fd));
   }
   return std::unique_ptr<ByteStream>(std::make_unique<FdStream>(fd, name, true));
 }

@@ -31,6 +31,31 @@ std::span<const NvidiaDaemon> nvidia_management_daemons() {
   return k_daemons;
 }
 
+const NvidiaDaemon* nvidia_daemon_executable(std::string_view exe) {
+  // Where a package installs them; a directory no user can write to (a copy under /home or /tmp
+  // named nvidia-persistenced is no daemon).
+  static constexpr std::string_view k_system_dirs[] = {"/usr/bin",       "/usr/sbin", "/bin",
+                                                       "/sbin",          "/usr/local/bin",
+                                                       "/usr/local/sbin"};
+  constexpr std::string_view k_deleted = " (deleted)"; // the file was replaced by an upgrade
+  if (exe.size() > k_deleted.size() && exe.substr(exe.size() - k_deleted.size()) == k_deleted) {
+    exe.remove_suffix(k_deleted.size());
+  }
+  const auto slash = exe.rfind('/');
+  if (slash == std::string_view::npos) {
+    return nullptr;
+  }
+  const std::string_view dir = exe.substr(0, slash);
+  const std::string_view base = exe.substr(slash + 1);
+  if (std::find(std::begin(k_system_dirs), std::end(k_system_dirs), dir) ==
+      std::end(k_system_dirs)) {
+    return nullptr;
+  }
+  const auto* d = std::find_if(std::begin(k_daemons), std::end(k_daemons),
+                               [base](const NvidiaDaemon& row) { return row.program == base; });
+  return d == std::end(k_daemons) ? nullptr : d;
+}
+
 bool nvidia_management_daemon(std::string_view comm) {
   return std::any_of(std::begin(k_daemons), std::end(k_daemons),
                      [comm](const NvidiaDaemon& d) { return comm_names(comm, d.program); });

@@ -4,6 +4,8 @@
 // https://man7.org/linux/man-pages/man7/dracut.cmdline.7.html).
 #include "gpf/util/credentials.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -22,8 +24,11 @@ bool is_alpha(char c) {
 }
 
 bool secret_key(std::string_view key) {
-  static constexpr std::array<std::string_view, 6> k_words = {"password", "passwd", "passphrase",
-                                                              "secret",   "token",  "credential"};
+  // "auth" covers auth=, oauth, authorization; the API-key spellings without a bare "key", which
+  // would catch keymap= and the like
+  static constexpr std::array<std::string_view, 10> k_words = {
+      "password", "passwd", "passphrase", "secret",  "token",
+      "credential", "auth", "apikey",     "api_key", "api-key"};
   if (key.empty() || key.size() > 256) {
     return false;
   }
@@ -78,17 +83,19 @@ void scrub_token(std::string_view text, std::size_t begin, std::size_t end, std:
     }
     if (secret_key(token.substr(key_start, i - key_start))) {
       out.append(token.substr(0, i + 1));
-      if (i + 1 < token.size() && token[i + 1] == '"') {
-        // a quoted value may hold blanks: up to the closing quote (or the line's end)
+      if (i + 1 < token.size() && (token[i + 1] == '"' || token[i + 1] == '\'')) {
+        // a quoted value ("..." or '...') may hold blanks: up to the closing quote (or the line's
+        // end)
+        const char quote = token[i + 1];
         const std::size_t open = begin + i + 1;
         std::size_t close = open + 1;
-        while (close < text.size() && text[close] != '"' && text[close] != '\n') {
+        while (close < text.size() && text[close] != quote && text[close] != '\n') {
           ++close;
         }
-        out += '"';
+        out += quote;
         out.append(k_redacted);
-        if (close < text.size() && text[close] == '"') {
-          out += '"';
+        if (close < text.size() && text[close] == quote) {
+          out += quote;
           ++close;
         }
         next = std::max(end, close);
@@ -100,9 +107,13 @@ void scrub_token(std::string_view text, std::size_t begin, std::size_t end, std:
     key_start = i + 1;
   }
   // user:password@ in a URL or a scheme:user:password@ target
-  if (const auto at = token.find('@'); at != std::string_view::npos) {
+  if (auto at = token.find('@'); at != std::string_view::npos) {
     const std::size_t start = userinfo_start(token, at);
     if (start != std::string_view::npos) {
+      // a password may hold '@' itself (user:pa@ss@host): the userinfo ends at the last '@'
+      // before the path
+      const std::size_t path = std::min(token.find('/', at), token.size());
+      at = token.rfind('@', path - 1);
       const auto colon = token.find(':', start);
       if (colon != std::string_view::npos && colon < at && colon + 1 < at) {
         out.append(token.substr(0, colon + 1));
@@ -115,7 +126,63 @@ void scrub_token(std::string_view text, std::size_t begin, std::size_t end, std:
   out.append(token);
 }
 
+// Appends the JSON string literal text[open, close] (both quotes included) with its decoded value
+// scrubbed and encoded again; false when it is not a valid literal (nothing appended).
+bool scrub_json_string(std::string_view literal, std::string& out) {
+  std::string value;
+  try {
+    value = nlohmann::json::parse(literal).get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+  out += nlohmann::json(without_credentials(value))
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return true;
+}
+
 } // namespace
+
+std::string without_credentials_json(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t open = text.find('"', i);
+    if (open == std::string_view::npos) {
+      out.append(text.substr(i));
+      break;
+    }
+    out.append(text.substr(i, open - i));
+    std::size_t close = open + 1;
+    while (close < text.size() && text[close] != '"') {
+      close += text[close] == '\\' ? 2 : 1;
+    }
+    if (close >= text.size()) {
+      out.append(without_credentials(text.substr(open))); // an unterminated string: as text
+      break;
+    }
+    const std::string_view literal = text.substr(open, close - open + 1);
+    if (!scrub_json_string(literal, out)) {
+      out.append(without_credentials(literal));
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
+bool names_a_secret_variable(std::string_view name) {
+  std::string upper(name);
+  for (auto& ch : upper) {
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  for (const std::string_view word :
+       {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
+    if (upper.find(word) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
 
 std::string without_credentials(std::string_view text) {
   std::string out;

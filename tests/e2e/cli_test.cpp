@@ -6,6 +6,7 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -189,4 +190,25 @@ TEST_CASE("text format: verdict first, evidence and remedy, colour only when ask
   // auto: stdout is a pipe here, so no colour
   CHECK(run_preflight({"--root", fixture("missing-gpu-node")}).out.find('\x1b') ==
         std::string::npos);
+}
+
+TEST_CASE("cli: a library option naming a FIFO or a directory is a usage error, not a verdict") {
+  TempDir t;
+  const auto fifo = (t.path / "libcuda.so.1").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const char* option : {"--libcuda", "--libnvml"}) {
+    for (const std::string& path : {fifo, t.path.string()}) {
+      INFO(option << " " << path);
+      const auto r = run_preflight({"--root", fixture("healthy-4gpu"), option, path, "--format",
+                                    "json"});
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err.find("not a regular file") != std::string::npos);
+      CHECK(r.seconds < 10);
+    }
+  }
+  const auto nccl = run_preflight(
+      {"--root", fixture("healthy-4gpu"), "--libcuda", "libcuda.so.1", "--nccl=" + fifo});
+  CHECK(nccl.exit_code == 2);
+  CHECK(nccl.err.find("not a regular file") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 #include "support/run.hpp"
 
 #include <catch2/catch.hpp>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 using namespace gpf::test;
@@ -70,4 +71,21 @@ TEST_CASE("text output quotes the log lines and the decoded meaning") {
       r.out.find(
           "evidence: [   31.402113] NVRM: GPU 0000:18:00.0: RmInitAdapter failed! (0x26:0xffff:1481)") !=
       std::string::npos);
+}
+
+TEST_CASE("option --dmesg /dev/kmsg: read to the end of the ring buffer, not waited on") {
+  // a character device is otherwise waited on for more data (30 s without any); the kernel's own
+  // log ends where its ring buffer does
+  if (::access("/dev/kmsg", R_OK) != 0) {
+    WARN("/dev/kmsg is not readable here: not checked");
+    return;
+  }
+  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", "/dev/kmsg",
+                                "--format", "json"});
+  INFO(r.err);
+  CHECK((r.exit_code == 0 || r.exit_code == 1));
+  CHECK(r.seconds < 15);
+  CHECK(r.err.find("no data for") == std::string::npos);
+  const json doc = json::parse(r.out);
+  CHECK(finding(doc, "log.not-readable") == nullptr);
 }

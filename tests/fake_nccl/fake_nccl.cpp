@@ -12,6 +12,7 @@
 //   FAKE_NCCL_LAST_ERROR=TEXT       what ncclGetLastError says after an error
 //   FAKE_NCCL_TRANSPORT=NAME        the transport its INFO lines name (default P2P/CUMEM)
 //   FAKE_NCCL_ENV_ECHO=1            print every NCCL_* variable it sees as an INFO line
+//   FAKE_NCCL_FLOOD=N               print N INFO lines in the all-reduce (a chatty NCCL)
 // With NCCL_DEBUG=INFO it prints INFO lines shaped like NCCL's on stdout: its version, one
 // "Channel 00/0 : a[a] -> b[b] via NAME" line per ring connection, "Connected all rings".
 #include "probes/nccl/nccl_api.hpp"
@@ -108,6 +109,9 @@ __attribute__((constructor)) void loaded() {
 }
 
 ncclResult_t reduce_pending() {
+  for (long i = 0, n = env_long("FAKE_NCCL_FLOOD", 0); i < n; ++i) {
+    say(join({"Channel ", std::to_string(i % 32), " chatter line ", std::to_string(i)}));
+  }
   if (env("FAKE_NCCL_ALLREDUCE_HANG")) {
     hang();
   }

@@ -14,7 +14,8 @@
 //   (absent: field NOT_SUPPORTED, as on R535), _CLOCKS (mask), _PCIE_WIDTH (max 16), _PCIE_GEN
 //   (max 5), _NVLINKS (link count), _NVLINK_DOWN (i:link), _FABRIC (i:state), _FABRIC_STATUS,
 //   _COMPUTE_MODE, _PROCS (i:pid, 1 GiB each), _MIG_PENDING (i:1 with current 0), _PERSISTENCE
-//   (default 1)
+//   (default 1); FAKE_NVML_PROC_COUNT=n: every GPU lists n processes (pids 10000.., 1 MiB each);
+//   FAKE_NVML_STDERR_BYTES=n: nvmlInit* writes about n bytes, half on stderr, half on stdout
 #include "probes/nvml/nvml_api.hpp"
 
 #include <csignal>
@@ -137,6 +138,15 @@ int gpu_of(nvmlDevice_t d) {
 }
 
 nvmlReturn_t init_common() {
+  if (const char* chatter = std::getenv("FAKE_NVML_STDERR_BYTES")) {
+    // a chatty library: that many bytes on stderr and on stdout, half each
+    const std::string line(99, 'c');
+    const unsigned long n = std::strtoul(chatter, nullptr, 10) / 100;
+    for (unsigned long i = 0; i < n; ++i) {
+      std::fprintf(i % 2 ? stdout : stderr, "%s\n", line.c_str());
+    }
+    std::fflush(nullptr);
+  }
   if (const char* link = env("FAKE_NVML_LINK_AT")) {
     ::symlink("../nvidiactl", link); // what the real nvmlInit does to /dev/char/195:255
   }
@@ -492,6 +502,18 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t de
                                                                  unsigned int* count,
                                                                  nvmlProcessInfo_v2_t* infos) {
   DEVICE_PROLOGUE("processes");
+  if (const char* many = std::getenv("FAKE_NVML_PROC_COUNT")) {
+    const unsigned n = static_cast<unsigned>(std::strtoul(many, nullptr, 10));
+    if (*count < n) {
+      *count = n;
+      return k_size;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+      infos[i] = {10000U + i, 1ULL << 20, 0xFFFFFFFFU, 0xFFFFFFFFU};
+    }
+    *count = n;
+    return k_ok;
+  }
   const long pid = per_gpu("FAKE_NVML_PROCS", gpu, 0);
   const unsigned have = pid > 0 ? 1U : 0U;
   if (*count < have) {

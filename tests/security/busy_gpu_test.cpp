@@ -41,6 +41,10 @@ struct Root {
     json nodes = json::object();
     for (const auto& [pid, comm, files] : processes) {
       dir.write("proc/" + pid + "/comm", comm + "\n");
+      if (comm == "nvidia-persiste") {
+        // the daemon as a host shows it: known by its executable (gpu-processes), not its comm
+        dir.link("proc/" + pid + "/exe", "/usr/bin/nvidia-persistenced");
+      }
       int fd = 3;
       for (const auto& file : files) {
         const std::string link = "proc/" + pid + "/fd/" + std::to_string(fd++);

@@ -5,6 +5,9 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
 
 #include <fstream>
 
@@ -80,4 +83,93 @@ TEST_CASE("security: secrets in a source snapshot's environ are not copied on") 
   REQUIRE(run_preflight({"snapshot", "--root", src.path.string(), "-o", (t.path / "snap").string()})
               .exit_code == 0);
   check_clean(t.path / "snap");
+}
+
+TEST_CASE("security: a snapshot keeps no file a process holds open, only NVIDIA device links") {
+  // A job's open file, under a /home/<user>/... path (in a temporary directory), held open by this
+  // test process while the live snapshot lists every process's descriptors.
+  TempDir t;
+  const fs::path secret = t.path / "home/alice/projects/llm-secret/shard-0001.bin";
+  t.write("home/alice/projects/llm-secret/shard-0001.bin", "weights");
+  std::ifstream held(secret, std::ios::binary);
+  REQUIRE(held);
+  const auto own_fd_dir = fs::path("/proc") / std::to_string(::getpid()) / "fd";
+  bool held_seen = false;
+  for (const auto& e : fs::directory_iterator(own_fd_dir)) {
+    std::error_code ec;
+    held_seen = held_seen || fs::read_symlink(e.path(), ec) == secret;
+  }
+  REQUIRE(held_seen); // the link the capture will read
+
+  for (const bool redact : {true, false}) {
+    INFO("--redact " << redact);
+    const fs::path dir = t.path / (redact ? "snap-redacted" : "snap");
+    std::vector<std::string> args{"snapshot", "--no-cuda", "--no-nvml", "-o", dir.string()};
+    if (redact) {
+      args.emplace_back("--redact");
+    }
+    const auto cap = run_preflight(args);
+    INFO(cap.err);
+    REQUIRE(cap.exit_code == 0);
+    std::size_t placeholders = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      if (!e.is_symlink()) {
+        continue;
+      }
+      const std::string target = fs::read_symlink(e.path()).string();
+      INFO(e.path().string() << " -> " << target);
+      CHECK(target.find("llm-secret") == std::string::npos);
+      CHECK(target.find("/home/alice") == std::string::npos);
+      if (e.path().parent_path().filename() == "fd") {
+        // a descriptor keeps its target only when it is an NVIDIA device node
+        CHECK((target == "not-kept" || target.find("nvidia") != std::string::npos));
+        placeholders += target == "not-kept" ? 1 : 0;
+      }
+    }
+    CHECK(placeholders > 0); // this process's own descriptors at least
+    const auto own = dir / "proc" / std::to_string(::getpid()) / "fd";
+    CHECK(fs::is_directory(own));
+    // the snapshot still replays
+    const auto replay = run_preflight({"--root", dir.string(), "--format", "json"});
+    CHECK((replay.exit_code == 0 || replay.exit_code == 1));
+  }
+}
+
+TEST_CASE("security: credentials in a snapshot's cuda.json are scrubbed and it stays valid JSON") {
+  TempDir src;
+  fs::copy(fixture("cause-one-gpu-breaks-cuinit"), src.path,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing |
+               fs::copy_options::copy_symlinks);
+  std::ifstream in(src.path / "cuda.json", std::ios::binary);
+  std::string cuda(std::istreambuf_iterator<char>(in), {});
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = cuda.find(from);
+    REQUIRE(at != std::string::npos);
+    cuda.replace(at, from.size(), to);
+  };
+  // a value ending in a credential (the scrubber took the closing quote and the comma with it),
+  // and a quoted passphrase inside a string (escaped quotes)
+  replace("\"library\": \"libcuda.so.1\"", "\"library\": \"libcuda.so.1 token=S3cr3t-1\"");
+  replace("\"load_error\": \"\"",
+          "\"load_error\": \"opened with passphrase=\\\"S3cr3t 2 with blanks\\\" and apikey=S3cr3t-3\"");
+  src.write("cuda.json", cuda);
+  const auto before = run_preflight({"--root", src.path.string(), "--format", "json"});
+  REQUIRE((before.exit_code == 0 || before.exit_code == 1));
+
+  TempDir t;
+  const fs::path dir = t.path / "snap";
+  REQUIRE(run_preflight({"snapshot", "--root", src.path.string(), "-o", dir.string()}).exit_code ==
+          0);
+  std::ifstream kept_in(dir / "cuda.json", std::ios::binary);
+  const std::string kept(std::istreambuf_iterator<char>(kept_in), {});
+  CHECK(kept.find("S3cr3t") == std::string::npos);
+  CHECK(nlohmann::json::accept(kept));
+  CHECK(kept.find("token=REDACTED") != std::string::npos);
+  const auto after = run_preflight({"--root", dir.string(), "--format", "json"});
+  REQUIRE((after.exit_code == 0 || after.exit_code == 1));
+  CHECK(after.out.find("S3cr3t") == std::string::npos);
+  for (const auto& f : after.json().at("findings")) {
+    CHECK(f.at("id") != "probe.failed");
+  }
+  CHECK(after.json().at("verdict") == before.json().at("verdict"));
 }

@@ -9,10 +9,12 @@
 #include "gpf/rules/verdict.hpp"
 #include "gpf/util/tenths.hpp"
 #include "support/checked.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 
 using namespace gpf;
@@ -507,6 +509,41 @@ TEST_CASE("gpu processes: a stray process on /dev/nvidia3 is matched by device n
   CHECK(w.assessment.recommendation.cuda_visible_devices == "0,1,2");
   // without --expect-idle the busy GPU is in use, not broken: it stays
   CHECK(r.assessment.recommendation.cuda_visible_devices == "0,1,2,3");
+}
+
+TEST_CASE("gpu processes: a daemon is known by its executable, not by the name it gives itself") {
+  // proc-stray-gpu3's pid 1017 is "nvidia-persiste" by comm; a leftover job may call itself that
+  // (prctl PR_SET_NAME): with its executable elsewhere it is a process on the GPU like any other
+  namespace fs = std::filesystem;
+  gpf::test::TempDir t;
+  fs::copy(gpf::test::fixture("proc-stray-gpu3"), t.path,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing |
+               fs::copy_options::copy_symlinks);
+  ProbeOptions probe_options;
+  probe_options.no_cuda = true;
+  CheckOptions idle;
+  idle.expect_idle = true;
+  const auto judge = [&] {
+    const Facts facts = collect_facts(Host::snapshot(t.path).value(), probe_options);
+    return std::pair{facts, assess(facts, builtin_rules(), idle)};
+  };
+  {
+    const auto [facts, a] = judge(); // /usr/bin/nvidia-persistenced: the daemon, excused
+    CHECK(findings(a, "process.holds-gpu").size() == 1);
+  }
+  for (const char* exe : {"/home/bob/bin/nvidia-persistenced", "/usr/bin/python3.11", ""}) {
+    INFO(exe);
+    fs::remove(t.path / "proc/1017/exe");
+    if (*exe != '\0') {
+      fs::create_symlink(exe, t.path / "proc/1017/exe");
+    }
+    const auto [facts, a] = judge();
+    const auto held = findings(a, "process.holds-gpu");
+    REQUIRE(held.size() >= 2);
+    CHECK(std::any_of(held.begin(), held.end(), [](const Finding* f) {
+      return f->message.find("pid 1017 (nvidia-persiste)") != std::string::npos;
+    }));
+  }
 }
 
 TEST_CASE("gpu processes: the device number decides, whatever the link's text says") {

@@ -11,7 +11,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <set>
 
 using namespace gpf;
 using gpf::test::check_fixture;
@@ -308,4 +312,54 @@ TEST_CASE("fixture: an absent driver version file is not an unreadable one") {
   CHECK(r.facts.driver.version_text == "550.54.14");
   CHECK(r.facts.driver.version_source == "sys/module/nvidia/version");
   CHECK_FALSE(finding(r.assessment, "probe.failed"));
+}
+
+TEST_CASE("the DKMS tree is read within bounds: newest versions, kernels and architectures cut") {
+  gpf::test::TempDir t;
+  // 40 versions (1.0 .. 40.0, the newest last in no particular place), each built for one kernel;
+  // version 40.0 built for 40 kernels, one of them for 6 architectures
+  for (int v = 1; v <= 40; ++v) {
+    t.write(fmt::format("var/lib/dkms/nvidia/{}.0/6.8.0-1/x86_64/module/nvidia.ko", v), "");
+  }
+  for (int k = 2; k <= 40; ++k) {
+    t.write(fmt::format("var/lib/dkms/nvidia/40.0/6.8.0-{}/x86_64/module/nvidia.ko", k), "");
+  }
+  for (const char* arch : {"a1", "a2", "a3", "a4", "a5"}) {
+    t.write(fmt::format("var/lib/dkms/nvidia/40.0/6.8.0-1/{}/module/nvidia.ko", arch), "");
+  }
+  for (const char* name : {"nvidia", "nvidia-uvm", "nvidia-drm", "nvidia-modeset", "nvidia_peermem"}) {
+    for (const char* suffix : {".ko", ".ko.xz", ".ko.zst", ".ko.gz"}) {
+      t.write(fmt::format("var/lib/dkms/nvidia/39.0/6.8.0-1/x86_64/module/{}{}", name, suffix), "");
+    }
+  }
+  ProbeOptions probe_options;
+  probe_options.no_cuda = true;
+  const Facts f = collect_facts(Host::snapshot(t.path).value(), probe_options);
+  const auto& dkms = f.module_load.dkms;
+  std::set<std::string> versions;
+  std::set<std::string> kernels_of_40;
+  std::size_t arches_of_40_1 = 0;
+  for (const auto& b : dkms) {
+    versions.insert(b.version);
+    if (b.version == "40.0") {
+      kernels_of_40.insert(b.kernel);
+      arches_of_40_1 += b.kernel == "6.8.0-1" ? 1 : 0;
+    }
+    CHECK(b.modules.size() <= 16);
+  }
+  CHECK(versions.size() == 16);
+  CHECK(versions.count("40.0") == 1); // the newest kept, by number not by name
+  CHECK(versions.count("25.0") == 1);
+  CHECK(versions.count("24.0") == 0);
+  CHECK(versions.count("9.0") == 0); // "9.0" > "40.0" as a string
+  CHECK(kernels_of_40.size() == 32);
+  CHECK(arches_of_40_1 == 4);
+  const ProbeStatus* status = f.probe("module-load");
+  REQUIRE(status);
+  const auto cut = fmt::format("{}", fmt::join(status->cut, "\n"));
+  INFO(cut);
+  CHECK(has(cut, "var/lib/dkms/nvidia (the newest 16 of 40 versions)"));
+  CHECK(has(cut, "var/lib/dkms/nvidia/40.0 (the first 32 kernels of 40 entries)"));
+  CHECK(has(cut, "architectures"));
+  CHECK(has(cut, "var/lib/dkms/nvidia/39.0/6.8.0-1/x86_64/module (the first 16 NVIDIA modules)"));
 }

@@ -219,30 +219,65 @@ TEST_CASE("e2e nccl: the job's NCCL_* variables are used only with --nccl-env jo
   CHECK_THAT(log_of(jj), Catch::Contains("env NCCL_DEBUG=INFO")); // its lines are still captured
 }
 
-TEST_CASE("e2e nccl: bare --nccl finds the library where the job would") {
+TEST_CASE("e2e nccl: under --root, bare --nccl loads nothing the snapshot's environment names") {
   namespace fs = std::filesystem;
-  SECTION("LD_LIBRARY_PATH") {
-    TempSnapshot snap("cuda-4gpu");
-    fs::create_directories(fs::path(snap.path()) / "opt/nccl/lib");
-    fs::copy_file(k_fake_nccl, fs::path(snap.path()) / "opt/nccl/lib/libnccl.so.2");
-    snap.write("environ", "LD_LIBRARY_PATH=/nonexistent:/opt/nccl/lib/\n");
-    const json j = live(snap.path(), {}, {"--nccl"}).json();
-    const json& n = j.at("facts").at("nccl");
-    CHECK(n.at("library_from") == "LD_LIBRARY_PATH");
-    CHECK(n.at("library") == (fs::path(snap.path()) / "opt/nccl/lib/libnccl.so.2").string());
-    CHECK(n.at("ok") == true);
+  // A library planted in the snapshot where its environment leads (LD_LIBRARY_PATH, VIRTUAL_ENV,
+  // CONDA_PREFIX): it is never loaded, the check refuses the run (exit 2) before anything starts.
+  TempSnapshot snap("cuda-4gpu");
+  for (const char* dir : {"opt/nccl/lib", "venv/lib/python3.11/site-packages/nvidia/nccl/lib",
+                          "conda/lib/python3.11/site-packages/nvidia/nccl/lib"}) {
+    fs::create_directories(fs::path(snap.path()) / dir);
+    fs::copy_file(k_fake_nccl, fs::path(snap.path()) / dir / "libnccl.so.2");
   }
-  SECTION("the Python environment's nvidia-nccl wheel") {
-    TempSnapshot snap("cuda-4gpu");
-    const auto lib = fs::path(snap.path()) / "venv/lib/python3.11/site-packages/nvidia/nccl/lib";
-    fs::create_directories(lib);
-    fs::copy_file(k_fake_nccl, lib / "libnccl.so.2");
-    snap.write("environ", "VIRTUAL_ENV=/venv\n");
-    const json j = live(snap.path(), {}, {"--nccl"}).json();
-    const json& n = j.at("facts").at("nccl");
-    CHECK_THAT(n.at("library_from").get<std::string>(), Catch::Contains("nvidia-nccl wheel"));
-    CHECK(n.at("ok") == true);
+  snap.write("environ",
+             "LD_LIBRARY_PATH=/nonexistent:/opt/nccl/lib/\nVIRTUAL_ENV=/venv\nCONDA_PREFIX=/conda\n");
+  const auto marker = marker_path();
+  const auto r = live(snap.path(), {{"FAKE_NCCL_LOADED_MARKER", marker.string()}}, {"--nccl"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--nccl=PATH") && Catch::Contains("never loaded"));
+  CHECK(r.out.empty()); // no report, no verdict
+  CHECK_FALSE(fs::exists(marker));
+  // an explicit --nccl=PATH is loaded, whatever the snapshot's environment says
+  const json j = live(snap.path(), {}, {"--nccl=" + k_fake_nccl}).json();
+  CHECK(j.at("facts").at("nccl").at("library") == k_fake_nccl);
+  CHECK(j.at("facts").at("nccl").at("library_from") == "--nccl");
+  CHECK(j.at("facts").at("nccl").at("ok") == true);
+}
+
+TEST_CASE("e2e nccl: no snapshot variable that names a file or a plugin reaches the NCCL child") {
+  TempSnapshot snap("cuda-4gpu");
+  snap.write("environ", "NCCL_P2P_DISABLE=1\n"
+                        "NCCL_TOPO_DUMP_FILE=/tmp/gpf-topo-dump.xml\n"
+                        "NCCL_TOPO_FILE=/etc/topo.xml\n"
+                        "NCCL_GRAPH_FILE=graph.xml\n"
+                        "NCCL_NET_PLUGIN=evil\n"
+                        "NCCL_TUNER_PLUGIN=tuner\n"
+                        "NCCL_PROFILER_PLUGIN=profiler\n"
+                        "NCCL_SOCKET_IFNAME=/dev/../eth0\n"
+                        "NCCL_IB_HCA=mlx5_0:1\n"
+                        "NCCL_IB_TOKEN=S3cr3t-1\n"
+                        "NCCL_SOCKET_PASSWORD=S3cr3t-2\n");
+  const Env echo{{"FAKE_NCCL_ENV_ECHO", "1"}};
+  const auto r = live(snap.path(), echo, {"--nccl=" + k_fake_nccl, "--nccl-env", "job"});
+  const json j = r.json();
+  const json& n = j.at("facts").at("nccl");
+  const std::string log = n.at("log").dump();
+  INFO(log);
+  CHECK_THAT(log, Catch::Contains("env NCCL_P2P_DISABLE=1"));
+  CHECK_THAT(log, Catch::Contains("env NCCL_IB_HCA=mlx5_0:1"));
+  for (const char* withheld : {"NCCL_TOPO_DUMP_FILE", "NCCL_TOPO_FILE", "NCCL_GRAPH_FILE",
+                               "NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN",
+                               "NCCL_SOCKET_IFNAME"}) {
+    INFO(withheld);
+    CHECK_THAT(log, !Catch::Contains(std::string("env ") + withheld));
+    CHECK(std::find(n.at("env_withheld").begin(), n.at("env_withheld").end(), withheld) !=
+          n.at("env_withheld").end());
   }
+  // the job's secrets are passed on to NCCL but never shown in the report
+  CHECK(r.out.find("S3cr3t") == std::string::npos);
+  const auto job_env = n.at("job_env").dump();
+  CHECK_THAT(job_env, Catch::Contains("NCCL_IB_TOKEN=REDACTED"));
+  CHECK_THAT(job_env, Catch::Contains("NCCL_SOCKET_PASSWORD=REDACTED"));
 }
 
 TEST_CASE("e2e nccl: a snapshot's nccl.json is replayed and judged the same") {
@@ -256,4 +291,18 @@ TEST_CASE("e2e nccl: a snapshot's nccl.json is replayed and judged the same") {
   CHECK(nccl_findings(j) == std::vector<std::string>{"nccl.init-hung"});
   CHECK_THAT(probe(j, "nccl").at("message").get<std::string>(),
              Catch::StartsWith("replayed nccl.json: NCCL init did not finish"));
+}
+
+TEST_CASE("e2e nccl: a flood of NCCL's lines is counted, never the child's death or a wrong sum") {
+  // 30000 INFO lines passed the child protocol's 20000-line cap: the checker killed the child
+  // and read the step it was in as NCCL's failure (nccl.wrong-result, "corrupts training")
+  const auto r = with_nccl({{"FAKE_NCCL_FLOOD", "30000"}});
+  INFO(r.err);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  const json j = r.json();
+  CHECK(nccl_findings(j).empty());
+  const json& n = j.at("facts").at("nccl");
+  CHECK(n.at("ok") == true);
+  CHECK(n.at("log").size() == 200);
+  CHECK(n.at("log_lines_dropped").get<std::size_t>() > 29000);
 }

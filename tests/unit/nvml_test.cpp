@@ -576,3 +576,37 @@ TEST_CASE("nvml.json: a file of an older version still reads, keeping every memb
   // the same members, values and key order as the older writer's
   CHECK(gpf::nvml_facts_json(*facts).dump(2) == nlohmann::ordered_json::parse(text).dump(2));
 }
+
+TEST_CASE("e2e nvml: 1600 processes on each GPU are busy GPUs, never hung ones") {
+  // Each GPU's facts are one line of the child's protocol; 1,600 processes passed its 64 KiB cap
+  // and the child was killed as a GPU that does not answer (FAIL nvml.gpu-hung).
+  const auto r = nvml_run({{"FAKE_NVML_PROC_COUNT", "1600"}});
+  INFO(r.err);
+  const json j = r.json();
+  CHECK(severity(j, "nvml.gpu-hung") == "absent");
+  CHECK(j.at("verdict") != "fail");
+  const json& gpus = j.at("facts").at("nvml").at("gpus");
+  REQUIRE(gpus.size() == 4);
+  for (const auto& g : gpus) {
+    CHECK(g.at("processes").size() == 512);
+  }
+  std::string cut;
+  for (const auto& p : j.at("probes")) {
+    if (p.at("name") == "nvml") {
+      cut = p.value("cut", json::array()).dump();
+    }
+  }
+  CHECK_THAT(cut, Catch::Contains("nvmlDeviceGetComputeRunningProcesses (the first 512 processes)"));
+  CHECK(severity(j, "nvml.processes-present") != "absent"); // still named: the GPUs are in use
+}
+
+TEST_CASE("e2e nvml: a library's output reaches the checker's stderr bounded, never the report") {
+  // 5 children (the system child and one per GPU) writing 8 MB each went to stderr in full
+  const auto r = nvml_run({{"FAKE_NVML_STDERR_BYTES", "8000000"}});
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  CHECK_NOTHROW(r.json()); // stdout is the report alone
+  CHECK(r.err.size() < 5 * (64 * 1024 + 256) + 4096);
+  CHECK_THAT(r.err, Catch::Contains("child's output was cut at 64 KiB"));
+  CHECK_THAT(r.err, Catch::Contains(std::string(99, 'c')));
+  CHECK(severity(r.json(), "nvml.gpu-hung") == "absent");
+}

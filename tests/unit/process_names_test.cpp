@@ -28,3 +28,17 @@ TEST_CASE("NVIDIA's management daemons, as comm shows them (cut at 15 bytes), an
     CHECK_FALSE(d.what.empty());
   }
 }
+
+TEST_CASE("NVIDIA's management daemons by their installed executable, not by a name") {
+  REQUIRE(nvidia_daemon_executable("/usr/bin/nvidia-persistenced"));
+  CHECK(nvidia_daemon_executable("/usr/bin/nvidia-persistenced")->program == "nvidia-persistenced");
+  CHECK(nvidia_daemon_executable("/usr/sbin/nv-fabricmanager (deleted)"));
+  CHECK(nvidia_daemon_executable("/usr/bin/nv-hostengine"));
+  CHECK(nvidia_daemon_executable("/usr/local/bin/dcgm-exporter"));
+  CHECK_FALSE(nvidia_daemon_executable("/home/bob/bin/nvidia-persistenced"));
+  CHECK_FALSE(nvidia_daemon_executable("/tmp/nvidia-smi"));
+  CHECK_FALSE(nvidia_daemon_executable("/usr/bin/python3.11"));
+  CHECK_FALSE(nvidia_daemon_executable("nvidia-smi"));
+  CHECK_FALSE(nvidia_daemon_executable("/usr/bin/nvidia-smi-wrap"));
+  CHECK_FALSE(nvidia_daemon_executable(""));
+}

@@ -44,7 +44,11 @@ struct NcclFacts {
   std::string version;             // "2.21.5"
   std::string env_mode;            // "defaults" (NCCL's own) or "job" (the job's NCCL_*)
   std::vector<std::string>
-      job_env;                   // the job's NCCL_* variables, NAME=value (used only in job mode)
+      job_env; // the job's NCCL_* variables, NAME=value (used only in job mode); a value whose
+               // name says it is a secret (TOKEN, PASSWORD, KEY, ...) as REDACTED
+  // under --root with --nccl-env job: the snapshot's NCCL_* variables that name a file, a
+  // directory or a plugin (NCCL_TOPO_FILE, NCCL_NET_PLUGIN, ...), kept from the child
+  std::vector<std::string> env_withheld;
   std::vector<std::string> gpus; // bus ids, in rank order (CUDA order)
   double timeout_s = 0;
   double wall_ms = 0;
@@ -102,6 +106,7 @@ template <> struct List<NcclFacts> {
       member<&NcclFacts::version>("version"),
       member<&NcclFacts::env_mode>("env_mode"),
       member<&NcclFacts::job_env>("job_env"),
+      member<&NcclFacts::env_withheld>("env_withheld"),
       member<&NcclFacts::gpus>("gpus"),
       member<&NcclFacts::timeout_s>("timeout_s"),
       member<&NcclFacts::wall_ms>("wall_ms"),

@@ -25,4 +25,10 @@ std::span<const NvidiaDaemon> nvidia_management_daemons();
 // nvidia-smi): not a job.
 bool nvidia_management_daemon(std::string_view comm);
 
+// The daemon whose installed executable exe is (proc/<pid>/exe's target: the program's own name
+// in a system directory, /usr/bin, /usr/sbin, /bin, /sbin or /usr/local/{bin,sbin}; a
+// " (deleted)" suffix ignored); nullptr for any other file. A process's comm is set by the
+// process itself (prctl PR_SET_NAME), its executable is not.
+const NvidiaDaemon* nvidia_daemon_executable(std::string_view exe);
+
 } // namespace gpf

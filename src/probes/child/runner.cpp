@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,11 @@ constexpr std::size_t k_max_bytes = 4 * 1024 * 1024; // bytes in all
 constexpr std::string_view k_isolation_marker = "#isolation ";
 constexpr int k_max_poll_ms = 100;   // wake up at least this often to reap
 constexpr int k_reap_grace_ms = 500; // how long a closed pipe waits for its child's exit status
+// What a child (the driver library in it, and its helpers) may write to standard error and
+// standard output: a memory file of this size, sealed against growth (writes past it fail), copied
+// to the checker's standard error when the stage settles. A library's chatter reached the checker's
+// stderr unbounded before.
+constexpr std::size_t k_max_stderr = 64 * 1024;
 
 bool g_adopt_helpers = false;
 int g_live_groups = 0;
@@ -92,6 +98,21 @@ void reap_abandoned() {
                               return gone;
                             }),
              pids.end());
+}
+
+// The memory file a child's standard error goes to; -1 where memfd or sealing is not available
+// (the child then writes to the checker's stderr, as it inherited it).
+int stderr_capture() {
+  const int fd = ::memfd_create("gpu-preflight-child-stderr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    return -1;
+  }
+  if (::ftruncate(fd, static_cast<off_t>(k_max_stderr)) != 0 ||
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 double ms_since(Clock::time_point t) {
@@ -173,6 +194,7 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return Error{std::string("pipe: ") + std::strerror(errno)};
   }
+  const int err_fd = stderr_capture();
   std::fflush(nullptr); // nothing buffered may be written twice
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -180,6 +202,9 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
     const int err = errno;
     ::close(fds[0]);
     ::close(fds[1]);
+    if (err_fd >= 0) {
+      ::close(err_fd);
+    }
     return Error{std::string("fork: ") + std::strerror(err)};
   }
   if (pid == 0) {
@@ -188,6 +213,13 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
       if (other.fd >= 0) {
         ::close(other.fd);
       }
+      if (other.err_fd >= 0) {
+        ::close(other.err_fd);
+      }
+    }
+    if (err_fd >= 0) {
+      ::dup2(err_fd, STDERR_FILENO); // prepare_child sends stdout there too
+      ::close(err_fd);
     }
     prepare_child(parent, spec.env);
     {
@@ -213,6 +245,7 @@ Result<std::size_t> ChildGroup::spawn(ChildSpec spec) {
   child.label = std::move(spec.label);
   child.pid = pid;
   child.fd = fds[0];
+  child.err_fd = err_fd;
   child.started = Clock::now();
   m_children.push_back(std::move(child));
   return m_children.size() - 1;
@@ -457,12 +490,35 @@ void ChildGroup::settle(std::chrono::milliseconds grace) {
         child.fd = -1;
       }
     }
+    forward_stderr(child);
     if (!child.reaped && child.pid > 0) {
       child.end.abandoned = !child.exited; // an exited one is only left to reap later
       abandoned_pids().push_back(child.pid);
       child.pid = -1;
     }
   }
+}
+
+void ChildGroup::forward_stderr(Child& child) {
+  if (child.err_fd < 0) {
+    return;
+  }
+  // the child's file offset is this descriptor's too (one open file, shared through fork)
+  const off_t used = ::lseek(child.err_fd, 0, SEEK_CUR);
+  if (used > 0) {
+    std::string text(std::min(static_cast<std::size_t>(used), k_max_stderr), '\0');
+    const ssize_t n = ::pread(child.err_fd, text.data(), text.size(), 0);
+    if (n > 0) {
+      text.resize(static_cast<std::size_t>(n));
+      if (text.size() >= k_max_stderr) {
+        text += fmt::format("\ngpu-preflight: the {} child's output was cut at {} KiB\n",
+                            child.label, k_max_stderr / 1024);
+      }
+      write_all(STDERR_FILENO, text);
+    }
+  }
+  ::close(child.err_fd);
+  child.err_fd = -1;
 }
 
 ChildEnd ChildGroup::end(std::size_t id) const {

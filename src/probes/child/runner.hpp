@@ -119,6 +119,7 @@ private:
     std::string label;
     pid_t pid = -1;
     int fd = -1;
+    int err_fd = -1; // its standard error, a sealed memory file (k_max_stderr in runner.cpp)
     Clock::time_point started;
     std::string partial;   // bytes after the last '\n'
     std::size_t bytes = 0; // read from its pipe in all
@@ -137,6 +138,8 @@ private:
   // Reaps an exited child (after its group was killed).
   void reap(Child& child);
   void read_from(Child& child);
+  // Copies what the child wrote to its standard error (bounded) to the checker's, once.
+  static void forward_stderr(Child& child);
   void add_line(Child& child, std::string line);
   void signal_kill(Child& child);
   // Kills a child that broke the protocol and stops reading it; its end records why.

@@ -35,6 +35,11 @@ using cuda::EventKind;
 
 constexpr std::string_view k_version_event = "nccl_version";
 constexpr std::string_view k_log_event = "nccl_log";
+constexpr std::string_view k_log_dropped_event = "nccl_log_dropped";
+// NCCL's lines forwarded to the parent, at most: more (a flood of INFO lines, which the checker
+// itself asked for with NCCL_DEBUG=INFO) would pass the child protocol's caps (20000 lines, 4 MiB)
+// and get the child killed mid-step, read as NCCL's failure. The rest are counted.
+constexpr std::size_t k_forwarded_lines = 2000;
 constexpr std::size_t k_log_line_cap = 1024;
 
 struct Outcome {
@@ -183,15 +188,27 @@ private:
     if (!partial.empty()) {
       send(partial);
     }
+    if (m_dropped > 0) {
+      const nlohmann::json j{{"event", k_log_dropped_event}, {"count", m_dropped}};
+      m_out.write_line(j.dump());
+    }
     ::close(fd);
   }
   void send(std::string_view line) {
     if (trim(line).empty()) {
       return; // NCCL separates its warnings with blank lines
     }
+    if (m_sent == k_forwarded_lines) {
+      ++m_dropped;
+      return;
+    }
+    ++m_sent;
     nlohmann::json j{{"event", k_log_event}, {"text", quote_evidence(line, k_log_line_cap)}};
     m_out.write_line(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
+
+  std::size_t m_sent = 0;
+  std::size_t m_dropped = 0;
 
   child::LineWriter& m_out;
   std::future<void> m_finished;
@@ -459,6 +476,8 @@ void fold_nccl_transcript(const std::vector<child::TimedLine>& lines, const chil
           f.transports.size() < k_nccl_log_lines) {
         f.transports.push_back(*c);
       }
+    } else if (event == k_log_dropped_event) {
+      f.log_lines_dropped += in["count"].lenient<std::size_t>().value_or(0);
     } else if (event == k_version_event) {
       f.version_code = in["value"].lenient<int>();
       if (f.version_code) {

@@ -2,13 +2,17 @@
 // and the job's CUDA_VISIBLE_DEVICES admits, in one child under its own deadline (--nccl-timeout).
 // Reads the host only through Host: the job environment (LD_LIBRARY_PATH, VIRTUAL_ENV,
 // CONDA_PREFIX, NCCL_*, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), the directories it names for
-// libnccl.so.2, and a snapshot's nccl.json. Without --nccl nothing of NCCL is opened.
+// libnccl.so.2, and a snapshot's nccl.json. Without --nccl nothing of NCCL is opened. Nothing of a
+// snapshot is executed: under --root NCCL is loaded only from an explicit --nccl=PATH (never a
+// library the snapshot's environment leads to), and no snapshot variable that names a file, a
+// directory or a plugin reaches the child.
 #include "gpf/facts/nccl_json.hpp"
 #include "gpf/facts/visible_devices.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/probes/progress.hpp"
 #include "gpf/util/checker_failure.hpp"
+#include "gpf/util/credentials.hpp"
 #include "gpf/util/plural.hpp"
 #include "gpf/util/text.hpp"
 
@@ -26,6 +30,7 @@ namespace {
 constexpr std::size_t k_nccl_json_cap = 4 << 20;
 constexpr std::string_view k_soname = "libnccl.so.2";
 constexpr auto k_settle_grace = std::chrono::milliseconds(250);
+constexpr std::string_view k_redacted = "REDACTED";
 
 struct LibraryChoice {
   std::string library; // a path, or the soname for the loader's own search
@@ -88,24 +93,79 @@ bool is_nccl_variable(const std::string& name) {
   return starts_with(name, "NCCL_");
 }
 
+// An NCCL variable that makes NCCL open, write or load a file: by its name (NCCL_TOPO_FILE,
+// NCCL_TOPO_DUMP_FILE, NCCL_GRAPH_FILE, NCCL_NET_PLUGIN, NCCL_TUNER_PLUGIN, NCCL_PROFILER_PLUGIN,
+// NCCL_CONF_FILE, ...: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html) or a
+// value that is a path. Under --root such a value comes from the snapshot and is never passed on.
+bool names_file_or_plugin(std::string_view name, std::string_view value) {
+  for (const std::string_view word : {"FILE", "PLUGIN", "PATH", "DIR", "PREFIX", "LIB", "SO"}) {
+    for (auto at = name.find(word); at != std::string_view::npos; at = name.find(word, at + 1)) {
+      const bool starts = at > 0 && name[at - 1] == '_';
+      const bool ends = at + word.size() == name.size() || name[at + word.size()] == '_';
+      if (starts && ends) {
+        return true;
+      }
+    }
+  }
+  return value.find('/') != std::string_view::npos;
+}
+
+// NAME=value as the facts keep it: a secret's value (its name says TOKEN, PASSWORD, KEY, ...)
+// REDACTED, any other value with its credentials removed.
+std::string shown_variable(const std::string& name, const std::string& value) {
+  return names_a_secret_variable(name) ? name + "=REDACTED"
+                                       : without_credentials(fmt::format("{}={}", name, value));
+}
+
 // NCCL's defaults: every NCCL_* of the job unset (the child also drops any left in its own
 // environment); with --nccl-env job they are the job's. Either way NCCL is asked for its INFO
 // lines on stdout (the child captures them).
-std::vector<child::EnvOverride> nccl_env(const Environment& env, bool job_env,
+std::vector<child::EnvOverride> nccl_env(const Environment& env, bool job_env, bool snapshot,
                                          const std::string& visible,
                                          const std::optional<std::string>& order) {
   std::vector<child::EnvOverride> out{{"CUDA_VISIBLE_DEVICES", visible},
                                       {"CUDA_DEVICE_ORDER", order}};
-  // Set or unset from the job's environment (under --root the snapshot's, not the checker's).
+  // Set or unset from the job's environment (under --root the snapshot's, not the checker's, and
+  // then never one that names a file or a plugin).
   for (const auto& [name, value] : env.vars()) {
     if (is_nccl_variable(name)) {
-      out.emplace_back(name, job_env ? std::optional(value) : std::nullopt);
+      const bool pass = job_env && !(snapshot && names_file_or_plugin(name, value));
+      out.emplace_back(name, pass ? std::optional(value) : std::nullopt);
     }
   }
   out.emplace_back("NCCL_DEBUG", "INFO");
   out.emplace_back("NCCL_DEBUG_FILE", std::nullopt);
   out.emplace_back("NCCL_DEBUG_SUBSYS", std::nullopt);
   return out;
+}
+
+// What NCCL printed may quote the job's variables ("NCCL_IB_TOKEN set by environment to ..."): the
+// value of every variable whose name says it is a secret is REDACTED in the kept lines (values of
+// fewer than 4 bytes are no secret and would match everywhere).
+void redact_secret_values(const Environment& env, NcclFacts& n) {
+  std::vector<std::string> secrets;
+  for (const auto& [name, value] : env.vars()) {
+    if (is_nccl_variable(name) && names_a_secret_variable(name) && value.size() >= 4) {
+      secrets.push_back(value);
+    }
+  }
+  const auto scrub = [&](std::string& text) {
+    for (const auto& secret : secrets) {
+      for (auto at = text.find(secret); at != std::string::npos;
+           at = text.find(secret, at + k_redacted.size())) {
+        text.replace(at, secret.size(), k_redacted);
+      }
+    }
+  };
+  for (auto* lines : {&n.log, &n.transports}) {
+    for (auto& line : *lines) {
+      scrub(line);
+    }
+  }
+  for (auto& step : n.steps) {
+    scrub(step.error_text);
+  }
+  scrub(n.child_error);
 }
 
 std::string failed_summary(const NcclFacts& n) {
@@ -168,6 +228,11 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
   if (!live) {
     return status.skip("the snapshot has no nccl.json (a live probe against it needs --libcuda)");
   }
+  if (!host.is_live() && options.nccl->empty()) {
+    // the CLI refuses this before the check (exit 2); kept here for every other caller
+    return status.skip("under --root NCCL is loaded only from an explicit --nccl=PATH, never from "
+                       "where the snapshot's environment leads");
+  }
   const CudaFacts& cuda = facts.cuda;
   if (!cuda.ran || cuda.source != "live") {
     return status.skip("needs the live CUDA stage's usable GPUs (it did not run)");
@@ -202,7 +267,10 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
   n.env_mode = options.nccl_job_env ? "job" : "defaults";
   for (const auto& [name, value] : host.environment().vars()) {
     if (is_nccl_variable(name)) {
-      n.job_env.push_back(quote_evidence(fmt::format("{}={}", name, value), 256));
+      n.job_env.push_back(quote_evidence(shown_variable(name, value), 256));
+      if (options.nccl_job_env && !host.is_live() && names_file_or_plugin(name, value)) {
+        n.env_withheld.push_back(name);
+      }
     }
   }
   n.timeout_s = options.nccl_timeout_s;
@@ -228,7 +296,7 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
   const int ranks = static_cast<int>(gpus.size());
   auto id = group.spawn(
       {"nccl",
-       nccl_env(host.environment(), options.nccl_job_env, fmt::format("{}", fmt::join(names, ",")),
+       nccl_env(host.environment(), options.nccl_job_env, !host.is_live(), fmt::format("{}", fmt::join(names, ",")),
                 host.environment().get("CUDA_DEVICE_ORDER")),
        [libcuda, libnccl, ranks, job_env = options.nccl_job_env](child::LineWriter& out) {
          nccl::nccl_child(libcuda, libnccl, ranks, job_env, out);
@@ -240,7 +308,15 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
     group.kill_at_deadline(*id);
     n.deadline_hit = true;
   }
+  if (const auto& end = group.end(*id); !end.protocol_error.empty()) {
+    // the checker's own output cap stopped the child: what it was doing then says nothing of
+    // NCCL or the GPUs (it was read as a wrong sum); the check cannot judge NCCL
+    throw CheckerFailure(fmt::format(
+        "the NCCL child was stopped by the checker's own output cap ({}): NCCL was not judged",
+        end.protocol_error));
+  }
   nccl::fold_nccl_transcript(group.lines(*id), group.end(*id), n);
+  redact_secret_values(host.environment(), n);
   group.settle(k_settle_grace);
   n.wall_ms = std::chrono::duration<double, std::milli>(child::Clock::now() - start).count();
   status.message = summary(n);

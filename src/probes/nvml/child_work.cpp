@@ -292,7 +292,7 @@ public:
         }
         if (rc == 0) {
           g.processes.emplace();
-          for (unsigned i = 0; i < count && i < infos.size(); ++i) {
+          for (unsigned i = 0; i < count && i < infos.size() && i < k_max_processes; ++i) {
             NvmlProcess p;
             p.pid = infos[i].pid;
             if (infos[i].usedGpuMemory != ~0ULL) {

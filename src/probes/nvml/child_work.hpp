@@ -9,6 +9,11 @@
 
 namespace gpf::nvml {
 
+// The processes of one GPU a child reports (NVML's first ones): a GPU's facts are one line, whose
+// protocol cap (64 KiB) 1,600 processes passed, and the child was then killed as a hung GPU. A
+// list this long is named in probes[].cut.
+inline constexpr std::size_t k_max_processes = 512;
+
 // Load, NVML version, init, driver version, device count; with query_every_gpu (the driver's GPU
 // list is unknown) also every GPU by NVML index, one after another.
 void system_child(const std::string& library, bool query_every_gpu, child::LineWriter& out);

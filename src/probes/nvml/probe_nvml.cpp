@@ -317,6 +317,13 @@ ProbeStatus probe_nvml(const Host& host, const ProbeOptions& options, Facts& fac
     live = start(options, facts);
   }
   facts.nvml = collect(*live);
+  for (const auto& g : facts.nvml.gpus) {
+    if (g.processes && g.processes->size() >= nvml::k_max_processes) {
+      status.cut.push_back(fmt::format("{}: nvmlDeviceGetComputeRunningProcesses (the first {} "
+                                       "processes)",
+                                       g.bus_id, nvml::k_max_processes));
+    }
+  }
   status.message = summary(facts.nvml);
   return status;
 }

@@ -5,7 +5,8 @@
 // GPU Operator hosts it reads /run/nvidia/driver/dev/nvidia0, and in a container /dev/nvidiaN may
 // be another GPU of the host. Facts: proc(5) (/proc/pid/fd, /proc/pid/status State);
 // https://man7.org/linux/man-pages/man5/proc.5.html; the NVIDIA device numbers:
-// docs/sources.md#device-nodes
+// docs/sources.md#device-nodes. A holder is one of NVIDIA's management daemons only by its
+// executable, proc/<pid>/exe (a link: its target is read, never the file).
 #include "gpf/knowledge/process_names.hpp"
 #include "gpf/probes/probes.hpp"
 #include "gpf/util/text.hpp"
@@ -118,7 +119,11 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
     if (auto comm = host.read_file("proc/" + name + "/comm", 64)) {
       holder.comm = std::string(trim(to_valid_utf8(comm->data)));
     }
-    holder.nvidia_daemon = nvidia_management_daemon(holder.comm);
+    // one of NVIDIA's daemons by its executable (proc/<pid>/exe), not by the name it gives itself:
+    // a leftover job renamed "nvidia-persistenced" is still a leftover
+    const auto exe = host.read_link("proc/" + name + "/exe");
+    const NvidiaDaemon* daemon = exe ? nvidia_daemon_executable(*exe) : nullptr;
+    holder.nvidia_daemon = daemon != nullptr && comm_names(holder.comm, daemon->program);
     if (auto st = host.read_file("proc/" + name + "/status", 4096)) {
       holder.state = status_state(st->data);
     }
