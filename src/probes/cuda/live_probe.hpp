@@ -23,6 +23,8 @@ struct LiveProbeInput {
                                                   // tested while enumeration still runs
   BandwidthRequest bandwidth;                     // the bandwidth step, for every GPU not busy
   std::string bandwidth_not_checked;              // why bandwidth.run is false ("" = not asked)
+  ActiveRequest active;                           // the active step, for every GPU not busy
+  std::string active_not_checked;                 // why active.run is false
   // GPUs other processes hold (bus id -> "PID (comm), …"): started and tested, never timed.
   std::map<std::string, std::string> busy;
 };
@@ -40,6 +42,14 @@ inline constexpr int k_bandwidth_repeats = 3;
 // The rate the budget's estimate of the step assumes, in GB/s: below any GPU's PCIe x16 link, so
 // that the estimate errs long. An estimate of time, never a judgement of a figure.
 inline constexpr double k_bandwidth_estimate_gbps = 2;
+
+// The active step's memory bounds (docs/cuda-probe.md#active-step; its time per GPU is
+// --active-time, default 2 s, the GPUs in parallel): a quarter of the free memory and at most
+// 2 GiB. The patterns take milliseconds at HBM speed, so the time is mostly the driver's JIT.
+inline constexpr double k_active_memory_fraction = 0.25;
+inline constexpr std::size_t k_active_memory_cap = std::size_t{2} << 30;
+// The multi-GPU child starts no timed copy later than this before the stage's deadline.
+inline constexpr double k_timing_margin_s = 0.5;
 
 // Seconds the bandwidth step may add to the live stage on `gpus` GPUs: the per-GPU children time
 // their host copies side by side (and pin their buffers), the multi-GPU child every ordered pair
