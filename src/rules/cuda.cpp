@@ -1758,7 +1758,7 @@ std::span<const Rule> cuda_rules() {
          if (ev.empty()) {
            return {};
          }
-         return {{fmt::format("The active step did not check all of {}", counted(ev.size(), "GPU")),
+         return {{fmt::format("The active step did not check {}", counted(ev.size(), "GPU")),
                   std::move(ev)}};
        }},
       {.id = "cuda.active-passed",

@@ -60,7 +60,8 @@ TEST_CASE("active kernels: the host reference of the patterns and the integer ch
   CHECK(pattern_word(7, 4, 1) != pattern_word(7, 4, 2));
   CHECK(pattern_name(4) == "random");
   CHECK(compute_integer(0, 0) == 1);
-  CHECK(compute_integer(0, 1) == ((1u * 1664525u + 1013904223u) ^ ((1u * 1664525u + 1013904223u) >> 15)));
+  CHECK(compute_integer(0, 1) ==
+        ((1u * 1664525u + 1013904223u) ^ ((1u * 1664525u + 1013904223u) >> 15)));
   CHECK(compute_checksum({}) == "cbf29ce484222325"); // FNV-1a's offset basis
   const auto ptx = kernels_ptx();
   CHECK(ptx.back() == '\0');
@@ -109,10 +110,10 @@ TEST_CASE("active: all healthy -> information only, and the figures per GPU in t
 }
 
 TEST_CASE("active: a stuck bit on one GPU of four -> named with its address and dropped") {
-  const json j = live(fixture("cuda-4gpu"),
-                      {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_STUCK_BIT", "2:4660:5"}},
-                      {"--active-time", "20"})
-                     .json();
+  const json j =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_STUCK_BIT", "2:4660:5"}},
+           {"--active-time", "20"})
+          .json();
   CHECK(j.at("verdict") == "warn");
   CHECK(j.at("cuda_visible_devices") == "0,1,3");
   const json* f = finding(j, "cuda.gpu-memory-error");
@@ -139,8 +140,7 @@ TEST_CASE("active: a stuck bit on one GPU of four -> named with its address and 
 TEST_CASE("active: a wrong checksum on one GPU of eight -> named and dropped") {
   SECTION("its FMA words differ: only the other seven can tell") {
     const json j =
-        live(fixture("cuda-wsl2"), {{"FAKE_CUDA_GPUS", "8"}, {"FAKE_CUDA_GPU_BAD_FP", "5"}})
-            .json();
+        live(fixture("cuda-wsl2"), {{"FAKE_CUDA_GPUS", "8"}, {"FAKE_CUDA_GPU_BAD_FP", "5"}}).json();
     CHECK(j.at("verdict") == "warn");
     CHECK(j.at("cuda_visible_devices") == "0,1,2,3,4,6,7");
     const json* f = finding(j, "cuda.gpu-compute-wrong");
@@ -185,9 +185,9 @@ TEST_CASE("active: a GPU alone of its model is judged by the host reference only
 }
 
 TEST_CASE("active: a kernel that never finishes -> a hang naming the GPU, within the deadline") {
-  const auto r = live(fixture("cuda-4gpu"),
-                      {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_KERNEL_HANG", "1"}},
-                      {"--cuda-timeout", "8"});
+  const auto r =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_KERNEL_HANG", "1"}},
+           {"--cuda-timeout", "8"});
   const json j = r.json();
   CHECK(j.at("verdict") == "warn");
   CHECK(j.at("cuda_visible_devices") == "0,2,3");
@@ -201,8 +201,9 @@ TEST_CASE("active: a kernel that never finishes -> a hang naming the GPU, within
 
 TEST_CASE("active: the step's own machinery failing -> not checked with the reason, same verdict") {
   SECTION("the JIT refused") {
-    const json j = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_JIT_ERROR", "218"}})
-                       .json();
+    const json j =
+        live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_JIT_ERROR", "218"}})
+            .json();
     CHECK(j.at("verdict") == "pass");
     CHECK(j.at("cuda_visible_devices") == "0,1,2,3");
     CHECK(judged(j).empty());
@@ -229,9 +230,9 @@ TEST_CASE("active: --no-active turns it off; the figures replay from cuda.json")
   CHECK_FALSE(off.at("facts").at("cuda").at("devices").at(0).contains("active"));
   CHECK_FALSE(has(off, "cuda.active-passed"));
 
-  const json j = live(fixture("cuda-4gpu"),
-                      {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_STUCK_BIT", "0:2:0"}})
-                     .json();
+  const json j =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_STUCK_BIT", "0:2:0"}})
+          .json();
   TempSnapshot snap("cuda-4gpu");
   snap.write("cuda.json", j.at("facts").at("cuda").dump());
   const json replay = run_preflight({"--root", snap.path(), "--format", "json"}, {}).json();
@@ -242,9 +243,9 @@ TEST_CASE("active: --no-active turns it off; the figures replay from cuda.json")
 
 TEST_CASE("peer timing: a slow peer path is bandwidth not measured, never a multi-GPU hang") {
   // Every timed copy 0 <-> 1 takes 5 s of wall time: the deadline comes while timing.
-  const auto r = live(fixture("cuda-4gpu"),
-                      {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_P2P_SLEEP_MS", "0-1:5000"}},
-                      {"--cuda-timeout", "4", "--no-active"});
+  const auto r =
+      live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_P2P_SLEEP_MS", "0-1:5000"}},
+           {"--cuda-timeout", "4", "--no-active"});
   const json j = r.json();
   CHECK(j.at("cuda_visible_devices") == "0,1,2,3");
   CHECK_FALSE(has(j, "cuda.multi-gpu-hung"));

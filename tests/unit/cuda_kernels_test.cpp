@@ -71,7 +71,8 @@ TEST_CASE("active kernels: the embedded PTX assembles with ptxas for every archi
   for (const auto& arch : architectures()) {
     const auto r = gpf::test::run_program(
         {ptxas, "--gpu-name", arch, file.string(), "-o", (dir / (arch + ".cubin")).string()});
-    if (r.exit_code != 0 && r.err.find("is not defined for option 'gpu-name'") != std::string::npos) {
+    if (r.exit_code != 0 &&
+        r.err.find("is not defined for option 'gpu-name'") != std::string::npos) {
       unknown.push_back(arch);
       continue;
     }
@@ -81,6 +82,7 @@ TEST_CASE("active kernels: the embedded PTX assembles with ptxas for every archi
   }
   std::filesystem::remove_all(dir);
   WARN(fmt::format("{} assembled for {}; not known to this ptxas: {}", ptxas,
-                   fmt::join(assembled, " "), unknown.empty() ? "none" : fmt::format("{}", fmt::join(unknown, " "))));
+                   fmt::join(assembled, " "),
+                   unknown.empty() ? "none" : fmt::format("{}", fmt::join(unknown, " "))));
   CHECK_FALSE(assembled.empty());
 }

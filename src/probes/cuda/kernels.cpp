@@ -11,6 +11,8 @@
 namespace gpf::cuda {
 namespace {
 
+// The PTX is laid out one instruction per line.
+// clang-format off
 // The pattern word of index %rd3 under pattern %r1 and seed %r2, into %r7 (temporaries %r8-%r12,
 // %rd8, %p2-%p6). Shared by gpf_fill and gpf_check; pattern_word() below is the same arithmetic.
 #define GPF_PATTERN_WORD                                                                           \
@@ -185,6 +187,7 @@ constexpr char k_ptx[] =
     "  ret;\n"
     "}\n";
 
+// clang-format on
 #undef GPF_PATTERN_WORD
 #undef GPF_GRID_STRIDE
 
