@@ -558,7 +558,7 @@ Outcome memory_part(const DriverApi& api, const ActiveModule& m, const ActiveReq
   const auto now = static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
   const auto seed = static_cast<std::uint32_t>((now * 2654435761u) >> 16);
   for (std::uint32_t p = 0; p < k_memory_patterns; ++p) {
-    if (p > 0 && Clock::now() >= until) {
+    if (Clock::now() >= (p > 0 ? until : req.not_after)) {
       a.not_checked = fmt::format("time: {} of {} memory patterns within {:g} s", p,
                                   k_memory_patterns, req.seconds);
       break;
@@ -613,8 +613,13 @@ Outcome memory_part(const DriverApi& api, const ActiveModule& m, const ActiveReq
 // `a.not_checked`, never a failed step; a fault while a kernel runs is a failed step.
 void active_step(const DriverApi& api, const ActiveRequest& req, Steps& steps,
                  CudaActiveResult& a) {
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(req.seconds));
+  const auto until = std::min(req.not_after,
+                              Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(req.seconds)));
+  if (Clock::now() >= req.not_after) {
+    a.not_checked = "time: the CUDA stage's deadline left none for it";
+    return;
+  }
   if (!api.has_active_entry_points()) {
     a.not_checked = "libcuda lacks the entry points of the active step (cuMemGetInfo_v2, "
                     "cuModuleLoadData, cuModuleGetFunction, cuLaunchKernel, cuModuleUnload)";

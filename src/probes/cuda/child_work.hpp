@@ -28,11 +28,14 @@ struct BandwidthRequest {
 // The active step a per-GPU child is asked for (docs/cuda-probe.md#active-step): at most
 // `seconds` of kernels after the copies, on a region of min(memory_fraction x free memory,
 // memory_cap) bytes. Nothing runs unless run.
+// `not_after` bounds it by the stage's schedule: no memory pattern starts past it, so the step
+// never runs a GPU's child into its deadline (a hang verdict) for want of time.
 struct ActiveRequest {
   bool run = false;
   double seconds = 0;
   double memory_fraction = 0;
   std::size_t memory_cap = 0;
+  child::Clock::time_point not_after = child::Clock::time_point::max();
 };
 
 // The multi-GPU child's timed copies stop being started after this point (the stage's deadline

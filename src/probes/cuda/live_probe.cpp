@@ -171,9 +171,15 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   f.active = {in.active.run, in.active.seconds, in.active.memory_fraction,
               static_cast<unsigned long long>(in.active.memory_cap), in.active_not_checked};
   // Never our kernels on a GPU a job holds.
+  // The per-GPU children's deadline is never before start + k_per_gpu_share x the stage's time:
+  // the step stops starting work k_active_margin_s before that.
+  const auto active_not_after =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                  std::max(0.0, in.timeout_s * k_per_gpu_share - k_active_margin_s)));
   const auto active_for = [&](const std::string& bus_id) {
     ActiveRequest r = in.active;
     r.run = r.run && in.busy.count(bus_id) == 0;
+    r.not_after = active_not_after;
     return r;
   };
   std::vector<GpuChild> gpu_children;

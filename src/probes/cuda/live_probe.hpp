@@ -48,6 +48,8 @@ inline constexpr double k_bandwidth_estimate_gbps = 2;
 // 2 GiB. The patterns take milliseconds at HBM speed, so the time is mostly the driver's JIT.
 inline constexpr double k_active_memory_fraction = 0.25;
 inline constexpr std::size_t k_active_memory_cap = std::size_t{2} << 30;
+// The active step starts no memory pattern later than this before the earliest per-GPU deadline.
+inline constexpr double k_active_margin_s = 0.3;
 // The multi-GPU child starts no timed copy later than this before the stage's deadline.
 inline constexpr double k_timing_margin_s = 0.5;
 
