@@ -802,9 +802,8 @@ ComputeJudged judge_compute(const CudaFacts& cuda) {
     for (const auto& [sum, who] : by_sum) {
       groups.push_back(fmt::format("{} on CUDA {}", sum, fmt::join(who, ", ")));
     }
-    const std::string group_text =
-        fmt::format("checksums of the {} GPUs of model {}: {}", members.size(), model,
-                    fmt::join(groups, "; "));
+    const std::string group_text = fmt::format("checksums of the {} GPUs of model {}: {}",
+                                               members.size(), model, fmt::join(groups, "; "));
     if (by_sum.size() > 1 && !majority) {
       out.no_majority.emplace_back(model, std::vector<std::string>{group_text});
     }
@@ -1634,10 +1633,10 @@ std::span<const Rule> cuda_rules() {
            if (!c.facts.cuda.enumerated() || !a.memory_bad()) {
              continue;
            }
-           std::vector<std::string> ev{fmt::format(
-               "{}: {} of {} MiB read back wrong over the patterns {}", device_label(d),
-               counted(a.memory_mismatches, "word"), a.memory_bytes >> 20,
-               fmt::join(a.patterns, ", "))};
+           std::vector<std::string> ev{
+               fmt::format("{}: {} of {} MiB read back wrong over the patterns {}", device_label(d),
+                           counted(a.memory_mismatches, "word"), a.memory_bytes >> 20,
+                           fmt::join(a.patterns, ", "))};
            for (const auto& e : a.memory_errors) {
              ev.push_back(fmt::format(
                  "pattern {}: offset 0x{:x} (device address 0x{:x}): expected 0x{:08x}, got "

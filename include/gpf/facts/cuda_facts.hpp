@@ -65,7 +65,7 @@ inline constexpr std::array<std::string_view, 4> k_cuda_startup_steps{
 
 // One word of the active step's memory test that read back wrong.
 struct CudaMemoryError {
-  std::string pattern;            // "address", "address-inverse", "walking-one", "walking-zero", "random"
+  std::string pattern; // "address", "address-inverse", "walking-one", "walking-zero", "random"
   unsigned long long offset = 0;  // byte offset in the tested region
   unsigned long long address = 0; // the word's device (virtual) address
   unsigned expected = 0;
@@ -78,8 +78,8 @@ struct CudaMemoryError {
 // and a compute kernel whose output is checksummed. Seconds long: it finds hard faults, never
 // rare intermittent corruption.
 struct CudaActiveResult {
-  bool ran = false;         // the step ran on this GPU (all of it or as far as not_checked says)
-  std::string not_checked;  // why it did not run, or what of it did not ("" = all of it ran)
+  bool ran = false;        // the step ran on this GPU (all of it or as far as not_checked says)
+  std::string not_checked; // why it did not run, or what of it did not ("" = all of it ran)
   std::optional<double> first_kernel_ms; // the first launch and its synchronisation
   // Memory: the region, the patterns written and verified on the GPU, the words that differed.
   unsigned long long memory_bytes = 0;
@@ -170,9 +170,9 @@ struct CudaBandwidthPlan {
 // at all ("--no-active", "budget: …").
 struct CudaActivePlan {
   bool run = false;
-  double seconds = 0;                 // per GPU, the GPUs in parallel
-  double memory_fraction = 0;         // of the free memory
-  unsigned long long memory_cap = 0;  // bytes
+  double seconds = 0;                // per GPU, the GPUs in parallel
+  double memory_fraction = 0;        // of the free memory
+  unsigned long long memory_cap = 0; // bytes
   std::string not_checked;
 
   bool operator==(const CudaActivePlan&) const = default;

@@ -512,8 +512,7 @@ Outcome compute_part(const DriverApi& api, const ActiveModule& m, CudaActiveResu
     const std::uint32_t got = words[std::size_t{gid} * k_compute_words_per_thread];
     if (got != want) {
       if (a.integer_mismatches == 0) {
-        a.integer_error =
-            fmt::format("thread {}: expected 0x{:08x}, got 0x{:08x}", gid, want, got);
+        a.integer_error = fmt::format("thread {}: expected 0x{:08x}, got 0x{:08x}", gid, want, got);
       }
       ++a.integer_mismatches;
     }
@@ -563,8 +562,7 @@ Outcome memory_part(const DriverApi& api, const ActiveModule& m, const ActiveReq
                                   k_memory_patterns, req.seconds);
       break;
     }
-    if (auto o = check(api, "cuMemsetD8",
-                       api.cuMemsetD8(result.ptr, 0, sizeof(MemoryCheckResult)));
+    if (auto o = check(api, "cuMemsetD8", api.cuMemsetD8(result.ptr, 0, sizeof(MemoryCheckResult)));
         !o.ok) {
       return o;
     }
@@ -590,17 +588,16 @@ Outcome memory_part(const DriverApi& api, const ActiveModule& m, const ActiveReq
         !o.ok) {
       return o;
     }
-    const std::string name =
-        p == static_cast<std::uint32_t>(MemoryPattern::random)
-            ? fmt::format("{} (seed 0x{:08x})", pattern_name(p), seed)
-            : std::string(pattern_name(p));
+    const std::string name = p == static_cast<std::uint32_t>(MemoryPattern::random)
+                                 ? fmt::format("{} (seed 0x{:08x})", pattern_name(p), seed)
+                                 : std::string(pattern_name(p));
     a.patterns.push_back(name);
     a.memory_mismatches += got.mismatches;
     for (std::uint32_t k = 0; k < std::min(got.mismatches, k_memory_slots); ++k) {
       const MemorySlot& slot = got.slots[k];
       if (a.memory_errors.size() < k_memory_errors_kept && slot.index < words) {
-        a.memory_errors.push_back({name, slot.index * 4, region.ptr + slot.index * 4,
-                                   slot.expected, slot.got});
+        a.memory_errors.push_back(
+            {name, slot.index * 4, region.ptr + slot.index * 4, slot.expected, slot.got});
       }
     }
   }
@@ -613,8 +610,8 @@ Outcome memory_part(const DriverApi& api, const ActiveModule& m, const ActiveReq
 // `a.not_checked`, never a failed step; a fault while a kernel runs is a failed step.
 void active_step(const DriverApi& api, const ActiveRequest& req, Steps& steps,
                  CudaActiveResult& a) {
-  const auto until = std::min(req.not_after,
-                              Clock::now() + std::chrono::duration_cast<Clock::duration>(
+  const auto until =
+      std::min(req.not_after, Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                  std::chrono::duration<double>(req.seconds)));
   if (Clock::now() >= req.not_after) {
     a.not_checked = "time: the CUDA stage's deadline left none for it";

@@ -89,8 +89,8 @@ struct DriverApi {
   CUresult (*cuModuleUnload)(CUmodule module) = nullptr;
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module,
                                   const char* name) = nullptr;
-  CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y,
-                             unsigned grid_z, unsigned block_x, unsigned block_y, unsigned block_z,
+  CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                             unsigned block_x, unsigned block_y, unsigned block_z,
                              unsigned shared_bytes, CUstream stream, void** params,
                              void** extra) = nullptr;
   CUresult (*cuGetErrorName)(CUresult error, const char** text) = nullptr;

@@ -186,10 +186,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   const auto start_gpu_child = [&](const std::string& visible_as, std::optional<int> cuda_index,
                                    const std::string& bus_id) {
     auto id = group.spawn({"gpu " + visible_as, job_env(in, visible_as),
-                           [library, request = request_for(bus_id),
-                            active = active_for(bus_id)](LineWriter& out) {
-                             gpu_child(library, request, active, out);
-                           }});
+                           [library, request = request_for(bus_id), active = active_for(bus_id)](
+                               LineWriter& out) { gpu_child(library, request, active, out); }});
     if (!id) {
       // this process's own limits (RLIMIT_NPROC, memory), not the GPU's fault
       throw CheckerFailure("cannot start the CUDA child for GPU " + visible_as + ": " +
@@ -263,12 +261,11 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     const TimingUntil timing_until =
         deadline - std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(k_timing_margin_s));
-    auto id = group.spawn({"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
-                           [library, devices, request = in.bandwidth, measure,
-                            timing_until](LineWriter& out) {
-                             multi_gpu_child(library, devices, request, measure, timing_until,
-                                             out);
-                           }});
+    auto id = group.spawn(
+        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
+         [library, devices, request = in.bandwidth, measure, timing_until](LineWriter& out) {
+           multi_gpu_child(library, devices, request, measure, timing_until, out);
+         }});
     if (!id) {
       throw CheckerFailure("cannot start the multi-GPU CUDA child: " + id.error().message);
     }

@@ -138,12 +138,11 @@ void plan_active(const ProbeOptions& options, cuda::LiveProbeInput& in) {
                         cuda::k_active_memory_cap};
   if (const auto left = options.budget_left_s()) {
     const double bandwidth =
-        in.bandwidth.run ? cuda::bandwidth_estimate_s(in.bandwidth, in.driver_gpus.empty()
-                                                                        ? 8
-                                                                        : in.driver_gpus.size())
+        in.bandwidth.run ? cuda::bandwidth_estimate_s(
+                               in.bandwidth, in.driver_gpus.empty() ? 8 : in.driver_gpus.size())
                          : 0;
-    const double after_stage = *left - options.cuda_timeout_s -
-                               (options.nccl ? options.nccl_timeout_s : 0) - bandwidth;
+    const double after_stage =
+        *left - options.cuda_timeout_s - (options.nccl ? options.nccl_timeout_s : 0) - bandwidth;
     if (!stages_within({{"active", r.seconds}}, after_stage).front()) {
       in.active_not_checked =
           fmt::format("budget: its {:g} s per GPU does not fit the {:.1f} s left of --budget {:g} "

@@ -62,8 +62,8 @@ struct Transcript {
   std::optional<double> h2d_gbps; // the bandwidth event
   std::optional<double> d2h_gbps;
   std::string bandwidth_not_checked;
-  CudaActiveResult active;          // the active event
-  bool timing_cut = false;          // killed while timing peer copies, every pair verified before
+  CudaActiveResult active; // the active event
+  bool timing_cut = false; // killed while timing peer copies, every pair verified before
   std::string library_path;
   std::string load_error;
   std::vector<std::string> missing_required;
