@@ -316,6 +316,14 @@ void add_check_options(CLI::App& app, CliOptions& o) {
   app.add_flag(
       "--no-bandwidth", o.probe.no_bandwidth,
       "Skip the timed copies (host-to-GPU, GPU-to-host, GPU-to-GPU bandwidth) of the CUDA stage");
+  app.add_flag("--no-active", o.probe.no_active,
+               "Skip the active step of the CUDA stage (memory patterns and a compute checksum on "
+               "each idle GPU)");
+  app.add_option("--active-time", o.probe.active_seconds,
+                 "Seconds of test kernels per GPU in the CUDA stage's active step, the GPUs in "
+                 "parallel (default 2; --budget counts it)")
+      ->type_name("SEC")
+      ->check(seconds_within(0.1, 600.0));
   app.add_option("--budget", o.budget_s,
                  "Seconds the whole check may take: a timed stage starts only when its cost "
                  "estimate fits what is left, and one that does not is reported not checked "

@@ -43,6 +43,34 @@ template <> struct List<CudaStep> {
   });
 };
 
+template <> struct List<CudaMemoryError> {
+  static constexpr auto fields = std::to_array<Field<CudaMemoryError>>({
+      member<&CudaMemoryError::pattern>("pattern"),
+      member<&CudaMemoryError::offset>("offset"),
+      member<&CudaMemoryError::address>("address"),
+      member<&CudaMemoryError::expected>("expected"),
+      member<&CudaMemoryError::got>("got"),
+  });
+};
+
+template <> struct List<CudaActiveResult> {
+  static constexpr auto fields = std::to_array<Field<CudaActiveResult>>({
+      member<&CudaActiveResult::ran>("ran"),
+      member<&CudaActiveResult::not_checked>("not_checked"),
+      member<&CudaActiveResult::first_kernel_ms>("first_kernel_ms"),
+      member<&CudaActiveResult::memory_bytes>("memory_bytes"),
+      member<&CudaActiveResult::patterns>("patterns"),
+      member<&CudaActiveResult::memory_mismatches>("memory_mismatches"),
+      member<&CudaActiveResult::memory_errors>("memory_errors"),
+      member<&CudaActiveResult::memory_ms>("memory_ms"),
+      member<&CudaActiveResult::checksum>("checksum"),
+      member<&CudaActiveResult::integer_mismatches>("integer_mismatches"),
+      member<&CudaActiveResult::integer_error>(
+          "integer_error", [](const CudaActiveResult& a) { return !a.integer_error.empty(); }),
+      member<&CudaActiveResult::compute_ms>("compute_ms"),
+  });
+};
+
 template <> struct List<CudaDevice> {
   static constexpr auto fields = std::to_array<Field<CudaDevice>>({
       member<&CudaDevice::index>("index"), // on reading, the position in the array wins
@@ -76,6 +104,10 @@ template <> struct List<CudaDevice> {
       member<&CudaDevice::bandwidth_not_checked>(
           "bandwidth_not_checked",
           [](const CudaDevice& d) { return !d.bandwidth_not_checked.empty(); }),
+      // only when the step ran or was refused, so that reports without it keep their shape
+      member<&CudaDevice::active>(
+          "active",
+          [](const CudaDevice& d) { return d.active.ran || !d.active.not_checked.empty(); }),
       member<&CudaDevice::steps>("steps"),
   });
   static Result<void> after_read(CudaDevice& d) {
@@ -97,6 +129,9 @@ template <> struct List<CudaPeerResult> {
       member<&CudaPeerResult::error_name>("error_name", failed<CudaPeerResult>),
       member<&CudaPeerResult::error_text>("error_text", failed<CudaPeerResult>),
       member<&CudaPeerResult::gbps>("gbps", [](const CudaPeerResult& p) { return !!p.gbps; }),
+      member<&CudaPeerResult::bandwidth_not_checked>(
+          "bandwidth_not_checked",
+          [](const CudaPeerResult& p) { return !p.bandwidth_not_checked.empty(); }),
   });
 };
 
@@ -107,6 +142,16 @@ template <> struct List<CudaBandwidthPlan> {
       member<&CudaBandwidthPlan::peer_bytes>("peer_bytes"),
       member<&CudaBandwidthPlan::repeats>("repeats"),
       member<&CudaBandwidthPlan::not_checked>("not_checked"),
+  });
+};
+
+template <> struct List<CudaActivePlan> {
+  static constexpr auto fields = std::to_array<Field<CudaActivePlan>>({
+      member<&CudaActivePlan::run>("ran"),
+      member<&CudaActivePlan::seconds>("seconds"),
+      member<&CudaActivePlan::memory_fraction>("memory_fraction"),
+      member<&CudaActivePlan::memory_cap>("memory_cap"),
+      member<&CudaActivePlan::not_checked>("not_checked"),
   });
 };
 
@@ -214,6 +259,9 @@ template <> struct List<CudaFacts> {
       member<&CudaFacts::bandwidth>(
           "bandwidth",
           [](const CudaFacts& c) { return c.bandwidth.run || !c.bandwidth.not_checked.empty(); }),
+      member<&CudaFacts::active>(
+          "active",
+          [](const CudaFacts& c) { return c.active.run || !c.active.not_checked.empty(); }),
       {.key = "multi_gpu",
        .write = [](const CudaFacts& c) { return write_fields(c, k_multi_gpu_fields); },
        .read = [](const JsonIn& in,
@@ -237,6 +285,14 @@ template <> struct List<CudaFacts> {
 
 Ordered cuda_facts_json(const CudaFacts& c) {
   return json_fields::to_json(c);
+}
+Ordered cuda_active_json(const CudaActiveResult& a) {
+  return json_fields::to_json(a);
+}
+Result<CudaActiveResult> parse_cuda_active_json(const nlohmann::json& j) {
+  CudaActiveResult a;
+  TRY(json_fields::read_object(JsonIn(j, "", json_fields::k_string_cap), a));
+  return a;
 }
 Result<CudaFacts> parse_cuda_json(std::string_view text) {
   if (!json_depth_within(text)) {

@@ -7,6 +7,7 @@
 #include "gpf/util/tenths.hpp"
 
 #include <cmath>
+#include <map>
 
 namespace gpf {
 namespace {
@@ -697,12 +698,16 @@ std::vector<Hit> bandwidth_figures(const RuleContext& c) {
     }
   }
   std::vector<double> peers;
+  std::vector<std::string> pairs_not_measured;
   for (const auto& p : cuda.peers) {
     if (p.gbps) {
       peers.push_back(*p.gbps);
+    } else if (!p.bandwidth_not_checked.empty()) {
+      pairs_not_measured.push_back(
+          fmt::format("CUDA {} -> {} ({})", p.from, p.to, p.bandwidth_not_checked));
     }
   }
-  if (gpus.empty() && peers.empty() && not_measured.empty()) {
+  if (gpus.empty() && peers.empty() && not_measured.empty() && pairs_not_measured.empty()) {
     return {};
   }
   std::vector<std::string> ev;
@@ -727,12 +732,123 @@ std::vector<Hit> bandwidth_figures(const RuleContext& c) {
   if (!not_measured.empty()) {
     ev.push_back(fmt::format("not checked: {}", fmt::join(not_measured, "; ")));
   }
-  return {Hit{fmt::format("Copy bandwidth measured on {} and {}{}", counted(gpus.size(), "GPU"),
+  if (!pairs_not_measured.empty()) {
+    ev.push_back(fmt::format("pairs not measured: {}", fmt::join(pairs_not_measured, "; ")));
+  }
+  return {Hit{fmt::format("Copy bandwidth measured on {} and {}{}{}", counted(gpus.size(), "GPU"),
                           counted(peers.size(), "GPU pair"),
                           not_measured.empty() ? std::string()
                                                : fmt::format("; {} not checked",
-                                                             counted(not_measured.size(), "GPU"))),
+                                                             counted(not_measured.size(), "GPU")),
+                          pairs_not_measured.empty()
+                              ? std::string()
+                              : fmt::format("; {} not measured",
+                                            counted(pairs_not_measured.size(), "GPU pair"))),
               std::move(ev)}};
+}
+
+// ---- The active step (docs/cuda-probe.md#active-step) ----------------------------------------
+
+constexpr std::string_view k_active_limits =
+    "a seconds-long check finds hard faults (stuck bits, address faults, a unit that computes "
+    "wrong, a kernel that never finishes); it cannot catch rare intermittent corruption, which "
+    "needs long or repeated scans";
+
+std::string active_remedy(const CudaDevice& d) {
+  return fmt::format(
+      "Drain the node or run the job without this GPU (the recommendation leaves it out); reset it "
+      "(`nvidia-smi -r -i {0}`) and run NVIDIA's long diagnostic to confirm (`dcgmi diag -r 3 -i "
+      "{0}`, or level 4 for the memory test); replace it if the fault stays",
+      d.bus_id);
+}
+
+std::string model_of(const CudaDevice& d) {
+  return d.name.value_or("unknown model");
+}
+
+// The compute checksums judged per model: a GPU is wrong when its integer words differ from the
+// host's, or when a strict majority of its model's GPUs agree on another checksum. Models whose
+// GPUs disagree with no majority are listed in no_majority (none dropped on that ground).
+struct ComputeJudged {
+  struct Wrong {
+    std::size_t device;
+    std::vector<std::string> evidence;
+  };
+  std::vector<Wrong> wrong;
+  std::vector<std::pair<std::string, std::vector<std::string>>> no_majority; // model, evidence
+};
+
+ComputeJudged judge_compute(const CudaFacts& cuda) {
+  ComputeJudged out;
+  std::map<std::string, std::vector<std::size_t>> models;
+  for (std::size_t i = 0; i < cuda.devices.size(); ++i) {
+    const auto& d = cuda.devices[i];
+    if (d.active.ran && !d.active.checksum.empty()) {
+      models[model_of(d)].push_back(i);
+    }
+  }
+  for (const auto& [model, members] : models) {
+    std::map<std::string, std::vector<int>> by_sum;
+    for (const std::size_t i : members) {
+      by_sum[cuda.devices[i].active.checksum].push_back(cuda.devices[i].index);
+    }
+    std::optional<std::string> majority;
+    for (const auto& [sum, who] : by_sum) {
+      if (2 * who.size() > members.size()) {
+        majority = sum;
+      }
+    }
+    std::vector<std::string> groups;
+    for (const auto& [sum, who] : by_sum) {
+      groups.push_back(fmt::format("{} on CUDA {}", sum, fmt::join(who, ", ")));
+    }
+    const std::string group_text = fmt::format("checksums of the {} GPUs of model {}: {}",
+                                               members.size(), model, fmt::join(groups, "; "));
+    if (by_sum.size() > 1 && !majority) {
+      out.no_majority.emplace_back(model, std::vector<std::string>{group_text});
+    }
+    for (const std::size_t i : members) {
+      const auto& a = cuda.devices[i].active;
+      std::vector<std::string> ev;
+      if (a.integer_mismatches > 0) {
+        ev.push_back(fmt::format("integer words against the host's own computation: {} wrong, "
+                                 "first {}",
+                                 a.integer_mismatches, a.integer_error));
+      }
+      if (majority && a.checksum != *majority) {
+        ev.push_back(fmt::format("checksum {} where {} of the {} GPUs of its model got {}",
+                                 a.checksum, by_sum.at(*majority).size(), members.size(),
+                                 *majority));
+      }
+      if (!ev.empty()) {
+        if (members.size() > 1) {
+          ev.push_back(group_text);
+        } else {
+          ev.push_back(fmt::format("the only GPU of model {} on this node: judged against the "
+                                   "host's integer reference only",
+                                   model));
+        }
+        out.wrong.push_back({i, std::move(ev)});
+      }
+    }
+  }
+  return out;
+}
+
+std::string active_figures(const CudaDevice& d) {
+  const auto& a = d.active;
+  std::vector<std::string> parts;
+  if (a.first_kernel_ms) {
+    parts.push_back(fmt::format("first kernel {}", ms_text(*a.first_kernel_ms)));
+  }
+  if (!a.checksum.empty()) {
+    parts.push_back(fmt::format("checksum {}", a.checksum));
+  }
+  if (!a.patterns.empty()) {
+    parts.push_back(fmt::format("{} MiB x {} in {}", a.memory_bytes >> 20,
+                                counted(a.patterns.size(), "pattern"), ms_text(a.memory_ms)));
+  }
+  return fmt::format("CUDA {}: {}", d.index, fmt::join(parts, ", "));
 }
 
 } // namespace
@@ -1200,6 +1316,9 @@ std::span<const Rule> cuda_rules() {
                (d.in_use && !oom_without_holder(c.facts, d)) || (bad && bad->timed_out)) {
              continue; // a GPU held by another process is cuda.gpu-in-use, not broken
            }
+           if (!bad && (d.active.memory_bad() || d.active.integer_mismatches > 0)) {
+             continue; // cuda.gpu-memory-error, cuda.gpu-compute-wrong
+           }
            if (!bad) {
              hits.push_back(
                  {fmt::format("{} was not tested: its child never reported", c.job.label(d.bus_id)),
@@ -1280,9 +1399,14 @@ std::span<const Rule> cuda_rules() {
            if (!c.facts.cuda.enumerated() || d.usable || !bad || !bad->timed_out) {
              continue;
            }
-           hits.push_back(gpu_hit(d, *bad,
-                                  fmt::format("{} hung in CUDA start-up at step {}",
-                                              c.job.label(d.bus_id), bad->name)));
+           const bool kernel = bad->name == "first_kernel" || bad->name == "memory_test";
+           hits.push_back(gpu_hit(
+               d, *bad,
+               kernel ? fmt::format("{} hung in a test kernel of the active step ({}): a kernel "
+                                    "that never finishes",
+                                    c.job.label(d.bus_id), bad->name)
+                      : fmt::format("{} hung in CUDA start-up at step {}", c.job.label(d.bus_id),
+                                    bad->name)));
          }
          return hits;
        }},
@@ -1482,6 +1606,193 @@ std::span<const Rule> cuda_rules() {
            "(cuMemcpyPeerAsync); a GPU's class is its model (cuDeviceGetName) and PCIe link "
            "capability (sys/bus/pci/devices/*/max_link_width and max_link_speed, else NVML).",
        .check = bandwidth_figures},
+      {.id = "cuda.gpu-memory-error",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU's memory reads back what was written (the active step's patterns)",
+       .remedy = "Drain the node or run the job without this GPU; reset it (`nvidia-smi -r -i "
+                 "<bus id>`) and run NVIDIA's long diagnostic to confirm (`dcgmi diag -r 4`); "
+                 "replace it if the fault stays",
+       .source = "docs/cuda-probe.md#active-step",
+       .explanation =
+           "Each idle GPU's own child writes patterns over a bounded region of its free memory "
+           "(each word its own index and its complement, walking ones and zeros, a seeded "
+           "pseudo-random pattern) and verifies them on the GPU. A word that reads back wrong is a "
+           "stuck bit, a bad cell or an address fault: a job would load its checkpoint or its "
+           "weights into that memory and train on corrupted values with no error anywhere. The "
+           "GPU is left out of the recommendation. A seconds-long check finds hard faults; it "
+           "cannot catch rare intermittent corruption, which needs long or repeated scans "
+           "(NVIDIA's `dcgmi diag -r 4` runs its memory test for minutes).",
+       .evidence = "the region tested, the patterns, the count of words that differed and the "
+                   "first of them: pattern, offset in the region, device address, expected and "
+                   "read word (gpf_fill / gpf_check kernels launched with cuLaunchKernel)",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& d : c.facts.cuda.devices) {
+           const auto& a = d.active;
+           if (!c.facts.cuda.enumerated() || !a.memory_bad()) {
+             continue;
+           }
+           std::vector<std::string> ev{
+               fmt::format("{}: {} of {} MiB read back wrong over the patterns {}", device_label(d),
+                           counted(a.memory_mismatches, "word"), a.memory_bytes >> 20,
+                           fmt::join(a.patterns, ", "))};
+           for (const auto& e : a.memory_errors) {
+             ev.push_back(fmt::format(
+                 "pattern {}: offset 0x{:x} (device address 0x{:x}): expected 0x{:08x}, got "
+                 "0x{:08x} (bits 0x{:08x} differ)",
+                 e.pattern, e.offset, e.address, e.expected, e.got, e.expected ^ e.got));
+           }
+           ev.emplace_back(k_active_limits);
+           Hit hit{fmt::format("{} has a memory fault: {} of its memory read back wrong, first at "
+                               "offset 0x{:x}",
+                               c.job.label(d.bus_id), counted(a.memory_mismatches, "word"),
+                               a.memory_errors.empty() ? 0 : a.memory_errors.front().offset),
+                   std::move(ev), d.bus_id, Effect::gpu_unusable};
+           hit.remedy = active_remedy(d);
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
+      {.id = "cuda.gpu-compute-wrong",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "Each GPU computes the active step's kernel right (host reference, same-model "
+                "GPUs agree)",
+       .remedy = "Drain the node or run the job without this GPU; reset it (`nvidia-smi -r -i "
+                 "<bus id>`) and run NVIDIA's long diagnostic to confirm (`dcgmi diag -r 3`); "
+                 "replace it if the fault stays",
+       .source = "docs/cuda-probe.md#active-step",
+       .explanation =
+           "Each idle GPU runs one deterministic kernel with fixed inputs (integer and "
+           "single-precision FMA chains, a 16 x 16 matrix product): every GPU that computes right "
+           "writes the same words. Its integer words are checked against the host's own "
+           "computation, and the checksum of all words is compared bit for bit with the node's "
+           "other GPUs of the same model (no per-model figure anywhere). A GPU is wrong when its "
+           "integer words differ from the host's, or when a majority of its model's GPUs agree on "
+           "another checksum: a unit that computes wrong corrupts training silently. A GPU alone "
+           "of its model is judged by the host reference only; GPUs that disagree with no "
+           "majority are cuda.compute-no-majority. A seconds-long check cannot catch rare "
+           "intermittent corruption.",
+       .evidence = "the GPU's checksum, its model's checksums per GPU, the first integer word "
+                   "that differs from the host's (thread, expected, got)",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (!c.facts.cuda.enumerated()) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (auto& w : judge_compute(c.facts.cuda).wrong) {
+           const auto& d = c.facts.cuda.devices[w.device];
+           w.evidence.insert(w.evidence.begin(),
+                             fmt::format("{}: compute kernel {} threads x {} rounds, checksum {}",
+                                         device_label(d), 65536, 256, d.active.checksum));
+           w.evidence.emplace_back(k_active_limits);
+           Hit hit{fmt::format("{} computes wrong: {}", c.job.label(d.bus_id),
+                               d.active.integer_mismatches > 0
+                                   ? "its integer results differ from the host's"
+                                   : "its checksum differs from its model's other GPUs"),
+                   std::move(w.evidence), d.bus_id, Effect::gpu_unusable};
+           hit.remedy = active_remedy(d);
+           hits.push_back(std::move(hit));
+         }
+         return hits;
+       }},
+      // Warn, no effect: nothing tells which GPU is right.
+      {.id = "cuda.compute-no-majority",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .title = "The node's GPUs of one model agree on the active step's checksum",
+       .remedy = "Run NVIDIA's long diagnostic on every GPU of the model (`dcgmi diag -r 3`) to "
+                 "find the one that computes wrong; no GPU is left out on this ground alone",
+       .source = "docs/cuda-probe.md#active-step",
+       .explanation =
+           "The GPUs of one model computed the same kernel on the same inputs and got different "
+           "checksums, with no majority: the check cannot tell which is right (their integer "
+           "words all match the host's, else they would be cuda.gpu-compute-wrong). None is "
+           "dropped on this ground alone.",
+       .evidence = "the model's checksums and the GPUs that got each",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (!c.facts.cuda.enumerated()) {
+           return {};
+         }
+         std::vector<Hit> hits;
+         for (auto& [model, ev] : judge_compute(c.facts.cuda).no_majority) {
+           hits.push_back({fmt::format("The GPUs of model {} disagree on the active step's "
+                                       "checksum and no majority exists; none is dropped on that "
+                                       "ground",
+                                       model),
+                           std::move(ev)});
+         }
+         return hits;
+       }},
+      {.id = "cuda.active-not-checked",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The active step ran on every idle GPU",
+       .remedy = "Nothing is wrong with the GPUs on this ground; the reason says what kept the "
+                 "step from running (a driver without the JIT, memory taken, --budget)",
+       .source = "docs/cuda-probe.md#active-step",
+       .explanation =
+           "The active step did not run, or not all of it, on these GPUs: a GPU in use is never "
+           "loaded with test kernels, and a failure of the step's own machinery (the driver "
+           "refusing the JIT of the embedded PTX, a missing entry point, no memory to test) "
+           "leaves the GPU not checked, never judged. The verdict does not change.",
+       .evidence = "the reason per GPU: the CUresult of cuModuleLoadData or cuModuleGetFunction, "
+                   "the processes holding the GPU, the time or the budget",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.enumerated() || !cuda.active.run) {
+           if (cuda.enumerated() && starts_with(cuda.active.not_checked, "budget")) {
+             return {{"The active step did not run: " + cuda.active.not_checked,
+                      {"active step: " + cuda.active.not_checked}}};
+           }
+           return {};
+         }
+         std::vector<std::string> ev;
+         for (const auto& d : cuda.devices) {
+           if (d.usable && !d.active.not_checked.empty()) {
+             ev.push_back(fmt::format("{}: {}", device_label(d), d.active.not_checked));
+           }
+         }
+         if (ev.empty()) {
+           return {};
+         }
+         return {{fmt::format("The active step did not check {}", counted(ev.size(), "GPU")),
+                  std::move(ev)}};
+       }},
+      {.id = "cuda.active-passed",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "Figures of the active step (memory patterns, compute checksum, first kernel)",
+       .remedy = "Nothing to do; cuda.gpu-memory-error and cuda.gpu-compute-wrong judge them",
+       .source = "docs/cuda-probe.md#active-step",
+       .explanation =
+           "Each idle GPU passed the active step: its memory patterns read back right and its "
+           "compute checksum agreed with the host and its model's GPUs. A seconds-long check "
+           "finds hard faults; it cannot catch rare intermittent corruption, which needs long or "
+           "repeated scans.",
+       .evidence = "per GPU: the first kernel's launch and synchronisation, the checksum, the "
+                   "region and patterns tested and their time",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const auto& cuda = c.facts.cuda;
+         if (!cuda.enumerated()) {
+           return {};
+         }
+         std::vector<std::string> ev;
+         for (const auto& d : cuda.devices) {
+           if (d.active.ran) {
+             ev.push_back(active_figures(d));
+           }
+         }
+         if (ev.empty()) {
+           return {};
+         }
+         const auto n = ev.size();
+         ev.emplace_back(k_active_limits);
+         return {{fmt::format("Active step ran on {} (memory patterns, compute checksum)",
+                              counted(n, "GPU")),
+                  std::move(ev)}};
+       }},
       {.id = "cuda.multi-gpu-failed",
        .stage = Stage::host,
        .severity = Severity::warn,

@@ -15,14 +15,32 @@
 // FAKE_CUDA_NO_PINNED=1: cuMemAllocHost fails with CUDA_ERROR_OUT_OF_MEMORY.
 // FAKE_CUDA_PINNED_OOM_KILL=i,…: cuMemAllocHost in GPU i's context kills the process with SIGKILL
 //   (the OOM killer of a memory cgroup too small for the pinned buffer).
+// FAKE_CUDA_P2P_SLEEP_MS=i-j:ms,…: each timed copy GPU i -> GPU j (either direction unless j-i is
+// named) really takes ms of wall time (a slow peer path).
+//
+// The active step (docs/cuda-probe.md#active-step): cuModuleLoadData takes the probe's PTX text
+// and cuModuleGetFunction finds gpf_fill, gpf_check and gpf_compute in it by name; cuLaunchKernel
+// computes what each computes, in host memory, at once (this file's own arithmetic, written from
+// the PTX, not the probe's host reference). cuMemGetInfo_v2 says FAKE_CUDA_FREE_MIB (default 64)
+// MiB are free. Faults:
+//   FAKE_CUDA_GPU_STUCK_BIT=i:word:bit,…  on GPU i, bit `bit` of word `word` of every region
+//                                          gpf_fill writes reads back as 1 (a stuck-at-1 cell)
+//   FAKE_CUDA_GPU_BAD_INT=i,…             GPU i computes thread 77's integer word wrong
+//   FAKE_CUDA_GPU_BAD_FP=i,…              GPU i computes thread 77's FMA word one ulp off (only
+//                                          the comparison with the other GPUs can tell)
+//   FAKE_CUDA_GPU_KERNEL_HANG=i,…         a kernel launched on GPU i never finishes
+//   FAKE_CUDA_JIT_ERROR=code              cuModuleLoadData fails with that CUresult
+//   FAKE_CUDA_NO_ENTRY=name               cuModuleGetFunction does not find that function
 // The probe's own declarations of the CUDA types, so that every exported function has exactly the
 // type the probe calls it through (UBSan's -fsanitize=function checks that).
 #include "probes/cuda/driver_api.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <csignal>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +63,8 @@ using gpf::cuda::CUcontext;
 using gpf::cuda::CUdevice;
 using gpf::cuda::CUdeviceptr;
 using gpf::cuda::CUevent;
+using gpf::cuda::CUfunction;
+using gpf::cuda::CUmodule;
 using gpf::cuda::CUresult;
 using gpf::cuda::CUstream;
 using gpf::cuda::CUuuid;
@@ -57,6 +77,8 @@ constexpr CUresult k_no_device = 100;
 constexpr CUresult k_invalid_device = 101;
 constexpr CUresult k_invalid_context = 201;
 constexpr CUresult k_peer_already_enabled = 704;
+constexpr CUresult k_invalid_handle = 400;
+constexpr CUresult k_not_found = 500;
 
 struct FakeContext {
   int physical = 0;
@@ -303,6 +325,9 @@ constexpr ErrorInfo k_errors[] = {
     {214, "CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error encountered"},
     {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
      "peer access is not supported between these two devices"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
     {802, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"},
@@ -761,6 +786,7 @@ FAKE_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr, CUcontext dst_ctx, CUdevicep
   }
   const int from = reinterpret_cast<FakeContext*>(src_ctx)->physical;
   const int to = reinterpret_cast<FakeContext*>(dst_ctx)->physical;
+  sleep_ms(static_cast<long>(rate_of("FAKE_CUDA_P2P_SLEEP_MS", from * 1000 + to, true, 0)));
   return timed_copy(bytes, rate_of("FAKE_CUDA_P2P_GBPS", from * 1000 + to, true, 48), stream);
 }
 
@@ -834,4 +860,243 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char** text) {
   const ErrorInfo* e = error_info(error);
   *text = e ? e->text : nullptr;
   return e ? k_success : k_invalid_value;
+}
+
+// ---- The active step: module, functions, launches -------------------------------------------
+
+namespace {
+
+struct FakeModule {
+  std::string text;
+};
+
+struct FakeFunction {
+  std::string name;
+};
+
+bool has_entry(const std::string& text, const std::string& name) {
+  return text.find(".entry " + name + "(") != std::string::npos;
+}
+
+// gpf_fill/gpf_check's word, from the PTX: 0 index, 1 its complement, 2 walking one, 3 walking
+// zero, 4 the seeded hash.
+std::uint32_t word_of(std::uint64_t i, std::uint32_t pattern, std::uint32_t seed) {
+  const auto lo = static_cast<std::uint32_t>(i);
+  switch (pattern) {
+  case 0:
+    return lo;
+  case 1:
+    return ~lo;
+  case 2:
+    return 1u << (lo % 32);
+  case 3:
+    return ~(1u << (lo % 32));
+  case 4: {
+    std::uint32_t x = lo * 2654435761u + (static_cast<std::uint32_t>(i >> 32) ^ seed);
+    x ^= x >> 16;
+    x *= 2246822507u;
+    return x ^ (x >> 13);
+  }
+  default:
+    return 0;
+  }
+}
+
+template <class T> T param(void** params, int k) {
+  T v;
+  std::memcpy(&v, params[k], sizeof v);
+  return v;
+}
+
+int current_gpu() {
+  return t_current ? t_current->physical : -1;
+}
+
+void fill(void** params) {
+  auto* buf = reinterpret_cast<std::uint32_t*>(param<CUdeviceptr>(params, 0));
+  const auto words = param<std::uint64_t>(params, 1);
+  const auto pattern = param<std::uint32_t>(params, 2);
+  const auto seed = param<std::uint32_t>(params, 3);
+  for (std::uint64_t i = 0; i < words; ++i) {
+    buf[i] = word_of(i, pattern, seed);
+  }
+  for (const auto& item : env_list("FAKE_CUDA_GPU_STUCK_BIT")) {
+    int gpu = -1;
+    unsigned long long word = 0;
+    int bit = 0;
+    if (std::sscanf(item.c_str(), "%d:%llu:%d", &gpu, &word, &bit) == 3 && gpu == current_gpu() &&
+        word < words && bit >= 0 && bit < 32) {
+      buf[word] |= 1u << bit;
+    }
+  }
+}
+
+void check(void** params) {
+  const auto* buf = reinterpret_cast<const std::uint32_t*>(param<CUdeviceptr>(params, 0));
+  const auto words = param<std::uint64_t>(params, 1);
+  const auto pattern = param<std::uint32_t>(params, 2);
+  const auto seed = param<std::uint32_t>(params, 3);
+  auto* result = reinterpret_cast<unsigned char*>(param<CUdeviceptr>(params, 4));
+  std::uint32_t count = 0;
+  std::memcpy(&count, result, 4);
+  for (std::uint64_t i = 0; i < words; ++i) {
+    const std::uint32_t want = word_of(i, pattern, seed);
+    if (buf[i] == want) {
+      continue;
+    }
+    if (count < 8) { // slot: u64 index, u32 expected, u32 got, from byte 8
+      unsigned char* slot = result + 8 + 16 * count;
+      std::memcpy(slot, &i, 8);
+      std::memcpy(slot + 8, &want, 4);
+      std::memcpy(slot + 12, &buf[i], 4);
+    }
+    ++count;
+  }
+  std::memcpy(result, &count, 4);
+}
+
+float as_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+void compute(void** params, unsigned blocks, unsigned threads) {
+  auto* out = reinterpret_cast<std::uint32_t*>(param<CUdeviceptr>(params, 0));
+  const auto iterations = param<std::uint32_t>(params, 1);
+  const float scale10 = as_float(0x3A800000); // 2^-10
+  const float scale20 = as_float(0x35800000); // 2^-20
+  const float decay = as_float(0x3F7FC000);   // 1 - 2^-10
+  for (unsigned b = 0; b < blocks; ++b) {
+    for (unsigned t = 0; t < threads; ++t) {
+      const std::uint32_t gid = b * threads + t;
+      std::uint32_t x = gid + 1;
+      float f = static_cast<float>(gid & 1023) * scale10;
+      for (std::uint32_t k = 0; k < iterations; ++k) {
+        x = x * 1664525u + 1013904223u;
+        x ^= x >> 15;
+        f = std::fmaf(f, decay, static_cast<float>(x & 65535) * scale20);
+      }
+      const unsigned row = (t >> 4) & 15;
+      const unsigned col = t & 15;
+      float acc = 0;
+      for (unsigned k = 0; k < 16; ++k) {
+        const float a = static_cast<float>((row * 37 + k * 101 + b * 13) & 1023) * 0.0078125f;
+        const float c = static_cast<float>((k * 53 + col * 29 + 7) & 1023) * 0.001953125f;
+        acc = std::fmaf(a, c, acc);
+      }
+      std::uint32_t fbits;
+      std::uint32_t abits;
+      std::memcpy(&fbits, &f, 4);
+      std::memcpy(&abits, &acc, 4);
+      out[3 * gid] = x;
+      out[3 * gid + 1] = fbits;
+      out[3 * gid + 2] = abits;
+    }
+  }
+  if (blocks * threads > 77) {
+    if (env_set("FAKE_CUDA_GPU_BAD_INT").count(current_gpu())) {
+      out[3 * 77] ^= 1u << 12;
+    }
+    if (env_set("FAKE_CUDA_GPU_BAD_FP").count(current_gpu())) {
+      out[3 * 77 + 1] ^= 1u;
+    }
+  }
+}
+
+} // namespace
+
+FAKE_EXPORT CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current) {
+    return k_invalid_context;
+  }
+  const auto& g = state().gpus[static_cast<std::size_t>(t_current->physical)];
+  *total = g.mem_bytes;
+  *free = std::min(g.mem_bytes, static_cast<std::size_t>(env_long("FAKE_CUDA_FREE_MIB", 64)) << 20);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current) {
+    return k_invalid_context;
+  }
+  if (const long code = env_long("FAKE_CUDA_JIT_ERROR", 0); code != 0) {
+    return static_cast<CUresult>(code);
+  }
+  if (!image) {
+    return k_invalid_value;
+  }
+  const std::string text(static_cast<const char*>(image));
+  if (text.find(".version ") == std::string::npos || text.find(".target ") == std::string::npos) {
+    return 218; // CUDA_ERROR_INVALID_PTX
+  }
+  *module = reinterpret_cast<CUmodule>(new FakeModule{text});
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmodule module) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  delete reinterpret_cast<FakeModule*>(module);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  const auto* m = reinterpret_cast<FakeModule*>(module);
+  if (!m || !name) {
+    return k_invalid_handle;
+  }
+  const char* missing = env("FAKE_CUDA_NO_ENTRY");
+  const std::string wanted(name);
+  if (!has_entry(m->text, wanted) || (missing && wanted == missing) ||
+      (wanted != "gpf_fill" && wanted != "gpf_check" && wanted != "gpf_compute")) {
+    return k_not_found;
+  }
+  // One object per name for the process's life (a handful at most).
+  static std::map<std::string, FakeFunction> functions;
+  std::lock_guard lock(state().mutex);
+  auto& f = functions[wanted];
+  f.name = wanted;
+  *function = reinterpret_cast<CUfunction>(&f);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y,
+                                    unsigned grid_z, unsigned block_x, unsigned block_y,
+                                    unsigned block_z, unsigned, CUstream stream, void** params,
+                                    void** extra) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  if (!t_current) {
+    return k_invalid_context;
+  }
+  const auto* f = reinterpret_cast<FakeFunction*>(function);
+  if (!f || stream != nullptr || extra != nullptr || !params || grid_y != 1 || grid_z != 1 ||
+      block_y != 1 || block_z != 1 || grid_x == 0 || block_x == 0 || block_x > 1024) {
+    return k_invalid_value;
+  }
+  if (env_set("FAKE_CUDA_GPU_KERNEL_HANG").count(current_gpu())) {
+    hang();
+  }
+  if (f->name == "gpf_fill") {
+    fill(params);
+  } else if (f->name == "gpf_check") {
+    check(params);
+  } else if (f->name == "gpf_compute") {
+    compute(params, grid_x, block_x);
+  } else {
+    return k_invalid_handle;
+  }
+  return k_success;
 }

@@ -140,8 +140,10 @@ TEST_CASE("e2e cuda: a slow GPU is a warning, not a dropped GPU") {
 }
 
 TEST_CASE("e2e cuda: a hung peer copy recommends a single GPU and names the remedies") {
+  // --no-active: the fake computes the active step's kernels on this machine's CPUs, which a 3 s
+  // deadline shared by four children does not leave room for on a loaded machine.
   const auto r = live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_PEER_HANG", "1"}},
-                      {"--cuda-timeout", "3"});
+                      {"--cuda-timeout", "3", "--no-active"});
   const json j = r.json();
   CHECK(j.at("verdict") == "warn");
   CHECK(j.at("cuda_visible_devices") == "0");

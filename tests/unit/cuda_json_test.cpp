@@ -47,8 +47,8 @@ CudaFacts sample() {
   c.multi_gpu_ok = false;
   c.multi_gpu_devices = {0, 1};
   c.peers = {{0, 1, true, false, false, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700,
-              "cuMemcpyPeer: an illegal memory access", std::nullopt},
-             {1, 0, true, false, true, 9000, "", std::nullopt, "", std::nullopt}};
+              "cuMemcpyPeer: an illegal memory access", std::nullopt, ""},
+             {1, 0, true, false, true, 9000, "", std::nullopt, "", std::nullopt, ""}};
   return c;
 }
 
@@ -290,13 +290,24 @@ CudaFacts every_member() {
   c.devices[1].h2d_gbps = 24.5;
   c.devices[1].d2h_gbps = 25.75;
   c.devices[0].bandwidth_not_checked = "in use by 4242 (python3)";
+  c.devices[1].active.ran = true;
+  c.devices[1].active.first_kernel_ms = 12.5;
+  c.devices[1].active.memory_bytes = 1ull << 30;
+  c.devices[1].active.patterns = {"address", "random (seed 0x00000001)"};
+  c.devices[1].active.memory_mismatches = 3;
+  c.devices[1].active.memory_errors = {{"address", 0x48d0, 0x7f0000048d0ull, 0x1234, 0x1214}};
+  c.devices[1].active.checksum = "0123456789abcdef";
+  c.devices[1].active.integer_mismatches = 1;
+  c.devices[1].active.integer_error = "thread 77: expected 0x00000001, got 0x00001001";
+  c.active = {true, 2, 0.25, 2ull << 30, ""};
   c.multi_gpu_ran = true;
   c.multi_gpu_ok = false;
   c.multi_gpu_devices = {0, 1};
   c.multi_gpu_steps = {{"ctx 0", true, false, 4, std::nullopt, "", ""}};
   c.peers = {
-      {0, 1, true, false, true, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700, "illegal", std::nullopt},
-      {1, 0, true, true, false, 9, "", std::nullopt, "", 47.125}};
+      {0, 1, true, false, true, 5.5, "CUDA_ERROR_ILLEGAL_ADDRESS", 700, "illegal", std::nullopt,
+       ""},
+      {1, 0, true, true, false, 9, "", std::nullopt, "", 47.125, "bandwidth not measured: test"}};
   c.bandwidth = {true, 128u << 20, 64u << 20, 3, ""};
   c.deadline_hit = true;
   c.timeout_s = 30;

@@ -88,7 +88,7 @@ void multi_ok(Facts& f) {
   for (const auto& d : f.cuda.devices) {
     f.cuda.multi_gpu_devices.push_back(d.index);
   }
-  f.cuda.peers = {{0, 1, true, true, false, 3, "", std::nullopt, "", std::nullopt}};
+  f.cuda.peers = {{0, 1, true, true, false, 3, "", std::nullopt, "", std::nullopt, ""}};
 }
 
 Assessment judge(const Facts& f, CvdForm form = CvdForm::index) {
@@ -322,7 +322,7 @@ TEST_CASE("cuda rules: multi-GPU failure keeps one GPU; the remedy names the ker
     f.cuda.multi_gpu_ran = true;
     f.cuda.multi_gpu_ok = false;
     f.cuda.multi_gpu_devices = {0, 1};
-    f.cuda.peers = {{0, 1, true, false, true, 11000, "", std::nullopt, "", std::nullopt}};
+    f.cuda.peers = {{0, 1, true, false, true, 11000, "", std::nullopt, "", std::nullopt, ""}};
     const auto a = judge(f);
     INFO(kernel);
     const Finding* hung = finding(a, "cuda.multi-gpu-hung");

@@ -63,6 +63,41 @@ inline constexpr std::array<std::string_view, 2> k_cuda_init_steps{"cuInit", "pr
 inline constexpr std::array<std::string_view, 4> k_cuda_startup_steps{
     "load", "cuInit", "device_get", "primary_context"};
 
+// One word of the active step's memory test that read back wrong.
+struct CudaMemoryError {
+  std::string pattern; // "address", "address-inverse", "walking-one", "walking-zero", "random"
+  unsigned long long offset = 0;  // byte offset in the tested region
+  unsigned long long address = 0; // the word's device (virtual) address
+  unsigned expected = 0;
+  unsigned got = 0;
+
+  bool operator==(const CudaMemoryError&) const = default;
+};
+
+// The active step on one GPU (docs/cuda-probe.md#active-step): a memory test of a bounded region
+// and a compute kernel whose output is checksummed. Seconds long: it finds hard faults, never
+// rare intermittent corruption.
+struct CudaActiveResult {
+  bool ran = false;        // the step ran on this GPU (all of it or as far as not_checked says)
+  std::string not_checked; // why it did not run, or what of it did not ("" = all of it ran)
+  std::optional<double> first_kernel_ms; // the first launch and its synchronisation
+  // Memory: the region, the patterns written and verified on the GPU, the words that differed.
+  unsigned long long memory_bytes = 0;
+  std::vector<std::string> patterns;
+  unsigned long long memory_mismatches = 0;
+  std::vector<CudaMemoryError> memory_errors; // the first ones (at most 8 per pattern)
+  double memory_ms = 0;
+  // Compute: FNV-1a of the output words ("" = not computed), compared bitwise across the node's
+  // GPUs of one model; the integer words checked against the host's own computation.
+  std::string checksum;
+  unsigned long long integer_mismatches = 0;
+  std::string integer_error; // the first: "thread N: expected 0x…, got 0x…"
+  double compute_ms = 0;
+
+  bool memory_bad() const { return memory_mismatches > 0; }
+  bool operator==(const CudaActiveResult&) const = default;
+};
+
 struct CudaDevice {
   int index = 0;                   // CUDA's enumeration index under the job's CUDA_DEVICE_ORDER
   std::string bus_id;              // normalised "dddd:bb:dd.f"
@@ -91,6 +126,7 @@ struct CudaDevice {
   std::optional<double> h2d_gbps;
   std::optional<double> d2h_gbps;
   std::string bandwidth_not_checked;
+  CudaActiveResult active; // the active step (ran = false when it did not)
 
   void derive_timing() {
     init_ms = sum_of_steps(steps, k_cuda_init_steps);
@@ -110,8 +146,10 @@ struct CudaPeerResult {
   std::string error_name;
   std::optional<int> error_code;
   std::string error_text;
-  // Peer copy bandwidth from -> to (best of the timed copies), GB/s; nullopt when not measured.
+  // Peer copy bandwidth from -> to (best of the timed copies), GB/s; nullopt when not measured,
+  // and then bandwidth_not_checked says why when the timing was asked for.
   std::optional<double> gbps;
+  std::string bandwidth_not_checked;
 
   bool operator==(const CudaPeerResult&) const = default;
 };
@@ -126,6 +164,18 @@ struct CudaBandwidthPlan {
   std::string not_checked;
 
   bool operator==(const CudaBandwidthPlan&) const = default;
+};
+
+// The active step as the stage ran it: its time per GPU and memory bounds, or why it did not run
+// at all ("--no-active", "budget: …").
+struct CudaActivePlan {
+  bool run = false;
+  double seconds = 0;                // per GPU, the GPUs in parallel
+  double memory_fraction = 0;        // of the free memory
+  unsigned long long memory_cap = 0; // bytes
+  std::string not_checked;
+
+  bool operator==(const CudaActivePlan&) const = default;
 };
 
 // A real enumeration takes a few steps per GPU; a recorded list longer than this is cut on reading
@@ -154,6 +204,7 @@ struct CudaFacts {
   std::vector<CudaStep> multi_gpu_steps; // its set-up steps (cuInit, contexts, buffers)
   std::vector<CudaPeerResult> peers;
   CudaBandwidthPlan bandwidth;
+  CudaActivePlan active;
   bool deadline_hit = false;
   double timeout_s = 0; // --cuda-timeout the stage ran under
   double wall_ms = 0;

@@ -27,6 +27,8 @@ struct ProbeOptions {
   bool nccl_job_env = false;              // --nccl-env job: keep the job's NCCL_* variables
   double nccl_timeout_s = 60;             // --nccl-timeout
   bool no_bandwidth = false;              // --no-bandwidth: no timed copies in the CUDA stage
+  bool no_active = false;                 // --no-active: no test kernels in the CUDA stage
+  double active_seconds = 2;              // --active-time: the active step's time per GPU
   // --budget: seconds the whole check may take (nullopt: no limit); a timed stage starts only
   // when its cost estimate fits what is left (docs/usage.md).
   std::optional<double> budget_s = k_default_budget_s;

@@ -5,6 +5,7 @@
 
 #include "gpf/util/text.hpp"
 #include "probes/cuda/driver_api.hpp"
+#include "probes/cuda/kernels.hpp"
 
 #include <fmt/format.h>
 
@@ -414,6 +415,243 @@ Outcome host_bandwidth(const DriverApi& api, const BandwidthRequest& bw, Event& 
   return o;
 }
 
+// The active step's grid for the memory kernels (a grid-stride loop over the region).
+constexpr unsigned k_memory_blocks = 1024;
+constexpr unsigned k_memory_threads = 256;
+constexpr std::size_t k_mib = std::size_t{1} << 20;
+// Bad words kept for the report, over all patterns.
+constexpr std::size_t k_memory_errors_kept = 16;
+
+std::string call_error(const DriverApi& api, std::string_view call, CUresult r) {
+  const std::string what = error_text(api, r);
+  return what.empty() ? fmt::format("{}: {}", call, error_name(api, r))
+                      : fmt::format("{}: {} ({})", call, error_name(api, r), what);
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Device memory freed with the object.
+class DeviceBuffer {
+public:
+  explicit DeviceBuffer(const DriverApi& api) : m_api(api) {}
+  ~DeviceBuffer() {
+    if (ptr != 0) {
+      m_api.cuMemFree(ptr);
+    }
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  CUdeviceptr ptr = 0;
+
+private:
+  const DriverApi& m_api;
+};
+
+// The active step's machinery: the module and its three functions.
+struct ActiveModule {
+  explicit ActiveModule(const DriverApi& api) : m_api(api) {}
+  ~ActiveModule() {
+    if (module) {
+      m_api.cuModuleUnload(module);
+    }
+  }
+  ActiveModule(const ActiveModule&) = delete;
+  ActiveModule& operator=(const ActiveModule&) = delete;
+  CUmodule module = nullptr;
+  CUfunction fill = nullptr;
+  CUfunction check = nullptr;
+  CUfunction compute = nullptr;
+
+private:
+  const DriverApi& m_api;
+};
+
+// A launch the driver refused (a bad argument, no resources, an image it cannot run): the step's
+// machinery, not the GPU. Empty when it was accepted.
+template <class... Args>
+std::string launch(const DriverApi& api, CUfunction f, std::string_view name, unsigned blocks,
+                   unsigned threads, Args*... args) {
+  void* params[] = {static_cast<void*>(args)...};
+  const CUresult r =
+      api.cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, params, nullptr);
+  return r == k_success ? std::string()
+                        : call_error(api, fmt::format("cuLaunchKernel({})", name), r);
+}
+
+// The compute kernel, launched first and timed with its synchronisation; its output checksummed
+// and its integer words checked against the host's. A fault while it ran is the GPU's failure.
+Outcome compute_part(const DriverApi& api, const ActiveModule& m, CudaActiveResult& a) {
+  const auto start = Clock::now();
+  DeviceBuffer out(api);
+  const std::size_t bytes = k_compute_words * sizeof(std::uint32_t);
+  if (const CUresult r = api.cuMemAlloc(&out.ptr, bytes); r != k_success) {
+    a.not_checked = call_error(api, fmt::format("cuMemAlloc of {} KiB", bytes >> 10), r);
+    out.ptr = 0;
+    return {};
+  }
+  std::uint32_t iterations = k_compute_iterations;
+  if (auto why = launch(api, m.compute, k_kernel_compute, k_compute_blocks, k_compute_threads,
+                        &out.ptr, &iterations);
+      !why.empty()) {
+    a.not_checked = why;
+    return {};
+  }
+  if (auto o = check(api, "cuCtxSynchronize", api.cuCtxSynchronize()); !o.ok) {
+    return o;
+  }
+  a.first_kernel_ms = ms_since(start);
+  std::vector<std::uint32_t> words(k_compute_words);
+  if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(words.data(), out.ptr, bytes)); !o.ok) {
+    return o;
+  }
+  a.checksum = compute_checksum(words);
+  for (std::uint32_t gid = 0; gid < k_compute_blocks * k_compute_threads; ++gid) {
+    const std::uint32_t want = compute_integer(gid, k_compute_iterations);
+    const std::uint32_t got = words[std::size_t{gid} * k_compute_words_per_thread];
+    if (got != want) {
+      if (a.integer_mismatches == 0) {
+        a.integer_error = fmt::format("thread {}: expected 0x{:08x}, got 0x{:08x}", gid, want, got);
+      }
+      ++a.integer_mismatches;
+    }
+  }
+  a.compute_ms = ms_since(start);
+  return {};
+}
+
+// The memory test: each pattern written and verified on the GPU over the region, while the time
+// allows (at least one pattern). A fault while a kernel ran is the GPU's failure; memory that
+// cannot be had, or a launch refused, leaves the rest not checked.
+Outcome memory_part(const DriverApi& api, const ActiveModule& m, const ActiveRequest& req,
+                    Clock::time_point until, CudaActiveResult& a) {
+  const auto start = Clock::now();
+  std::size_t free = 0;
+  std::size_t total = 0;
+  if (const CUresult r = api.cuMemGetInfo(&free, &total); r != k_success) {
+    a.not_checked = call_error(api, "cuMemGetInfo", r);
+    return {};
+  }
+  const auto share = static_cast<std::size_t>(static_cast<double>(free) * req.memory_fraction);
+  const std::size_t bytes = std::min(share, req.memory_cap) / k_mib * k_mib;
+  if (bytes == 0) {
+    a.not_checked = fmt::format("memory: {} MiB free, too little to test", free / k_mib);
+    return {};
+  }
+  DeviceBuffer region(api);
+  DeviceBuffer result(api);
+  if (const CUresult r = api.cuMemAlloc(&region.ptr, bytes); r != k_success) {
+    region.ptr = 0;
+    a.not_checked = call_error(api, fmt::format("cuMemAlloc of {} MiB", bytes / k_mib), r);
+    return {};
+  }
+  if (const CUresult r = api.cuMemAlloc(&result.ptr, sizeof(MemoryCheckResult)); r != k_success) {
+    result.ptr = 0;
+    a.not_checked = call_error(api, "cuMemAlloc", r);
+    return {};
+  }
+  a.memory_bytes = bytes;
+  std::uint64_t words = bytes / sizeof(std::uint32_t);
+  // A new seed each run: repeated checks cover more of the random pattern's space.
+  const auto now = static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+  const auto seed = static_cast<std::uint32_t>((now * 2654435761u) >> 16);
+  for (std::uint32_t p = 0; p < k_memory_patterns; ++p) {
+    if (Clock::now() >= (p > 0 ? until : req.not_after)) {
+      a.not_checked = fmt::format("time: {} of {} memory patterns within {:g} s", p,
+                                  k_memory_patterns, req.seconds);
+      break;
+    }
+    if (auto o = check(api, "cuMemsetD8", api.cuMemsetD8(result.ptr, 0, sizeof(MemoryCheckResult)));
+        !o.ok) {
+      return o;
+    }
+    std::uint32_t pattern = p;
+    std::uint32_t pattern_seed = seed;
+    if (auto why = launch(api, m.fill, k_kernel_fill, k_memory_blocks, k_memory_threads,
+                          &region.ptr, &words, &pattern, &pattern_seed);
+        !why.empty()) {
+      a.not_checked = why;
+      return {};
+    }
+    if (auto why = launch(api, m.check, k_kernel_check, k_memory_blocks, k_memory_threads,
+                          &region.ptr, &words, &pattern, &pattern_seed, &result.ptr);
+        !why.empty()) {
+      a.not_checked = why;
+      return {};
+    }
+    if (auto o = check(api, "cuCtxSynchronize", api.cuCtxSynchronize()); !o.ok) {
+      return o;
+    }
+    MemoryCheckResult got{};
+    if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(&got, result.ptr, sizeof got));
+        !o.ok) {
+      return o;
+    }
+    const std::string name = p == static_cast<std::uint32_t>(MemoryPattern::random)
+                                 ? fmt::format("{} (seed 0x{:08x})", pattern_name(p), seed)
+                                 : std::string(pattern_name(p));
+    a.patterns.push_back(name);
+    a.memory_mismatches += got.mismatches;
+    for (std::uint32_t k = 0; k < std::min(got.mismatches, k_memory_slots); ++k) {
+      const MemorySlot& slot = got.slots[k];
+      if (a.memory_errors.size() < k_memory_errors_kept && slot.index < words) {
+        a.memory_errors.push_back(
+            {name, slot.index * 4, region.ptr + slot.index * 4, slot.expected, slot.got});
+      }
+    }
+  }
+  a.memory_ms = ms_since(start);
+  return {};
+}
+
+// The active step: module load (JIT), the compute kernel, then the memory test within the time.
+// What the step's own machinery cannot do (no entry point, JIT refused, no memory) is
+// `a.not_checked`, never a failed step; a fault while a kernel runs is a failed step.
+void active_step(const DriverApi& api, const ActiveRequest& req, Steps& steps,
+                 CudaActiveResult& a) {
+  const auto until =
+      std::min(req.not_after, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(req.seconds)));
+  if (Clock::now() >= req.not_after) {
+    a.not_checked = "time: the CUDA stage's deadline left none for it";
+    return;
+  }
+  if (!api.has_active_entry_points()) {
+    a.not_checked = "libcuda lacks the entry points of the active step (cuMemGetInfo_v2, "
+                    "cuModuleLoadData, cuModuleGetFunction, cuLaunchKernel, cuModuleUnload)";
+    return;
+  }
+  ActiveModule m(api);
+  bool loaded = false;
+  steps.run("module_load", [&] {
+    if (const CUresult r = api.cuModuleLoadData(&m.module, kernels_ptx().data()); r != k_success) {
+      m.module = nullptr;
+      a.not_checked =
+          call_error(api, "cuModuleLoadData (the JIT of the embedded PTX, ISA 6.0, sm_30)", r);
+      return Outcome{};
+    }
+    for (auto [name, f] : {std::pair{k_kernel_fill, &m.fill}, std::pair{k_kernel_check, &m.check},
+                           std::pair{k_kernel_compute, &m.compute}}) {
+      if (const CUresult r = api.cuModuleGetFunction(f, m.module, name); r != k_success) {
+        a.not_checked = call_error(api, fmt::format("cuModuleGetFunction({})", name), r);
+        return Outcome{};
+      }
+    }
+    loaded = true;
+    return Outcome{};
+  });
+  if (!loaded) {
+    return;
+  }
+  a.ran = true;
+  if (!steps.run("first_kernel", [&] { return compute_part(api, m, a); }) ||
+      !a.not_checked.empty()) {
+    return;
+  }
+  steps.run("memory_test", [&] { return memory_part(api, m, req, until, a); });
+}
+
 } // namespace
 
 void enumeration_child(const std::string& library, LineWriter& out) {
@@ -451,7 +689,8 @@ void enumeration_child(const std::string& library, LineWriter& out) {
   steps.done();
 }
 
-void gpu_child(const std::string& library, const BandwidthRequest& bandwidth, LineWriter& out) {
+void gpu_child(const std::string& library, const BandwidthRequest& bandwidth,
+               const ActiveRequest& active, LineWriter& out) {
   Steps steps(out);
   auto driver = load_step(library, steps);
   if (!driver || !init_step(driver->api, steps)) {
@@ -504,6 +743,12 @@ void gpu_child(const std::string& library, const BandwidthRequest& bandwidth, Li
     }
     steps.emit(result);
   }
+  if (ok && active.run) {
+    Event result;
+    result.kind = EventKind::active;
+    active_step(api, active, steps, result.active);
+    steps.emit(result);
+  }
   if (ok) {
     steps.run("release", [&] {
       if (auto o = check(api, "cuMemFree", api.cuMemFree(buffer)); !o.ok) {
@@ -517,7 +762,7 @@ void gpu_child(const std::string& library, const BandwidthRequest& bandwidth, Li
 
 void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices,
                      const BandwidthRequest& bandwidth, const std::vector<char>& measure,
-                     LineWriter& out) {
+                     TimingUntil timing_until, LineWriter& out) {
   Steps steps(out);
   auto driver = load_step(library, steps);
   if (!driver || !init_step(driver->api, steps)) {
@@ -581,6 +826,9 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
     steps.done();
     return;
   }
+  // Correctness first, for every pair: a slow path then costs a bandwidth figure, never the
+  // verdict on the copies.
+  std::vector<std::pair<std::size_t, std::size_t>> verified;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) {
@@ -596,20 +844,7 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
       result.kind = EventKind::peer;
       result.peer.from = cuda_indices[i];
       result.peer.to = cuda_indices[j];
-      Outcome o = peer_copy(api, i, j, devices, contexts, buffers, result.peer.can_access);
-      if (o.ok && events[i] && events[j]) {
-        o = check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(contexts[i]));
-        if (o.ok) {
-          o = events[i]->best_of(
-              bandwidth.repeats, bandwidth.peer_bytes,
-              [&] {
-                return check(api, "cuMemcpyPeerAsync",
-                             api.cuMemcpyPeerAsync(big[j], contexts[j], big[i], contexts[i],
-                                                   bandwidth.peer_bytes, nullptr));
-              },
-              result.peer.gbps);
-        }
-      }
+      const Outcome o = peer_copy(api, i, j, devices, contexts, buffers, result.peer.can_access);
       result.peer.ok = o.ok;
       result.peer.duration_ms =
           std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -617,7 +852,44 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
       result.peer.error_name = o.name;
       result.peer.error_text = o.text;
       steps.emit(result);
+      if (o.ok && events[i] && events[j]) {
+        verified.emplace_back(i, j);
+      }
     }
+  }
+  // Then timing, while the stage's deadline allows.
+  for (const auto& [i, j] : verified) {
+    Event result;
+    result.kind = EventKind::peer_bandwidth;
+    result.peer.from = cuda_indices[i];
+    result.peer.to = cuda_indices[j];
+    result.peer.ok = true;
+    if (Clock::now() >= timing_until) {
+      result.text = "bandwidth not measured: the CUDA stage's deadline was near";
+      steps.emit(result);
+      continue;
+    }
+    Event begin;
+    begin.kind = EventKind::begin;
+    begin.step.name = "peer_timing";
+    begin.pair = std::pair(cuda_indices[i], cuda_indices[j]);
+    steps.emit(begin);
+    Outcome o = check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(contexts[i]));
+    if (o.ok) {
+      o = events[i]->best_of(
+          bandwidth.repeats, bandwidth.peer_bytes,
+          [&] {
+            return check(api, "cuMemcpyPeerAsync",
+                         api.cuMemcpyPeerAsync(big[j], contexts[j], big[i], contexts[i],
+                                               bandwidth.peer_bytes, nullptr));
+          },
+          result.peer.gbps);
+    }
+    result.peer.ok = o.ok;
+    result.peer.error_code = o.code;
+    result.peer.error_name = o.name;
+    result.peer.error_text = o.text;
+    steps.emit(result);
   }
   steps.run("release", [&] {
     for (std::size_t k = 0; k < n; ++k) {

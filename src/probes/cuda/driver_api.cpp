@@ -56,6 +56,12 @@ const std::vector<EntryPoint>& entry_points() {
       {"cuEventSynchronize", child::k_optional, child::bind_entry<&DriverApi::cuEventSynchronize>},
       {"cuEventElapsedTime", child::k_optional, child::bind_entry<&DriverApi::cuEventElapsedTime>},
       {"cuEventDestroy_v2", child::k_optional, child::bind_entry<&DriverApi::cuEventDestroy>},
+      {"cuMemGetInfo_v2", child::k_optional, child::bind_entry<&DriverApi::cuMemGetInfo>},
+      {"cuModuleLoadData", child::k_optional, child::bind_entry<&DriverApi::cuModuleLoadData>},
+      {"cuModuleUnload", child::k_optional, child::bind_entry<&DriverApi::cuModuleUnload>},
+      {"cuModuleGetFunction", child::k_optional,
+       child::bind_entry<&DriverApi::cuModuleGetFunction>},
+      {"cuLaunchKernel", child::k_optional, child::bind_entry<&DriverApi::cuLaunchKernel>},
       {"cuGetErrorName", child::k_optional, child::bind_entry<&DriverApi::cuGetErrorName>},
       {"cuGetErrorString", child::k_optional, child::bind_entry<&DriverApi::cuGetErrorString>},
   };

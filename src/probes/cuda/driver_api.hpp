@@ -24,6 +24,10 @@ struct CUstream_st;
 using CUstream = CUstream_st*; // nullptr: the context's default (NULL) stream
 struct CUevent_st;
 using CUevent = CUevent_st*;
+struct CUmod_st;
+using CUmodule = CUmod_st*;
+struct CUfunc_st;
+using CUfunction = CUfunc_st*;
 struct CUuuid {
   unsigned char bytes[16];
 };
@@ -79,6 +83,16 @@ struct DriverApi {
   CUresult (*cuEventSynchronize)(CUevent event) = nullptr;
   CUresult (*cuEventElapsedTime)(float* ms, CUevent start, CUevent end) = nullptr;
   CUresult (*cuEventDestroy)(CUevent event) = nullptr; // _v2
+  // The active step (optional: without them the step is not checked, nothing else is lost).
+  CUresult (*cuMemGetInfo)(std::size_t* free, std::size_t* total) = nullptr; // _v2
+  CUresult (*cuModuleLoadData)(CUmodule* module, const void* image) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule module) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module,
+                                  const char* name) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                             unsigned block_x, unsigned block_y, unsigned block_z,
+                             unsigned shared_bytes, CUstream stream, void** params,
+                             void** extra) = nullptr;
   CUresult (*cuGetErrorName)(CUresult error, const char** text) = nullptr;
   CUresult (*cuGetErrorString)(CUresult error, const char** text) = nullptr;
 
@@ -95,6 +109,11 @@ struct DriverApi {
   bool has_host_bandwidth_entry_points() const {
     return has_timing_entry_points() && cuMemAllocHost && cuMemFreeHost && cuMemcpyHtoDAsync &&
            cuMemcpyDtoHAsync;
+  }
+  // Module load, kernel launch and the free-memory query of the active step.
+  bool has_active_entry_points() const {
+    return cuMemGetInfo && cuModuleLoadData && cuModuleUnload && cuModuleGetFunction &&
+           cuLaunchKernel;
   }
   bool has_peer_bandwidth_entry_points() const {
     return has_timing_entry_points() && cuMemcpyPeerAsync;

@@ -93,6 +93,7 @@ bool refused_as_busy(const std::vector<CudaStep>& steps) {
 void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d) {
   d.visible_as = visible_as;
   d.steps = t.steps;
+  d.active = t.active;
   d.h2d_gbps = t.h2d_gbps;
   d.d2h_gbps = t.d2h_gbps;
   if (!t.bandwidth_not_checked.empty()) {
@@ -109,8 +110,11 @@ void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d
                                    visible_as, t.devices.front().bus_id, d.bus_id);
     d.steps.push_back(std::move(wrong));
   }
-  d.usable =
-      t.done && std::all_of(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return s.ok; });
+  // A GPU whose memory or integer arithmetic the active step found wrong is not usable (and not
+  // tested with the others); its own rules say why. The checksum is judged across GPUs by rules.
+  d.usable = t.done &&
+             std::all_of(d.steps.begin(), d.steps.end(), [](const CudaStep& s) { return s.ok; }) &&
+             !d.active.memory_bad() && d.active.integer_mismatches == 0;
   d.in_use = !d.usable && t.done && refused_as_busy(d.steps);
   d.derive_timing();
 }
@@ -195,13 +199,26 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     r.run = r.run && in.busy.count(bus_id) == 0;
     return r;
   };
+  f.active = {in.active.run, in.active.seconds, in.active.memory_fraction,
+              static_cast<unsigned long long>(in.active.memory_cap), in.active_not_checked};
+  // Never our kernels on a GPU a job holds.
+  // The per-GPU children's deadline is never before start + k_per_gpu_share x the stage's time:
+  // the step stops starting work k_active_margin_s before that.
+  const auto active_not_after =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                  std::max(0.0, in.timeout_s * k_per_gpu_share - k_active_margin_s)));
+  const auto active_for = [&](const std::string& bus_id) {
+    ActiveRequest r = in.active;
+    r.run = r.run && in.busy.count(bus_id) == 0;
+    r.not_after = active_not_after;
+    return r;
+  };
   std::vector<GpuChild> gpu_children;
   const auto start_gpu_child = [&](const std::string& visible_as, std::optional<int> cuda_index,
                                    const std::string& bus_id) {
     auto id = group.spawn({"gpu " + visible_as, job_env(in, visible_as),
-                           [library, request = request_for(bus_id)](LineWriter& out) {
-                             gpu_child(library, request, out);
-                           }});
+                           [library, request = request_for(bus_id), active = active_for(bus_id)](
+                               LineWriter& out) { gpu_child(library, request, active, out); }});
     if (!id) {
       // this process's own limits (RLIMIT_NPROC, memory), not the GPU's fault
       throw CheckerFailure("cannot start the CUDA child for GPU " + visible_as + ": " +
@@ -273,10 +290,14 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     for (int i : devices) {
       measure.push_back(in.busy.count(f.devices[static_cast<std::size_t>(i)].bus_id) == 0 ? 1 : 0);
     }
-    auto id = group.spawn({"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
-                           [library, devices, request = in.bandwidth, measure](LineWriter& out) {
-                             multi_gpu_child(library, devices, request, measure, out);
-                           }});
+    const TimingUntil timing_until =
+        deadline - std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(k_timing_margin_s));
+    auto id = group.spawn(
+        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
+         [library, devices, request = in.bandwidth, measure, timing_until](LineWriter& out) {
+           multi_gpu_child(library, devices, request, measure, timing_until, out);
+         }});
     if (!id) {
       throw CheckerFailure("cannot start the multi-GPU CUDA child: " + id.error().message);
     }
@@ -324,6 +345,9 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
       if (const auto busy = in.busy.find(d.bus_id); in.bandwidth.run && busy != in.busy.end()) {
         d.bandwidth_not_checked = fmt::format("in use by {}", busy->second);
       }
+      if (const auto busy = in.busy.find(d.bus_id); in.active.run && busy != in.busy.end()) {
+        d.active.not_checked = fmt::format("in use by {}", busy->second);
+      }
     }
   }
 
@@ -361,14 +385,17 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
       f.multi_gpu_ran = true;
       f.multi_gpu_devices = candidates;
       f.multi_gpu_steps = t.steps;
-      if (!t.done && t.all_steps_ok() &&
+      // Stopped while timing copies, every pair verified before: bandwidth not measured, not a
+      // hang (the pairs say so).
+      const bool finished = t.done || t.timing_cut;
+      if (!finished && t.all_steps_ok() &&
           std::all_of(t.peers.begin(), t.peers.end(),
                       [](const CudaPeerResult& p) { return p.ok; })) {
         f.multi_gpu_steps.push_back(child_step(t));
       }
       f.peers = t.peers;
       f.multi_gpu_ok =
-          t.done && t.all_steps_ok() && !t.peers.empty() &&
+          finished && t.all_steps_ok() && !t.peers.empty() &&
           std::all_of(t.peers.begin(), t.peers.end(), [](const CudaPeerResult& p) { return p.ok; });
     }
   }

@@ -23,6 +23,8 @@ struct LiveProbeInput {
                                                   // tested while enumeration still runs
   BandwidthRequest bandwidth;                     // the bandwidth step, for every GPU not busy
   std::string bandwidth_not_checked;              // why bandwidth.run is false ("" = not asked)
+  ActiveRequest active;                           // the active step, for every GPU not busy
+  std::string active_not_checked;                 // why active.run is false
   // GPUs other processes hold (bus id -> "PID (comm), …"): started and tested, never timed.
   std::map<std::string, std::string> busy;
 };
@@ -58,6 +60,15 @@ inline constexpr std::size_t k_nvml_child_host_bytes = 32u << 20;
 // Bytes of host memory the live CUDA and NVML stages may hold at once on `gpus` GPUs, with or
 // without the bandwidth step (each per-GPU child pins k_bandwidth_bytes).
 std::size_t host_memory_need_bytes(std::size_t gpus, bool bandwidth);
+// The active step's memory bounds (docs/cuda-probe.md#active-step; its time per GPU is
+// --active-time, default 2 s, the GPUs in parallel): a quarter of the free memory and at most
+// 2 GiB. The patterns take milliseconds at HBM speed, so the time is mostly the driver's JIT.
+inline constexpr double k_active_memory_fraction = 0.25;
+inline constexpr std::size_t k_active_memory_cap = std::size_t{2} << 30;
+// The active step starts no memory pattern later than this before the earliest per-GPU deadline.
+inline constexpr double k_active_margin_s = 0.3;
+// The multi-GPU child starts no timed copy later than this before the stage's deadline.
+inline constexpr double k_timing_margin_s = 0.5;
 
 // Seconds the bandwidth step may add to the live stage on `gpus` GPUs: the per-GPU children time
 // their host copies side by side (and pin their buffers), the multi-GPU child every ordered pair

@@ -127,6 +127,34 @@ void plan_bandwidth(const ProbeOptions& options, const Facts& facts, cuda::LiveP
   in.bandwidth = r;
 }
 
+// The active step: asked for unless --no-active; like the bandwidth step, started only when its
+// time fits the budget left after the stage's deadline (and the bandwidth step's estimate).
+void plan_active(const ProbeOptions& options, cuda::LiveProbeInput& in) {
+  if (options.no_active) {
+    in.active_not_checked = "--no-active";
+    return;
+  }
+  cuda::ActiveRequest r{true, options.active_seconds, cuda::k_active_memory_fraction,
+                        cuda::k_active_memory_cap};
+  if (const auto left = options.budget_left_s()) {
+    const double bandwidth =
+        in.bandwidth.run ? cuda::bandwidth_estimate_s(
+                               in.bandwidth, in.driver_gpus.empty() ? 8 : in.driver_gpus.size())
+                         : 0;
+    const double after_stage =
+        *left - options.cuda_timeout_s - (options.nccl ? options.nccl_timeout_s : 0) - bandwidth;
+    if (!stages_within({{"active", r.seconds}}, after_stage).front()) {
+      in.active_not_checked =
+          fmt::format("budget: its {:g} s per GPU does not fit the {:.1f} s left of --budget {:g} "
+                      "after the CUDA stage's deadline{}",
+                      r.seconds, std::max(0.0, after_stage), *options.budget_s,
+                      in.bandwidth.run ? " and the bandwidth step's estimate" : "");
+      return;
+    }
+  }
+  in.active = r;
+}
+
 } // namespace
 
 ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& facts) {
@@ -178,12 +206,13 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
   cuda::LiveProbeInput input;
   input.library = options.libcuda.value_or("libcuda.so.1");
   input.timeout_s = options.cuda_timeout_s;
-  plan_bandwidth(options, facts, input);
-  input.job_visible_devices = host.environment().get("CUDA_VISIBLE_DEVICES");
-  input.job_device_order = host.environment().get("CUDA_DEVICE_ORDER");
   for (const auto& gpu : facts.gpus) {
     input.driver_gpus.push_back({gpu.bus_id, gpu.uuid});
   }
+  plan_bandwidth(options, facts, input);
+  plan_active(options, input);
+  input.job_visible_devices = host.environment().get("CUDA_VISIBLE_DEVICES");
+  input.job_device_order = host.environment().get("CUDA_DEVICE_ORDER");
   // Live children may run into the deadline: say what is going on (no GPU listed, as on WSL2:
   // CUDA's enumeration says how many there are).
   const auto n = facts.gpus.size();

@@ -1,6 +1,7 @@
 // The child -> parent line protocol (protocol.hpp) and the fold of a child's lines into steps.
 #include "probes/cuda/protocol.hpp"
 
+#include "gpf/facts/cuda_json.hpp"
 #include "gpf/util/enum_names.hpp"
 #include "gpf/util/json_read.hpp"
 #include "gpf/util/text.hpp"
@@ -21,7 +22,7 @@ constexpr std::size_t k_text_cap = 2048;
 
 constexpr auto k_event_names = enum_names<EventKind::invalid>(
     {"begin", "end", "library", "load_error", "missing_symbol", "driver_version", "device", "peer",
-     "bandwidth", "done", "invalid"});
+     "bandwidth", "active", "peer_bandwidth", "done", "invalid"});
 
 std::string_view kind_name(EventKind kind) {
   return k_event_names(kind);
@@ -172,6 +173,21 @@ std::string encode_event(const Event& e) {
       j["text"] = text(e.text);
     }
     break;
+  case EventKind::active:
+    j["active"] = cuda_active_json(e.active);
+    break;
+  case EventKind::peer_bandwidth:
+    j["from"] = e.peer.from;
+    j["to"] = e.peer.to;
+    j["ok"] = e.peer.ok;
+    put_error(j, e.peer.error_code, e.peer.error_name, e.peer.error_text);
+    if (e.peer.gbps) {
+      j["gbps"] = *e.peer.gbps;
+    }
+    if (!e.text.empty()) {
+      j["why"] = text(e.text);
+    }
+    break;
   case EventKind::done:
     break;
   }
@@ -277,6 +293,34 @@ Event decode_event(std::string_view line) {
     e.d2h_gbps = positive(get<double>(j, "d2h_gbps"));
     e.text = get_string(j, "text").value_or("");
     break;
+  case EventKind::active: {
+    const auto a = j.find("active");
+    if (a == j.end()) {
+      return invalid(line);
+    }
+    auto parsed = parse_cuda_active_json(*a);
+    if (!parsed) {
+      return invalid(line);
+    }
+    e.active = std::move(parsed).value();
+    break;
+  }
+  case EventKind::peer_bandwidth: {
+    auto from = get<int>(j, "from");
+    auto to = get<int>(j, "to");
+    if (!from || !to) {
+      return invalid(line);
+    }
+    e.peer.from = *from;
+    e.peer.to = *to;
+    e.peer.ok = get_bool(j, "ok");
+    e.peer.error_code = get<int>(j, "code");
+    e.peer.error_name = get_string(j, "error").value_or("");
+    e.peer.error_text = get_string(j, "text").value_or("");
+    e.peer.gbps = positive(get<double>(j, "gbps"));
+    e.text = get_string(j, "why").value_or("");
+    break;
+  }
   case EventKind::done:
     break;
   }
@@ -345,6 +389,24 @@ Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& 
       t.d2h_gbps = e.d2h_gbps;
       t.bandwidth_not_checked = e.text;
       break;
+    case EventKind::active:
+      t.active = std::move(e.active);
+      break;
+    case EventKind::peer_bandwidth:
+      close("peer_timing", std::pair(e.peer.from, e.peer.to));
+      for (auto& p : t.peers) {
+        if (p.from == e.peer.from && p.to == e.peer.to) {
+          p.gbps = e.peer.gbps;
+          p.bandwidth_not_checked = e.text;
+          if (!e.peer.ok) { // a timed copy that failed outright: the pair's failure
+            p.ok = false;
+            p.error_code = e.peer.error_code;
+            p.error_name = e.peer.error_name;
+            p.error_text = e.peer.error_text;
+          }
+        }
+      }
+      break;
     case EventKind::done:
       t.done = true;
       break;
@@ -359,6 +421,12 @@ Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& 
   t.timed_out = end.killed_at_deadline;
   for (const auto& o : open) {
     const double elapsed = std::max(0.0, end.end_ms - o.begin_ms);
+    if (o.pair && o.name == "peer_timing") {
+      // Every pair was verified before any was timed: a child stopped here cut a measurement,
+      // never a copy (the pairs not timed yet say so below).
+      t.timing_cut = true;
+      continue;
+    }
     if (o.pair) {
       CudaPeerResult p;
       p.from = o.pair->first;
@@ -382,7 +450,16 @@ Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& 
     }
     t.steps.push_back(std::move(s));
   }
-  if (open.empty()) {
+  if (t.timing_cut) {
+    for (auto& p : t.peers) {
+      if (!p.gbps && p.bandwidth_not_checked.empty()) {
+        p.bandwidth_not_checked = fmt::format(
+            "bandwidth not measured: the child was stopped while timing peer copies ({})",
+            describe_end(end));
+      }
+    }
+  }
+  if (open.empty() || t.timing_cut) {
     t.child_error = "the child ended before finishing: " + describe_end(end);
   }
   if (!t.invalid_lines.empty()) {

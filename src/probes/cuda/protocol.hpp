@@ -23,6 +23,9 @@ enum class EventKind {
   device,         // device: what enumeration learnt about one device
   peer,           // peer: one peer copy's result (and its bandwidth)
   bandwidth,      // h2d_gbps, d2h_gbps: the host copies' bandwidth; text: why not measured
+  active,         // active: the active step's result on this GPU
+  peer_bandwidth, // peer (from, to, gbps, error): one pair's timed copies, after every pair's
+                  // verified copy; text: why not measured
   done,           // the child finished everything it was asked to do
   invalid,        // a line that is not an event (text: the line, capped)
 };
@@ -38,6 +41,7 @@ struct Event {
   int value = 0;
   std::optional<double> h2d_gbps;
   std::optional<double> d2h_gbps;
+  CudaActiveResult active;
 };
 
 // One line, without the trailing '\n'. Strings are made valid UTF-8.
@@ -58,6 +62,8 @@ struct Transcript {
   std::optional<double> h2d_gbps; // the bandwidth event
   std::optional<double> d2h_gbps;
   std::string bandwidth_not_checked;
+  CudaActiveResult active; // the active event
+  bool timing_cut = false; // killed while timing peer copies, every pair verified before
   std::string library_path;
   std::string load_error;
   std::vector<std::string> missing_required;
