@@ -251,6 +251,7 @@ std::span<const Rule> driver_rules() {
            "module.nouveau-loaded kernel.below-driver-floor gpu.not-supported "
            "gpu.not-supported-open-module gpu.needs-open-module gpu.open-module-unsupported "
            "gsp. rminit. driver.probe-failed driver.api-mismatch",
+       .reads = "driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
@@ -398,6 +399,7 @@ std::span<const Rule> driver_rules() {
            "version <X>, but this kernel module has the version <Y>` (575+: `the client "
            "'<name>' (pid <N>) has the version ...`), the last `NVRM: loading` line, and the "
            "loaded module's version (proc/driver/nvidia/version).",
+       .reads = "driver kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const DriverFacts& driver = c.facts.driver;
@@ -445,6 +447,7 @@ std::span<const Rule> driver_rules() {
            "The current boot's kernel-log lines `NVRM: The NVIDIA probe routine was not called "
            "for <N> device(s).` and the last `NVRM: loading` line, which tells a message "
            "logged before the driver was reloaded.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-not-called", true);
        }},
@@ -469,6 +472,7 @@ std::span<const Rule> driver_rules() {
            "device(s).` (and `nvidia: probe of <bus> failed` lines whose address could not be "
            "read), and the last `NVRM: loading` line, which tells a message logged before the "
            "driver was reloaded.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.probe-failed", true);
        }},
@@ -493,6 +497,7 @@ std::span<const Rule> driver_rules() {
            "initialized.` (older drivers: `... graphics adapters ...`) and `NVRM: No NVIDIA "
            "GPU found.`, and the last `NVRM: loading` line, which tells a message logged "
            "before the driver was reloaded.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, "driver.no-gpu-initialized", true);
        }},
@@ -550,6 +555,7 @@ std::span<const Rule> driver_rules() {
            "a different one means a partial upgrade or a module left over from an older install.",
        .evidence =
            "/sys/module/{nvidia_uvm,nvidia_modeset,nvidia_drm}/version against the driver's version (/proc/driver/nvidia/version).",
+       .reads = "compat driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -588,6 +594,7 @@ std::span<const Rule> driver_rules() {
        .evidence =
            "libcuda.so.1 and libnvidia-ml.so.1 as the dynamic loader would find them for the job (LD_LIBRARY_PATH, /etc/ld.so.cache, default directories; "
            "inside --root), their versions from the file names their links resolve to, against the kernel module's version.",
+       .reads = "compat driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -629,6 +636,7 @@ std::span<const Rule> driver_rules() {
            "When it is first in the loader's search path the job loads it instead of the driver's library, and every CUDA call fails.",
        .evidence =
            "The first libcuda.so.1 in the loader's search order and whether its path has a stubs/ component.",
+       .reads = "compat",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& lib = c.facts.compat.libcuda;
          if (!lib.path || !lib.in_stubs) {

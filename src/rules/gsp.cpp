@@ -38,6 +38,7 @@ std::span<const Rule> gsp_rules() {
            "image found`, and the firmware loader's `nvidia <bus>: Direct firmware load for "
            "nvidia/<version>/gsp_*.bin failed with error -N` (gsp_log_*.bin is optional); the "
            "last `NVRM: loading` line.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, "gsp.firmware-load-failed", {Effect::gpu_unusable, true});
          for (auto& hit : host_events_rule(c, "gsp.firmware-load-failed", true)) {

@@ -41,6 +41,7 @@ bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned x
   row.id = id;
   row.stage = Stage::gpu;
   row.severity = most;
+  row.reads = "kernel-log";
   row.severity_from = "as the built-in xid.* row that judges the event (site policy per Xid)";
   row.title = "No Xid of one code in the current boot (site policy per Xid)";
   row.remedy = "Follow the finding";
@@ -92,6 +93,7 @@ std::span<const Rule> xid_rules() {
            "154 lines, which settle earlier ones. The GPU's state now weighs an old one: "
            "NVML's recovery action, pending row remaps and page retirements, volatile "
            "uncorrectable ECC count and persistence mode, and the CUDA probe's result on it.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reset-required",
                                 {Effect::gpu_unusable, true, true, nullptr, true});
@@ -116,6 +118,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a node reboot or VM restart; the GPU's later Xid 154 lines, which settle "
            "earlier ones.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.reboot-required", {Effect::gpu_unusable, false, true});
        }},
@@ -141,6 +144,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a driver or firmware update; the last `NVRM: loading` line and the GPU's "
            "later Xid 154 lines, which settle earlier ones.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.update-required", {Effect::gpu_unusable, true, true});
        }},
@@ -168,6 +172,7 @@ std::span<const Rule> xid_rules() {
            "a warning, or whose line does not say Fatal where the catalog leaves it to the "
            "line; the last `NVRM: loading` line and the GPU's later Xid 154 lines, which "
            "settle earlier ones.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.warning", {Effect::none, true, true});
        }},
@@ -191,6 +196,7 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) attributes "
            "to an application.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.application", {Effect::none});
        }},
@@ -211,6 +217,7 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) classes as "
            "informational.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.informational", {Effect::none});
        }},
@@ -236,6 +243,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) does not "
            "list and whose line does not say Fatal; the last `NVRM: loading` line and the "
            "GPU's later Xid 154 lines, which settle earlier ones.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, "xid.unknown", {Effect::none, true, true});
        }},
@@ -261,6 +269,7 @@ std::span<const Rule> xid_rules() {
            "the latest since the last `NVRM: loading` line, its action looked up in the "
            "recovery-action table (src/knowledge/kernel_log_tables.cpp), and any Xid 154 line "
            "that names no action.",
+       .reads = "kernel-log",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {

@@ -4,6 +4,7 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 using namespace gpf::test;
 namespace fs = std::filesystem;
@@ -224,6 +226,23 @@ TEST_CASE("snapshot groups what it could not read: one line per kind, with a cou
         std::string::npos);
   CHECK(cap.out.find("proc/100/fd") == std::string::npos);
   // as an ordinary user it says that root captures more; as root there is nothing to add
-  CHECK((cap.out.find("as root, `sudo gpu-preflight snapshot -o ") != std::string::npos) ==
-        (::geteuid() != 0));
+  // ... with a command that runs as given: the binary by its path (sudo's secure_path may not
+  // hold it), --force (DIR now holds a snapshot) and the options of this capture
+  const std::string hint = fmt::format("as root the snapshot holds them: `sudo '{}' snapshot "
+                                       "--force --root '{}' -o '{}'`",
+                                       fs::canonical(GPF_BINARY).string(), src.path.string(), dir);
+  std::string flat = cap.out; // wrapped: the hint may continue on the next line
+  for (auto at = flat.find("\n   "); at != std::string::npos; at = flat.find("\n   ", at)) {
+    flat.replace(at, 4, " ");
+  }
+  CHECK((flat.find(hint) != std::string::npos) == (::geteuid() != 0));
+  // wrapped as the check's text is
+  const auto narrow = run_preflight({"snapshot", "--root", src.path.string(), "-o", dir, "--force"},
+                                    {{"COLUMNS", "60"}});
+  REQUIRE(narrow.exit_code == 0);
+  INFO(narrow.out);
+  std::istringstream lines(narrow.out);
+  for (std::string line; std::getline(lines, line);) {
+    CHECK(line.size() <= 60);
+  }
 }
