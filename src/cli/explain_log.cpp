@@ -585,6 +585,7 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
   std::vector<std::string> named;
   std::vector<std::string> confirmed;
   std::vector<std::string> unchecked;
+  std::vector<std::string> unread; // the probes the unchecked candidates read
   const auto add_once = [](std::vector<std::string>& list, const std::string& id) {
     if (std::find(list.begin(), list.end(), id) == list.end()) {
       list.push_back(id);
@@ -621,6 +622,13 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
         }
         if (c.state == CandidateState::not_checked) {
           add_once(unchecked, c.id);
+          if (c.rule != nullptr) {
+            for (const auto word : split(c.rule->reads, ' ')) {
+              if (!word.empty()) {
+                add_once(unread, std::string(word));
+              }
+            }
+          }
         }
       }
     }
@@ -654,7 +662,8 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
       // what the check could not read, so that "none confirmed" is not read as "none there"
       std::vector<std::string> missing;
       for (const auto& p : checked->probes) {
-        if (p.state != ProbeState::ok) {
+        if (p.state != ProbeState::ok &&
+            std::find(unread.begin(), unread.end(), p.name) != unread.end()) {
           const std::string_view why = p.message;
           missing.push_back(printable(fmt::format(
               "{} ({})", p.what.empty() ? p.name : p.what,
@@ -663,11 +672,11 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
                           : why.substr(0, why.find(" (")))));
         }
       }
-      out += wrap_text(fmt::format("Not checked (an input they read could not be read here{}): "
-                                   "{}; run the check as root, or on a snapshot taken as root.",
+      out += wrap_text(fmt::format("Not checked: {}; what they read could not be read here{}. "
+                                   "Run the check as root, or on a snapshot taken as root.",
+                                   fmt::join(unchecked, ", "),
                                    missing.empty() ? std::string()
-                                                   : fmt::format(": {}", fmt::join(missing, "; ")),
-                                   fmt::join(unchecked, ", ")),
+                                                   : fmt::format(": {}", fmt::join(missing, "; "))),
                        0, 2, width);
     }
   }

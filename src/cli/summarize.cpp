@@ -1514,16 +1514,22 @@ public:
     setg(m_replay.data(), m_replay.data(), m_replay.data() + m_replay.size());
     m_start = gptr();
   }
-  // Consumes the rest of the current line (a document that went wrong before its line's end).
-  // Whether it consumed a line break.
-  bool skip_line() {
+  // Consumes the input up to the next line that begins with "{" (a document that went wrong:
+  // its rest is skipped, not read line by line as documents). The text skipped, at most the cap.
+  // line_start: what was consumed last ended a line.
+  std::string skip_to_document(bool line_start) {
+    std::string skipped;
     for (int c = sgetc(); c != traits_type::eof(); c = snextc()) {
-      if (c == '\n') {
-        sbumpc();
-        return true;
+      if (line_start && c == '{') {
+        break;
+      }
+      line_start = c == '\n';
+      if (skipped.size() < k_document_cap) {
+        skipped += static_cast<char>(c);
       }
     }
-    return false;
+    m_start = gptr();
+    return skipped;
   }
 
 protected:
@@ -1595,16 +1601,25 @@ public:
   }
 };
 
-// Where a document that went wrong holds the start of the next one: a line that begins with "{"
-// after its own first character (a report of `check --format json` has its top-level braces, and
-// only those, at the start of a line; a JSON line starts with one). npos when none.
+// Where a document that went wrong holds the start of the next one: a report's opening brace
+// ("{" and its first member "schema_version", which check writes first and no nested object
+// has), wherever the killed node's output stopped; else a line that begins with "{" (a JSON line,
+// or a pretty report's top-level brace). Searched after the document's own first character;
+// npos when none.
 std::size_t next_document_start(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) {
     return std::string_view::npos;
   }
-  const auto at = text.find("\n{", first + 1);
-  return at == std::string_view::npos ? at : at + 1;
+  for (auto at = text.find('{', first + 1); at != std::string_view::npos;
+       at = text.find('{', at + 1)) {
+    const auto member = text.find_first_not_of(" \t\r\n", at + 1);
+    if (member != std::string_view::npos && text.substr(member, 16) == "\"schema_version\"") {
+      return at;
+    }
+  }
+  const auto line = text.find("\n{", first + 1);
+  return line == std::string_view::npos ? line : line + 1;
 }
 
 // One input: a stream of JSON documents, as jq reads them: one report (or an array of them, as
@@ -1658,8 +1673,9 @@ void read_input(std::istream& in, const std::string& name, Fleet& fleet, bool fi
       fleet.not_a_report();
       fleet.unreadable(count == 1 ? name : source(line),
                        fmt::format("a document longer than {} MiB", k_document_cap >> 20));
-      if (!ok && !at_end && buffer.skip_line()) {
-        ++line;
+      if (!ok && !at_end) {
+        const std::string skipped = buffer.skip_to_document(false);
+        line += static_cast<std::size_t>(std::count(skipped.begin(), skipped.end(), '\n'));
       }
       if (!ok && at_end) {
         break;
@@ -1695,8 +1711,8 @@ void read_input(std::istream& in, const std::string& name, Fleet& fleet, bool fi
             name, "not valid JSON (neither one report, reports one after another, nor JSON lines)");
       }
       return fleet.document(text, name);
-    } else if (!at_end && !text.empty() && text.back() != '\n' && buffer.skip_line()) {
-      ++line;
+    } else if (!at_end) {
+      text += buffer.skip_to_document(!text.empty() && text.back() == '\n');
     }
     line += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
     const bool only = count == 1 && at_end && next == std::string::npos;

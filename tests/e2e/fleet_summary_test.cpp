@@ -421,6 +421,17 @@ TEST_CASE("summarize: a node killed mid-report in a stream costs only its own re
   CHECK(node_entry(s, "node-02")->at("verdict") == "pass");
   CHECK(s.at("reports").at("superseded") == 1); // node-01 twice
   CHECK(r.err.find("stdin:") != std::string::npos);
+
+  // cut in the middle of a line: the next report starts on the same line, and is still found
+  const std::string mid = cut.substr(0, cut.find('\n', host_at)) + two + one;
+  const auto m = run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, mid);
+  INFO(m.err);
+  const json ms = json::parse(m.out);
+  CHECK(ms.at("reports").at("nodes") == 3);
+  CHECK(ms.at("reports").at("unreadable") == 0);
+  CHECK(node_entry(ms, "node-17")->at("no_report") == "report cut short");
+  CHECK(node_entry(ms, "node-02")->at("verdict") == "pass");
+  CHECK(node_entry(ms, "node-01")->at("verdict") == "pass");
 }
 
 TEST_CASE("summarize: a host named like a hostlist expression is never put in a drain command") {

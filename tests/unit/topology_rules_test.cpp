@@ -607,9 +607,14 @@ TEST_CASE("a hang NCCL saw is judged as the one CUDA saw: warn, one GPU, the tra
   n.gpus = {k_a, k_b};
   n.timeout_s = 5;
   n.transports = {"0[0] -> 1[1] via P2P/CUMEM", "1[1] -> 0[0] via P2P/CUMEM"};
-  n.steps = {NcclStep{.name = std::string(k_nccl_init_step), .ok = true},
-             NcclStep{.name = std::string(k_nccl_all_reduce_step), .ok = false, .timed_out = true,
-                      .duration_ms = 5000}};
+  NcclStep init;
+  init.name = std::string(k_nccl_init_step);
+  init.ok = true;
+  NcclStep all_reduce;
+  all_reduce.name = std::string(k_nccl_all_reduce_step);
+  all_reduce.timed_out = true;
+  all_reduce.duration_ms = 5000;
+  n.steps = {init, all_reduce};
   const Rule* rule = find_rule("nccl.all-reduce-hung");
   REQUIRE(rule);
   CHECK(rule->severity == Severity::warn);
