@@ -1693,8 +1693,22 @@ void read_input(std::istream& in, const std::string& name, Fleet& fleet, bool fi
       }
       continue;
     }
-    // It went wrong: up to the next document's start, or to the end of its line.
+    // It went wrong: up to the next document's start, or to the end of its line. A little of
+    // what follows is read ahead, so that a report starting at the very character that went
+    // wrong ("...,{" where a killed node's output stopped) is found; it is given back otherwise.
+    std::size_t ahead = 0;
+    if (!at_end) {
+      std::string more(64, '\0');
+      stream.read(more.data(), static_cast<std::streamsize>(more.size()));
+      ahead = static_cast<std::size_t>(stream.gcount());
+      stream.clear();
+      text.append(more.data(), ahead);
+    }
     const auto next = next_document_start(text);
+    if (next == std::string::npos && ahead > 0) {
+      buffer.replay(text.substr(text.size() - ahead));
+      text.resize(text.size() - ahead);
+    }
     if (next != std::string::npos) {
       buffer.replay(text.substr(next));
       text.resize(next);

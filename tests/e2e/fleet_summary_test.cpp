@@ -429,8 +429,11 @@ TEST_CASE("summarize: a node killed mid-report in a stream costs only its own re
   const json ms = json::parse(m.out);
   CHECK(ms.at("reports").at("nodes") == 3);
   CHECK(ms.at("reports").at("unreadable") == 0);
+  REQUIRE(node_entry(ms, "node-17"));
   CHECK(node_entry(ms, "node-17")->at("no_report") == "report cut short");
+  REQUIRE(node_entry(ms, "node-02"));
   CHECK(node_entry(ms, "node-02")->at("verdict") == "pass");
+  REQUIRE(node_entry(ms, "node-01"));
   CHECK(node_entry(ms, "node-01")->at("verdict") == "pass");
 }
 
