@@ -132,7 +132,8 @@ TEST_CASE("explain-log CLI: --check on the examples' snapshots confirms or rejec
   CHECK(candidate(uvm_healthy, "cuda.unknown-init-error", "devnode.nvidia-uvm-missing")
             ->at("state") == "rejected");
   const json fm_healthy = checked_json("system-not-ready-802.log", "healthy-8gpu");
-  CHECK(fm_healthy.at("exit_code") == 0);
+  // one candidate could not be checked there (no nvml.json): not cleared, so not exit 0
+  CHECK(fm_healthy.at("exit_code") == 1);
   for (const auto& m : fm_healthy.at("matches")) {
     for (const auto& cand : m.at("candidates")) {
       // without nvml.json the fabric state was not read: not checked, the others rejected
@@ -240,7 +241,8 @@ TEST_CASE("explain-log CLI: remedies filled from the quoted line, text wrapped a
   const auto j = run_preflight({"explain-log", log, "--format", "json"});
   INFO(j.out << j.err);
   bool filled = false;
-  for (const auto& m : j.json().at("matches")) {
+  const json doc = j.json(); // kept: a range-for over a temporary's member would dangle
+  for (const auto& m : doc.at("matches")) {
     for (const auto& c : m.at("candidates")) {
       const auto remedy = c.at("remedy").get<std::string>();
       CHECK(remedy.find("<bus id>") == std::string::npos);

@@ -168,7 +168,8 @@ TEST_CASE("e2e nccl: a hung init and a hung all-reduce name the step, the GPUs a
   }
   // the all-reduce hang names the transport NCCL connected the GPUs with
   const auto r = with_nccl({{"FAKE_NCCL_ALLREDUCE_HANG", "1"}}, {"--nccl-timeout", "1"});
-  const json* f = finding(r.json(), "nccl.all-reduce-hung");
+  const json report = r.json(); // kept: finding() points into it
+  const json* f = finding(report, "nccl.all-reduce-hung");
   REQUIRE(f);
   CHECK_THAT(f->at("message").get<std::string>(), Catch::Contains("NCCL P2P/CUMEM"));
 }
