@@ -45,7 +45,9 @@ bench: build
 	$(BUILD)/bench/micro/gpf_micro_bench --benchmark_min_time=0.2
 
 # The Debian package, $(BUILD)/gpu-preflight_<version>_<arch>.deb (CPack; see cmake/packaging.cmake).
-package: build
+# Builds only what the package installs (the binary, the man page, the completion), not the tests.
+package: configure
+	cmake --build $(BUILD) -j $(JOBS) --target package-contents
 	cd $(BUILD) && cpack -G DEB
 
 # docs/rules.md from the rule table of the built binary (a test fails when it is stale).

@@ -1,6 +1,10 @@
 # Install rules and the Debian package: `make package` (cpack -G DEB) builds
 # gpu-preflight_<version>_<arch>.deb in the build directory.
 include(GNUInstallDirs)
+# `make package` builds only what the package installs (package-contents: the binary, the man page,
+# the completion; the docs are files of the source tree), not `all` with its test suite, most of a
+# fresh build's time: CPack's preinstall step then builds nothing of its own.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 set(GPF_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/gpu-preflight)
 set(GPF_DOC_DIR ${CMAKE_INSTALL_DATADIR}/doc/gpu-preflight)
 
@@ -77,3 +81,6 @@ set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libsystemd0")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-wlm")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)
+
+# What `make package` builds before CPack packs it.
+add_custom_target(package-contents DEPENDS gpu-preflight manpage completion)

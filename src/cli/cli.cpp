@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -420,6 +421,7 @@ std::string wrap_words(const std::string& text, std::size_t width) {
 constexpr const char* k_summarize_footer = R"text(Examples:
   gpu-preflight summarize reports/              one JSON report per node
   srun -N64 gpu-preflight --format json | gpu-preflight summarize -
+  cat reports/*.json | gpu-preflight summarize -
   gpu-preflight summarize --max-age 1h reports/ older reports count as stale
   gpu-preflight summarize --format html reports/ >fleet.html  a picture
 
@@ -677,21 +679,37 @@ int run_snapshot(CliOptions& o) {
     std::cerr << "gpu-preflight: error: " << printable(report.error().message) << "\n";
     return k_exit_error;
   }
-  // Paths and OS messages from the host and the snapshot: escaped like every terminal text.
-  std::string out = fmt::format("captured {} into {}\n", counted(report->captured.size(), "file"),
-                                printable(o.capture_dir));
+  // Paths and OS messages from the host and the snapshot: escaped like every terminal text, and
+  // wrapped as the check's text is.
+  const std::size_t width = text_width(STDOUT_FILENO);
+  std::string out = wrap_text(fmt::format("captured {} into {}",
+                                          counted(report->captured.size(), "file"),
+                                          printable(o.capture_dir)),
+                              0, 2, width);
   for (const auto& line : grouped_unreadable(report->unreadable)) {
-    out += "  not readable: " + printable(line) + "\n";
+    out += "  not readable: " + wrap_text(printable(line), 16, 4, width);
   }
   if (!report->unreadable.empty() && ::geteuid() != 0) {
-    out += fmt::format("  (an ordinary user cannot read these; as root, `sudo gpu-preflight "
-                       "snapshot -o {}`, the snapshot holds them)\n",
-                       printable(o.capture_dir));
+    // A command that runs as given: sudo's secure_path may not hold this binary (the binary by
+    // its own path), and DIR now holds a snapshot (--force replaces it).
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::string binary = ec || self.empty() ? std::string("gpu-preflight") : self.string();
+    out += "  " +
+           wrap_text(fmt::format("(an ordinary user cannot read these; as root the snapshot holds "
+                                 "them: `sudo {} snapshot --force{}{} -o {}`)",
+                                 printable(shell_quote(binary)), o.capture.redact ? " --redact" : "",
+                                 o.root.empty() ? std::string()
+                                                : " --root " + printable(shell_quote(o.root)),
+                                 printable(shell_quote(o.capture_dir))),
+                     2, 3, width);
   }
   for (const auto& t : report->truncated) {
-    out += "  cut at the size cap: " + printable(t) + "\n";
+    out += "  cut at the size cap: " + wrap_text(printable(t), 22, 4, width);
   }
-  out += fmt::format("replay it with: gpu-preflight check --root {}\n", printable(o.capture_dir));
+  out += wrap_text(
+      fmt::format("replay it with: gpu-preflight check --root {}", printable(o.capture_dir)), 0, 2,
+      width);
   return write_stdout(out);
 }
 
@@ -1141,6 +1159,35 @@ int run_cli(int argc, char** argv) {
     }
     std::cerr << "gpu-preflight: error: " << parse_error_text(app, e) << " (see --help)\n";
     return k_exit_error;
+  }
+  // A check option given with a command that does not use it is an error, not silently ignored
+  // (`gpu-preflight --format json explain 79` would print text): each command names the check
+  // options it takes; exec, snapshot and check take them all.
+  {
+    const std::pair<CLI::App*, std::vector<std::string_view>> takes[] = {
+        {summarize_cmd, {}},
+        {diff_cmd, {}},
+        {help_cmd, {}},
+        {completion_cmd, {"--rules", "--disable", "--severity"}},
+        {explain_cmd, {"--rules", "--disable", "--severity"}},
+        {rules_cmd, {"--rules", "--disable", "--severity", "--format"}},
+    };
+    for (const auto& [cmd, allowed] : takes) {
+      if (!cmd->parsed()) {
+        continue;
+      }
+      for (const CLI::Option* opt : app.get_options()) {
+        const std::string name = opt->get_name();
+        if (opt->count() == 0 || name == "--help" || name == "--version" ||
+            std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
+          continue;
+        }
+        std::cerr << "gpu-preflight: error: " << cmd->get_name() << " takes no " << name
+                  << " (an option of check; see gpu-preflight " << cmd->get_name()
+                  << " --help)\n";
+        return k_exit_error;
+      }
+    }
   }
   if (!o.libcuda.empty()) {
     o.probe.libcuda = o.libcuda;

@@ -8,6 +8,7 @@
 #include "gpf/cli/cli.hpp"
 #include "gpf/knowledge/xid_catalog.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
+#include "gpf/report/text.hpp"
 #include "gpf/rules/xid.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -399,24 +401,19 @@ const Rule* rule_in(std::span<const Rule> rules, std::string_view id) {
   return it == rules.end() ? nullptr : &*it;
 }
 
-// Rules whose one input is one probe's data: when that probe did not run (skipped, failed), no
-// finding is no evidence, and the candidate is "not checked" rather than rejected.
-constexpr std::pair<std::string_view, std::string_view> k_rule_needs_probe[] = {
-    {"nvml.", "nvml"},
-    {"xid.", "kernel-log"},
-    {"rminit.", "kernel-log"},
-    {"nvswitch.sxid-", "kernel-log"},
-};
-
-bool probe_had_data(const ExplainLogChecked& checked, std::string_view rule) {
-  for (const auto& [prefix, name] : k_rule_needs_probe) {
-    if (rule.substr(0, prefix.size()) != prefix) {
+// Whether every probe the rule reads (its row's `.reads`) ran and gave its facts: when one did
+// not (skipped, failed: a kernel log a non-root user cannot read), no finding is no evidence,
+// and the candidate is "not checked" rather than rejected.
+bool inputs_read(const ExplainLogChecked& checked, const Rule& rule) {
+  for (const auto word : split(rule.reads, ' ')) {
+    if (word.empty()) {
       continue;
     }
-    const std::string_view probe = name; // clang 14 cannot capture a structured binding
     const auto it = std::find_if(checked.probes.begin(), checked.probes.end(),
-                                 [&](const ProbeStatus& p) { return p.name == probe; });
-    return it != checked.probes.end() && it->state == ProbeState::ok;
+                                 [&](const ProbeStatus& p) { return p.name == word; });
+    if (it == checked.probes.end() || it->state != ProbeState::ok) {
+      return false;
+    }
   }
   return true;
 }
@@ -435,24 +432,70 @@ std::vector<Candidate> candidates_of(const LogMatch& m, std::span<const Rule> ru
         }
       }
       c.state = !c.findings.empty()                                  ? CandidateState::confirmed
-                : c.rule == nullptr || !probe_had_data(*checked, id) ? CandidateState::not_checked
-                                                                     : CandidateState::rejected;
+                : c.rule == nullptr || !inputs_read(*checked, *c.rule) ? CandidateState::not_checked
+                                                                       : CandidateState::rejected;
     }
     out.push_back(std::move(c));
   }
   return out;
 }
 
-// The rule's remedy, or the first finding's remedy with real values when --check found it.
-std::string remedy_of(const Candidate& c) {
+// The first PCI address the quoted line names ("PCI:0000:44:00", "0000:b3:00.0"), normalised;
+// "" when none. A token is tried only with a "PCI:" prefix or a function after its last colon, so
+// that a time of day (13:13:04) is no address.
+std::string bus_in_line(std::string_view line) {
+  const auto address_char = [](char ch) {
+    return std::isxdigit(static_cast<unsigned char>(ch)) != 0 || ch == ':' || ch == '.' ||
+           ch == 'P' || ch == 'C' || ch == 'I';
+  };
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && !address_char(line[i])) {
+      ++i;
+    }
+    std::size_t end = i;
+    while (end < line.size() && address_char(line[end])) {
+      ++end;
+    }
+    std::string_view token = line.substr(i, end - i);
+    i = end;
+    while (!token.empty() && (token.back() == ':' || token.back() == '.')) {
+      token.remove_suffix(1);
+    }
+    const auto colon = token.rfind(':');
+    if (colon == std::string_view::npos) {
+      continue;
+    }
+    const bool pci = starts_with(token, "PCI:");
+    if (!pci && token.find('.', colon) == std::string_view::npos) {
+      continue;
+    }
+    if (const auto bus = normalize_bus_id(token)) {
+      return *bus;
+    }
+  }
+  return {};
+}
+
+// The rule's remedy, or the first finding's remedy with real values when --check found it; the
+// rule's with the bus id the quoted line names in place of its "<bus id>".
+std::string remedy_of(const Candidate& c, const LogMatch& m) {
   if (!c.findings.empty() && !c.findings.front()->remedy.empty()) {
     return c.findings.front()->remedy;
   }
-  if (c.rule != nullptr) {
-    return std::string(c.rule->remedy);
+  const Rule* rule = c.rule != nullptr ? c.rule : find_rule(c.id);
+  if (rule == nullptr) {
+    return {};
   }
-  const Rule* builtin = find_rule(c.id);
-  return builtin != nullptr ? std::string(builtin->remedy) : std::string();
+  std::string remedy(rule->remedy);
+  if (const std::string bus = bus_in_line(m.line); !bus.empty()) {
+    constexpr std::string_view k_placeholder = "<bus id>";
+    for (auto at = remedy.find(k_placeholder); at != std::string::npos;
+         at = remedy.find(k_placeholder, at + bus.size())) {
+      remedy.replace(at, k_placeholder.size(), bus);
+    }
+  }
+  return remedy;
 }
 
 std::string title_of(const Candidate& c) {
@@ -500,7 +543,7 @@ Json explanation_json(const ExplainLogOptions& o, const LogExplanation& ex,
       Json jc;
       jc["rule"] = c.id;
       jc["title"] = title_of(c);
-      jc["remedy"] = remedy_of(c);
+      jc["remedy"] = remedy_of(c, m);
       jc["state"] = state_name(c.state);
       Json found = Json::array();
       for (const Finding* f : c.findings) {
@@ -520,24 +563,45 @@ Json explanation_json(const ExplainLogOptions& o, const LogExplanation& ex,
   return doc;
 }
 
+// Wrapped to `width` as the check's text is (hanging indents, commands kept whole); everything
+// the log or the host wrote is shown with its control characters escaped, never obeyed.
 std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& ex,
-                             std::span<const Rule> rules, const ExplainLogChecked* checked) {
-  std::string out = fmt::format("explain-log: {} ({} lines, {} bytes{})\n",
-                                printable(o.path == "-" ? "stdin" : o.path), ex.lines, ex.bytes,
-                                ex.lines_cut > 0 ? fmt::format(", {} cut at 64 KiB", ex.lines_cut)
-                                                 : std::string());
+                             std::span<const Rule> rules, const ExplainLogChecked* checked,
+                             std::size_t width) {
+  // `lead` at `indent`, then text, continued `hang` columns in
+  const auto field = [&](std::size_t indent, std::string_view lead, std::string_view text,
+                         std::size_t hang) {
+    return std::string(indent, ' ') + std::string(lead) +
+           wrap_text(text, indent + lead.size(), hang, width);
+  };
+  std::string out =
+      field(0, "explain-log: ",
+            fmt::format("{} ({} lines, {} bytes{})", printable(o.path == "-" ? "stdin" : o.path),
+                        ex.lines, ex.bytes,
+                        ex.lines_cut > 0 ? fmt::format(", {} cut at 64 KiB", ex.lines_cut)
+                                         : std::string()),
+            2);
   if (ex.matches.empty()) {
-    out += "\nNo known error text in the log: nothing points at the node.\n";
+    out += "\n" + wrap_text("No known error text in the log: nothing points at the node.", 0, 2,
+                            width);
     return out;
   }
   std::vector<std::string> named;
   std::vector<std::string> confirmed;
+  std::vector<std::string> unchecked;
+  std::vector<std::string> unread; // the probes the unchecked candidates read
+  const auto add_once = [](std::vector<std::string>& list, const std::string& id) {
+    if (std::find(list.begin(), list.end(), id) == list.end()) {
+      list.push_back(id);
+    }
+  };
   for (const auto& m : ex.matches) {
     const bool node = m.cause == LogCause::node;
-    out += fmt::format("\n{}: {}\n", node ? "NODE" : "JOB", m.meaning);
+    out += "\n" + field(0, node ? "NODE: " : "JOB: ", printable(m.meaning), 2);
     if (!m.line.empty()) {
-      out += m.line_number > 0 ? fmt::format("  line {}: {}\n", m.line_number, m.line)
-                               : fmt::format("  kernel log: {}\n", m.line);
+      const std::string lead =
+          m.line_number > 0 ? fmt::format("line {}: ", m.line_number) : "kernel log: ";
+      out += field(2, lead, printable(m.line), 4);
     }
     if (m.count > 1) {
       out += fmt::format("  ({} times in all)\n", m.count);
@@ -549,48 +613,87 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
       for (const auto& c : candidates_of(m, rules, checked)) {
         const std::string state =
             checked != nullptr ? fmt::format(" [{}]", state_name(c.state)) : std::string();
-        out += fmt::format("    {}{}: {}\n", c.id, state, title_of(c));
+        out += field(4, fmt::format("{}{}: ", c.id, state), printable(title_of(c)), 8);
         for (const Finding* f : c.findings) {
-          out += fmt::format("      found: {}\n", f->message);
+          out += field(6, "found: ", printable(f->message), 8);
         }
-        if (checked == nullptr || c.state == CandidateState::confirmed) {
-          out += fmt::format("      remedy: {}\n", remedy_of(c));
+        if (checked == nullptr || c.state != CandidateState::rejected) {
+          out += field(6, "remedy: ", printable(remedy_of(c, m)), 8);
         }
-        if (std::find(named.begin(), named.end(), c.id) == named.end()) {
-          named.push_back(c.id);
+        add_once(named, c.id);
+        if (c.state == CandidateState::confirmed) {
+          add_once(confirmed, c.id);
         }
-        if (c.state == CandidateState::confirmed &&
-            std::find(confirmed.begin(), confirmed.end(), c.id) == confirmed.end()) {
-          confirmed.push_back(c.id);
+        if (c.state == CandidateState::not_checked) {
+          add_once(unchecked, c.id);
+          if (c.rule != nullptr) {
+            for (const auto word : split(c.rule->reads, ' ')) {
+              if (!word.empty()) {
+                add_once(unread, std::string(word));
+              }
+            }
+          }
         }
       }
     }
     if (!m.source.empty()) {
-      out += fmt::format("  source: {}\n", m.source);
+      out += field(2, "source: ", printable(m.source), 4);
     }
   }
   out += "\n";
   if (named.empty()) {
-    out += "Nothing points at the node: the errors above are the job's own.\n";
+    out += wrap_text("Nothing points at the node: the errors above are the job's own.", 0, 2, width);
   } else if (checked == nullptr) {
-    out += fmt::format("Node causes named (hypotheses until checked): {}.\nConfirm them on the "
-                       "node: gpu-preflight explain-log --check {}\n",
-                       fmt::join(named, ", "), o.path);
-  } else if (confirmed.empty()) {
-    out += fmt::format("The check ({}) confirms none of the candidates: look at the job, or check "
-                       "the node the job ran on.\n",
-                       verdict_name(checked->assessment.verdict));
+    out += wrap_text(fmt::format("Node causes named (hypotheses until checked): {}.",
+                                 fmt::join(named, ", ")),
+                     0, 2, width);
+    out += wrap_text(fmt::format("Confirm them on the node: `gpu-preflight explain-log --check {}`",
+                                 printable(o.path)),
+                     0, 2, width);
   } else {
-    out += fmt::format("Confirmed on this node: {}.\n", fmt::join(confirmed, ", "));
+    if (confirmed.empty()) {
+      out += wrap_text(fmt::format("The check ({}) confirms none of the candidates{}",
+                                   verdict_name(checked->assessment.verdict),
+                                   unchecked.empty() ? ": look at the job, or check the node the "
+                                                       "job ran on."
+                                                     : "."),
+                       0, 2, width);
+    } else {
+      out += wrap_text(fmt::format("Confirmed on this node: {}.", fmt::join(confirmed, ", ")), 0,
+                       2, width);
+    }
+    if (!unchecked.empty()) {
+      // what the check could not read, so that "none confirmed" is not read as "none there"
+      std::vector<std::string> missing;
+      for (const auto& p : checked->probes) {
+        if (p.state != ProbeState::ok &&
+            std::find(unread.begin(), unread.end(), p.name) != unread.end()) {
+          const std::string_view why = p.message;
+          missing.push_back(printable(fmt::format(
+              "{} ({})", p.what.empty() ? p.name : p.what,
+              why.empty() ? std::string_view(p.state == ProbeState::skipped ? "skipped"
+                                                                            : "unreadable")
+                          : why.substr(0, why.find(" (")))));
+        }
+      }
+      out += wrap_text(fmt::format("Not checked: {}; what they read could not be read here{}. "
+                                   "Run the check as root, or on a snapshot taken as root.",
+                                   fmt::join(unchecked, ", "),
+                                   missing.empty() ? std::string()
+                                                   : fmt::format(": {}", fmt::join(missing, "; "))),
+                       0, 2, width);
+    }
   }
   return out;
 }
 
-bool any_confirmed(const LogExplanation& ex, std::span<const Rule> rules,
-                   const ExplainLogChecked& a) {
+// Whether the check leaves a node cause standing: a candidate confirmed, or one it could not
+// check (exit 0 only when every candidate was checked and rejected).
+bool node_not_cleared(const LogExplanation& ex, std::span<const Rule> rules,
+                      const ExplainLogChecked& a) {
   for (const auto& m : ex.matches) {
     for (const auto& c : candidates_of(m, rules, &a)) {
-      if (c.state == CandidateState::confirmed) {
+      if (c.state == CandidateState::confirmed || c.state == CandidateState::not_checked) {
         return true;
       }
     }
@@ -601,6 +704,10 @@ bool any_confirmed(const LogExplanation& ex, std::span<const Rule> rules,
 // Reads path ("-" = stdin) through the explainer; the OS reason on failure.
 std::optional<std::string> stream_file(const std::string& path, LogExplainer& explainer) {
   const bool stdin_input = path == "-";
+  if (stdin_input && ::isatty(STDIN_FILENO) == 1) { // not waiting silently for nobody's typing
+    std::cerr << "gpu-preflight: explain-log: reading the job's log from the terminal; paste it "
+                 "and end with Ctrl-D, or name the log file (gpu-preflight explain-log job.log)\n";
+  }
   const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     return std::string(std::strerror(errno));
@@ -653,8 +760,10 @@ CLI::App* add_explain_log_command(CLI::App& app, ExplainLogOptions& o) {
               "  gpu-preflight explain-log slurm-1234.out\n"
               "  kubectl logs trainer-0 | gpu-preflight explain-log - --check\n"
               "  gpu-preflight explain-log job.log --check --root node17 --format json\n\n"
-              "Exit status: 0 nothing points at the node, 1 a node cause is named (with --check:\n"
-              "confirmed), 2 the log could not be read or the check could not run.");
+              "Exit status: 0 nothing points at the node (with --check: every candidate checked\n"
+              "and rejected), 1 a node cause is named (with --check: confirmed, or not checked\n"
+              "because an input it reads could not be read), 2 the log could not be read or\n"
+              "the check could not run.");
   return cmd;
 }
 
@@ -675,11 +784,11 @@ int run_explain_log(const ExplainLogOptions& o, std::span<const Rule> rules,
     }
   }
   const ExplainLogChecked* checked = assessed ? &*assessed : nullptr;
-  const bool node = checked != nullptr ? any_confirmed(ex, rules, *checked) : ex.node_cause();
+  const bool node = checked != nullptr ? node_not_cleared(ex, rules, *checked) : ex.node_cause();
   const int exit_code = node ? k_exit_not_ready : k_exit_ready;
   std::string out = o.format == "json"
                         ? explanation_json(o, ex, rules, checked, exit_code).dump(2) + "\n"
-                        : explanation_text(o, ex, rules, checked);
+                        : explanation_text(o, ex, rules, checked, text_width(STDOUT_FILENO));
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     std::cerr << "gpu-preflight: error: cannot write the report\n";

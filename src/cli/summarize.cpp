@@ -43,8 +43,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-// One report's text is parsed only up to this size (a real report is tens of KiB); a longer file
-// is read as JSON lines, each line under the same cap, so memory stays bounded for any input.
+// One report's text is parsed only up to this size (a real report is tens of KiB); an input is
+// read one document at a time, each under the cap, so memory stays bounded for any input.
 constexpr std::size_t k_document_cap = 16u << 20;
 // Lists in the text output name this many nodes, then "+N more" (the JSON has them all).
 constexpr std::size_t k_text_list = 12;
@@ -79,14 +79,17 @@ struct FigureInfo {
   // by a few per cent in start-up and bandwidth from run to run; that is no outlier.
   double min_fraction;
   double min_amount;
+  // Which side of the median is worse: a node that starts CUDA faster, or runs cooler, than its
+  // identical peers is no outlier to act on.
+  bool higher_is_worse;
 };
 constexpr std::array<FigureInfo, 6> k_figures{{
-    {"cuda_startup_ms", "CUDA start-up", "ms", true, 0.2, 0},
-    {"pcie_link_width", "PCIe link width", "lanes", false, 0, 0.5},
-    {"gpu_temperature_c", "GPU temperature", "C", false, 0, 5},
-    {"h2d_gbps", "host-to-device bandwidth", "GB/s", true, 0.1, 0},
-    {"d2h_gbps", "device-to-host bandwidth", "GB/s", true, 0.1, 0},
-    {"peer_gbps", "peer copy bandwidth", "GB/s", true, 0.1, 0},
+    {"cuda_startup_ms", "CUDA start-up", "ms", true, 0.2, 0, true},
+    {"pcie_link_width", "PCIe link width", "lanes", false, 0, 0.5, false},
+    {"gpu_temperature_c", "GPU temperature", "C", false, 0, 5, true},
+    {"h2d_gbps", "host-to-device bandwidth", "GB/s", true, 0.1, 0, false},
+    {"d2h_gbps", "device-to-host bandwidth", "GB/s", true, 0.1, 0, false},
+    {"peer_gbps", "peer copy bandwidth", "GB/s", true, 0.1, 0, false},
 }};
 static_assert(static_cast<std::size_t>(Figure::peer_bandwidth) + 1 == k_figures.size());
 
@@ -757,7 +760,8 @@ void Fleet::add_outliers(Figure figure, std::vector<Outlier>& out) const {
         std::max(info(figure).min_fraction * std::abs(r.median), info(figure).min_amount);
     for (const auto* n : nodes) {
       const double v = value(*n)->value;
-      if (std::abs(r.deviations(v)) > k_outlier_mads && std::abs(v - r.median) >= least) {
+      const bool worse = info(figure).higher_is_worse ? v > r.median : v < r.median;
+      if (worse && std::abs(r.deviations(v)) > k_outlier_mads && std::abs(v - r.median) >= least) {
         out.push_back(
             {n, figure, r.median, r.mad, nodes.size(), group_key.first, group_key.second});
       }
@@ -1179,8 +1183,27 @@ std::string Fleet::to_text(std::size_t width) const {
     if (!remedy.empty()) {
       out += wrap_text("remedy: " + remedy, 2, 4, width).insert(0, "  ");
     }
+    // A host that reads as a hostlist expression ("node[1-4]", "a,b") would drain nodes no
+    // report is about: it is named, never put in the command.
+    std::vector<std::string> expressions;
+    std::erase_if(not_ready, [&](const std::string& name) {
+      const bool expression = name.find_first_of("[],") != std::string::npos;
+      if (expression) {
+        expressions.push_back(name);
+      }
+      return expression;
+    });
     if (!not_ready.empty()) {
       out += drain_commands(not_ready, fmt::format("gpu-preflight: {}", printable(g.id)), width);
+    }
+    if (!expressions.empty()) {
+      out += wrap_text(fmt::format("not drained: the host name{} {} read{} as a Slurm hostlist "
+                                   "expression, which would drain other nodes too",
+                                   expressions.size() == 1 ? "" : "s",
+                                   printable(listed(expressions)),
+                                   expressions.size() == 1 ? "s" : ""),
+                       2, 4, width)
+                 .insert(0, "  ");
     }
   }
   std::vector<std::string> future;
@@ -1459,104 +1482,272 @@ std::string Fleet::to_html() const {
   return out;
 }
 
-// JSON lines from `in` (after `prefix`, what was read already): each line one document, each
-// capped. A first line that is no JSON value means the input is neither one report nor JSON lines.
-void read_lines(std::istream& in, std::string prefix, const std::string& name, Fleet& fleet) {
-  std::string line;
-  bool overflow = false;
-  std::size_t number = 0;
-  bool seen_document = false;
-  bool give_up = false;
-  const auto finish = [&] {
-    ++number;
-    const std::string source = fmt::format("{}:{}", name, number);
-    if (overflow) {
-      fleet.not_a_report();
-      fleet.unreadable(source, fmt::format("a line longer than {} MiB", k_document_cap >> 20));
-    } else if (!trim(line).empty()) {
-      if (!seen_document) {
-        seen_document = true;
-        if (!nlohmann::json::accept(line)) {
-          fleet.not_a_report();
-          fleet.unreadable(name, "not valid JSON (neither one report nor JSON lines)");
-          give_up = true;
-          return;
-        }
-      }
-      fleet.document(line, source);
-    }
-    line.clear();
-    overflow = false;
-  };
-  const auto feed = [&](std::string_view chunk) {
-    while (!chunk.empty() && !give_up) {
-      const auto nl = chunk.find('\n');
-      const auto piece = chunk.substr(0, nl);
-      if (!overflow) {
-        if (line.size() + piece.size() > k_document_cap) {
-          overflow = true;
-          line.clear();
-          line.shrink_to_fit();
-        } else {
-          line.append(piece);
-        }
-      }
-      if (nl == std::string_view::npos) {
-        return;
-      }
-      finish();
-      chunk.remove_prefix(nl + 1);
-    }
-  };
-  feed(prefix);
-  prefix.clear();
-  prefix.shrink_to_fit();
-  std::string buf(1 << 16, '\0');
-  while (!give_up && in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    feed(std::string_view(buf.data(), static_cast<std::size_t>(in.gcount())));
+// A stream buffer over an input that keeps the text of the document being read. sax_parse reads
+// an istream through its buffer one character at a time and stops after a document's last
+// character, so what it consumed since mark() is exactly one document (with the white space
+// before it). Text handed to replay() is read again before the rest of the input. At most
+// k_document_cap bytes of a document are kept; a longer one is still read to its end.
+class DocumentBuffer : public std::streambuf {
+public:
+  explicit DocumentBuffer(std::istream& in) : m_in(in), m_chunk(1 << 16, '\0') {}
+
+  void mark() {
+    m_doc.clear();
+    m_over = false;
+    m_eof = false;
+    m_start = gptr();
   }
-  if (!give_up && (!line.empty() || overflow)) {
-    finish();
+  // The text consumed since mark(); empty when it was longer than the cap.
+  std::string take() {
+    keep(gptr());
+    m_start = gptr();
+    return m_over ? std::string() : std::move(m_doc);
   }
+  bool over() const { return m_over; }
+  bool eof() const { return m_eof; }
+  bool bad() const { return m_in.bad(); }
+  void replay(std::string text) {
+    keep(gptr());
+    text.append(gptr(), egptr()); // what was read ahead and not consumed follows it
+    m_replay = std::move(text);
+    m_replaying = true;
+    setg(m_replay.data(), m_replay.data(), m_replay.data() + m_replay.size());
+    m_start = gptr();
+  }
+  // Consumes the input up to the next line that begins with "{" (a document that went wrong:
+  // its rest is skipped, not read line by line as documents). The text skipped, at most the cap.
+  // line_start: what was consumed last ended a line.
+  std::string skip_to_document(bool line_start) {
+    std::string skipped;
+    for (int c = sgetc(); c != traits_type::eof(); c = snextc()) {
+      if (line_start && c == '{') {
+        break;
+      }
+      line_start = c == '\n';
+      if (skipped.size() < k_document_cap) {
+        skipped += static_cast<char>(c);
+      }
+    }
+    m_start = gptr();
+    return skipped;
+  }
+
+protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) {
+      return traits_type::to_int_type(*gptr());
+    }
+    keep(egptr());
+    if (m_replaying) {
+      m_replaying = false;
+      m_replay.clear();
+    }
+    m_in.read(m_chunk.data(), static_cast<std::streamsize>(m_chunk.size()));
+    const auto n = static_cast<std::size_t>(m_in.gcount());
+    setg(m_chunk.data(), m_chunk.data(), m_chunk.data() + n);
+    m_start = gptr();
+    if (n == 0) {
+      m_eof = true;
+      return traits_type::eof();
+    }
+    return traits_type::to_int_type(*gptr());
+  }
+
+private:
+  void keep(const char* end) {
+    if (m_start == nullptr || end == nullptr || end <= m_start) {
+      return;
+    }
+    const auto n = static_cast<std::size_t>(end - m_start);
+    if (!m_over && m_doc.size() + n > k_document_cap) {
+      m_over = true;
+      m_doc.clear();
+      m_doc.shrink_to_fit();
+    }
+    if (!m_over) {
+      m_doc.append(m_start, n);
+    }
+    m_start = end;
+  }
+
+  std::istream& m_in;
+  std::string m_chunk;
+  std::string m_replay;
+  bool m_replaying = false;
+  std::string m_doc;
+  const char* m_start = nullptr;
+  bool m_over = false;
+  bool m_eof = false;
+};
+
+// Accepts any JSON: only where a document ends, and whether it is one, matter.
+class AnySax : public nlohmann::json_sax<nlohmann::json> {
+public:
+  bool null() override { return true; }
+  bool boolean(bool /*v*/) override { return true; }
+  bool number_integer(number_integer_t /*v*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*v*/) override { return true; }
+  bool number_float(number_float_t /*v*/, const string_t& /*s*/) override { return true; }
+  bool string(string_t& /*v*/) override { return true; }
+  bool binary(binary_t& /*v*/) override { return true; }
+  bool start_object(std::size_t /*n*/) override { return true; }
+  bool key(string_t& /*k*/) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t /*n*/) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
+                   const nlohmann::detail::exception& /*e*/) override {
+    return false;
+  }
+};
+
+// Where a document that went wrong holds the start of the next one: a report's opening brace
+// ("{" and its first member "schema_version", which check writes first and no nested object
+// has), wherever the killed node's output stopped; else a line that begins with "{" (a JSON line,
+// or a pretty report's top-level brace). Searched after the document's own first character;
+// npos when none.
+std::size_t next_document_start(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) {
+    return std::string_view::npos;
+  }
+  for (auto at = text.find('{', first + 1); at != std::string_view::npos;
+       at = text.find('{', at + 1)) {
+    const auto member = text.find_first_not_of(" \t\r\n", at + 1);
+    if (member != std::string_view::npos && text.substr(member, 16) == "\"schema_version\"") {
+      return at;
+    }
+  }
+  const auto line = text.find("\n{", first + 1);
+  return line == std::string_view::npos ? line : line + 1;
 }
 
-// One input: a whole report (or an array of them) when it fits the cap and parses as one JSON
-// value, JSON lines otherwise.
+// One input: a stream of JSON documents, as jq reads them: one report (or an array of them, as
+// `jq -s` writes it), reports one after another (`cat reports/*.json`, `srun … --format json`),
+// or JSON lines. A document is parsed by nlohmann's SAX parser, which stops at its end; a
+// document that goes wrong (cut short by a killed check, a damaged line) is the input up to the
+// next line that starts a document, and reading goes on from there. An input whose first document
+// is no JSON at all is one damaged report. A source is the input's name when it holds one
+// document, "name:line" for each of several.
 void read_input(std::istream& in, const std::string& name, Fleet& fleet, bool file) {
-  // Up to the cap and one byte more, in pieces: most reports are a few KiB.
-  std::string head;
-  std::string buf(1 << 16, '\0');
-  while (head.size() <= k_document_cap && in) {
-    const std::size_t want = std::min(buf.size(), k_document_cap + 1 - head.size());
-    in.read(buf.data(), static_cast<std::streamsize>(want));
-    head.append(buf.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) {
-    fleet.not_a_report();
-    return fleet.unreadable(name, "read error");
-  }
-  if (head.size() <= k_document_cap) {
-    if (trim(head).empty()) {
+  DocumentBuffer buffer(in);
+  std::istream stream(&buffer);
+  std::size_t line = 1;    // the line the next consumed text starts on
+  std::size_t count = 0;   // documents met
+  std::optional<std::pair<std::string, std::size_t>> held; // the first document, until a second
+  const auto source = [&](std::size_t at) { return fmt::format("{}:{}", name, at); };
+  const auto release_held = [&] {
+    if (held) {
+      fleet.document(held->first, source(held->second));
+      held.reset();
+    }
+  };
+  // The line a document starts on, from its text (leading white space included).
+  const auto start_line = [&](std::string_view text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    return line + static_cast<std::size_t>(
+                      std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(
+                                                                  std::min(first, text.size())),
+                                 '\n'));
+  };
+  for (;;) {
+    buffer.mark();
+    AnySax sax;
+    const bool ok = nlohmann::json::sax_parse(stream, &sax, nlohmann::json::input_format_t::json,
+                                              false);
+    const bool at_end = buffer.eof();
+    const bool over = buffer.over();
+    std::string text = buffer.take();
+    stream.clear();
+    if (buffer.bad()) {
+      release_held();
       fleet.not_a_report();
-      // an empty file is a node whose check wrote nothing; empty standard input is no input
-      return file ? fleet.no_report(name, "", "empty report") : fleet.unreadable(name, "empty");
+      return fleet.unreadable(name, "read error");
     }
-    if (json_depth_within(head) && nlohmann::json::accept(head)) {
-      return fleet.document(head, name);
+    if (!over && !ok && at_end && trim(text).empty()) { // nothing but white space left
+      break;
     }
-    // JSON lines, or one damaged report: a one-document input names its own parse error
-    const auto first_nl = head.find('\n');
-    const auto first = trim(std::string_view(head).substr(0, first_nl));
-    if (first_nl == std::string::npos || trim(std::string_view(head).substr(first_nl)).empty() ||
-        !nlohmann::json::accept(first)) {
-      return fleet.document(head, name);
+    ++count;
+    if (over) {
+      release_held();
+      fleet.not_a_report();
+      fleet.unreadable(count == 1 ? name : source(line),
+                       fmt::format("a document longer than {} MiB", k_document_cap >> 20));
+      if (!ok && !at_end) {
+        const std::string skipped = buffer.skip_to_document(false);
+        line += static_cast<std::size_t>(std::count(skipped.begin(), skipped.end(), '\n'));
+      }
+      if (!ok && at_end) {
+        break;
+      }
+      continue;
+    }
+    const std::size_t at = start_line(text);
+    if (ok) {
+      line += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+      if (count == 1) {
+        held.emplace(std::move(text), at);
+      } else {
+        release_held();
+        fleet.document(text, source(at));
+      }
+      continue;
+    }
+    // It went wrong: up to the next document's start, or to the end of its line. A little of
+    // what follows is read ahead, so that a report starting at the very character that went
+    // wrong ("...,{" where a killed node's output stopped) is found; it is given back otherwise.
+    std::size_t ahead = 0;
+    if (!at_end) {
+      std::string more(64, '\0');
+      stream.read(more.data(), static_cast<std::streamsize>(more.size()));
+      ahead = static_cast<std::size_t>(stream.gcount());
+      stream.clear();
+      text.append(more.data(), ahead);
+    }
+    const auto next = next_document_start(text);
+    if (next == std::string::npos && ahead > 0) {
+      buffer.replay(text.substr(text.size() - ahead));
+      text.resize(text.size() - ahead);
+    }
+    if (next != std::string::npos) {
+      buffer.replay(text.substr(next));
+      text.resize(next);
+    } else if (count == 1 && !at_end) {
+      // the first document is no JSON at all: the input is one damaged report (or not ours),
+      // named by its own parse error when it fits the cap
+      const std::size_t rest = k_document_cap + 1 - std::min(text.size(), k_document_cap + 1);
+      std::string more(rest, '\0');
+      stream.read(more.data(), static_cast<std::streamsize>(more.size()));
+      text.append(more.data(), static_cast<std::size_t>(stream.gcount()));
+      if (text.size() > k_document_cap) {
+        fleet.not_a_report();
+        return fleet.unreadable(
+            name, "not valid JSON (neither one report, reports one after another, nor JSON lines)");
+      }
+      return fleet.document(text, name);
+    } else if (!at_end) {
+      text += buffer.skip_to_document(!text.empty() && text.back() == '\n');
+    }
+    line += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    const bool only = count == 1 && at_end && next == std::string::npos;
+    if (only && trim(text).empty()) {
+      break;
+    }
+    release_held();
+    fleet.document(text, only ? name : source(at));
+    if (at_end && next == std::string::npos) {
+      break;
     }
   }
-  // the rest of the input when the head is only its beginning (decided before head is moved)
-  std::istringstream none;
-  std::istream& rest = head.size() <= k_document_cap ? none : in;
-  read_lines(rest, std::move(head), name, fleet);
+  if (held) { // one document: the input's own name
+    fleet.document(held->first, count == 1 ? name : source(held->second));
+    held.reset();
+  }
+  if (count == 0) {
+    fleet.not_a_report();
+    // an empty file is a node whose check wrote nothing; empty standard input is no input
+    return file ? fleet.no_report(name, "", "empty report") : fleet.unreadable(name, "empty");
+  }
 }
 
 std::optional<std::int64_t> parse_age(const std::string& text) {
@@ -1595,8 +1786,8 @@ CLI::App* add_summarize_command(CLI::App& app, SummarizeOptions& o) {
       "Summarise many nodes' JSON reports: verdicts, findings, spread, outliers (docs/fleet.md)");
   cmd->add_option(
          "paths", o.paths,
-         "Report files, directories of them (*.json, *.jsonl), or - for JSON lines on stdin "
-         "(the default)")
+         "Report files, directories of them (*.json, *.jsonl), or - for standard input (the "
+         "default): reports one after another, as srun or cat write them, or JSON lines")
       ->type_name("PATH");
   cmd->add_option("--format", o.format,
                   "Output format: text (default), json, or html (one self-contained page: the "
@@ -1625,6 +1816,10 @@ int run_summarize(const SummarizeOptions& o) {
   }
   for (const auto& path : paths) {
     if (path == "-") {
+      if (::isatty(STDIN_FILENO) == 1) { // not waiting silently for what nobody is typing
+        std::cerr << "gpu-preflight: summarize: reading reports from the terminal; end with "
+                     "Ctrl-D, or name report files (gpu-preflight summarize reports/)\n";
+      }
       read_input(std::cin, "stdin", fleet, false);
       continue;
     }

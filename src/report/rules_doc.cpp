@@ -62,6 +62,17 @@ std::string_view stage_name(Stage stage) {
   return k_names(stage);
 }
 
+// A source for a reader at a terminal: a URL as it is; a page of this repository's docs/ by where
+// the package installs it (cmake/packaging.cmake: docs/ into /usr/share/doc/gpu-preflight), since
+// an installed tool has no repository beside it. The JSON and docs/rules.md keep the path.
+static std::string reader_source(std::string_view source) {
+  constexpr std::string_view k_docs = "docs/";
+  if (source.substr(0, k_docs.size()) != k_docs) {
+    return std::string(source);
+  }
+  return fmt::format("/usr/share/doc/gpu-preflight/{}", source.substr(k_docs.size()));
+}
+
 std::string render_rules_text(std::span<const Rule> rules, std::size_t width) {
   const auto list = sorted(rules);
   std::size_t id_width = 2;
@@ -98,7 +109,7 @@ std::string render_rules_text(std::span<const Rule> rules, std::size_t width) {
              wrapped(fmt::format("lower: {}", r->severity_from), indent, indent + 7);
     }
     out += std::string(indent, ' ') +
-           wrapped(fmt::format("source: {}", r->source), indent, indent + 8);
+           wrapped(fmt::format("source: {}", reader_source(r->source)), indent, indent + 8);
   }
   out += '\n';
   out += wrapped(fmt::format("{} rules. `gpu-preflight explain ID` tells what one means "
@@ -230,7 +241,7 @@ std::string render_explain(const Rule& r) {
                  fmt::format("usually {}; when one is found, it is named as the primary cause",
                              caused_by_text(r)));
   }
-  return out + fmt::format("{:<11}{}\n", "Sources:", r.source); // a URL is never cut
+  return out + fmt::format("{:<11}{}\n", "Sources:", reader_source(r.source)); // never cut
 }
 
 } // namespace gpf

@@ -2,6 +2,7 @@
 // what the job gets, why it gets less than every GPU, and the primary cause. All of it comes from
 // the assessment; nothing here re-derives a cause.
 #include "gpf/report/report.hpp"
+#include "gpf/facts/cuda_json.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>
@@ -9,7 +10,7 @@
 namespace gpf {
 
 std::string cause_label(const Finding& f) {
-  return f.gpu ? f.id + " " + *f.gpu : f.id;
+  return f.gpu ? f.id + " " + *f.gpu : f.where.empty() ? f.id : f.id + " " + f.where;
 }
 
 std::string verdict_headline(const Assessment& a) {
@@ -46,6 +47,26 @@ std::string verdict_headline(const Assessment& a) {
     s += ": " + printable(cause_label(*primary)) + more();
   }
   return s;
+}
+
+std::string versions_line(const Facts& facts) {
+  const DriverFacts& d = facts.driver;
+  std::vector<std::string> parts;
+  if (!d.version_text.empty()) {
+    const std::string_view flavour = d.flavour == DriverFlavour::open          ? " (open)"
+                                     : d.flavour == DriverFlavour::proprietary ? " (proprietary)"
+                                                                               : "";
+    parts.push_back(fmt::format("driver {}{}", d.version_text, flavour));
+  } else {
+    parts.emplace_back(d.loaded ? "driver version unknown" : "driver not loaded");
+  }
+  if (facts.cuda.driver_version) {
+    parts.push_back("CUDA " + cuda_version_text(*facts.cuda.driver_version));
+  }
+  if (!facts.kernel.release.empty()) {
+    parts.push_back("kernel " + facts.kernel.release);
+  }
+  return printable(fmt::format("{}", fmt::join(parts, ", ")));
 }
 
 std::string not_checked(const Facts& facts) {

@@ -232,6 +232,9 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   std::string out = fmt::format("gpu-preflight: {} — ", p.paint(verdict_word, verdict_colour));
   append_wrapped(out, verdict_headline(a), columns("gpu-preflight: " + verdict_word + " — "), 2,
                  width);
+  // what a ticket needs with the verdict, as nvidia-smi's header gives it
+  out += "  ";
+  append_wrapped(out, versions_line(r.facts), 2, 4, width);
   const bool fold = a.verdict == Verdict::pass && !opt.verbose;
   std::vector<const Finding*> folded_infos;
   for (const auto& f : a.findings) {

@@ -1,6 +1,7 @@
 // Rules whose id starts with "cuda.": CUDA: the job's CUDA version against the driver, and what the
 // live CUDA probe saw (library, symbols, cuInit, each GPU, the multi-GPU test).
 #include "common.hpp"
+#include "gpu_hang.hpp"
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/multi_gpu_cut.hpp"
 #include "gpf/util/robust.hpp"
@@ -294,20 +295,6 @@ bool multi_hung(const CudaFacts& cuda) {
                      [](const CudaStep& s) { return s.timed_out; });
 }
 
-std::string multi_remedy(const Facts& f) {
-  std::string remedy =
-      "Start the job on one GPU (the recommendation keeps the first usable one). "
-      "To use several GPUs: try NCCL_P2P_DISABLE=1 (NCCL then avoids peer-to-peer copies); "
-      "check PCIe ACS on the bridges above the GPUs (`lspci -vvv`: ACSCtl SrcValid+/ReqRedir+/CmpltRedir+ should be off) and the IOMMU (`iommu=pt`, or VT-d/AMD-Vi off in the firmware); "
-      "on a virtual machine, ask for GPUs with peer-to-peer support";
-  if (f.kernel.version && *f.kernel.version < Version({5, 5, 0})) {
-    remedy += fmt::format(
-        "; kernel {} is below 5.5: upgrading it is a known remedy for multi-GPU start-up hangs",
-        f.kernel.version->str());
-  }
-  return remedy;
-}
-
 const CudaDevice* device_at(const CudaFacts& cuda, int index) {
   for (const auto& d : cuda.devices) {
     if (d.index == index) {
@@ -325,8 +312,9 @@ struct MultiCauses {
   std::vector<std::string> evidence;
 };
 
-MultiCauses multi_causes(const Facts& f) {
-  const auto& cuda = f.cuda;
+// The pairs of GPUs (CUDA indices) whose copies failed, or every pair the child covered when it
+// hung before any copy.
+std::vector<std::pair<int, int>> multi_pairs(const CudaFacts& cuda) {
   std::vector<std::pair<int, int>> pairs;
   for (const auto& p : cuda.peers) {
     if (!p.ok) {
@@ -340,8 +328,13 @@ MultiCauses multi_causes(const Facts& f) {
       }
     }
   }
+  return pairs;
+}
+
+MultiCauses multi_causes(const Facts& f) {
+  const auto& cuda = f.cuda;
   MultiCauses out;
-  for (const auto& [from, to] : pairs) {
+  for (const auto& [from, to] : multi_pairs(cuda)) {
     const CudaDevice* a = device_at(cuda, from);
     const CudaDevice* b = device_at(cuda, to);
     if (!a || !b) {
@@ -403,9 +396,17 @@ std::vector<Hit> multi_evidence_hits(const RuleContext& c, bool hung) {
     ev.push_back(found.evidence[i]);
   }
   Hit hit{std::move(message), std::move(ev)};
-  hit.effect = Effect::single_gpu_only;
   hit.headline = hung ? "the multi-GPU test hung" : "the multi-GPU test failed";
-  hit.remedy = multi_remedy(c.facts);
+  GpuHang h;
+  h.transport = "peer-to-peer copies (cuMemcpyPeer)";
+  for (const auto& [from, to] : multi_pairs(cuda)) {
+    const CudaDevice* a = device_at(cuda, from);
+    const CudaDevice* b = device_at(cuda, to);
+    if (a && b) {
+      h.pairs.emplace_back(a->bus_id, b->bus_id);
+    }
+  }
+  judge_gpu_hang(c, h, hit);
   return {hit};
 }
 
@@ -872,6 +873,7 @@ std::span<const Rule> cuda_rules() {
        .evidence =
            "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
            "cuDriverGetVersion when only the CUDA probe knows the driver (WSL2).",
+       .reads = "compat",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
          if (!r.judged || r.judgement.status != CudaDriverStatus::too_old) {
@@ -917,6 +919,7 @@ std::span<const Rule> cuda_rules() {
            "Framework wheels usually carry SASS for common GPUs, so training often works; "
            "the warning says it is not guaranteed.",
        .evidence = "The job's CUDA version and the driver version, as for cuda.driver-too-old.",
+       .reads = "compat",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
          if (!r.judged || r.judgement.status != CudaDriverStatus::minor_version_compat) {
@@ -947,6 +950,7 @@ std::span<const Rule> cuda_rules() {
            "It is supported on data-center GPUs, select NGC-ready RTX parts and Jetson only.",
        .evidence =
            "The libcuda.so.1 the loader picks (its path has a compat/ component) and its version against the kernel module's.",
+       .reads = "compat driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.forward_compat) {
@@ -1105,6 +1109,7 @@ std::span<const Rule> cuda_rules() {
        .evidence = "The CUresult of the enumeration child's first failed step (cuInit: "
                    "CUDA_ERROR_STUB_LIBRARY, 34) or a loaded libcuda whose file (dlinfo "
                    "RTLD_DI_LINKMAP) lies under /stubs/; LD_LIBRARY_PATH of the job environment.",
+       .reads = "cuda",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          const bool stub_path = contains(cuda.library_path, "/stubs/");
@@ -1142,6 +1147,7 @@ std::span<const Rule> cuda_rules() {
            "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804), the libcuda file loaded, "
            "cuDriverGetVersion, and the kernel module's version (proc/driver/nvidia/version, "
            "else sys/module/nvidia/version).",
+       .reads = "cuda driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::mismatch) {
@@ -1349,6 +1355,7 @@ std::span<const Rule> cuda_rules() {
            "It stays in the recommendation and never counts against --min-gpus.",
        .evidence =
            "the failing step and its CUresult, the processes holding the GPU's device node (/proc/<pid>/fd), the compute mode",
+       .reads = "cuda",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {

@@ -45,6 +45,7 @@ std::span<const Rule> devnode_rules() {
        .evidence =
            "Whether dev/nvidiactl exists (stat), judged only when proc/driver/nvidia exists "
            "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
+       .reads = "devices",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(c, "dev/nvidiactl",
                              "every CUDA and NVML client opens it first, so CUDA cannot start");
@@ -67,6 +68,7 @@ std::span<const Rule> devnode_rules() {
        .evidence =
            "Whether dev/nvidia-uvm exists (stat), judged only when proc/driver/nvidia exists "
            "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
+       .reads = "devices",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(
              c, "dev/nvidia-uvm",
@@ -90,6 +92,7 @@ std::span<const Rule> devnode_rules() {
        .evidence = "dev/nvidiactl and dev/nvidia-uvm where they exist: their file type (stat: a "
                    "character device) and whether this user may open them read-write (faccessat "
                    "R_OK|W_OK with the effective ids).",
+       .reads = "devices",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& node : c.facts.devices) {

@@ -251,6 +251,7 @@ std::span<const Rule> driver_rules() {
            "module.nouveau-loaded kernel.below-driver-floor gpu.not-supported "
            "gpu.not-supported-open-module gpu.needs-open-module gpu.open-module-unsupported "
            "gsp. rminit. driver.probe-failed driver.api-mismatch",
+       .reads = "driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
@@ -398,6 +399,7 @@ std::span<const Rule> driver_rules() {
            "version <X>, but this kernel module has the version <Y>` (575+: `the client "
            "'<name>' (pid <N>) has the version ...`), the last `NVRM: loading` line, and the "
            "loaded module's version (proc/driver/nvidia/version).",
+       .reads = "driver kernel-log",
        .events = log_events({LogEventKind::api_mismatch}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -446,6 +448,7 @@ std::span<const Rule> driver_rules() {
            "The current boot's kernel-log lines `NVRM: The NVIDIA probe routine was not called "
            "for <N> device(s).` and the last `NVRM: loading` line, which tells a message "
            "logged before the driver was reloaded.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::probe_not_called}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, true);
@@ -471,6 +474,7 @@ std::span<const Rule> driver_rules() {
            "device(s).` (and `nvidia: probe of <bus> failed` lines whose address could not be "
            "read), and the last `NVRM: loading` line, which tells a message logged before the "
            "driver was reloaded.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::probe_failed}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, true);
@@ -496,6 +500,7 @@ std::span<const Rule> driver_rules() {
            "initialized.` (older drivers: `... graphics adapters ...`) and `NVRM: No NVIDIA "
            "GPU found.`, and the last `NVRM: loading` line, which tells a message logged "
            "before the driver was reloaded.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::no_gpu_initialized}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, true);
@@ -554,6 +559,7 @@ std::span<const Rule> driver_rules() {
            "a different one means a partial upgrade or a module left over from an older install.",
        .evidence =
            "/sys/module/{nvidia_uvm,nvidia_modeset,nvidia_drm}/version against the driver's version (/proc/driver/nvidia/version).",
+       .reads = "compat driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -592,6 +598,7 @@ std::span<const Rule> driver_rules() {
        .evidence =
            "libcuda.so.1 and libnvidia-ml.so.1 as the dynamic loader would find them for the job (LD_LIBRARY_PATH, /etc/ld.so.cache, default directories; "
            "inside --root), their versions from the file names their links resolve to, against the kernel module's version.",
+       .reads = "compat driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -633,6 +640,7 @@ std::span<const Rule> driver_rules() {
            "When it is first in the loader's search path the job loads it instead of the driver's library, and every CUDA call fails.",
        .evidence =
            "The first libcuda.so.1 in the loader's search order and whether its path has a stubs/ component.",
+       .reads = "compat",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& lib = c.facts.compat.libcuda;
          if (!lib.path || !lib.in_stubs) {

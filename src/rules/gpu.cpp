@@ -62,6 +62,7 @@ std::span<const Rule> gpu_rules() {
            "Each GPU's Device Minor N (proc/driver/nvidia/gpus/*/information) and dev/nvidiaN: "
            "whether it exists (stat) and whether this user may open it read-write (faccessat "
            "R_OK|W_OK with the effective ids).",
+       .reads = "devices",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -227,6 +228,7 @@ std::span<const Rule> gpu_rules() {
            "commands`. The PCIe link-down, D3cold and BAR lines naming the GPU or a port above "
            "it (its path under sys/bus/pci/devices) and the cpuinfo hypervisor flag give the "
            "likely cause.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::fallen_off_bus}, {LogEventKind::fallen_off_bus}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, {});
@@ -257,6 +259,7 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines `NVRM: This PCI I/O region assigned to your "
            "NVIDIA device is invalid: BARn is 0M @ 0x... (PCI:<bus>)`, or a lone `BARn is 0M @ "
            "...` line, on a GPU the driver lists.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::bar_invalid}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {});
@@ -281,6 +284,7 @@ std::span<const Rule> gpu_rules() {
            "driver release` on a GPU the driver lists, and `NVRM: The NVIDIA <board> GPU "
            "installed in this system is supported through the NVIDIA <branch> Legacy drivers`, "
            "which names the board, not its address.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::not_supported}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, {});
@@ -323,6 +327,7 @@ std::span<const Rule> gpu_rules() {
            "10de:<id>) installed in this system is not supported by open nvidia.ko because it "
            "does not include the required GPU System Processor (GSP)` on a GPU the driver "
            "lists.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::not_supported_open}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {});
@@ -345,6 +350,7 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines on a GPU the driver lists: Xid 54 (`NVRM: Xid "
            "(PCI:<bus>): 54, ...`) and `NVRM: GPU <bus>: GPU does not have the necessary power "
            "cables connected`.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::power}, {LogEventKind::power_cables}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {});
@@ -368,6 +374,7 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines `NVRM: A GPU crash dump has been created.`, "
            "and the last `NVRM: loading` line, which tells a dump logged before the driver was "
            "reloaded.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::crash_dump}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, true);
@@ -544,6 +551,7 @@ std::span<const Rule> gpu_rules() {
            "on other GPUs cuInit returns CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).",
        .evidence =
            "Whether the loader's libcuda is a cuda-compat one newer than the kernel module, and each GPU's model segment.",
+       .reads = "compat driver",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.forward_compat) {
@@ -607,6 +615,7 @@ std::span<const Rule> gpu_rules() {
        .explanation =
            "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",
        .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
+       .reads = "cuda",
        .check = [](const RuleContext& c) -> std::vector<Hit> { return exclusive_mode_hits(c); }},
       // One judgement with nvml.compute-prohibited (compute_prohibited_hits): this row reports
       // the GPUs whose compute mode CUDA read.
@@ -622,6 +631,7 @@ std::span<const Rule> gpu_rules() {
            "the same setting; a GPU is reported once, here when the CUDA probe read it.",
        .evidence =
            "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe), and NVML's compute mode where it read one.",
+       .reads = "cuda",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return compute_prohibited_hits(c, "cuda");
        }},

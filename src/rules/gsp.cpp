@@ -38,6 +38,7 @@ std::span<const Rule> gsp_rules() {
            "image found`, and the firmware loader's `nvidia <bus>: Direct firmware load for "
            "nvidia/<version>/gsp_*.bin failed with error -N` (gsp_log_*.bin is optional); the "
            "last `NVRM: loading` line.",
+       .reads = "kernel-log",
        .events = log_events({LogEventKind::gsp_firmware}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, {Effect::gpu_unusable, true});

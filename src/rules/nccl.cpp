@@ -4,6 +4,7 @@
 // and the GPUs; the step times are information, never judged. Facts: NCCL's nccl.h and user
 // guide (docs/sources.md#nccl).
 #include "common.hpp"
+#include "gpu_hang.hpp"
 
 namespace gpf {
 namespace {
@@ -49,28 +50,58 @@ std::string retry_command(const NcclFacts& n, std::string_view variable) {
                      n.library_path.empty() ? n.library : n.library_path, n.timeout_s);
 }
 
-// One finding for a step that hung: the step, the deadline, the GPUs, NCCL's last words.
+// The transports NCCL's connection lines name ("... via P2P/CUMEM" gives "P2P/CUMEM"), each
+// once; "" when it printed none.
+std::string transports_of(const NcclFacts& n) {
+  std::vector<std::string> kinds;
+  for (const auto& line : n.transports) {
+    const auto at = line.find(" via ");
+    if (at == std::string::npos) {
+      continue;
+    }
+    std::string kind(trim(std::string_view(line).substr(at + 5)));
+    if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      kinds.push_back(std::move(kind));
+    }
+  }
+  return fmt::format("{}", fmt::join(kinds, ", "));
+}
+
+// One finding for a step that hung: the step, the deadline, the GPUs, the transport, NCCL's last
+// words; judged as every hang between GPUs is (gpu_hang.hpp): one GPU kept, the remedies in order.
 std::vector<Hit> hung(const RuleContext& c, std::string_view step, std::string_view call) {
   const NcclFacts& n = c.facts.nccl;
   const NcclStep* s = failed_at(n, step);
   if (!n.ran || !s || !s->timed_out) {
     return {};
   }
+  const std::string transport = transports_of(n);
   std::vector<std::string> evidence{
       fmt::format("{} over {} did not return within {:.1f} s (deadline {:g} s)", call,
                   counted(n.gpus.size(), "GPU"), s->duration_ms / 1000.0, n.timeout_s),
       library_evidence(n)};
+  if (!transport.empty()) {
+    evidence.push_back("transport: " + quote_evidence(transport, 200));
+  }
   const auto ranks = rank_evidence(c);
   evidence.insert(evidence.end(), ranks.begin(), ranks.end());
   add_last_log_lines(n, evidence);
-  Hit hit{fmt::format("NCCL hung in {} on GPUs {}", step, fmt::join(n.gpus, ", ")),
+  GpuHang h;
+  for (std::size_t i = 0; i < n.gpus.size(); ++i) {
+    for (std::size_t j = i + 1; j < n.gpus.size(); ++j) {
+      h.pairs.emplace_back(n.gpus[i], n.gpus[j]);
+    }
+  }
+  h.transport = transport.empty() ? "NCCL, before it named a transport" : "NCCL " + transport;
+  h.retry = retry_command(n, "NCCL_P2P_DISABLE=1");
+  for (const PciBridge* port : hang_acs_ports(c.facts, h)) {
+    evidence.push_back(acs_evidence(*port));
+  }
+  Hit hit{fmt::format("NCCL hung in {} on GPUs {} ({}): start-up across GPUs hangs",
+                      step, fmt::join(n.gpus, ", "), quote_evidence(h.transport, 120)),
           std::move(evidence)};
-  hit.remedy = fmt::format(
-      "Do not start a multi-GPU job on this node. Find the transport that hangs: `{}`, then the "
-      "same with NCCL_SHM_DISABLE=1; if one passes, check PCIe ACS and the IOMMU on the path "
-      "between GPUs {} (gpu-preflight's pcie. and iommu. findings), otherwise drain the node for "
-      "a GPU reset",
-      retry_command(n, "NCCL_P2P_DISABLE=1"), fmt::join(n.gpus, ", "));
+  hit.headline = fmt::format("NCCL hung in {}", step);
+  judge_gpu_hang(c, h, hit);
   return {hit};
 }
 
@@ -111,14 +142,14 @@ std::span<const Rule> nccl_rules() {
                }},
               {.id = "nccl.init-hung",
                .stage = Stage::host,
-               .severity = Severity::fail,
+               .severity = Severity::warn,
                .title = "NCCL's communicator initialisation finishes (--nccl)",
                .remedy =
-                   "Do not start a multi-GPU job on this node: rerun `gpu-preflight --nccl` with NCCL_P2P_DISABLE=1 and then NCCL_SHM_DISABLE=1 exported and --nccl-env job to find the transport that hangs, and check PCIe ACS and the IOMMU (gpu-preflight's pcie. and iommu. findings)",
+                   "Start the job on one GPU (the recommendation keeps the best-placed one); for several, export NCCL_P2P_DISABLE=1 (first on GeForce GPUs or where NCCL_P2P_LEVEL forces peer-to-peer), then NCCL_SHM_DISABLE=1, and check PCIe ACS and the IOMMU (gpu-preflight's pcie. and iommu. findings)",
                .source =
                    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
                .explanation =
-                   "ncclCommInitAll over the usable GPUs did not return before --nccl-timeout. A job hangs the same way at its start, holding its allocation, with no error. NCCL's troubleshooting guide traces such hangs to peer-to-peer traffic over PCIe with ACS enabled or an IOMMU in translation mode, a /dev/shm too small for its shared-memory transport, and unusable network interfaces. The evidence gives NCCL's last INFO lines, which name the stage it was in.",
+                   "ncclCommInitAll over the usable GPUs did not return before --nccl-timeout. A job hangs the same way at its start, holding its allocation, with no error. NCCL's troubleshooting guide traces such hangs to peer-to-peer traffic over PCIe with ACS enabled or an IOMMU in translation mode, a /dev/shm too small for its shared-memory transport, and unusable network interfaces. The evidence gives NCCL's last INFO lines, which name the stage it was in. Warn, as a hang between GPUs seen by CUDA's peer copies (cuda.multi-gpu-hung) is: the recommendation keeps one GPU, the best-placed healthy one, and --min-gpus N > 1 makes it a fail.",
                .evidence =
                    "The step, its deadline, each rank's GPU, the library and NCCL's last NCCL_DEBUG=INFO lines.",
                .caused_by = "cuda.multi-gpu-hung cuda.multi-gpu-failed",
@@ -127,14 +158,14 @@ std::span<const Rule> nccl_rules() {
                }},
               {.id = "nccl.all-reduce-hung",
                .stage = Stage::host,
-               .severity = Severity::fail,
+               .severity = Severity::warn,
                .title = "NCCL's first all-reduce finishes (--nccl)",
                .remedy =
-                   "Do not start a multi-GPU job on this node: rerun `gpu-preflight --nccl` with NCCL_P2P_DISABLE=1 exported and --nccl-env job; if that passes, peer-to-peer between these GPUs hangs (check PCIe ACS and the IOMMU), otherwise drain the node for a GPU reset",
+                   "Start the job on one GPU (the recommendation keeps the best-placed one); for several, export NCCL_P2P_DISABLE=1 (first on GeForce GPUs or where NCCL_P2P_LEVEL forces peer-to-peer) and check PCIe ACS and the IOMMU; if the hang stays without peer-to-peer, drain the node for a GPU reset",
                .source =
                    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html",
                .explanation =
-                   "The communicator came up, but one all-reduce of 1 MiB per GPU did not finish before --nccl-timeout: the transports NCCL chose (listed in the facts) connect but do not carry data. A training job hangs in its first collective the same way. The usual causes are peer-to-peer over a PCIe path that drops or redirects the traffic (ACS, IOMMU) and a GPU or link in a bad state.",
+                   "The communicator came up, but one all-reduce of 1 MiB per GPU did not finish before --nccl-timeout: the transports NCCL chose (listed in the facts) connect but do not carry data. A training job hangs in its first collective the same way. The usual causes are peer-to-peer over a PCIe path that drops or redirects the traffic (ACS, IOMMU), peer-to-peer that consumer GPUs report but do not carry, and a GPU or link in a bad state. Warn, as a hang between GPUs seen by CUDA's peer copies (cuda.multi-gpu-hung) is: the recommendation keeps one GPU, the best-placed healthy one, and --min-gpus N > 1 makes it a fail.",
                .evidence =
                    "The step, its deadline, each rank's GPU, the library and NCCL's last NCCL_DEBUG=INFO lines.",
                .caused_by = "cuda.multi-gpu-hung cuda.multi-gpu-failed",

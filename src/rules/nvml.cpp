@@ -103,6 +103,7 @@ std::span<const Rule> nvml_rules() {
            "only the kernel log speaks for it.",
        .evidence =
            "the loader's error for libnvidia-ml.so.1 (only when the kernel driver is loaded)",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || n.load_error.empty() || !nvml_expected(ctx.facts)) {
@@ -120,6 +121,7 @@ std::span<const Rule> nvml_rules() {
        .source = k_src_init,
        .explanation = "An NVML without nvmlInit_v2, the count or handle calls cannot name any GPU.",
        .evidence = "the missing symbol names",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || n.missing_symbols.empty() || !nvml_expected(ctx.facts)) {
@@ -146,6 +148,7 @@ std::span<const Rule> nvml_rules() {
                       "container having lost its device access when systemd reloaded its units: "
                       "only a new container gets it back.",
        .evidence = "the init call and its nvmlReturn_t with NVML's words",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || !n.init_code || n.init_ok() || !nvml_expected(ctx.facts)) {
@@ -209,6 +212,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A driver that does not answer nvmlInit within the deadline is wedged; CUDA will hang too.",
        .evidence = "the step that was running when the child was killed and for how long",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || !n.init_hang) {
@@ -229,6 +233,7 @@ std::span<const Rule> nvml_rules() {
            "An NVML call that never returns on one GPU means that GPU is wedged in the driver; "
            "the others were asked in their own children and still answered.",
        .evidence = "the NVML call the GPU's child was in when the deadline killed it",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.hang) {
@@ -259,6 +264,7 @@ std::span<const Rule> nvml_rules() {
            "Other handle errors (reset required, interrupt issue, power cables) also keep work off the GPU. "
            "No permission is not reported: that GPU belongs to another container.",
        .evidence = "the handle call by PCI bus id and its nvmlReturn_t",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            // NO_PERMISSION: the GPU is not this process's (container, cgroup), not a broken one.
@@ -291,6 +297,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A failed remap means a memory row could not be repaired; NVIDIA treats it as the RMA criterion.",
        .evidence = "nvmlDeviceGetRemappedRows: failureOccurred and the uncorrectable count",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.remap_failure == true) {
@@ -315,6 +322,7 @@ std::span<const Rule> nvml_rules() {
            "Pending remaps take effect at the next reset; "
            "NVIDIA says new work can still start meanwhile, so the GPU stays in the recommendation.",
        .evidence = "nvmlDeviceGetRemappedRows: isPending and the counts",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.remap_pending == true && g.remap_failure != true) {
@@ -343,6 +351,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a reset or a driver reload.",
        .evidence = "nvmlDeviceGetRetiredPagesPendingStatus and the retired page counts",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.retired_pages_pending == true) {
@@ -373,6 +382,7 @@ std::span<const Rule> nvml_rules() {
            "until it is done, the GPU should not take new work. "
            "An unknown value is the driver asking for something.",
        .evidence = "field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.recovery_action || *g.recovery_action == 0) {
@@ -429,6 +439,7 @@ std::span<const Rule> nvml_rules() {
            "Before Ampere a double-bit error blocks new contexts until its page is retired (the GPU is dropped). "
            "From Ampere on errors are contained to the application that met them: a warning, unless the row-remap or recovery-action checks fire.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) and the architecture",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.ecc_volatile_uncorrected || *g.ecc_volatile_uncorrected == 0) {
@@ -469,6 +480,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "Aggregate counts are history: they say the board has had memory errors, not that it has one now.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.ecc_aggregate_uncorrected && *g.ecc_aggregate_uncorrected > 0 &&
@@ -495,6 +507,7 @@ std::span<const Rule> nvml_rules() {
            "Idle, application clocks and software power cap are normal and not reported.",
        .evidence =
            "nvmlDeviceGetCurrentClocksEventReasons bits 0x8, 0x40, 0x80 and the temperature",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.clock_event_reasons) {
@@ -543,6 +556,7 @@ std::span<const Rule> nvml_rules() {
            "a GPU's link is reported here only when sysfs did not read it. The GPU stays usable.",
        .evidence = "nvmlDeviceGetCurrPcieLinkWidth against nvmlDeviceGetMaxPcieLinkWidth",
        .caused_by = "pcie.link-downtrained",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& bus : job_gpus(ctx)) {
@@ -570,6 +584,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "GPUs lower their link speed when idle, so a lower generation at preflight time is normal.",
        .evidence = "nvmlDeviceGetCurrPcieLinkGeneration against nvmlDeviceGetMaxPcieLinkGeneration",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.pcie_gen && g.pcie_gen_max && *g.pcie_gen < *g.pcie_gen_max) {
@@ -594,6 +609,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A link down while the others are up costs peer bandwidth; NCCL may fall back to slower paths.",
        .evidence = "nvmlDeviceGetNvLinkState per link",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            const auto& l = g.nvlink_active;
@@ -627,6 +643,7 @@ std::span<const Rule> nvml_rules() {
            "On NVSwitch systems a GPU not yet in the fabric (or whose registration failed) makes CUDA fail with cudaErrorSystemNotReady (802).",
        .evidence =
            "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
                                      std::vector<Hit>& hits) {
@@ -687,6 +704,7 @@ std::span<const Rule> nvml_rules() {
        .evidence = "nvmlDeviceGetComputeMode",
        .caused_by = "gpu.compute-mode-prohibited",
        // NVML's readings are in the job view only when its init succeeded.
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return compute_prohibited_hits(ctx, "nvml");
        }},
@@ -699,6 +717,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "In EXCLUSIVE_PROCESS mode one process owns the GPU; the job's context creation would fail.",
        .evidence = "nvmlDeviceGetComputeMode and nvmlDeviceGetComputeRunningProcesses_v2",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
              ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -733,6 +752,7 @@ std::span<const Rule> nvml_rules() {
            "Both rows judge alike: a warning where a process holds GPU memory or the node is meant "
            "to be idle (--expect-idle), information otherwise.",
        .evidence = "nvmlDeviceGetComputeRunningProcesses_v2: pid and used memory",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
              ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -775,6 +795,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A pending MIG mode takes effect at the next reset; until then the GPU runs in its current mode.",
        .evidence = "nvmlDeviceGetMigMode: current and pending",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.mig_current && g.mig_pending && *g.mig_current != *g.mig_pending) {
@@ -805,6 +826,7 @@ std::span<const Rule> nvml_rules() {
        // The sibling of persistence.not-running (the process table): no daemon is what usually
        // leaves the mode off. Both are information, so neither changes the verdict.
        .caused_by = "persistence.not-running",
+       .reads = "nvml",
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
              ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {

@@ -57,6 +57,8 @@ Finding make_finding(const Rule& rule, Hit&& hit, const Facts& facts) {
   fill_placeholders(f.remedy, f.gpu, facts);
   f.effect = hit.effect;
   f.headline = std::move(hit.headline);
+  f.keep = std::move(hit.keep);
+  f.where = std::move(hit.where);
   return f;
 }
 
@@ -292,6 +294,11 @@ private:
     if (narrowing != m_a.findings.end() && (rec.mig ? kept.size() : m_recommended.size()) > 1) {
       rec.narrowed_by = static_cast<std::size_t>(narrowing - m_a.findings.begin());
       kept.resize(std::min<std::size_t>(kept.size(), 1));
+      // the GPU the finding chose (the best-placed one), else the first
+      const auto chosen = std::find(m_recommended.begin(), m_recommended.end(), narrowing->keep);
+      if (!rec.mig && chosen != m_recommended.end()) {
+        std::rotate(m_recommended.begin(), chosen, chosen + 1);
+      }
       m_recommended.resize(1);
     }
     return kept;

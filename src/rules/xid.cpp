@@ -50,6 +50,7 @@ bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned x
   row.id = id;
   row.stage = Stage::gpu;
   row.severity = most;
+  row.reads = "kernel-log";
   row.severity_from = "as the built-in xid.* row that judges the event (site policy per Xid)";
   row.title = "No Xid of one code in the current boot (site policy per Xid)";
   row.remedy = "Follow the finding";
@@ -101,6 +102,7 @@ std::span<const Rule> xid_rules() {
            "154 lines, which settle earlier ones. The GPU's state now weighs an old one: "
            "NVML's recovery action, pending row remaps and page retirements, volatile "
            "uncorrectable ECC count and persistence mode, and the CUDA probe's result on it.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::reset}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::gpu_unusable, true, true, nullptr, true});
@@ -125,6 +127,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a node reboot or VM restart; the GPU's later Xid 154 lines, which settle "
            "earlier ones.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::reboot}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::gpu_unusable, false, true});
@@ -151,6 +154,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a driver or firmware update; the last `NVRM: loading` line and the GPU's "
            "later Xid 154 lines, which settle earlier ones.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::update_software}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::gpu_unusable, true, true});
@@ -179,6 +183,7 @@ std::span<const Rule> xid_rules() {
            "a warning, or whose line does not say Fatal where the catalog leaves it to the "
            "line; the last `NVRM: loading` line and the GPU's later Xid 154 lines, which "
            "settle earlier ones.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::warning}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none, true, true});
@@ -203,6 +208,7 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) attributes "
            "to an application.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::application}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none});
@@ -224,6 +230,7 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) classes as "
            "informational.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::informational}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none});
@@ -250,6 +257,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) does not "
            "list and whose line does not say Fatal; the last `NVRM: loading` line and the "
            "GPU's later Xid 154 lines, which settle earlier ones.",
+       .reads = "kernel-log",
        .events = unlisted_xid_events(),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none, true, true});
@@ -276,6 +284,7 @@ std::span<const Rule> xid_rules() {
            "the latest since the last `NVRM: loading` line, its action looked up in the "
            "recovery-action table (src/knowledge/kernel_log_tables.cpp), and any Xid 154 line "
            "that names no action.",
+       .reads = "kernel-log",
        .events = xid_events({XidClass::recovery_action}),
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;

@@ -1,11 +1,16 @@
 // `gpu-preflight explain-log` end to end: exit codes 0/1/2, stdin, the JSON against
 // docs/explain-log.schema.json, and --check on the shipped example snapshots, whose findings
 // confirm or reject the candidates.
+#include "gpf/knowledge/log_patterns.hpp"
+#include "gpf/rules/rule.hpp"
+#include "gpf/util/text.hpp"
 #include "support/run.hpp"
+#include "support/temp_dir.hpp"
 #include "support/schema.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -127,7 +132,8 @@ TEST_CASE("explain-log CLI: --check on the examples' snapshots confirms or rejec
   CHECK(candidate(uvm_healthy, "cuda.unknown-init-error", "devnode.nvidia-uvm-missing")
             ->at("state") == "rejected");
   const json fm_healthy = checked_json("system-not-ready-802.log", "healthy-8gpu");
-  CHECK(fm_healthy.at("exit_code") == 0);
+  // one candidate could not be checked there (no nvml.json): not cleared, so not exit 0
+  CHECK(fm_healthy.at("exit_code") == 1);
   for (const auto& m : fm_healthy.at("matches")) {
     for (const auto& cand : m.at("candidates")) {
       // without nvml.json the fabric state was not read: not checked, the others rejected
@@ -156,4 +162,106 @@ TEST_CASE("explain-log CLI: --check on the examples' snapshots confirms or rejec
       {"explain-log", k_logs + "job-oom.log", "--check", "--root", k_logs, "--no-cuda"});
   CHECK(bad_root.exit_code == 2);
   CHECK_THAT(bad_root.err, Catch::Contains("not a snapshot"));
+}
+
+TEST_CASE("explain-log CLI: --check on a node whose kernel log cannot be read rejects nothing it "
+          "could not read") {
+  // a job log quoting an Xid 79 and a crash dump; the node's kernel log unreadable (a non-root
+  // run on Debian or Ubuntu): those candidates are not checked, and the exit is not 0
+  TempDir dir{"gpf-explain-unread"};
+  const auto log = (dir.path / "job.log").string();
+  std::ofstream(log) << "RuntimeError: CUDA error: unspecified launch failure\n"
+                        "[ 1843.308145] NVRM: Xid (PCI:0000:44:00): 79, pid=1234, name=python, "
+                        "GPU has fallen off the bus.\n"
+                        "[ 1843.401000] NVRM: A GPU crash dump has been created. If possible, "
+                        "please run\n";
+  const auto r = run_preflight({"explain-log", log, "--check", "--root",
+                                std::string(GPF_FIXTURES_DIR) + "/log-not-readable", "--no-cuda",
+                                "--no-nvml", "--format", "json"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  const json doc = r.json();
+  CHECK(validate_schema(schema(), doc).empty());
+  CHECK(doc.at("exit_code") == 1);
+  const json* bus = candidate(doc, "kernel-log", "gpu.fallen-off-bus");
+  REQUIRE(bus != nullptr);
+  CHECK(bus->at("state") == "not checked");
+  const json* dump = candidate(doc, "kernel-log", "gpu.crash-dump");
+  REQUIRE(dump != nullptr);
+  CHECK(dump->at("state") == "not checked");
+  // the text says so too
+  const auto text = run_preflight({"explain-log", log, "--check", "--root",
+                                   std::string(GPF_FIXTURES_DIR) + "/log-not-readable",
+                                   "--no-cuda", "--no-nvml"});
+  CHECK(text.exit_code == 1);
+  CHECK_THAT(text.out, Catch::Contains("gpu.fallen-off-bus [not checked]") &&
+                           !Catch::Contains("gpu.fallen-off-bus [rejected]"));
+}
+
+TEST_CASE("explain-log: every rule it can name declares the probes it reads") {
+  // "not checked" is derived from the rows' .reads: a candidate without it would be rejected
+  // on a node that never read its input. The pattern table's candidates, and the rows that judge
+  // the kernel log's events (what explain-log's kernel-log scanner names)
+  std::vector<std::string> ids;
+  for (const auto& p : gpf::log_patterns()) {
+    for (const auto id : gpf::split(p.rules, ' ')) {
+      if (!id.empty()) {
+        ids.emplace_back(id);
+      }
+    }
+  }
+  for (const char* id : {"gpu.fallen-off-bus", "gpu.crash-dump", "gpu.power-cables",
+                         "xid.reset-required", "xid.reboot-required", "xid.update-required",
+                         "xid.warning", "xid.unknown", "rminit.adapter-failed",
+                         "nvswitch.sxid-fatal", "nvswitch.sxid-nonfatal"}) {
+    ids.emplace_back(id);
+  }
+  for (const auto& id : ids) {
+    INFO(id);
+    const gpf::Rule* rule = gpf::find_rule(id);
+    // env.* rows judge the job's environment, which every check has (the host's or the
+    // snapshot's environ); the pattern table's own test names unknown ids
+    if (rule == nullptr || id.rfind("env.", 0) == 0) {
+      continue;
+    }
+    CHECK_FALSE(rule->reads.empty());
+  }
+}
+
+TEST_CASE("explain-log CLI: remedies filled from the quoted line, text wrapped and escaped") {
+  TempDir dir{"gpf-explain-text"};
+  const auto log = (dir.path / "job.log").string();
+  // Xid 95 (uncontained memory error: reset the GPU) on 0000:3b:00.0, and a long job line that
+  // carries a terminal escape (a title-setting sequence)
+  std::ofstream(log) << "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 95, pid=4242, name=python, "
+                        "Uncontained memory error\n"
+                     << "torch.cuda.OutOfMemoryError: \x1b]0;owned\x07CUDA out of memory. "
+                        "Tried to allocate 2.00 GiB "
+                     << std::string(400, 'x') << "\n";
+  const auto j = run_preflight({"explain-log", log, "--format", "json"});
+  INFO(j.out << j.err);
+  bool filled = false;
+  const json doc = j.json(); // kept: a range-for over a temporary's member would dangle
+  for (const auto& m : doc.at("matches")) {
+    for (const auto& c : m.at("candidates")) {
+      const auto remedy = c.at("remedy").get<std::string>();
+      CHECK(remedy.find("<bus id>") == std::string::npos);
+      filled = filled || remedy.find("nvidia-smi -r -i 0000:3b:00.0") != std::string::npos;
+    }
+  }
+  CHECK(filled);
+
+  const auto text = run_preflight({"explain-log", log}, {{"COLUMNS", "80"}});
+  INFO(text.out);
+  CHECK(text.out.find('\x1b') == std::string::npos); // shown, not obeyed
+  CHECK(text.out.find('\x07') == std::string::npos);
+  CHECK_THAT(text.out, Catch::Contains("nvidia-smi -r -i 0000:3b:00.0"));
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);) {
+    // a word longer than a line (the 400 x's) is cut, so every line fits (in columns)
+    const auto columns = std::count_if(line.begin(), line.end(), [](char ch) {
+      return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    });
+    CHECK(columns <= 80);
+  }
 }

@@ -308,6 +308,16 @@ TEST_CASE("summarize: a start-up a few ms from the median is no outlier; twice t
   CHECK(s.at("outliers").at(0).at("metric") == "cuda_startup_ms");
 }
 
+TEST_CASE("summarize: a node faster than its identical peers is no outlier") {
+  FleetDir d;
+  for (int i = 1; i <= 8; ++i) {
+    const std::string host = fmt_node(i);
+    d.report(d.snapshot("cuda-4gpu", host, i == 8 ? 10.0 : 45.0), host + ".json");
+  }
+  const json s = summarize_json({d.reports().string()}, 0);
+  CHECK(s.at("outliers").empty()); // a quarter of the median: faster, nothing to act on
+}
+
 TEST_CASE("summarize: exit 0 when every node is ready, JSON lines on stdin, and --max-age") {
   const auto& f = fleet();
   // three ready nodes as JSON lines on stdin (the output of srun ... --format json | jq -c)
@@ -338,6 +348,109 @@ TEST_CASE("summarize: exit 0 when every node is ready, JSON lines on stdin, and 
   // without --max-age the same reports are ready
   CHECK(run_program({GPF_BINARY, "summarize"}, {}, stale_lines).exit_code == 0);
   CHECK(run_preflight({"summarize", "--max-age", "soon"}).exit_code == 2);
+}
+
+TEST_CASE("summarize: the help's examples: reports one after another as srun and cat write them") {
+  const auto& f = fleet();
+  // what `srun -N3 gpu-preflight --format json` and `cat reports/*.json` write: whole reports,
+  // as check prints them, one after another on standard input
+  std::string stream;
+  for (const char* n : {"node-01.json", "node-02.json", "node-17.json"}) {
+    stream += read_text(f.reports() / n);
+  }
+  const auto r = run_program({GPF_BINARY, "summarize", "--format", "json", "-"}, {}, stream);
+  INFO(r.err);
+  CHECK(r.exit_code == 1); // node-17 fails
+  json s = json::parse(r.out);
+  CHECK(s.at("reports").at("nodes") == 3);
+  CHECK(s.at("reports").at("unreadable") == 0);
+  CHECK(node_entry(s, "node-17")->at("verdict") == "fail");
+  // each named by the line its report starts on
+  CHECK(node_entry(s, "node-01")->at("source") == "stdin:1");
+
+  // the whole directory, concatenated (`cat reports/*.json | gpu-preflight summarize -`): the
+  // same count as reading the directory
+  std::string all;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(f.reports())) {
+    files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& p : files) {
+    all += read_text(p);
+  }
+  const auto cat = run_program({GPF_BINARY, "summarize", "--format", "json", "-"}, {}, all);
+  INFO(cat.err);
+  s = json::parse(cat.out);
+  CHECK(s.at("reports").at("read") == 27);
+  CHECK(s.at("reports").at("nodes") == 26);
+  CHECK(s.at("reports").at("unreadable") == 0);
+
+  // no white space between them, and compact ones on one line, as jq reads them
+  const json a = json::parse(read_text(f.reports() / "node-01.json"));
+  const json b = json::parse(read_text(f.reports() / "node-02.json"));
+  const auto tight = run_program({GPF_BINARY, "summarize", "--format", "json"}, {},
+                                 a.dump(2) + b.dump(2) + "\n" + a.dump() + " " + b.dump());
+  INFO(tight.err);
+  s = json::parse(tight.out);
+  CHECK(s.at("reports").at("read") == 4);
+  CHECK(s.at("reports").at("nodes") == 2);
+  CHECK(s.at("reports").at("superseded") == 2);
+  CHECK(s.at("reports").at("unreadable") == 0);
+}
+
+TEST_CASE("summarize: a node killed mid-report in a stream costs only its own report") {
+  const auto& f = fleet();
+  const std::string one = read_text(f.reports() / "node-01.json");
+  const std::string cut = read_text(f.reports() / "node-17.json");
+  const std::string two = read_text(f.reports() / "node-02.json");
+  // node-17's check killed after "host" (srun goes on with the next node's output)
+  const auto host_at = cut.find("\"host\"");
+  REQUIRE(host_at != std::string::npos);
+  const std::string stream =
+      one + cut.substr(0, cut.find('\n', host_at) + 1) + two + "{ damaged\n" + one;
+  const auto r = run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, stream);
+  INFO(r.err);
+  CHECK(r.exit_code == 2); // the damaged line is no node's report
+  const json s = json::parse(r.out);
+  CHECK(s.at("reports").at("nodes") == 3);
+  CHECK(s.at("reports").at("unreadable") == 1);
+  REQUIRE(node_entry(s, "node-17"));
+  CHECK(node_entry(s, "node-17")->at("no_report") == "report cut short");
+  REQUIRE(node_entry(s, "node-02"));
+  CHECK(node_entry(s, "node-02")->at("verdict") == "pass");
+  CHECK(s.at("reports").at("superseded") == 1); // node-01 twice
+  CHECK(r.err.find("stdin:") != std::string::npos);
+
+  // cut in the middle of a line: the next report starts on the same line, and is still found
+  const std::string mid = cut.substr(0, cut.find('\n', host_at)) + two + one;
+  const auto m = run_program({GPF_BINARY, "summarize", "--format", "json"}, {}, mid);
+  INFO(m.err);
+  const json ms = json::parse(m.out);
+  CHECK(ms.at("reports").at("nodes") == 3);
+  CHECK(ms.at("reports").at("unreadable") == 0);
+  REQUIRE(node_entry(ms, "node-17"));
+  CHECK(node_entry(ms, "node-17")->at("no_report") == "report cut short");
+  REQUIRE(node_entry(ms, "node-02"));
+  CHECK(node_entry(ms, "node-02")->at("verdict") == "pass");
+  REQUIRE(node_entry(ms, "node-01"));
+  CHECK(node_entry(ms, "node-01")->at("verdict") == "pass");
+}
+
+TEST_CASE("summarize: a host named like a hostlist expression is never put in a drain command") {
+  const auto& f = fleet();
+  json bad = json::parse(read_text(f.reports() / "node-17.json"));
+  bad["host"] = "gpu[01-64]"; // scontrol would drain 64 nodes for one report
+  json also = bad;
+  also["host"] = "node-90";
+  const auto r = run_program({GPF_BINARY, "summarize", "-"}, {}, bad.dump() + "\n" + also.dump());
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("nodename=node-90") != std::string::npos);
+  CHECK(r.out.find("nodename=gpu[01-64]") == std::string::npos);
+  CHECK(r.out.find("'nodename=gpu[01-64]'") == std::string::npos);
+  CHECK(r.out.find("not drained: the host name gpu[01-64] reads as a Slurm hostlist") !=
+        std::string::npos);
 }
 
 TEST_CASE("summarize: JSON lines longer than one report's cap are read to the end") {
@@ -621,6 +734,23 @@ TEST_CASE("summarize: 500 nodes, 3 causes: one short group per cause, wrapped to
     INFO(line);
     CHECK(utf8_columns(line) <= 160);
   }
+}
+
+TEST_CASE("summarize and explain-log say so when they read a terminal, not wait silently") {
+  for (const auto& [cmd, words] :
+       {std::pair{std::string("summarize"), std::string("reading reports from the terminal")},
+        std::pair{std::string("explain-log -"),
+                  std::string("reading the job's log from the terminal")}}) {
+    INFO(cmd);
+    // util-linux's script gives the command a pseudo-terminal as its standard input
+    const auto r = run_program({"script", "-qec",
+                                fmt::format("timeout --foreground 2 '{}' {}", GPF_BINARY, cmd),
+                                "/dev/null"});
+    CHECK(r.out.find(words) != std::string::npos);
+  }
+  // from a pipe: no such line
+  const auto piped = run_program({GPF_BINARY, "summarize"}, {}, "");
+  CHECK(piped.err.find("from the terminal") == std::string::npos);
 }
 
 TEST_CASE("summarize: on a terminal, lines follow its width (a pty, no COLUMNS)") {

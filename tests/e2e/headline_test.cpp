@@ -5,6 +5,7 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -182,4 +183,47 @@ TEST_CASE("exec: everything from the command's first word on is the command's") 
     CHECK_FALSE(has(r.err, "not starting"));
     CHECK(r.out.empty());
   }
+}
+
+TEST_CASE("the versions a ticket needs are under the verdict, in the line and the env comment") {
+  const auto root = fixture("healthy-4gpu");
+  const auto j = json::parse(run_preflight({"--root", root, "--format", "json"}).out);
+  const json& facts = j.at("facts");
+  const std::string driver = facts.at("driver").at("version").get<std::string>();
+  const std::string flavour = facts.at("driver").at("flavour").get<std::string>();
+  const std::string kernel = facts.at("kernel").at("release").get<std::string>();
+  std::string versions = "driver " + driver;
+  if (flavour == "open" || flavour == "proprietary") {
+    versions += " (" + flavour + ")";
+  }
+  if (facts.at("cuda").at("driver_cuda_version").is_string()) {
+    versions += ", CUDA " + facts.at("cuda").at("driver_cuda_version").get<std::string>();
+  }
+  versions += ", kernel " + kernel;
+  const auto text = wide_text({"--root", root});
+  const auto second = text.out.substr(text.out.find('\n') + 1);
+  CHECK(first_line(second) == "  " + versions);
+  const auto line = run_preflight({"--root", root, "--format", "line"}).out;
+  CHECK(line == fmt::format("{} 4/4 GPUs; {}\n", j.at("verdict") == "pass" ? "PASS" : "WARN",
+                            versions));
+  CHECK(line.size() <= 81);
+  CHECK(has(run_preflight({"--root", root, "--format", "env"}).out, "\n# " + versions + "\n"));
+}
+
+TEST_CASE("the env format: each id once, failures first; no GPU exported on a fail") {
+  const auto acs = run_preflight({"--root", fixture("topo-acs-redirect"), "--format", "env"}).out;
+  const auto first = acs.find("# warn: pcie.acs-redirect");
+  REQUIRE(first != std::string::npos);
+  CHECK(acs.find("# warn: pcie.acs-redirect", first + 1) == std::string::npos);
+
+  // --min-gpus leaves a recommendation of fewer GPUs: a fail exports none of them
+  const auto fail =
+      run_preflight({"--root", fixture("old-kernel-4gpu"), "--min-gpus", "4", "--format", "env"});
+  CHECK(fail.exit_code == 1);
+  CHECK(has(fail.out, "export CUDA_VISIBLE_DEVICES=''\n"));
+  CHECK_FALSE(has(fail.out, "export CUDA_VISIBLE_DEVICES='0'"));
+  const auto fail_at = fail.out.find("# fail: ");
+  const auto warn_at = fail.out.find("# warn: ");
+  REQUIRE(fail_at != std::string::npos);
+  CHECK((warn_at == std::string::npos || fail_at < warn_at));
 }

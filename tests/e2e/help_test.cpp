@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+
 using namespace gpf::test;
 using nlohmann::json;
 
@@ -224,4 +227,54 @@ TEST_CASE("completion scripts are generated from the options and list every comm
       CHECK(has(*script, word));
     }
   }
+}
+
+TEST_CASE("a check option given to a command that does not use it is an error, not ignored") {
+  const auto explain = run_preflight({"--format", "json", "explain", "79"});
+  CHECK(explain.exit_code == 2);
+  CHECK_THAT(explain.err, Catch::Contains("explain takes no --format"));
+  CHECK(explain.out.empty());
+  // after the command's name too (the option falls through to the top level)
+  const auto summarize = run_preflight({"summarize", "--no-cuda", "/nonexistent"});
+  CHECK(summarize.exit_code == 2);
+  CHECK_THAT(summarize.err, Catch::Contains("summarize takes no --no-cuda"));
+  // what a command does use still works
+  CHECK(run_preflight({"rules", "--format", "json"}).exit_code == 0);
+  CHECK(run_preflight({"--format", "json", "rules"}).exit_code == 0);
+  CHECK(run_preflight({"explain", "79"}).exit_code == 0);
+}
+
+TEST_CASE("rules and explain name a documentation source where the package installs it") {
+  const auto rules = run_preflight({"rules"}, {{"COLUMNS", "200"}});
+  CHECK(rules.exit_code == 0);
+  CHECK_THAT(rules.out, Catch::Contains("source: /usr/share/doc/gpu-preflight/sources.md#") &&
+                            !Catch::Contains("source: docs/"));
+  const auto explain = run_preflight({"explain", "gpu.crash-dump"});
+  CHECK_THAT(explain.out,
+             Catch::Contains("/usr/share/doc/gpu-preflight/sources.md#other-kernel-log-messages"));
+  // the JSON keeps the repository path, which docs/rules.md links
+  CHECK_THAT(run_preflight({"rules", "--format", "json"}).out,
+             Catch::Contains("\"source\": \"docs/sources.md#"));
+}
+
+TEST_CASE("the README's option table lists every option of check") {
+  std::ifstream in(std::string(GPF_SOURCE_DIR) + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE_FALSE(readme.empty());
+  const auto help = run_preflight({"check", "--help"});
+  REQUIRE(help.exit_code == 0);
+  std::size_t options = 0;
+  for (std::size_t at = help.out.find("\n  --"); at != std::string::npos;
+       at = help.out.find("\n  --", at + 1)) {
+    const std::size_t start = at + 3;
+    const std::size_t end = help.out.find_first_of(" ,=[\n", start);
+    const std::string name = help.out.substr(start, end - start);
+    if (name == "--help" || name == "--version") {
+      continue;
+    }
+    ++options;
+    INFO(name);
+    CHECK(readme.find("`" + name) != std::string::npos);
+  }
+  CHECK(options > 20);
 }

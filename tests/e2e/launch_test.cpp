@@ -4,6 +4,7 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 using namespace gpf::test;
 namespace fs = std::filesystem;
@@ -78,7 +80,7 @@ TEST_CASE("exec: 127 for a missing command, quiet and keep-env") {
 
 TEST_CASE("line format: one line of at most 80 bytes for every fixture") {
   const std::regex form(
-      R"((PASS (\d+/\d+ GPUs|\d+ MIG)|WARN (\d+/\d+ GPUs|\d+ MIG)(: [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)?|FAIL [a-z0-9.-]+( [0-9a-f:.]+)?( \+\d+ more)?)\n)");
+      R"(((PASS (\d+/\d+ GPUs|\d+ MIG)|WARN (\d+/\d+ GPUs|\d+ MIG)(: [a-z0-9.-]+( [0-9a-f:.]+| ACS [0-9a-f:.]+)?( \+\d+ GPUs?)?( \+\d+ more)?)?)(; driver [ -~]+)?|FAIL [a-z0-9.-]+( [0-9a-f:.]+| ACS [0-9a-f:.]+)?( \+\d+ GPUs?)?( \+\d+ more)?)\n)");
   for (const auto& name : fixture_names()) {
     INFO(name);
     const auto r = run_preflight({"--root", fixture(name), "--format", "line"});
@@ -86,10 +88,12 @@ TEST_CASE("line format: one line of at most 80 bytes for every fixture") {
     CHECK(r.out.size() <= 81);
     CHECK(std::regex_match(r.out, form));
   }
+  // then the versions where they fit (not on a FAIL: a drain reason stays the same); here they
+  // do not fit in 80 bytes
   CHECK(run_preflight({"--root", fixture("excluded-gpu"), "--format", "line"}).out ==
         "WARN 3/4 GPUs: gpu.excluded 0000:3a:00.0\n");
   CHECK(run_preflight({"--root", fixture("healthy-4gpu"), "--format", "line"}).out ==
-        "PASS 4/4 GPUs\n");
+        "PASS 4/4 GPUs; driver 550.54.14 (open), kernel 5.15.0-91-generic\n");
   CHECK(run_preflight({"--root", fixture("nouveau"), "--format", "line"}).out ==
         "FAIL module.nouveau-loaded +1 more\n"); // the cause, before the driver it keeps away
 }
@@ -173,7 +177,8 @@ TEST_CASE(
   CHECK(forced.out.find("captured ") == 0);
   const json record = json::parse(std::ifstream(fs::path(dir) / "capture.json"));
   CHECK(record.at("captured").size() >= 10);
-  CHECK(run_preflight({"--root", dir, "--format", "line"}).out == "PASS 4/4 GPUs\n");
+  CHECK(run_preflight({"--root", dir, "--format", "line"}).out ==
+        "PASS 4/4 GPUs; driver 550.54.14 (open), kernel 5.15.0-91-generic\n");
 }
 
 TEST_CASE("snapshot never follows a link out of the tree it copies") {
@@ -224,6 +229,23 @@ TEST_CASE("snapshot groups what it could not read: one line per kind, with a cou
         std::string::npos);
   CHECK(cap.out.find("proc/100/fd") == std::string::npos);
   // as an ordinary user it says that root captures more; as root there is nothing to add
-  CHECK((cap.out.find("as root, `sudo gpu-preflight snapshot -o ") != std::string::npos) ==
-        (::geteuid() != 0));
+  // ... with a command that runs as given: the binary by its path (sudo's secure_path may not
+  // hold it), --force (DIR now holds a snapshot) and the options of this capture
+  const std::string hint = fmt::format("as root the snapshot holds them: `sudo '{}' snapshot "
+                                       "--force --root '{}' -o '{}'`",
+                                       fs::canonical(GPF_BINARY).string(), src.path.string(), dir);
+  std::string flat = cap.out; // wrapped: the hint may continue on the next line
+  for (auto at = flat.find("\n   "); at != std::string::npos; at = flat.find("\n   ", at)) {
+    flat.replace(at, 4, " ");
+  }
+  CHECK((flat.find(hint) != std::string::npos) == (::geteuid() != 0));
+  // wrapped as the check's text is
+  const auto narrow = run_preflight({"snapshot", "--root", src.path.string(), "-o", dir, "--force"},
+                                    {{"COLUMNS", "60"}});
+  REQUIRE(narrow.exit_code == 0);
+  INFO(narrow.out);
+  std::istringstream lines(narrow.out);
+  for (std::string line; std::getline(lines, line);) {
+    CHECK(line.size() <= 60);
+  }
 }

@@ -140,8 +140,11 @@ TEST_CASE("e2e nccl: a hung init and a hung all-reduce name the step, the GPUs a
     INFO(id);
     const auto r = with_nccl({{var, "1"}}, {"--nccl-timeout", "1"});
     const json j = r.json();
-    CHECK(r.exit_code == 1);
-    CHECK(j.at("verdict") == "fail");
+    // judged as the hang CUDA's peer copies show: a warning, the job started on one GPU
+    CHECK(r.exit_code == 0);
+    CHECK(j.at("verdict") == "warn");
+    CHECK(j.at("recommended_gpus") == 1);
+    CHECK(j.at("cuda_visible_devices") == "0");
     CHECK(nccl_findings(j) == std::vector<std::string>{id});
     const json* f = finding(j, id);
     REQUIRE(f);
@@ -150,10 +153,25 @@ TEST_CASE("e2e nccl: a hung init and a hung all-reduce name the step, the GPUs a
                                  Catch::Contains("NCCL said: "));
     CHECK_THAT(f->at("message").get<std::string>(),
                Catch::Contains("0000:01:00.0, 0000:02:00.0, 0000:03:00.0, 0000:04:00.0"));
+    CHECK_THAT(f->at("remedy").get<std::string>(),
+               Catch::StartsWith("Start the job on one GPU, GPU 0 (0000:01:00.0") &&
+                   Catch::Contains("NCCL_P2P_DISABLE=1 gpu-preflight --nccl="));
+    CHECK(f->at("severity") == "warn");
     const json& n = j.at("facts").at("nccl");
     CHECK(n.at("deadline_hit") == true);
     CHECK(n.at("ok") == false);
+    // a job that needs several GPUs cannot start: a fail, as for cuda.multi-gpu-hung
+    const auto four = with_nccl({{var, "1"}}, {"--nccl-timeout", "1", "--min-gpus", "4"});
+    CHECK(four.exit_code == 1);
+    CHECK(four.json().at("verdict") == "fail");
+    CHECK(four.json().at("primary_cause").at("id") == id);
   }
+  // the all-reduce hang names the transport NCCL connected the GPUs with
+  const auto r = with_nccl({{"FAKE_NCCL_ALLREDUCE_HANG", "1"}}, {"--nccl-timeout", "1"});
+  const json report = r.json(); // kept: finding() points into it
+  const json* f = finding(report, "nccl.all-reduce-hung");
+  REQUIRE(f);
+  CHECK_THAT(f->at("message").get<std::string>(), Catch::Contains("NCCL P2P/CUMEM"));
 }
 
 TEST_CASE("e2e nccl: a wrong sum fails naming the rank and the element") {

@@ -3,6 +3,9 @@
 // (topology_fixtures_test.cpp).
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"
+#include "gpf/rules/verdict.hpp"
+#include "gpf/report/report.hpp"
+#include "support/rule_subset.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -555,4 +558,86 @@ TEST_CASE("the CUDA probe's multi-GPU finding names the topology cause it found"
       before_copy[0].message,
       Catch::Contains(
           "likely cause: the IOMMU translates the DMA of GPUs 0000:18:00.0 and 0000:2a:00.0"));
+}
+
+TEST_CASE("one judgement for a hang between GPUs: the best-placed GPU kept, remedies in order") {
+  // ACS redirects on both downstream ports; GPU 0's own link trained narrower than it can
+  auto f = two_gpus(0x001d);
+  add_hung_peer_copy(f);
+  f.topology.pcie.gpus[0].link.width = 8;
+  f.topology.pcie.gpus[0].link.max_width = 16;
+  auto hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].effect == Effect::single_gpu_only);
+  CHECK(hung[0].keep == k_b); // the healthy link, not the first GPU
+  CHECK(hung[0].where == "ACS 0000:17:00.0");
+  const auto& remedy = hung[0].remedy;
+  CHECK_THAT(remedy, Catch::StartsWith("Start the job on one GPU, GPU 1 (0000:2a:00.0") &&
+                         Catch::Contains("CUDA_VISIBLE_DEVICES=1 "));
+  // data-centre GPUs, the ACS port found: disabling ACS there first, NCCL_P2P_DISABLE=1 next
+  REQUIRE(remedy.find("setpci -s 0000:17:00.0") != std::string::npos);
+  CHECK(remedy.find("setpci -s 0000:17:00.0") < remedy.find("NCCL_P2P_DISABLE=1"));
+
+  // consumer parts: NCCL_P2P_DISABLE=1 leads
+  for (auto& g : f.gpus) {
+    g.model = "NVIDIA GeForce RTX 4090";
+  }
+  hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].remedy.find("NCCL_P2P_DISABLE=1") < hung[0].remedy.find("setpci"));
+  CHECK_THAT(hung[0].remedy, Catch::Contains("GeForce and TITAN GPUs carry no peer-to-peer"));
+
+  // peer-to-peer forced by the job: NCCL_P2P_DISABLE=1 leads, and the variable is named
+  for (auto& g : f.gpus) {
+    g.model = "NVIDIA H100 80GB HBM3";
+  }
+  f.env = env_of({{"NCCL_P2P_LEVEL", "SYS"}});
+  hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].remedy.find("NCCL_P2P_DISABLE=1") < hung[0].remedy.find("setpci"));
+  CHECK_THAT(hung[0].remedy, Catch::Contains("unset NCCL_P2P_LEVEL=SYS"));
+}
+
+TEST_CASE("a hang NCCL saw is judged as the one CUDA saw: warn, one GPU, the transport named") {
+  auto f = two_gpus(0x001d);
+  auto& n = f.nccl;
+  n.ran = true;
+  n.library = "libnccl.so.2";
+  n.library_from = "loader";
+  n.version = "2.21.5";
+  n.gpus = {k_a, k_b};
+  n.timeout_s = 5;
+  n.transports = {"0[0] -> 1[1] via P2P/CUMEM", "1[1] -> 0[0] via P2P/CUMEM"};
+  NcclStep init;
+  init.name = std::string(k_nccl_init_step);
+  init.ok = true;
+  NcclStep all_reduce;
+  all_reduce.name = std::string(k_nccl_all_reduce_step);
+  all_reduce.timed_out = true;
+  all_reduce.duration_ms = 5000;
+  n.steps = {init, all_reduce};
+  const Rule* rule = find_rule("nccl.all-reduce-hung");
+  REQUIRE(rule);
+  CHECK(rule->severity == Severity::warn);
+  const auto hung = run_rule("nccl.all-reduce-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].effect == Effect::single_gpu_only);
+  CHECK(hung[0].keep == k_a);
+  CHECK(hung[0].where == "ACS 0000:17:00.0");
+  CHECK_THAT(hung[0].message, Catch::Contains("NCCL P2P/CUMEM"));
+  CHECK_THAT(hung[0].remedy, Catch::Contains("CUDA_VISIBLE_DEVICES=0 ") &&
+                                 Catch::Contains("NCCL_P2P_DISABLE=1 gpu-preflight --nccl="));
+
+  // judged whole: a warning that keeps one GPU; --min-gpus 2 makes it a fail naming the port
+  CheckOptions two;
+  two.min_gpus = 2;
+  const auto rules = gpf::test::rule_subset({"nccl.all-reduce-hung", "gpu.too-few-usable"});
+  const Assessment warn = assess(f, rules, CheckOptions{});
+  const Assessment fail = assess(f, rules, two);
+  CHECK(warn.verdict == Verdict::warn);
+  CHECK(warn.recommendation.devices == 1);
+  CHECK(fail.verdict == Verdict::fail);
+  REQUIRE(fail.primary_cause());
+  CHECK(fail.primary_cause()->id == "nccl.all-reduce-hung");
+  CHECK(cause_label(*fail.primary_cause()) == "nccl.all-reduce-hung ACS 0000:17:00.0");
 }

@@ -82,8 +82,9 @@ struct ExplainLogChecked {
 };
 // Runs the check for --check; nullopt when it could not run (it printed why).
 using ExplainLogCheck = std::function<std::optional<ExplainLogChecked>()>;
-// 0 nothing points at the node; 1 a node cause is named (with --check: confirmed); 2 the log
-// cannot be read or the check cannot run.
+// 0 nothing points at the node (with --check: every candidate checked and rejected); 1 a node
+// cause is named (with --check: confirmed, or not checked because an input it reads could not be
+// read); 2 the log cannot be read or the check cannot run.
 int run_explain_log(const ExplainLogOptions& options, std::span<const Rule> rules,
                     const ExplainLogCheck& check);
 

@@ -56,6 +56,10 @@ std::string render_summary(const Report& report, bool sets_environment);
 std::string verdict_headline(const Assessment& a);
 // How a cause is named in one line: its id, and its GPU's bus id when it has one.
 std::string cause_label(const Finding& f);
+// The versions a ticket needs under the verdict, as nvidia-smi's header gives them: "driver
+// 550.54.14 (open), CUDA 12.4, kernel 6.8.0-31-generic" (the CUDA version the driver supports,
+// when the CUDA probe read it); printable.
+std::string versions_line(const Facts& facts);
 // The probes that were skipped or could not read their input, with why:
 // "kernel log (the snapshot has no dmesg.txt); CUDA start-up (--no-cuda)"; "" when none.
 std::string not_checked(const Facts& facts);

@@ -70,6 +70,12 @@ struct Hit {
   // A few words for the report's headline when the finding narrows the recommendation
   // (Effect::single_gpu_only), e.g. "multi-GPU start-up untested on kernel 5.4.0".
   std::string headline;
+  // Effect::single_gpu_only: the GPU (bus id) the recommendation keeps; "" = the first usable.
+  std::string keep;
+  // Where the cause sits when it is not the finding's GPU, a few ASCII words ("ACS
+  // 0000:00:01.0": the port whose ACS redirects a hang's peer traffic); cause labels and drain
+  // reasons name it.
+  std::string where;
 };
 
 // The kernel-log events a row judges (`.events`), as data: every event kind, Xid class and SXid
@@ -111,6 +117,11 @@ struct Rule {
   // was found, the verdict names it as the primary cause instead: module.nouveau-loaded before
   // driver.not-loaded, gpu.fallen-off-bus before gpu.too-few-usable.
   std::string_view caused_by = {};
+  // The probes whose facts the predicate judges, space-separated row names ("kernel-log nvml",
+  // include/gpf/probes/probes.hpp). When one of them did not run (skipped, failed), no finding
+  // is no evidence: `explain-log --check` calls the rule "not checked", not "rejected". Empty:
+  // it judges only facts every check has.
+  std::string_view reads = {};
   EventSet events = {}; // the kernel-log events this row judges
   CheckFn check;
   // A site rules file replaced the remedy: it is the site's next step, and a predicate's own
@@ -127,6 +138,8 @@ struct Finding {
   std::optional<std::string> gpu; // bus id
   Effect effect = Effect::none;
   std::string headline; // Hit::headline
+  std::string keep;     // Hit::keep
+  std::string where;    // Hit::where
 };
 
 // Every built-in rule, in evaluation order.
