@@ -523,7 +523,7 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
                                 ex.lines_cut > 0 ? fmt::format(", {} cut at 64 KiB", ex.lines_cut)
                                                  : std::string());
   if (ex.matches.empty()) {
-    out += "\nNo known error text in the log: nothing points at the node.\n";
+    out += "\nNo known error text: this says nothing about the node.\n";
     return out;
   }
   std::vector<std::string> named;
