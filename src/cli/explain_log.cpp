@@ -582,8 +582,7 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
                                          : std::string()),
             2);
   if (ex.matches.empty()) {
-    out += "\n" + wrap_text("No known error text in the log: nothing points at the node.", 0, 2,
-                            width);
+    out += "\n" + wrap_text("No known error text: this says nothing about the node.", 0, 2, width);
     return out;
   }
   std::vector<std::string> named;

@@ -10,6 +10,8 @@ namespace {
 
 constexpr std::string_view k_cuda_errors =
     "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html";
+constexpr std::string_view k_nccl_ib_p2p =
+    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/p2p.cc";
 
 constexpr LogPattern k_rows[] = {
     {"cuda.system-not-ready",
@@ -93,8 +95,8 @@ constexpr LogPattern k_rows[] = {
      "https://github.com/huggingface/accelerate/pull/2077"},
     {"cuda.devices-unavailable",
      LogCause::node,
-     {"all CUDA-capable devices are busy or unavailable", "cudaErrorDevicesUnavailable",
-      "CUDA_ERROR_DEVICE_UNAVAILABLE"},
+     // "all CUDA-capable devices are ..." (older runtimes) and "CUDA-capable device(s) is/are ..."
+     {"are busy or unavailable", "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE"},
      "nvml.exclusive-process-busy gpu.compute-mode-exclusive gpu.compute-mode-prohibited "
      "nvml.compute-prohibited cuda.gpu-in-use",
      "CUDA error 46: every GPU the job may use is taken by another process (exclusive compute "
@@ -131,6 +133,42 @@ constexpr LogPattern k_rows[] = {
      "CUDA initialisation failed with error 999; most often /dev/nvidia-uvm is missing (nvidia_uvm "
      "not loaded, or lost after a suspend)",
      "https://github.com/pytorch/pytorch/issues/49081"},
+    {"torch.no-nvidia-driver",
+     LogCause::node,
+     {"Found no NVIDIA driver on your system", "", ""},
+     "driver.not-loaded driver.no-nvidia-device module.nouveau-loaded",
+     "PyTorch found no NVIDIA driver: the kernel driver is not loaded on this node (or the "
+     "container was started without the NVIDIA runtime), or the node has no NVIDIA GPU at all "
+     "(a virtual machine without the GPU passed through)",
+     "https://github.com/facebookresearch/detectron2/issues/3104"},
+    {"nccl.ib-reg-mr-no-memory",
+     LogCause::node,
+     {"ibv_reg_mr failed with error Cannot allocate memory",
+      "ibv_reg_mr_iova2 failed with error Cannot allocate memory", ""},
+     "limits.memlock-low rdma.peer-memory-missing",
+     "NCCL could not register memory with the InfiniBand device (ENOMEM from ibv_reg_mr): almost "
+     "always the job's locked-memory limit (ulimit -l) is too low; it must be unlimited for RDMA",
+     "https://github.com/NVIDIA/nccl-tests/issues/206"},
+    {"nccl.ib-completion-error",
+     LogCause::node,
+     {"Got completion from peer", "", ""},
+     "ib.port-not-active ib.port-disabled pcie.acs-redirect iommu.not-passthrough",
+     "NCCL's InfiniBand transport got a failed work completion from a peer; status=12 is "
+     "IBV_WC_RETRY_EXC_ERR (transport retries exceeded): the peer could not be reached over the "
+     "fabric - a port or link down or flapping, a subnet-manager or routing fault, or on this node "
+     "PCIe ACS redirecting GPU-NIC traffic",
+     k_nccl_ib_p2p},
+    {"torch.nccl-watchdog-timeout",
+     LogCause::node,
+     {"Watchdog caught collective operation timeout", "", ""},
+     "nccl.all-reduce-hung cuda.multi-gpu-hung pcie.acs-redirect ib.port-not-active "
+     "ib.port-disabled nvml.nvlink-down kernel.below-5.5-multi-gpu",
+     "PyTorch's NCCL watchdog gave up on a collective that did not finish within its timeout "
+     "(10 min by default). Ambiguous: a node fault (a GPU, NVLink, PCIe peer path or network path "
+     "that stopped completing) or the job's own (ranks that diverged, one rank stuck in data "
+     "loading or much slower); the node rules below are the causes to rule out, and the first "
+     "NCCL WARN line before it usually names the failed transport",
+     "https://github.com/pytorch/pytorch/issues/118369"},
     {"cuda.no-device",
      LogCause::node,
      {"no CUDA-capable device is detected", "CUDA_ERROR_NO_DEVICE", "cudaErrorNoDevice"},
@@ -146,6 +184,25 @@ constexpr LogPattern k_rows[] = {
      "The job asked for more GPU memory than was free: reduce the batch or model size; if "
      "another process holds the memory, `gpu-preflight check --expect-idle` names it",
      "https://pytorch.org/docs/stable/notes/cuda.html#memory-management"},
+    {"job.torch-arch-not-in-build",
+     LogCause::job,
+     {"is not compatible with the current PyTorch installation", "", ""},
+     "",
+     "The job's PyTorch build contains no code for this GPU: the line names the GPU and its "
+     "compute capability (sm_XY), the next one the build's architecture list (\"The current "
+     "PyTorch install supports CUDA capabilities ...\"); install a build whose list includes it "
+     "(for Blackwell sm_100/sm_120 a CUDA 12.8 or newer wheel)",
+     "https://github.com/pytorch/pytorch/issues/150733"},
+    {"job.no-kernel-image",
+     LogCause::job,
+     {"no kernel image is available for execution on the device",
+      "CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoKernelImageForDevice"},
+     "",
+     "CUDA error 209: the job's code (the framework or one of its compiled extensions) holds no "
+     "kernel for this GPU's compute capability: rebuild it for this GPU (TORCH_CUDA_ARCH_LIST, "
+     "nvcc -gencode) or install a build that targets it; `gpu-preflight check --expect-cuda X.Y` "
+     "names the GPUs a toolkit cannot target",
+     "https://github.com/csuhan/ReDet/issues/49"},
     {"job.device-side-assert",
      LogCause::job,
      {"device-side assert triggered", "", ""},

@@ -183,6 +183,13 @@ std::string Matrix::cite(const std::vector<std::string>& keys) const {
   return out;
 }
 
+bool Matrix::verified(const std::vector<std::string>& keys) const {
+  return std::all_of(keys.begin(), keys.end(), [this](const std::string& key) {
+    const auto* s = source(key);
+    return s && s->status.rfind("VERIFIED", 0) == 0;
+  });
+}
+
 bool past_end_of_life(const BranchRow& row, std::chrono::year_month_day today) {
   return row.end_of_life && std::chrono::year_month(today.year(), today.month()) > *row.end_of_life;
 }

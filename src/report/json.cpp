@@ -11,6 +11,7 @@
 #include "gpf/util/json_fields.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
+#include "gpf/knowledge/data_age.hpp"
 #include "gpf/version_info.hpp"
 
 #include <fmt/format.h>
@@ -153,7 +154,9 @@ Json report_json(const Report& r) {
   const Assessment& a = r.assessment;
   Json j;
   j["schema_version"] = k_schema_version;
-  j["tool"] = Json{{"name", k_tool_name}, {"version", k_tool_version}};
+  j["tool"] = Json{{"name", k_tool_name},
+                   {"version", k_tool_version},
+                   {"knowledge_as_of", std::string(data_age().as_of)}};
   j["host"] = r.run.host_name ? Json(u8(*r.run.host_name)) : Json(nullptr);
   j["checked_at"] = rfc3339_utc(r.run.checked_at);
   Json disabled = Json::array();

@@ -3,6 +3,7 @@
 // asked (--color) — the caller decides. Text from the inputs is shown, never obeyed: control
 // characters come out escaped (printable). Lines are wrapped to the width with hanging indents;
 // on a pass the info findings are folded into one line unless verbose.
+#include "gpf/knowledge/data_age.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/text.hpp"
@@ -278,6 +279,15 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   // must still not read like one where CUDA was never tried.
   if (const auto skipped = not_checked(r.facts); !skipped.empty()) {
     append_field(out, "not checked: ", skipped, width);
+  }
+  // The age of the data every judgement above rests on: anything newer is said to be so.
+  {
+    const auto& age = data_age();
+    append_field(out, "knowledge as of: ",
+                 fmt::format("{} (driver branches to R{}, CUDA to {}, compute capability to {})",
+                             age.as_of, age.newest_branch, age.newest_cuda.str(),
+                             age.newest_compute_capability.str()),
+                 width);
   }
   if (!a.gpus.empty()) {
     // Mark the GPUs the job gets when that is not simply every usable one.

@@ -90,6 +90,8 @@ Json pcie_json(const PcieFacts& p) {
   }
   j["bridges"] = std::move(bridges);
   j["nvswitches"] = strings(p.nvswitches);
+  j["nvidia_devices"] = strings(p.nvidia_devices);
+  j["vendor_unreadable"] = strings(p.vendor_unreadable);
   return j;
 }
 

@@ -4,9 +4,11 @@
 #include "gpu_hang.hpp"
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/multi_gpu_cut.hpp"
+#include "gpf/knowledge/data_age.hpp"
 #include "gpf/util/robust.hpp"
 #include "gpf/util/tenths.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -66,10 +68,17 @@ std::vector<std::string> dlsym_evidence(const CudaFacts& cuda,
   return ev;
 }
 
-std::string toolkit_needs(const CudaDriverJudgement& j) {
-  return j.toolkit ? fmt::format("CUDA {} needs driver {} or newer", j.toolkit->release,
-                                 j.toolkit->driver_text)
-                   : std::string();
+// "CUDA 13.4 GA needs driver 615.71.09 or newer", marked where data/ holds the row unverified.
+std::string toolkit_needs(const Matrix& m, const CudaDriverJudgement& j) {
+  if (!j.toolkit) {
+    return {};
+  }
+  return fmt::format("CUDA {} needs driver {} or newer{}", j.toolkit->release,
+                     j.toolkit->driver_text,
+                     m.verified(j.toolkit->sources)
+                         ? ""
+                         : " (unverified: the driver released with it, NVIDIA's minimum for it "
+                           "was not read)");
 }
 
 constexpr std::size_t k_max_evidence_lines = 8;
@@ -888,7 +897,7 @@ std::span<const Rule> cuda_rules() {
                "CUDA {}.x needs driver {} or newer even under minor-version compatibility",
                e.version.major(), r.judgement.floor->floor_text);
          } else {
-           why = toolkit_needs(r.judgement) + " (CUDA " + std::to_string(e.version.major()) +
+           why = toolkit_needs(*c.job.matrix, r.judgement) + " (CUDA " + std::to_string(e.version.major()) +
                  " has no minor-version compatibility)";
          }
          Hit hit{
@@ -928,7 +937,7 @@ std::span<const Rule> cuda_rules() {
          const auto& e = *c.facts.compat.expected_cuda;
          const std::string needs =
              r.reported_only ? fmt::format("the driver supports CUDA {}", r.reported_only->str())
-                             : toolkit_needs(r.judgement);
+                             : toolkit_needs(*c.job.matrix, r.judgement);
          return {
              {fmt::format(
                   "The job's CUDA {} runs on driver {} only through minor-version compatibility ({}): features that need the newer driver fail (cudaErrorCallRequiresNewerDriver) and PTX newer than the driver cannot be JIT-compiled, so the job must carry SASS for these GPUs",
@@ -969,14 +978,16 @@ std::span<const Rule> cuda_rules() {
        .stage = Stage::host,
        .severity = Severity::warn,
        .severity_from = "info for an unknown release of a known major whose minor-version floor "
-                        "is met",
+                        "is met, unless the release is newer than the data",
        .title = "The job's CUDA version is in the CUDA-to-driver table",
        .remedy =
            "Check the job's CUDA version (a typo?) or compare it with the CUDA release notes by hand; "
            "update data/ when NVIDIA publishes a new release",
        .source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html",
        .explanation =
-           "The table covers every toolkit release from 9.0 to 13.2 (there was no 12.7). "
+           "The table covers every toolkit release from 9.0 to 13.4 (there was no 12.7; the 13.3 and 13.4 rows are marked unverified in data/); "
+           "CUDA 13.5 is known to exist but its minimum driver is not in the data. "
+           "A version newer than every release the data knows is said to be so (\"not judged: newer than the data\"), a warning, never guessed. "
            "For an unknown release of a known major only the major's minor-version floor can be checked; "
            "for an unknown major nothing is judged, which is a warning: the version the job needs "
            "(often typed by hand with --expect-cuda) is a typo or newer than every driver the "
@@ -990,15 +1001,41 @@ std::span<const Rule> cuda_rules() {
            return {};
          }
          const auto& e = *c.facts.compat.expected_cuda;
+         const auto& rows = c.job.matrix->toolkit_rows();
+         const auto newest_row = std::max_element(
+             rows.begin(), rows.end(),
+             [](const CudaDriverRow& a, const CudaDriverRow& b) { return a.cuda < b.cuda; });
+         const std::string table =
+             newest_row == rows.end()
+                 ? std::string("the CUDA-to-driver table")
+                 : fmt::format("the CUDA-to-driver table (CUDA 9.0 to {}.{})",
+                               newest_row->cuda.major(), newest_row->cuda.minor());
+         const std::string floor_met =
+             r.judgement.status == CudaDriverStatus::unknown_release
+                 ? fmt::format("its major's minor-version floor ({}) is met",
+                               r.judgement.floor->floor_text)
+                 : std::string();
+         auto evidence = r.evidence;
+         if (cuda_newer_than_data(e.version)) {
+           // newer than anything the data knows: say so, whatever the floor says
+           const auto& age = data_age();
+           evidence.push_back(fmt::format("newest CUDA release the data knows: {} (data of {}; {})",
+                                          age.newest_cuda.str(), age.as_of,
+                                          age.newest_cuda_source));
+           return {{fmt::format("CUDA {}: {}{}", e.text,
+                                newer_than_data(fmt::format("the job's CUDA {}", e.text),
+                                                fmt::format("CUDA {}", age.newest_cuda.str())),
+                                floor_met.empty() ? std::string()
+                                                  : fmt::format(" ({}; nothing more is known)",
+                                                                floor_met)),
+                    std::move(evidence)}};
+         }
          const std::string what =
              r.judgement.status == CudaDriverStatus::unknown_release
-                 ? fmt::format(
-                       "its major's minor-version floor ({}) is met, but the release's own driver is not known",
-                       r.judgement.floor->floor_text)
+                 ? fmt::format("{}, but the release's own driver is not known", floor_met)
                  : "neither the release nor its major is in the table, so nothing was judged";
-         Hit hit{fmt::format("CUDA {} is not in the CUDA-to-driver table (CUDA 9.0 to 13.2): {}",
-                             e.text, what),
-                 r.evidence};
+         Hit hit{fmt::format("CUDA {} is not in {}: {}", e.text, table, what),
+                 std::move(evidence)};
          if (r.judgement.status == CudaDriverStatus::unknown_release) {
            hit.severity = Severity::info;
          }

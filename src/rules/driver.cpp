@@ -3,6 +3,7 @@
 // driver.
 #include "common.hpp"
 
+#include "gpf/knowledge/data_age.hpp"
 #include "gpf/knowledge/module_signing.hpp"
 
 namespace gpf {
@@ -205,6 +206,14 @@ EventPtrs nvidia_symbol_errors(const Facts& f) {
   return out;
 }
 
+// The PCI bus was read whole and lists no NVIDIA device: there is nothing for a driver to drive.
+// An unreadable bus, or a device whose vendor could not be read, keeps the usual judgement.
+bool bus_has_no_nvidia_device(const Facts& f) {
+  const PcieFacts& p = f.topology.pcie;
+  return p.ran && p.devices_seen > 0 && p.nvidia_devices.empty() && p.vendor_unreadable.empty() &&
+         f.gpus.empty() && !f.driver.loaded;
+}
+
 } // namespace
 
 std::span<const Rule> driver_rules() {
@@ -256,6 +265,9 @@ std::span<const Rule> driver_rules() {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
          }
+         if (bus_has_no_nvidia_device(c.facts)) {
+           return {}; // driver.no-nvidia-device: nothing to load
+         }
          // proc/driver/nvidia there but not to be looked at: the probe failed (probe.failed says
          // why), and whether the driver is loaded is unknown
          if (const auto* p = c.facts.probe("driver"); p && p->state == ProbeState::error) {
@@ -291,6 +303,42 @@ std::span<const Rule> driver_rules() {
            return {std::move(*missing)};
          }
          return {hit};
+       }},
+      {.id = "driver.no-nvidia-device",
+       .stage = Stage::host,
+       .severity = Severity::fail,
+       .title = "The PCI bus has an NVIDIA device for the driver to drive",
+       .remedy =
+           "Run the job on a node with an NVIDIA GPU. In a virtual machine attach the GPU to it (PCI pass-through or vGPU in the hypervisor, or a GPU instance type in the cloud); "
+           "on bare metal check that the GPU is seated, powered and enabled in the firmware setup (on a laptop with hybrid graphics, that the discrete GPU is not switched off)",
+       .source = "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci",
+       .explanation =
+           "Every PCI device the kernel sees is listed under /sys/bus/pci/devices with its vendor id; NVIDIA's is 0x10de. "
+           "When the bus was read whole and no device has that vendor, there is nothing for the NVIDIA driver to load for: "
+           "\"load the driver\" would be the wrong advice. "
+           "In a virtual machine this means the GPU was not passed through. "
+           "When the bus cannot be read, or a device's vendor cannot, the usual driver.not-loaded judgement stays.",
+       .evidence =
+           "The entries of /sys/bus/pci/devices and each one's vendor attribute; the hypervisor CPU flag (/proc/cpuinfo).",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         if (!driver_expected(c.facts) || !bus_has_no_nvidia_device(c.facts)) {
+           return {};
+         }
+         const PcieFacts& p = c.facts.topology.pcie;
+         const bool vm = c.facts.topology.iommu.hypervisor.value_or(false);
+         Hit hit{fmt::format(
+                     "No NVIDIA device on the PCI bus: none of the {} devices in /sys/bus/pci/devices has vendor 0x10de, so there is no GPU for the driver to drive{}",
+                     p.devices_seen,
+                     vm ? "; this is a virtual machine (the hypervisor CPU flag is set): the GPU is not passed through to it"
+                        : ""),
+                 {fmt::format("/sys/bus/pci/devices: {} devices, none of vendor 0x10de (NVIDIA)",
+                              p.devices_seen)}};
+         if (vm) {
+           hit.evidence.push_back("/proc/cpuinfo: flags include hypervisor");
+           hit.remedy =
+               "Attach the GPU to this virtual machine (PCI pass-through or vGPU in the hypervisor, or a GPU instance type in the cloud) and boot it again, or run the job on a node with an NVIDIA GPU";
+         }
+         return {std::move(hit)};
        }},
       {.id = "driver.gsp-disabled-open-module",
        .stage = Stage::host,
@@ -546,6 +594,34 @@ std::span<const Rule> driver_rules() {
                fmt::format("today: {:04}-{:02}-{:02}", static_cast<int>(today->year()),
                            static_cast<unsigned>(today->month()),
                            static_cast<unsigned>(today->day()))}}};
+       }},
+      {.id = "driver.newer-than-data",
+       .stage = Stage::host,
+       .severity = Severity::info,
+       .title = "The driver branch is one gpu-preflight's data knows",
+       .remedy =
+           "Update gpu-preflight (its data knows driver branches up to the one named in the finding); "
+           "until then judge the branch's lifecycle and GPU support from NVIDIA's release notes by hand",
+       .source =
+           "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html",
+       .explanation =
+           "The lifecycle table (data/driver_branches.json) and the per-architecture branch limits end at the newest branch NVIDIA had published when the data was last updated. "
+           "A newer branch is neither guessed at nor passed in silence: its end of life, the CUDA it runs and the GPUs it drops are not judged, and this says so. "
+           "The CUDA checks still apply (a newer driver runs every older toolkit).",
+       .evidence = "The kernel module's version (/proc/driver/nvidia/version) against the newest branch in data/driver_branches.json.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         const DriverView& d = c.job.driver;
+         if (!d.kernel_module || !branch_newer_than_data(d.kernel_module->major())) {
+           return {};
+         }
+         return {{fmt::format(
+                      "Driver {} (branch R{}): {}",
+                      d.kernel_module_text, d.kernel_module->major(),
+                      newer_than_data(fmt::format("driver branch R{}", d.kernel_module->major()),
+                                      fmt::format("R{}", data_age().newest_branch))),
+                  {d.kernel_module_evidence,
+                   fmt::format("newest branch in data/driver_branches.json: R{} (data of {})",
+                               data_age().newest_branch, data_age().as_of)}}};
        }},
       {.id = "driver.module-version-mismatch",
        .stage = Stage::host,

@@ -4,6 +4,7 @@
 #include "causes.hpp"
 #include "common.hpp"
 #include "gpu_state.hpp"
+#include "gpf/knowledge/data_age.hpp"
 
 namespace gpf {
 namespace {
@@ -469,7 +470,8 @@ std::span<const Rule> gpu_rules() {
            "Install the open kernel module flavour of the driver (e.g. the nvidia-open / -open packages, or the .run installer's --kernel-module-type=open)",
        .source = "docs/sources.md#gpu-architectures-toolkits-and-drivers",
        .explanation =
-           "Grace Hopper and Blackwell data-center GPUs are supported by the open kernel modules only (this fact comes from secondary sources citing NVIDIA).",
+           "Grace Hopper and Blackwell GPUs (data-center, workstation and GeForce alike) are supported by the open kernel modules only (NVIDIA's Driver Installation Guide 610, \"Kernel Modules\"); "
+           "the proprietary module refuses them at load and logs that the GPU requires the NVIDIA open kernel modules.",
        .evidence =
            "The module flavour from /proc/driver/nvidia/version and each GPU's architecture and model.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -483,13 +485,19 @@ std::span<const Rule> gpu_rules() {
            if (!needs) {
              continue;
            }
-           hits.push_back(
-               {fmt::format(
-                    "{} needs the open kernel module (Grace Hopper and Blackwell data-center GPUs are not supported by the proprietary flavour), but the proprietary module is loaded",
-                    gpu_arch_label(c, g)),
-                {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
-                g.bus_id,
-                Effect::gpu_unusable});
+           Hit hit{fmt::format(
+                       "{} needs the open kernel module (Grace Hopper and Blackwell GPUs are not supported by the proprietary flavour), but the proprietary module is loaded",
+                       gpu_arch_label(c, g)),
+                   {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
+                   g.bus_id,
+                   Effect::gpu_unusable};
+           if (const DriverView& d = c.job.driver; d.kernel_module) {
+             // the same driver version, the other flavour: nothing else has to change
+             hit.remedy = fmt::format(
+                 "Install the open kernel module flavour of driver {0} (the same version): the distribution's open package of branch {1} (e.g. nvidia-driver-{1}-open, nvidia-open), or the .run installer with --kernel-module-type=open; then reload the modules or reboot",
+                 d.kernel_module_text, d.kernel_module->major());
+           }
+           hits.push_back(std::move(hit));
          }
          return hits;
        }},
@@ -600,6 +608,39 @@ std::span<const Rule> gpu_rules() {
                                    g.bus_id)
                      : fmt::format("/proc/driver/nvidia/gpus/{}/information: Model: {}", g.bus_id,
                                    g.model)},
+                g.bus_id});
+         }
+         return hits;
+       }},
+      {.id = "gpu.newer-than-data",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "Each GPU's compute capability is one gpu-preflight's data knows",
+       .remedy =
+           "Update gpu-preflight (its data knows compute capabilities up to the one named in the finding); "
+           "until then check by hand that the job's build targets this GPU (its architecture list) and that the driver branch and module flavour support it",
+       .source = "https://developer.nvidia.com/cuda-gpus",
+       .explanation =
+           "The per-architecture checks (the CUDA toolkits that target a GPU, the driver branches and the module flavour it needs) come from data/cuda_architectures.json and data/driver_architectures.json, which end at the newest architecture published when the data was last updated. "
+           "A compute capability beyond them is neither guessed at nor passed in silence: those checks were not applied to the GPU, and this says so. "
+           "The GPU stays in the recommendation.",
+       .evidence = "The CUDA probe's compute capability (or the model table's) against the newest compute capability in data/.",
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& g : c.job.archs) {
+           if (!g.cc || !compute_capability_newer_than_data(*g.cc)) {
+             continue;
+           }
+           hits.push_back(
+               {fmt::format(
+                    "{}: {}; whether the job's CUDA targets it and whether this driver supports it were not checked",
+                    c.job.label(g.bus_id),
+                    newer_than_data(fmt::format("compute capability {}", g.cc->str()),
+                                    fmt::format("compute capability {}",
+                                                data_age().newest_compute_capability.str()))),
+                {g.cc_evidence,
+                 fmt::format("newest compute capability in data/cuda_architectures.json: {} (data of {})",
+                             data_age().newest_compute_capability.str(), data_age().as_of)},
                 g.bus_id});
          }
          return hits;

@@ -640,7 +640,9 @@ std::span<const Rule> nvml_rules() {
            "start nvidia-fabricmanager (same version as the driver) and check its log, then re-run",
        .source = k_src_fabric,
        .explanation =
-           "On NVSwitch systems a GPU not yet in the fabric (or whose registration failed) makes CUDA fail with cudaErrorSystemNotReady (802).",
+           "On NVSwitch systems a GPU not yet in the fabric (or whose registration failed) makes CUDA fail with cudaErrorSystemNotReady (802). "
+           "Where a GB200/GB300 node has no NVSwitch of its own (an NVL compute tray), the host Fabric Manager is not used (https://github.com/Azure/AgentBaker/pull/8839): "
+           "the remedy then names the switch trays' fabric management and the IMEX service and channel (https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/imexchannels.html) instead.",
        .evidence =
            "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
        .reads = "nvml",
@@ -683,9 +685,34 @@ std::span<const Rule> nvml_rules() {
            if (svc.fabric_manager_version) {
              ev.push_back("fabric manager package: " + svc.fabric_manager_version_source);
            }
-           hits.emplace_back(
-               fmt::format("{}: {}: CUDA fails with cudaErrorSystemNotReady (802)", gpu, what), ev,
-               g.bus_id, Effect::gpu_unusable);
+           Hit hit{fmt::format("{}: {}: CUDA fails with cudaErrorSystemNotReady (802)", gpu, what),
+                   ev, g.bus_id, Effect::gpu_unusable};
+           // A GB200/GB300 NVL compute tray has NVLink but no NVSwitch of its own: the host
+           // Fabric Manager does not run there (starting it fails); the fabric is managed on
+           // the NVLink switch trays and the host-side piece is IMEX.
+           const auto& pcie = ctx.facts.topology.pcie;
+           const auto gpu_facts = std::find_if(
+               ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
+               [&g](const GpuFacts& f) { return f.bus_id == g.bus_id; });
+           const std::string model = gpu_facts != ctx.facts.gpus.end()
+                                         ? gpu_facts->model.value_or("")
+                                         : std::string();
+           const bool grace_blackwell_tray = model.find("GB200") != std::string::npos ||
+                                             model.find("GB300") != std::string::npos;
+           if (grace_blackwell_tray && pcie.ran && pcie.devices_seen > 0 &&
+               pcie.nvswitches.empty()) {
+             hit.evidence.push_back(fmt::format(
+                 "/sys/bus/pci/devices: {} devices, no NVSwitch (NVIDIA class 0x0680), GPU model "
+                 "{}: a GB200/GB300 NVL compute tray, whose NVLink fabric is managed outside it",
+                 pcie.devices_seen, model));
+             hit.remedy =
+                 "Do not start nvidia-fabricmanager on this node (it has no NVSwitch: a "
+                 "GB200/GB300 NVL compute tray). Check that the NVLink switch trays' fabric "
+                 "management has this tray's GPUs in its partition, that the IMEX service "
+                 "(nvidia-imex) runs here with the domain's node list, and that an IMEX channel "
+                 "exists (/dev/nvidia-caps-imex-channels/channel0); then re-run";
+           }
+           hits.push_back(std::move(hit));
          });
        }},
       // One judgement with gpu.compute-mode-prohibited (compute_prohibited_hits): this row

@@ -213,3 +213,30 @@ TEST_CASE("e2e: a site rule requiring eight active InfiniBand ports at 400 Gb/s"
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("unknown fact") != std::string::npos);
 }
+
+TEST_CASE("e2e: the report carries the date of its knowledge; a newer driver is said to be so") {
+  auto r = run_preflight({"--root", fixture("compat-newer-than-data"), "--format", "json"});
+  REQUIRE(r.exit_code == 0); // a warning, not a failure
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("tool").at("knowledge_as_of") == "2026-11");
+  bool driver_newer = false;
+  for (const auto& f : doc.at("findings")) {
+    if (f.at("id") == "driver.newer-than-data") {
+      driver_newer = true;
+      CHECK(f.at("message").get<std::string>().find("newer than the data of 2026-11") !=
+            std::string::npos);
+    }
+  }
+  CHECK(driver_newer);
+  r = run_preflight({"--root", fixture("compat-cuda134-driver580")});
+  CHECK(r.out.find("knowledge as of: 2026-11 (driver branches to R620, CUDA to 13.5,") !=
+        std::string::npos);
+}
+
+TEST_CASE("e2e: explain-log with no known error text says it says nothing about the node") {
+  TempFile log("epoch 1/3: loss 0.53\nepoch 2/3: loss 0.41\n");
+  const auto r = run_preflight({"explain-log", log.path.string()});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("No known error text: this says nothing about the node.") != std::string::npos);
+  CHECK(r.out.find("nothing points at the node") == std::string::npos);
+}

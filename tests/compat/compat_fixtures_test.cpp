@@ -163,3 +163,72 @@ TEST_CASE("fixture: gVisor's 4.4.0 is explained, and absent libraries are not a 
   CHECK(r.assessment.recommendation.cuda_visible_devices ==
         "0,1"); // no kernel-5.5 single-GPU fallback
 }
+
+TEST_CASE("fixture: a 690 driver, CUDA 13.9 and compute capability 14.0 are newer than the data") {
+  const auto r = check_fixture("compat-newer-than-data");
+  // Each is said to be newer than the data of 2026-11, with the newest the data knows: never
+  // guessed at, never silence.
+  const Finding* drv = finding(r.assessment, "driver.newer-than-data");
+  REQUIRE(drv);
+  CHECK(drv->severity == Severity::info);
+  CHECK(drv->message.find("not judged: driver branch R690 is newer than the data of 2026-11") !=
+        std::string::npos);
+  CHECK(drv->message.find("knows up to R620") != std::string::npos);
+  CHECK(drv->remedy.find("Update gpu-preflight") != std::string::npos);
+  CHECK(has_evidence(*drv, "690.12.03"));
+  const Finding* cuda = finding(r.assessment, "cuda.version-not-in-matrix");
+  REQUIRE(cuda);
+  CHECK(cuda->severity == Severity::warn);
+  CHECK(cuda->message.find("not judged: the job's CUDA 13.9.0 is newer than the data of 2026-11") !=
+        std::string::npos);
+  CHECK(cuda->message.find("knows up to CUDA 13.5") != std::string::npos);
+  CHECK(cuda->message.find("update gpu-preflight") != std::string::npos);
+  // compute capability 14.0 comes from the fixture's cuda.json, which check_fixture does not
+  // replay: gpu.newer-than-data is checked on facts (compat_rules_test) and end to end (the golden)
+  // Nothing was guessed about them: no end of life, no architecture or CUDA-driver verdict.
+  CHECK_FALSE(finding(r.assessment, "driver.end-of-life"));
+  CHECK_FALSE(finding(r.assessment, "cuda.driver-too-old"));
+  CHECK_FALSE(finding(r.assessment, "gpu.cuda-arch-unsupported"));
+  CHECK(r.assessment.verdict == Verdict::warn);
+  CHECK(r.assessment.recommendation.cuda_visible_devices == "0"); // the GPU stays usable
+}
+
+TEST_CASE("fixture: CUDA 13.4 on a 580 driver runs only through minor-version compatibility") {
+  const auto r = check_fixture("compat-cuda134-driver580");
+  CHECK(r.assessment.verdict == Verdict::warn);
+  CHECK(ids(r.assessment) == std::multiset<std::string>{"cuda.minor-version-compat"});
+  const Finding* f = finding(r.assessment, "cuda.minor-version-compat");
+  REQUIRE(f);
+  // the specific release and its driver, marked as the unverified row it is
+  CHECK(f->message.find("The job's CUDA 13.4.1 runs on driver 580.95.05 only through "
+                        "minor-version compatibility") != std::string::npos);
+  CHECK(f->message.find("CUDA 13.4 GA needs driver 615.71.09 or newer (unverified") !=
+        std::string::npos);
+  CHECK(has_evidence(*f, "expected CUDA 13.4.1 (/usr/local/cuda/version.json)"));
+  // R580 is an LTSB until 2028-06: no end-of-life finding on the snapshot's date
+  CHECK_FALSE(finding(r.assessment, "driver.end-of-life"));
+}
+
+TEST_CASE("fixture: no NVIDIA device on the PCI bus of a VM is its own finding, not 'load the driver'") {
+  const auto r = check_fixture("nogpu-vm-no-passthrough");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  const Finding* f = finding(r.assessment, "driver.no-nvidia-device");
+  REQUIRE(f);
+  CHECK(f->message.find("none of the 4 devices in /sys/bus/pci/devices has vendor 0x10de") !=
+        std::string::npos);
+  CHECK(f->message.find("virtual machine") != std::string::npos);
+  CHECK(f->message.find("not passed through") != std::string::npos);
+  CHECK(f->remedy.find("Attach the GPU to this virtual machine") != std::string::npos);
+  CHECK(has_evidence(*f, "/proc/cpuinfo: flags include hypervisor"));
+  CHECK_FALSE(finding(r.assessment, "driver.not-loaded")); // nothing to load
+  REQUIRE(r.assessment.primary_cause());
+  CHECK(r.assessment.primary_cause()->id == "driver.no-nvidia-device");
+}
+
+TEST_CASE("fixture: a bus with an unreadable vendor keeps today's judgement (driver.not-loaded)") {
+  const auto r = check_fixture("nogpu-vendor-unreadable");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  CHECK_FALSE(finding(r.assessment, "driver.no-nvidia-device"));
+  CHECK(finding(r.assessment, "driver.not-loaded"));
+  CHECK(r.facts.topology.pcie.vendor_unreadable == std::vector<std::string>{"0000:00:03.0"});
+}

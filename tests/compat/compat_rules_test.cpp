@@ -231,10 +231,29 @@ TEST_CASE("a CUDA version outside the table is said to be so") {
   CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find("floor (525.60.13) is met") !=
         std::string::npos);
   CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::info);
-  // an unknown major is judged by nothing: not a silent pass
+  // newer than the data: said to be so, with the newest release it knows, a warning
   expect(f, "14.0");
   CHECK(findings(f, "cuda.version-not-in-matrix").size() == 1);
   CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find(
+            "not judged: the job's CUDA 14.0 is newer than the data of 2026-11") !=
+        std::string::npos);
+  // a known release whose minimum driver the data lacks (13.5) is not "newer than the data"
+  f.driver.version = v("595.45.04");
+  expect(f, "13.5");
+  REQUIRE(findings(f, "cuda.version-not-in-matrix").size() == 1);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::info);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find("newer than the data") ==
+        std::string::npos);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find("(CUDA 9.0 to 13.4)") !=
+        std::string::npos);
+  // 13.9 of a known major: the floor is met, but it is newer than the data: a warning
+  expect(f, "13.9");
+  REQUIRE(findings(f, "cuda.version-not-in-matrix").size() == 1);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find(
+            "minor-version floor (580.65.06) is met") != std::string::npos);
+  f.driver.version = v("560.35.03");
   expect(f, "99.9");
   CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
   CHECK(findings(f, "cuda.driver-too-old").empty());
@@ -258,4 +277,65 @@ TEST_CASE("library checks: unversioned names are not checked - a missing libcuda
         "/usr/lib/x86_64-linux-gnu (default directory): not present");
   live.compat.snapshot = true;
   CHECK(findings(live, "driver.libcuda-not-found").empty());
+}
+
+TEST_CASE("newer than the data: a driver branch, a compute capability - and the edges just inside") {
+  auto f = host_with("6.8.0-45-generic", "690.12.03", DriverFlavour::open, {"NVIDIA Future GPU"});
+  REQUIRE(findings(f, "driver.newer-than-data").size() == 1);
+  CHECK(findings(f, "driver.newer-than-data")[0].message.find(
+            "not judged: driver branch R690 is newer than the data of 2026-11 (which knows up to "
+            "R620)") != std::string::npos);
+  f.driver.version = v("620.10.02"); // the newest branch the data knows
+  CHECK(findings(f, "driver.newer-than-data").empty());
+  f.driver.version = v("615.71.09"); // a New Feature Branch: known, no end-of-life date
+  CHECK(findings(f, "driver.newer-than-data").empty());
+  f.compat.today = std::chrono::year(2035) / std::chrono::January / 1;
+  CHECK(findings(f, "driver.end-of-life").empty());
+
+  f.cuda.ran = true;
+  CudaDevice d;
+  d.index = 0;
+  d.bus_id = "0000:00:00.0";
+  d.cc_major = 14;
+  d.cc_minor = 0;
+  f.cuda.devices = {d};
+  expect(f, "13.4");
+  auto hits = findings(f, "gpu.newer-than-data");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].gpu == "0000:00:00.0");
+  CHECK(hits[0].message.find("not judged: compute capability 14.0 is newer than the data of "
+                             "2026-11 (which knows up to compute capability 12.1)") !=
+        std::string::npos);
+  CHECK(findings(f, "gpu.cuda-arch-unsupported").empty()); // not guessed
+  // Rubin (10.7) is known: CUDA 13.4 targets it, 13.2 does not yet
+  f.cuda.devices[0].cc_major = 10;
+  f.cuda.devices[0].cc_minor = 7;
+  CHECK(findings(f, "gpu.newer-than-data").empty());
+  CHECK(findings(f, "gpu.cuda-arch-unsupported").empty());
+  expect(f, "13.2");
+  hits = findings(f, "gpu.cuda-arch-unsupported");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].message.find("does not yet target compute capability 10.7 (Rubin; first toolkit "
+                             "13.4)") != std::string::npos);
+}
+
+TEST_CASE("a Blackwell GeForce or workstation GPU on the proprietary module: install the open one") {
+  auto f = host_with("6.8.0-45-generic", "580.95.05", DriverFlavour::proprietary,
+                     {"NVIDIA GeForce RTX 5090", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"});
+  const auto hits = findings(f, "gpu.needs-open-module");
+  REQUIRE(hits.size() == 2);
+  for (const auto& h : hits) {
+    CHECK(h.remedy.find("open kernel module flavour of driver 580.95.05") != std::string::npos);
+    CHECK(h.remedy.find("nvidia-driver-580-open") != std::string::npos);
+  }
+  f.driver.flavour = DriverFlavour::open;
+  CHECK(findings(f, "gpu.needs-open-module").empty());
+}
+
+TEST_CASE("a Pascal GPU on a 590 driver: R580 was its last branch") {
+  auto f = host_with("6.8.0-45-generic", "590.48.01", DriverFlavour::proprietary,
+                     {"Tesla P100-PCIE-16GB"});
+  const auto hits = findings(f, "gpu.driver-branch-unsupported");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].message.find("R580 was the last branch that did") != std::string::npos);
 }

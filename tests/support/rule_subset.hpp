@@ -59,7 +59,8 @@ inline const std::vector<Rule>& compat_rules() {
        "gpu.forward-compat-unsupported", "gpu.model-not-in-matrix", "kernel.below-driver-floor",
        "kernel.release-not-judged", "driver.end-of-life", "driver.module-version-mismatch",
        "driver.library-version-mismatch", "driver.libcuda-stub-first",
-       "driver.libraries-not-checked", "driver.libcuda-not-found"});
+       "driver.libraries-not-checked", "driver.libcuda-not-found", "driver.newer-than-data",
+       "gpu.newer-than-data"});
   return rules;
 }
 

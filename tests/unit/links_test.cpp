@@ -227,6 +227,7 @@ TEST_CASE("rdma fixtures: verdicts, warnings and the GPUs the job gets") {
   const Case cases[] = {
       {"ib-hgx-healthy", Verdict::pass, {}, "0,1,2,3,4,5,6,7"},
       {"ib-port-down", Verdict::warn, {"ib.port-not-active"}, "0,1,2,3,4,5,6,7"},
+      {"ib-memlock-low", Verdict::warn, {"limits.memlock-low"}, "0,1,2,3,4,5,6,7"},
       {"ib-port-disabled", Verdict::warn, {"ib.port-disabled"}, "0,1,2,3,4,5,6,7"},
       {"rdma-no-peermem", Verdict::warn, {"rdma.peer-memory-missing"}, "0,1"},
       {"rdma-dmabuf", Verdict::pass, {}, "0,1"},
@@ -291,6 +292,35 @@ TEST_CASE("ib: a port switched off while its siblings are up warns, names it and
   REQUIRE(off.size() == 8);
   CHECK(off[0]->severity == Severity::info);
   CHECK_THAT(off[0]->message, Catch::Contains("and no other port on this node is active"));
+}
+
+TEST_CASE("memlock: 64 KiB warns where InfiniBand ports are active, is information without") {
+  const auto r = check_fixture("ib-memlock-low");
+  const auto hits = findings(r.assessment, "limits.memlock-low");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0]->severity == Severity::warn);
+  CHECK_THAT(hits[0]->message, Catch::Contains("The locked-memory limit is 64 KiB while 8 "
+                                               "InfiniBand/RoCE ports are active") &&
+                                   Catch::Contains("ibv_reg_mr"));
+  CHECK(any_evidence_contains(*hits[0], "active ports: mlx5_0 port 1 (InfiniBand)"));
+  CHECK_THAT(hits[0]->remedy, Catch::Contains("--ulimit memlock=-1"));
+  // the same node with every port down: RDMA devices but nothing active, information
+  auto facts = r.facts;
+  for (auto& d : facts.topology.rdma.devices) {
+    for (auto& p : d.ports) {
+      p.state_code = 1;
+    }
+  }
+  const auto down = assess(facts, builtin_rules(), CheckOptions{});
+  const auto info = findings(down, "limits.memlock-low");
+  REQUIRE(info.size() == 1);
+  CHECK(info[0]->severity == Severity::info);
+  CHECK_THAT(info[0]->message, Catch::Contains("no port of theirs is active now"));
+  // topo-shm-small: RDMA devices without ports at all, information
+  const auto shm = check_fixture("topo-shm-small");
+  const auto small = findings(shm.assessment, "limits.memlock-low");
+  REQUIRE(small.size() == 1);
+  CHECK(small[0]->severity == Severity::info);
 }
 
 TEST_CASE("rdma: facts hold every port and the nearest NIC of each GPU") {

@@ -162,6 +162,9 @@ public:
   // "<table> (<url>)" for each key, joined with "; ". Unknown keys are named as such.
   std::string cite(const std::vector<std::string>& keys) const;
   const DataSource* source(std::string_view key) const;
+  // True when every key names a source whose status starts with VERIFIED (an UNVERIFIED or
+  // OBSERVED row, or an unknown key, is not).
+  bool verified(const std::vector<std::string>& keys) const;
 
   const std::vector<CudaDriverRow>& toolkit_rows() const { return m_toolkits; }
   const std::vector<MinorCompatRow>& minor_compat_rows() const { return m_minor; }

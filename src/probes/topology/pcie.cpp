@@ -120,9 +120,15 @@ ProbeStatus probe_pcie(const Host& host, const ProbeOptions&, Facts& facts) {
     const std::string bus = to_lower(name);
     const std::string dir = device_dir(host, std::string(k_pci_devices) + "/" + name);
     dirs[bus] = dir;
-    if (read_hex(host, dir + "/vendor") != k_vendor_nvidia) {
+    const auto vendor = read_hex(host, dir + "/vendor");
+    if (!vendor) {
+      pcie.vendor_unreadable.push_back(bus);
       continue;
     }
+    if (*vendor != k_vendor_nvidia) {
+      continue;
+    }
+    pcie.nvidia_devices.push_back(bus);
     if (auto id = read_hex(host, dir + "/device")) {
       device_ids[bus] = static_cast<std::uint16_t>(*id);
     }
