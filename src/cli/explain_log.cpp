@@ -759,8 +759,8 @@ CLI::App* add_explain_log_command(CLI::App& app, ExplainLogOptions& o) {
               "  gpu-preflight explain-log slurm-1234.out\n"
               "  kubectl logs trainer-0 | gpu-preflight explain-log - --check\n"
               "  gpu-preflight explain-log job.log --check --root node17 --format json\n\n"
-              "Exit status: 0 nothing points at the node (with --check: every candidate checked\n"
-              "and rejected), 1 a node cause is named (with --check: confirmed, or not checked\n"
+              "Exit status: 0 no node cause named (no known error text says nothing about the\n"
+              "node; with --check: every candidate checked and rejected), 1 a node cause is named (with --check: confirmed, or not checked\n"
               "because an input it reads could not be read), 2 the log could not be read or\n"
               "the check could not run.");
   return cmd;
