@@ -128,8 +128,7 @@ class LinePieces {
 public:
   static constexpr std::size_t k_max_run = 1u << 20;
 
-  template <class Put>
-  void feed(std::string_view chunk, Put&& put) {
+  template <class Put> void feed(std::string_view chunk, Put&& put) {
     if (m_skipping) {
       const auto end = chunk.find_first_of(k_blanks);
       if (end == std::string_view::npos) {
@@ -160,8 +159,7 @@ public:
     }
   }
 
-  template <class Put>
-  void finish(Put&& put) {
+  template <class Put> void finish(Put&& put) {
     if (!m_pending.empty()) {
       put(std::string_view(m_pending));
       m_pending.clear();
@@ -428,7 +426,8 @@ Result<CaptureReport> capture_into(Host& host, const ProbeOptions& probe_options
     if (data.find('\0') == std::string::npos) {
       // JSON (cuda.json, nccl.json, a source snapshot's devices.json) scrubbed string by string,
       // so that it stays JSON the replay can read
-      data = std::string_view(rel).ends_with(".json") ? without_credentials_json(data) : without_credentials(data);
+      data = std::string_view(rel).ends_with(".json") ? without_credentials_json(data)
+                                                      : without_credentials(data);
       if (options.redact) {
         data = redactor.apply(data);
       }

@@ -29,12 +29,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -527,16 +527,18 @@ void warn_deadlines_over_budget(const CliOptions& o) {
     const std::string stages = cuda_live && nvml_live ? "the CUDA and NVML stages"
                                : cuda_live            ? "the CUDA stage"
                                                       : "the NVML stage";
-    std::cerr << fmt::format("gpu-preflight: warning: --cuda-timeout {:g} does not fit --budget {:g}: "
-                             "{} will not be checked (give --budget more than {:g}, or a shorter "
-                             "--cuda-timeout)\n",
-                             o.probe.cuda_timeout_s, budget, stages, o.probe.cuda_timeout_s);
+    std::cerr << fmt::format(
+        "gpu-preflight: warning: --cuda-timeout {:g} does not fit --budget {:g}: "
+        "{} will not be checked (give --budget more than {:g}, or a shorter "
+        "--cuda-timeout)\n",
+        o.probe.cuda_timeout_s, budget, stages, o.probe.cuda_timeout_s);
   }
   if (o.probe.nccl && !o.probe.no_cuda && o.probe.nccl_timeout_s >= budget) {
-    std::cerr << fmt::format("gpu-preflight: warning: --nccl-timeout {:g} does not fit --budget {:g}: "
-                             "the NCCL test will not run (give --budget more than {:g}, or a "
-                             "shorter --nccl-timeout)\n",
-                             o.probe.nccl_timeout_s, budget, o.probe.nccl_timeout_s);
+    std::cerr << fmt::format(
+        "gpu-preflight: warning: --nccl-timeout {:g} does not fit --budget {:g}: "
+        "the NCCL test will not run (give --budget more than {:g}, or a "
+        "shorter --nccl-timeout)\n",
+        o.probe.nccl_timeout_s, budget, o.probe.nccl_timeout_s);
   }
 }
 
@@ -682,10 +684,10 @@ int run_snapshot(CliOptions& o) {
   // Paths and OS messages from the host and the snapshot: escaped like every terminal text, and
   // wrapped as the check's text is.
   const std::size_t width = text_width(STDOUT_FILENO);
-  std::string out = wrap_text(fmt::format("captured {} into {}",
-                                          counted(report->captured.size(), "file"),
-                                          printable(o.capture_dir)),
-                              0, 2, width);
+  std::string out =
+      wrap_text(fmt::format("captured {} into {}", counted(report->captured.size(), "file"),
+                            printable(o.capture_dir)),
+                0, 2, width);
   for (const auto& line : grouped_unreadable(report->unreadable)) {
     out += "  not readable: " + wrap_text(printable(line), 16, 4, width);
   }
@@ -695,14 +697,15 @@ int run_snapshot(CliOptions& o) {
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     const std::string binary = ec || self.empty() ? std::string("gpu-preflight") : self.string();
-    out += "  " +
-           wrap_text(fmt::format("(an ordinary user cannot read these; as root the snapshot holds "
-                                 "them: `sudo {} snapshot --force{}{} -o {}`)",
-                                 printable(shell_quote(binary)), o.capture.redact ? " --redact" : "",
-                                 o.root.empty() ? std::string()
-                                                : " --root " + printable(shell_quote(o.root)),
-                                 printable(shell_quote(o.capture_dir))),
-                     2, 3, width);
+    out +=
+        "  " +
+        wrap_text(fmt::format("(an ordinary user cannot read these; as root the snapshot holds "
+                              "them: `sudo {} snapshot --force{}{} -o {}`)",
+                              printable(shell_quote(binary)), o.capture.redact ? " --redact" : "",
+                              o.root.empty() ? std::string()
+                                             : " --root " + printable(shell_quote(o.root)),
+                              printable(shell_quote(o.capture_dir))),
+                  2, 3, width);
   }
   for (const auto& t : report->truncated) {
     out += "  cut at the size cap: " + wrap_text(printable(t), 22, 4, width);
@@ -1183,8 +1186,7 @@ int run_cli(int argc, char** argv) {
           continue;
         }
         std::cerr << "gpu-preflight: error: " << cmd->get_name() << " takes no " << name
-                  << " (an option of check; see gpu-preflight " << cmd->get_name()
-                  << " --help)\n";
+                  << " (an option of check; see gpu-preflight " << cmd->get_name() << " --help)\n";
         return k_exit_error;
       }
     }

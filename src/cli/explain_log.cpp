@@ -332,8 +332,8 @@ private:
       m.pattern = "kernel-log";
       // the job's own Xids (and the informational ones) point at no node condition
       const XidInfo* info = e->kind == LogEventKind::xid && e->xid ? find_xid(*e->xid) : nullptr;
-      const bool job = info && (info->cls == XidClass::application ||
-                                info->cls == XidClass::informational);
+      const bool job =
+          info && (info->cls == XidClass::application || info->cls == XidClass::informational);
       m.cause = job ? LogCause::job : LogCause::node;
       if (!job) {
         m.rules.push_back(rule);
@@ -431,7 +431,7 @@ std::vector<Candidate> candidates_of(const LogMatch& m, std::span<const Rule> ru
           c.findings.push_back(&f);
         }
       }
-      c.state = !c.findings.empty()                                  ? CandidateState::confirmed
+      c.state = !c.findings.empty()                                    ? CandidateState::confirmed
                 : c.rule == nullptr || !inputs_read(*checked, *c.rule) ? CandidateState::not_checked
                                                                        : CandidateState::rejected;
     }
@@ -641,11 +641,12 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
   }
   out += "\n";
   if (named.empty()) {
-    out += wrap_text("Nothing points at the node: the errors above are the job's own.", 0, 2, width);
+    out +=
+        wrap_text("Nothing points at the node: the errors above are the job's own.", 0, 2, width);
   } else if (checked == nullptr) {
-    out += wrap_text(fmt::format("Node causes named (hypotheses until checked): {}.",
-                                 fmt::join(named, ", ")),
-                     0, 2, width);
+    out += wrap_text(
+        fmt::format("Node causes named (hypotheses until checked): {}.", fmt::join(named, ", ")), 0,
+        2, width);
     out += wrap_text(fmt::format("Confirm them on the node: `gpu-preflight explain-log --check {}`",
                                  printable(o.path)),
                      0, 2, width);
@@ -658,8 +659,8 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
                                                      : "."),
                        0, 2, width);
     } else {
-      out += wrap_text(fmt::format("Confirmed on this node: {}.", fmt::join(confirmed, ", ")), 0,
-                       2, width);
+      out += wrap_text(fmt::format("Confirmed on this node: {}.", fmt::join(confirmed, ", ")), 0, 2,
+                       width);
     }
     if (!unchecked.empty()) {
       // what the check could not read, so that "none confirmed" is not read as "none there"
@@ -670,9 +671,9 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
           const std::string_view why = p.message;
           missing.push_back(printable(fmt::format(
               "{} ({})", p.what.empty() ? p.name : p.what,
-              why.empty() ? std::string_view(p.state == ProbeState::skipped ? "skipped"
-                                                                            : "unreadable")
-                          : why.substr(0, why.find(" (")))));
+              why.empty()
+                  ? std::string_view(p.state == ProbeState::skipped ? "skipped" : "unreadable")
+                  : why.substr(0, why.find(" (")))));
         }
       }
       out += wrap_text(fmt::format("Not checked: {}; what they read could not be read here{}. "
@@ -755,14 +756,15 @@ CLI::App* add_explain_log_command(CLI::App& app, ExplainLogOptions& o) {
                 "confirmed or rejected");
   cmd->add_option("--root", o.root, "With --check: judge this snapshot instead of this host")
       ->type_name("DIR");
-  cmd->footer("Examples:\n"
-              "  gpu-preflight explain-log slurm-1234.out\n"
-              "  kubectl logs trainer-0 | gpu-preflight explain-log - --check\n"
-              "  gpu-preflight explain-log job.log --check --root node17 --format json\n\n"
-              "Exit status: 0 no node cause named (no known error text says nothing about the\n"
-              "node; with --check: every candidate checked and rejected), 1 a node cause is named (with --check: confirmed, or not checked\n"
-              "because an input it reads could not be read), 2 the log could not be read or\n"
-              "the check could not run.");
+  cmd->footer(
+      "Examples:\n"
+      "  gpu-preflight explain-log slurm-1234.out\n"
+      "  kubectl logs trainer-0 | gpu-preflight explain-log - --check\n"
+      "  gpu-preflight explain-log job.log --check --root node17 --format json\n\n"
+      "Exit status: 0 no node cause named (no known error text says nothing about the\n"
+      "node; with --check: every candidate checked and rejected), 1 a node cause is named (with --check: confirmed, or not checked\n"
+      "because an input it reads could not be read), 2 the log could not be read or\n"
+      "the check could not run.");
   return cmd;
 }
 

@@ -1197,13 +1197,13 @@ std::string Fleet::to_text(std::size_t width) const {
       out += drain_commands(not_ready, fmt::format("gpu-preflight: {}", printable(g.id)), width);
     }
     if (!expressions.empty()) {
-      out += wrap_text(fmt::format("not drained: the host name{} {} read{} as a Slurm hostlist "
-                                   "expression, which would drain other nodes too",
-                                   expressions.size() == 1 ? "" : "s",
-                                   printable(listed(expressions)),
-                                   expressions.size() == 1 ? "s" : ""),
-                       2, 4, width)
-                 .insert(0, "  ");
+      out +=
+          wrap_text(fmt::format("not drained: the host name{} {} read{} as a Slurm hostlist "
+                                "expression, which would drain other nodes too",
+                                expressions.size() == 1 ? "" : "s", printable(listed(expressions)),
+                                expressions.size() == 1 ? "s" : ""),
+                    2, 4, width)
+              .insert(0, "  ");
     }
   }
   std::vector<std::string> future;
@@ -1632,8 +1632,8 @@ std::size_t next_document_start(std::string_view text) {
 void read_input(std::istream& in, const std::string& name, Fleet& fleet, bool file) {
   DocumentBuffer buffer(in);
   std::istream stream(&buffer);
-  std::size_t line = 1;    // the line the next consumed text starts on
-  std::size_t count = 0;   // documents met
+  std::size_t line = 1;  // the line the next consumed text starts on
+  std::size_t count = 0; // documents met
   std::optional<std::pair<std::string, std::size_t>> held; // the first document, until a second
   const auto source = [&](std::size_t at) { return fmt::format("{}:{}", name, at); };
   const auto release_held = [&] {
@@ -1645,16 +1645,16 @@ void read_input(std::istream& in, const std::string& name, Fleet& fleet, bool fi
   // The line a document starts on, from its text (leading white space included).
   const auto start_line = [&](std::string_view text) {
     const auto first = text.find_first_not_of(" \t\r\n");
-    return line + static_cast<std::size_t>(
-                      std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(
-                                                                  std::min(first, text.size())),
-                                 '\n'));
+    return line +
+           static_cast<std::size_t>(std::count(
+               text.begin(),
+               text.begin() + static_cast<std::ptrdiff_t>(std::min(first, text.size())), '\n'));
   };
   for (;;) {
     buffer.mark();
     AnySax sax;
-    const bool ok = nlohmann::json::sax_parse(stream, &sax, nlohmann::json::input_format_t::json,
-                                              false);
+    const bool ok =
+        nlohmann::json::sax_parse(stream, &sax, nlohmann::json::input_format_t::json, false);
     const bool at_end = buffer.eof();
     const bool over = buffer.over();
     std::string text = buffer.take();

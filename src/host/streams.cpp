@@ -70,7 +70,8 @@ private:
   bool m_wait = false; // not a regular file: poll with a deadline before reading
 };
 
-constexpr unsigned k_kmsg_major = 1; // /dev/kmsg's device number (Documentation/admin-guide/devices.txt)
+constexpr unsigned k_kmsg_major =
+    1; // /dev/kmsg's device number (Documentation/admin-guide/devices.txt)
 constexpr unsigned k_kmsg_minor = 11;
 
 // /dev/kmsg: every read(2) returns one record; EAGAIN (non-blocking) means the ring buffer is

@@ -195,8 +195,8 @@ constexpr LogPattern k_rows[] = {
      "https://github.com/pytorch/pytorch/issues/150733"},
     {"job.no-kernel-image",
      LogCause::job,
-     {"no kernel image is available for execution on the device",
-      "CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoKernelImageForDevice"},
+     {"no kernel image is available for execution on the device", "CUDA_ERROR_NO_BINARY_FOR_GPU",
+      "cudaErrorNoKernelImageForDevice"},
      "",
      "CUDA error 209: the job's code (the framework or one of its compiled extensions) holds no "
      "kernel for this GPU's compute capability: rebuild it for this GPU (TORCH_CUDA_ARCH_LIST, "

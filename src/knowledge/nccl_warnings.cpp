@@ -12,8 +12,8 @@ namespace {
 constexpr NcclWarnFamily k_families[] = {
     {"shared-memory",
      "shared memory",
-     {"Error while creating shared memory segment", "Error while attaching to shared memory segment",
-      "Error: failed to extend", "", "", ""},
+     {"Error while creating shared memory segment",
+      "Error while attaching to shared memory segment", "Error: failed to extend", "", "", ""},
      "shm.too-small",
      "NCCL could not create or grow its /dev/shm segment: /dev/shm is too small or full (64 MiB in "
      "a default Docker container)",

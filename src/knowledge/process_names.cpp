@@ -34,9 +34,8 @@ std::span<const NvidiaDaemon> nvidia_management_daemons() {
 const NvidiaDaemon* nvidia_daemon_executable(std::string_view exe) {
   // Where a package installs them; a directory no user can write to (a copy under /home or /tmp
   // named nvidia-persistenced is no daemon).
-  static constexpr std::string_view k_system_dirs[] = {"/usr/bin",       "/usr/sbin", "/bin",
-                                                       "/sbin",          "/usr/local/bin",
-                                                       "/usr/local/sbin"};
+  static constexpr std::string_view k_system_dirs[] = {
+      "/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin"};
   constexpr std::string_view k_deleted = " (deleted)"; // the file was replaced by an upgrade
   if (exe.size() > k_deleted.size() && exe.substr(exe.size() - k_deleted.size()) == k_deleted) {
     exe.remove_suffix(k_deleted.size());

@@ -209,8 +209,8 @@ void read_dkms(const Host& host, ModuleLoadFacts& m, ProbeStatus& status) {
           if (auto names = host.list_dir(mdir)) {
             for (const auto& name : *names) {
               if (build.modules.size() == k_max_dkms_modules) {
-                status.cut.push_back(fmt::format("{} (the first {} NVIDIA modules)", mdir,
-                                                 k_max_dkms_modules));
+                status.cut.push_back(
+                    fmt::format("{} (the first {} NVIDIA modules)", mdir, k_max_dkms_modules));
                 break;
               }
               if (auto module = nvidia_module_name(name)) {

@@ -2,6 +2,7 @@
 // stable; every string from the host passes through to_valid_utf8.
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/nvml_json.hpp"
+#include "gpf/knowledge/data_age.hpp"
 #include "gpf/report/compat_json.hpp"
 #include "gpf/report/log_json.hpp"
 #include "gpf/report/report.hpp"
@@ -11,7 +12,6 @@
 #include "gpf/util/json_fields.hpp"
 #include "gpf/util/json_value.hpp"
 #include "gpf/util/text.hpp"
-#include "gpf/knowledge/data_age.hpp"
 #include "gpf/version_info.hpp"
 
 #include <fmt/format.h>

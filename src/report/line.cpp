@@ -68,8 +68,8 @@ std::string render_line(const Report& r) {
   // The versions where they fit, in plain ASCII, for a ticket or a node condition; not on a
   // FAIL, whose line is a drain reason that stays the same while the cause does.
   const std::string versions = versions_line(r.facts);
-  const bool ascii = std::all_of(versions.begin(), versions.end(),
-                                 [](char c) { return c >= 0x20 && c < 0x7f; });
+  const bool ascii =
+      std::all_of(versions.begin(), versions.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
   if (r.assessment.verdict != Verdict::fail && ascii &&
       line.size() + 2 + versions.size() <= k_line_max_bytes) {
     line += "; " + versions;

@@ -1,8 +1,8 @@
 // The verdict in a few words, shared by the text header, the env comment and the line format:
 // what the job gets, why it gets less than every GPU, and the primary cause. All of it comes from
 // the assessment; nothing here re-derives a cause.
-#include "gpf/report/report.hpp"
 #include "gpf/facts/cuda_json.hpp"
+#include "gpf/report/report.hpp"
 #include "gpf/util/text.hpp"
 
 #include <fmt/format.h>

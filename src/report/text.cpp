@@ -3,8 +3,8 @@
 // asked (--color) — the caller decides. Text from the inputs is shown, never obeyed: control
 // characters come out escaped (printable). Lines are wrapped to the width with hanging indents;
 // on a pass the info findings are folded into one line unless verbose.
-#include "gpf/knowledge/data_age.hpp"
 #include "gpf/util/text.hpp"
+#include "gpf/knowledge/data_age.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/report/text.hpp"
 

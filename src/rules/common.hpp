@@ -42,7 +42,6 @@ inline bool driver_expected(const Facts& f) {
   return !f.is_wsl2();
 }
 
-
 inline std::string expected_evidence(const ExpectedCuda& e) {
   return fmt::format("expected CUDA {} ({})", e.text, e.source);
 }

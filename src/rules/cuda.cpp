@@ -1,12 +1,12 @@
 // Rules whose id starts with "cuda.": CUDA: the job's CUDA version against the driver, and what the
 // live CUDA probe saw (library, symbols, cuInit, each GPU, the multi-GPU test).
 #include "common.hpp"
-#include "gpu_hang.hpp"
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/multi_gpu_cut.hpp"
 #include "gpf/knowledge/data_age.hpp"
 #include "gpf/util/robust.hpp"
 #include "gpf/util/tenths.hpp"
+#include "gpu_hang.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -897,8 +897,8 @@ std::span<const Rule> cuda_rules() {
                "CUDA {}.x needs driver {} or newer even under minor-version compatibility",
                e.version.major(), r.judgement.floor->floor_text);
          } else {
-           why = toolkit_needs(*c.job.matrix, r.judgement) + " (CUDA " + std::to_string(e.version.major()) +
-                 " has no minor-version compatibility)";
+           why = toolkit_needs(*c.job.matrix, r.judgement) + " (CUDA " +
+                 std::to_string(e.version.major()) + " has no minor-version compatibility)";
          }
          Hit hit{
              fmt::format(
@@ -1025,17 +1025,16 @@ std::span<const Rule> cuda_rules() {
            return {{fmt::format("CUDA {}: {}{}", e.text,
                                 newer_than_data(fmt::format("the job's CUDA {}", e.text),
                                                 fmt::format("CUDA {}", age.newest_cuda.str())),
-                                floor_met.empty() ? std::string()
-                                                  : fmt::format(" ({}; nothing more is known)",
-                                                                floor_met)),
+                                floor_met.empty()
+                                    ? std::string()
+                                    : fmt::format(" ({}; nothing more is known)", floor_met)),
                     std::move(evidence)}};
          }
          const std::string what =
              r.judgement.status == CudaDriverStatus::unknown_release
                  ? fmt::format("{}, but the release's own driver is not known", floor_met)
                  : "neither the release nor its major is in the table, so nothing was judged";
-         Hit hit{fmt::format("CUDA {} is not in {}: {}", e.text, table, what),
-                 std::move(evidence)};
+         Hit hit{fmt::format("CUDA {} is not in {}: {}", e.text, table, what), std::move(evidence)};
          if (r.judgement.status == CudaDriverStatus::unknown_release) {
            hit.severity = Severity::info;
          }

@@ -326,13 +326,14 @@ std::span<const Rule> driver_rules() {
          }
          const PcieFacts& p = c.facts.topology.pcie;
          const bool vm = c.facts.topology.iommu.hypervisor.value_or(false);
-         Hit hit{fmt::format(
-                     "No NVIDIA device on the PCI bus: none of the {} devices in /sys/bus/pci/devices has vendor 0x10de, so there is no GPU for the driver to drive{}",
-                     p.devices_seen,
-                     vm ? "; this is a virtual machine (the hypervisor CPU flag is set): the GPU is not passed through to it"
-                        : ""),
-                 {fmt::format("/sys/bus/pci/devices: {} devices, none of vendor 0x10de (NVIDIA)",
-                              p.devices_seen)}};
+         Hit hit{
+             fmt::format(
+                 "No NVIDIA device on the PCI bus: none of the {} devices in /sys/bus/pci/devices has vendor 0x10de, so there is no GPU for the driver to drive{}",
+                 p.devices_seen,
+                 vm ? "; this is a virtual machine (the hypervisor CPU flag is set): the GPU is not passed through to it"
+                    : ""),
+             {fmt::format("/sys/bus/pci/devices: {} devices, none of vendor 0x10de (NVIDIA)",
+                          p.devices_seen)}};
          if (vm) {
            hit.evidence.push_back("/proc/cpuinfo: flags include hypervisor");
            hit.remedy =
@@ -498,9 +499,7 @@ std::span<const Rule> driver_rules() {
            "logged before the driver was reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::probe_not_called}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, true);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "driver.probe-failed",
        .stage = Stage::host,
        .severity = Severity::warn,
@@ -524,9 +523,7 @@ std::span<const Rule> driver_rules() {
            "driver was reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::probe_failed}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, true);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "driver.no-gpu-initialized",
        .stage = Stage::host,
        .severity = Severity::warn,
@@ -550,9 +547,7 @@ std::span<const Rule> driver_rules() {
            "before the driver was reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::no_gpu_initialized}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, true);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "driver.end-of-life",
        .stage = Stage::host,
        .severity = Severity::info,
@@ -608,15 +603,15 @@ std::span<const Rule> driver_rules() {
            "The lifecycle table (data/driver_branches.json) and the per-architecture branch limits end at the newest branch NVIDIA had published when the data was last updated. "
            "A newer branch is neither guessed at nor passed in silence: its end of life, the CUDA it runs and the GPUs it drops are not judged, and this says so. "
            "The CUDA checks still apply (a newer driver runs every older toolkit).",
-       .evidence = "The kernel module's version (/proc/driver/nvidia/version) against the newest branch in data/driver_branches.json.",
+       .evidence =
+           "The kernel module's version (/proc/driver/nvidia/version) against the newest branch in data/driver_branches.json.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module || !branch_newer_than_data(d.kernel_module->major())) {
            return {};
          }
          return {{fmt::format(
-                      "Driver {} (branch R{}): {}",
-                      d.kernel_module_text, d.kernel_module->major(),
+                      "Driver {} (branch R{}): {}", d.kernel_module_text, d.kernel_module->major(),
                       newer_than_data(fmt::format("driver branch R{}", d.kernel_module->major()),
                                       fmt::format("R{}", data_age().newest_branch))),
                   {d.kernel_module_evidence,

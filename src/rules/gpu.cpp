@@ -3,8 +3,8 @@
 // compute mode, and whether enough GPUs are left.
 #include "causes.hpp"
 #include "common.hpp"
-#include "gpu_state.hpp"
 #include "gpf/knowledge/data_age.hpp"
+#include "gpu_state.hpp"
 
 namespace gpf {
 namespace {
@@ -262,9 +262,7 @@ std::span<const Rule> gpu_rules() {
            "...` line, on a GPU the driver lists.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::bar_invalid}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, {});
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
       {.id = "gpu.not-supported",
        .stage = Stage::gpu,
        .severity = Severity::fail,
@@ -330,9 +328,7 @@ std::span<const Rule> gpu_rules() {
            "lists.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::not_supported_open}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, {});
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
       {.id = "gpu.power-cables",
        .stage = Stage::gpu,
        .severity = Severity::fail,
@@ -353,9 +349,7 @@ std::span<const Rule> gpu_rules() {
            "cables connected`.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::power}, {LogEventKind::power_cables}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return gpu_events_rule(c, {});
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
       {.id = "gpu.crash-dump",
        .stage = Stage::host,
        .severity = Severity::warn,
@@ -377,9 +371,7 @@ std::span<const Rule> gpu_rules() {
            "reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::crash_dump}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, true);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "gpu.cuda-arch-unsupported",
        .stage = Stage::gpu,
        .severity = Severity::fail,
@@ -485,12 +477,13 @@ std::span<const Rule> gpu_rules() {
            if (!needs) {
              continue;
            }
-           Hit hit{fmt::format(
-                       "{} needs the open kernel module (Grace Hopper and Blackwell GPUs are not supported by the proprietary flavour), but the proprietary module is loaded",
-                       gpu_arch_label(c, g)),
-                   {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
-                   g.bus_id,
-                   Effect::gpu_unusable};
+           Hit hit{
+               fmt::format(
+                   "{} needs the open kernel module (Grace Hopper and Blackwell GPUs are not supported by the proprietary flavour), but the proprietary module is loaded",
+                   gpu_arch_label(c, g)),
+               {"/proc/driver/nvidia/version: " + c.facts.driver.version_line, g.cc_evidence},
+               g.bus_id,
+               Effect::gpu_unusable};
            if (const DriverView& d = c.job.driver; d.kernel_module) {
              // the same driver version, the other flavour: nothing else has to change
              hit.remedy = fmt::format(
@@ -624,7 +617,8 @@ std::span<const Rule> gpu_rules() {
            "The per-architecture checks (the CUDA toolkits that target a GPU, the driver branches and the module flavour it needs) come from data/cuda_architectures.json and data/driver_architectures.json, which end at the newest architecture published when the data was last updated. "
            "A compute capability beyond them is neither guessed at nor passed in silence: those checks were not applied to the GPU, and this says so. "
            "The GPU stays in the recommendation.",
-       .evidence = "The CUDA probe's compute capability (or the model table's) against the newest compute capability in data/.",
+       .evidence =
+           "The CUDA probe's compute capability (or the model table's) against the newest compute capability in data/.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& g : c.job.archs) {
@@ -639,8 +633,9 @@ std::span<const Rule> gpu_rules() {
                                     fmt::format("compute capability {}",
                                                 data_age().newest_compute_capability.str()))),
                 {g.cc_evidence,
-                 fmt::format("newest compute capability in data/cuda_architectures.json: {} (data of {})",
-                             data_age().newest_compute_capability.str(), data_age().as_of)},
+                 fmt::format(
+                     "newest compute capability in data/cuda_architectures.json: {} (data of {})",
+                     data_age().newest_compute_capability.str(), data_age().as_of)},
                 g.bus_id});
          }
          return hits;

@@ -9,7 +9,8 @@
 // reports it: https://github.com/NVIDIA/nccl-tests/issues/287) or the job forces peer-to-peer
 // (NCCL_P2P_LEVEL, NCCL_IGNORE_DISABLED_P2P); the PCIe ACS port or IOMMU that redirects the
 // traffic first where one was found on a data-centre node; the other next (NCCL's
-// troubleshooting guide, https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html).
+// troubleshooting guide,
+// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html).
 #include "common.hpp"
 #include "gpf/rules/topology.hpp"
 
@@ -40,8 +41,8 @@ inline std::string p2p_forced(const Facts& f) {
   if (const auto v = f.env.get("NCCL_IGNORE_DISABLED_P2P"); v && trim(*v) == "1") {
     return "NCCL_IGNORE_DISABLED_P2P=1";
   }
-  if (const auto v = f.env.get("NCCL_P2P_LEVEL"); v && !trim(*v).empty() && trim(*v) != "LOC" &&
-                                                  trim(*v) != "0") {
+  if (const auto v = f.env.get("NCCL_P2P_LEVEL");
+      v && !trim(*v).empty() && trim(*v) != "LOC" && trim(*v) != "0") {
     return "NCCL_P2P_LEVEL=" + quote_evidence(trim(*v), 16);
   }
   return "";
@@ -81,9 +82,8 @@ inline std::string best_placed_gpu(const RuleContext& c,
     return std::make_tuple(behind_acs, link_short,
                            c.job.index_of(bus).value_or(static_cast<std::size_t>(-1)));
   };
-  const auto best = std::min_element(gpus.begin(), gpus.end(), [&](const auto& a, const auto& b) {
-    return score(a) < score(b);
-  });
+  const auto best = std::min_element(
+      gpus.begin(), gpus.end(), [&](const auto& a, const auto& b) { return score(a) < score(b); });
   return best == gpus.end() ? std::string() : *best;
 }
 

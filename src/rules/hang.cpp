@@ -23,9 +23,7 @@ std::span<const Rule> hang_rules() {
            "The hung-task line and the first call-trace line in the NVIDIA modules, from the current boot's kernel log.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::hung_task}),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return host_events_rule(c, true);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "hang.process-in-d-state",
        .stage = Stage::host,
        .severity = Severity::warn,

@@ -33,9 +33,9 @@ std::span<const Rule> limits_rules() {
          for (const auto& d : c.facts.topology.rdma.devices) {
            for (const auto& p : d.ports) {
              if (p.active()) {
-               active.push_back(fmt::format("{} port {} ({})", d.name, p.port,
-                                            p.link_layer.empty() ? "link layer unknown"
-                                                                 : p.link_layer));
+               active.push_back(
+                   fmt::format("{} port {} ({})", d.name, p.port,
+                               p.link_layer.empty() ? "link layer unknown" : p.link_layer));
              }
            }
          }
@@ -47,8 +47,9 @@ std::span<const Rule> limits_rules() {
                  : fmt::format(
                        "The locked-memory limit is {} while {} active: NCCL will use {} and its memory registration fails under this limit (\"ibv_reg_mr ... Cannot allocate memory\")",
                        bytes_text(*shm.memlock_soft),
-                       active.size() == 1 ? "an InfiniBand/RoCE port is"
-                                          : fmt::format("{} InfiniBand/RoCE ports are", active.size()),
+                       active.size() == 1
+                           ? "an InfiniBand/RoCE port is"
+                           : fmt::format("{} InfiniBand/RoCE ports are", active.size()),
                        active.size() == 1 ? "it" : "them"),
              {"/proc/self/limits: " + quote_evidence(*shm.memlock_line, 200),
               "/sys/class/infiniband: " + quote_evidence(join(rdma_devices), 200)}};

@@ -73,14 +73,16 @@ std::vector<std::string> event_routing_problems(std::span<const Rule> rows) {
     }
     const bool evidence_only = k_evidence_only_events.judges(e);
     const std::string what =
-        e.kind == LogEventKind::xid    ? fmt::format("Xid {} (line word {})", *e.xid,
-                                                     e.line_fatal ? (*e.line_fatal ? "Fatal" : "Nonfatal") : "none")
-        : e.kind == LogEventKind::sxid ? fmt::format("SXid {} (line word {})", *e.sxid,
-                                                     e.line_fatal ? (*e.line_fatal ? "Fatal" : "Non-fatal") : "none")
-                                       : fmt::format("event kind {}", static_cast<unsigned>(e.kind));
+        e.kind == LogEventKind::xid
+            ? fmt::format("Xid {} (line word {})", *e.xid,
+                          e.line_fatal ? (*e.line_fatal ? "Fatal" : "Nonfatal") : "none")
+        : e.kind == LogEventKind::sxid
+            ? fmt::format("SXid {} (line word {})", *e.sxid,
+                          e.line_fatal ? (*e.line_fatal ? "Fatal" : "Non-fatal") : "none")
+            : fmt::format("event kind {}", static_cast<unsigned>(e.kind));
     if (evidence_only && !judges.empty()) {
-      problems.push_back(fmt::format("{} is evidence only but judged by {}", what,
-                                     fmt::join(judges, ", ")));
+      problems.push_back(
+          fmt::format("{} is evidence only but judged by {}", what, fmt::join(judges, ", ")));
     } else if (!evidence_only && judges.size() != 1) {
       problems.push_back(fmt::format("{} is judged by {} rows{}{}", what, judges.size(),
                                      judges.empty() ? "" : ": ", fmt::join(judges, ", ")));

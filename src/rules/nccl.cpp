@@ -97,8 +97,8 @@ std::vector<Hit> hung(const RuleContext& c, std::string_view step, std::string_v
   for (const PciBridge* port : hang_acs_ports(c.facts, h)) {
     evidence.push_back(acs_evidence(*port));
   }
-  Hit hit{fmt::format("NCCL hung in {} on GPUs {} ({}): start-up across GPUs hangs",
-                      step, fmt::join(n.gpus, ", "), quote_evidence(h.transport, 120)),
+  Hit hit{fmt::format("NCCL hung in {} on GPUs {} ({}): start-up across GPUs hangs", step,
+                      fmt::join(n.gpus, ", "), quote_evidence(h.transport, 120)),
           std::move(evidence)};
   hit.headline = fmt::format("NCCL hung in {}", step);
   judge_gpu_hang(c, h, hit);
@@ -209,7 +209,8 @@ std::span<const Rule> nccl_rules() {
                .remedy =
                    "Read NCCL's message in the evidence; rerun `gpu-preflight --nccl` with --nccl-env job to see whether the job's NCCL_* settings change it, and check the library's CUDA build against the driver",
                .source = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api.html",
-               .explanation = "An NCCL call returned an error code (ncclResult_t), or the test child died or failed a CUDA step it needs (its buffers). The evidence gives nccl.h's name for the code, the library's own message (ncclGetErrorString) and the detail of the last error (ncclGetLastError). A job calling NCCL the same way fails at its start.",
+               .explanation =
+                   "An NCCL call returned an error code (ncclResult_t), or the test child died or failed a CUDA step it needs (its buffers). The evidence gives nccl.h's name for the code, the library's own message (ncclGetErrorString) and the detail of the last error (ncclGetLastError). A job calling NCCL the same way fails at its start.",
                .evidence =
                    "The failing step and call, the code's name, NCCL's message, the library and each rank's GPU.",
                .check = [](const RuleContext& c) -> std::vector<Hit> {

@@ -691,14 +691,13 @@ std::span<const Rule> nvml_rules() {
            // Fabric Manager does not run there (starting it fails); the fabric is managed on
            // the NVLink switch trays and the host-side piece is IMEX.
            const auto& pcie = ctx.facts.topology.pcie;
-           const auto gpu_facts = std::find_if(
-               ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
-               [&g](const GpuFacts& f) { return f.bus_id == g.bus_id; });
-           const std::string model = gpu_facts != ctx.facts.gpus.end()
-                                         ? gpu_facts->model.value_or("")
-                                         : std::string();
-           const bool grace_blackwell_tray = model.find("GB200") != std::string::npos ||
-                                             model.find("GB300") != std::string::npos;
+           const auto gpu_facts =
+               std::find_if(ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
+                            [&g](const GpuFacts& f) { return f.bus_id == g.bus_id; });
+           const std::string model =
+               gpu_facts != ctx.facts.gpus.end() ? gpu_facts->model.value_or("") : std::string();
+           const bool grace_blackwell_tray =
+               model.find("GB200") != std::string::npos || model.find("GB300") != std::string::npos;
            if (grace_blackwell_tray && pcie.ran && pcie.devices_seen > 0 &&
                pcie.nvswitches.empty()) {
              hit.evidence.push_back(fmt::format(

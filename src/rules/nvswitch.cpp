@@ -162,9 +162,7 @@ std::span<const Rule> nvswitch_rules() {
        .evidence = "The SXid lines of the current boot's kernel log.",
        .reads = "kernel-log",
        .events = sxid_events(true),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return sxid_hits(c);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return sxid_hits(c); }},
       {.id = "nvswitch.sxid-nonfatal",
        .stage = Stage::host,
        .severity = Severity::warn,
@@ -177,9 +175,7 @@ std::span<const Rule> nvswitch_rules() {
        .evidence = "The SXid lines of the current boot's kernel log.",
        .reads = "kernel-log",
        .events = sxid_events(false),
-       .check = [](const RuleContext& c) -> std::vector<Hit> {
-         return sxid_hits(c);
-       }},
+       .check = [](const RuleContext& c) -> std::vector<Hit> { return sxid_hits(c); }},
   };
   return rows;
 }

@@ -17,8 +17,8 @@ namespace {
 // An Xid of this code as the log could show it: its line saying Fatal, Nonfatal or neither.
 std::vector<LogEvent> xid_samples(unsigned xid) {
   std::vector<LogEvent> out;
-  for (const std::optional<bool> fatal : {std::optional<bool>(true), std::optional<bool>(false),
-                                          std::optional<bool>()}) {
+  for (const std::optional<bool> fatal :
+       {std::optional<bool>(true), std::optional<bool>(false), std::optional<bool>()}) {
     LogEvent e;
     e.kind = LogEventKind::xid;
     e.xid = xid;
@@ -33,9 +33,8 @@ std::vector<LogEvent> xid_samples(unsigned xid) {
 bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned xid) {
   const auto judges = judges_of(builtin_rules(), xid_samples(xid));
   // An Xid judged by a row that reads more than the log (gpu.* for 54 and 79) keeps its row.
-  if (judges.empty() || std::any_of(judges.begin(), judges.end(), [](std::string_view j) {
-        return !starts_with(j, "xid.");
-      })) {
+  if (judges.empty() || std::any_of(judges.begin(), judges.end(),
+                                    [](std::string_view j) { return !starts_with(j, "xid."); })) {
     return false;
   }
   const XidInfo* info = find_xid(xid);

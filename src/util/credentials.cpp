@@ -27,8 +27,8 @@ bool secret_key(std::string_view key) {
   // "auth" covers auth=, oauth, authorization; the API-key spellings without a bare "key", which
   // would catch keymap= and the like
   static constexpr std::array<std::string_view, 10> k_words = {
-      "password", "passwd", "passphrase", "secret",  "token",
-      "credential", "auth", "apikey",     "api_key", "api-key"};
+      "password",   "passwd", "passphrase", "secret",  "token",
+      "credential", "auth",   "apikey",     "api_key", "api-key"};
   if (key.empty() || key.size() > 256) {
     return false;
   }

@@ -209,7 +209,8 @@ TEST_CASE("fixture: CUDA 13.4 on a 580 driver runs only through minor-version co
   CHECK_FALSE(finding(r.assessment, "driver.end-of-life"));
 }
 
-TEST_CASE("fixture: no NVIDIA device on the PCI bus of a VM is its own finding, not 'load the driver'") {
+TEST_CASE(
+    "fixture: no NVIDIA device on the PCI bus of a VM is its own finding, not 'load the driver'") {
   const auto r = check_fixture("nogpu-vm-no-passthrough");
   CHECK(r.assessment.verdict == Verdict::fail);
   const Finding* f = finding(r.assessment, "driver.no-nvidia-device");

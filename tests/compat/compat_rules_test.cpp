@@ -279,7 +279,8 @@ TEST_CASE("library checks: unversioned names are not checked - a missing libcuda
   CHECK(findings(live, "driver.libcuda-not-found").empty());
 }
 
-TEST_CASE("newer than the data: a driver branch, a compute capability - and the edges just inside") {
+TEST_CASE(
+    "newer than the data: a driver branch, a compute capability - and the edges just inside") {
   auto f = host_with("6.8.0-45-generic", "690.12.03", DriverFlavour::open, {"NVIDIA Future GPU"});
   REQUIRE(findings(f, "driver.newer-than-data").size() == 1);
   CHECK(findings(f, "driver.newer-than-data")[0].message.find(
@@ -319,9 +320,11 @@ TEST_CASE("newer than the data: a driver branch, a compute capability - and the 
                              "13.4)") != std::string::npos);
 }
 
-TEST_CASE("a Blackwell GeForce or workstation GPU on the proprietary module: install the open one") {
-  auto f = host_with("6.8.0-45-generic", "580.95.05", DriverFlavour::proprietary,
-                     {"NVIDIA GeForce RTX 5090", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"});
+TEST_CASE(
+    "a Blackwell GeForce or workstation GPU on the proprietary module: install the open one") {
+  auto f =
+      host_with("6.8.0-45-generic", "580.95.05", DriverFlavour::proprietary,
+                {"NVIDIA GeForce RTX 5090", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"});
   const auto hits = findings(f, "gpu.needs-open-module");
   REQUIRE(hits.size() == 2);
   for (const auto& h : hits) {

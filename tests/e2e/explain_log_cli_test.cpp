@@ -5,8 +5,8 @@
 #include "gpf/rules/rule.hpp"
 #include "gpf/util/text.hpp"
 #include "support/run.hpp"
-#include "support/temp_dir.hpp"
 #include "support/schema.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -191,8 +191,8 @@ TEST_CASE("explain-log CLI: --check on a node whose kernel log cannot be read re
   CHECK(dump->at("state") == "not checked");
   // the text says so too
   const auto text = run_preflight({"explain-log", log, "--check", "--root",
-                                   std::string(GPF_FIXTURES_DIR) + "/log-not-readable",
-                                   "--no-cuda", "--no-nvml"});
+                                   std::string(GPF_FIXTURES_DIR) + "/log-not-readable", "--no-cuda",
+                                   "--no-nvml"});
   CHECK(text.exit_code == 1);
   CHECK_THAT(text.out, Catch::Contains("gpu.fallen-off-bus [not checked]") &&
                            !Catch::Contains("gpu.fallen-off-bus [rejected]"));
@@ -210,10 +210,10 @@ TEST_CASE("explain-log: every rule it can name declares the probes it reads") {
       }
     }
   }
-  for (const char* id : {"gpu.fallen-off-bus", "gpu.crash-dump", "gpu.power-cables",
-                         "xid.reset-required", "xid.reboot-required", "xid.update-required",
-                         "xid.warning", "xid.unknown", "rminit.adapter-failed",
-                         "nvswitch.sxid-fatal", "nvswitch.sxid-nonfatal"}) {
+  for (const char* id :
+       {"gpu.fallen-off-bus", "gpu.crash-dump", "gpu.power-cables", "xid.reset-required",
+        "xid.reboot-required", "xid.update-required", "xid.warning", "xid.unknown",
+        "rminit.adapter-failed", "nvswitch.sxid-fatal", "nvswitch.sxid-nonfatal"}) {
     ids.emplace_back(id);
   }
   for (const auto& id : ids) {

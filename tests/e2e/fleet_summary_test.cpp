@@ -743,9 +743,9 @@ TEST_CASE("summarize and explain-log say so when they read a terminal, not wait 
                   std::string("reading the job's log from the terminal")}}) {
     INFO(cmd);
     // util-linux's script gives the command a pseudo-terminal as its standard input
-    const auto r = run_program({"script", "-qec",
-                                fmt::format("timeout --foreground 2 '{}' {}", GPF_BINARY, cmd),
-                                "/dev/null"});
+    const auto r =
+        run_program({"script", "-qec",
+                     fmt::format("timeout --foreground 2 '{}' {}", GPF_BINARY, cmd), "/dev/null"});
     CHECK(r.out.find(words) != std::string::npos);
   }
   // from a pipe: no such line

@@ -204,8 +204,8 @@ TEST_CASE("the versions a ticket needs are under the verdict, in the line and th
   const auto second = text.out.substr(text.out.find('\n') + 1);
   CHECK(first_line(second) == "  " + versions);
   const auto line = run_preflight({"--root", root, "--format", "line"}).out;
-  CHECK(line == fmt::format("{} 4/4 GPUs; {}\n", j.at("verdict") == "pass" ? "PASS" : "WARN",
-                            versions));
+  CHECK(line ==
+        fmt::format("{} 4/4 GPUs; {}\n", j.at("verdict") == "pass" ? "PASS" : "WARN", versions));
   CHECK(line.size() <= 81);
   CHECK(has(run_preflight({"--root", root, "--format", "env"}).out, "\n# " + versions + "\n"));
 }

@@ -2,8 +2,8 @@
 #include "support/run.hpp"
 
 #include <catch2/catch.hpp>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 using namespace gpf::test;
 using nlohmann::json;
@@ -80,8 +80,8 @@ TEST_CASE("option --dmesg /dev/kmsg: read to the end of the ring buffer, not wai
     WARN("/dev/kmsg is not readable here: not checked");
     return;
   }
-  const auto r = run_preflight({"check", "--root", fixture("healthy-4gpu"), "--dmesg", "/dev/kmsg",
-                                "--format", "json"});
+  const auto r = run_preflight(
+      {"check", "--root", fixture("healthy-4gpu"), "--dmesg", "/dev/kmsg", "--format", "json"});
   INFO(r.err);
   CHECK((r.exit_code == 0 || r.exit_code == 1));
   CHECK(r.seconds < 15);

@@ -275,8 +275,7 @@ TEST_CASE("faults cuda: a GPU child SIGKILLed by someone else (the OOM killer) i
   check_no_child_left(r);
 
   // The same node without the step that pins the buffer: a verdict again, every GPU usable.
-  const auto without =
-      run_watched(live_args(fixture("cuda-4gpu"), {"--no-bandwidth"}), options);
+  const auto without = run_watched(live_args(fixture("cuda-4gpu"), {"--no-bandwidth"}), options);
   INFO("--no-bandwidth stderr: " << without.err);
   CHECK(without.exit_code == 0);
   CHECK(without.json().at("cuda_visible_devices") == "0,1,2,3");

@@ -150,8 +150,9 @@ TEST_CASE("security: credentials in a snapshot's cuda.json are scrubbed and it s
   // a value ending in a credential (the scrubber took the closing quote and the comma with it),
   // and a quoted passphrase inside a string (escaped quotes)
   replace("\"library\": \"libcuda.so.1\"", "\"library\": \"libcuda.so.1 token=S3cr3t-1\"");
-  replace("\"load_error\": \"\"",
-          "\"load_error\": \"opened with passphrase=\\\"S3cr3t 2 with blanks\\\" and apikey=S3cr3t-3\"");
+  replace(
+      "\"load_error\": \"\"",
+      "\"load_error\": \"opened with passphrase=\\\"S3cr3t 2 with blanks\\\" and apikey=S3cr3t-3\"");
   src.write("cuda.json", cuda);
   const auto before = run_preflight({"--root", src.path.string(), "--format", "json"});
   REQUIRE((before.exit_code == 0 || before.exit_code == 1));

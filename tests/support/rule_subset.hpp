@@ -52,15 +52,27 @@ inline const std::vector<Rule>& kernel_log_rules() {
 
 // The rules that judge versions and architectures against the compatibility matrix.
 inline const std::vector<Rule>& compat_rules() {
-  static const auto rules = rule_subset(
-      {"cuda.driver-too-old", "cuda.minor-version-compat", "cuda.forward-compat",
-       "cuda.version-not-in-matrix", "cuda.no-expected-version", "gpu.cuda-arch-unsupported",
-       "gpu.open-module-unsupported", "gpu.needs-open-module", "gpu.driver-branch-unsupported",
-       "gpu.forward-compat-unsupported", "gpu.model-not-in-matrix", "kernel.below-driver-floor",
-       "kernel.release-not-judged", "driver.end-of-life", "driver.module-version-mismatch",
-       "driver.library-version-mismatch", "driver.libcuda-stub-first",
-       "driver.libraries-not-checked", "driver.libcuda-not-found", "driver.newer-than-data",
-       "gpu.newer-than-data"});
+  static const auto rules = rule_subset({"cuda.driver-too-old",
+                                         "cuda.minor-version-compat",
+                                         "cuda.forward-compat",
+                                         "cuda.version-not-in-matrix",
+                                         "cuda.no-expected-version",
+                                         "gpu.cuda-arch-unsupported",
+                                         "gpu.open-module-unsupported",
+                                         "gpu.needs-open-module",
+                                         "gpu.driver-branch-unsupported",
+                                         "gpu.forward-compat-unsupported",
+                                         "gpu.model-not-in-matrix",
+                                         "kernel.below-driver-floor",
+                                         "kernel.release-not-judged",
+                                         "driver.end-of-life",
+                                         "driver.module-version-mismatch",
+                                         "driver.library-version-mismatch",
+                                         "driver.libcuda-stub-first",
+                                         "driver.libraries-not-checked",
+                                         "driver.libcuda-not-found",
+                                         "driver.newer-than-data",
+                                         "gpu.newer-than-data"});
   return rules;
 }
 

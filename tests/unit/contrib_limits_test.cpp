@@ -35,7 +35,7 @@ std::optional<double> quantity_bytes(const std::string& v) {
   }
   const double n = std::stod(m[1].str());
   const std::string unit = m[2].str();
-  const double scale = unit == "Ki"  ? 1024.0
+  const double scale = unit == "Ki"   ? 1024.0
                        : unit == "Mi" ? 1024.0 * 1024
                        : unit == "Gi" ? 1024.0 * 1024 * 1024
                        : unit == "Ti" ? 1024.0 * 1024 * 1024 * 1024
@@ -109,7 +109,8 @@ TEST_CASE("contrib limits: the need comes from the code's constants and grows wi
   // the parts, not a total typed in: per GPU one CUDA child, one NVML child and one pinned buffer
   CHECK(host_memory_need_bytes(9, true) - host_memory_need_bytes(8, true) ==
         k_cuda_child_host_bytes + k_nvml_child_host_bytes + k_bandwidth_bytes);
-  CHECK(host_memory_need_bytes(8, true) - host_memory_need_bytes(8, false) == 8 * k_bandwidth_bytes);
+  CHECK(host_memory_need_bytes(8, true) - host_memory_need_bytes(8, false) ==
+        8 * k_bandwidth_bytes);
   // 8 GPUs cannot fit the limits once shipped (128Mi, 256Mi): the pinned buffers alone are 1 GiB
   CHECK(host_memory_need_bytes(8, true) > (256u << 20));
   CHECK(8 * k_bandwidth_bytes > (256u << 20));
@@ -134,15 +135,14 @@ TEST_CASE("contrib limits: every memory limit of the Kubernetes manifests holds 
       if (!block.memory) {
         continue; // no limit: nothing to run out of (the init container's, for one)
       }
-      const std::string where =
-          fmt::format("{}:{}", entry.path().filename().string(), block.line);
+      const std::string where = fmt::format("{}:{}", entry.path().filename().string(), block.line);
       INFO(where << ": memory " << *block.memory);
       const auto bytes = quantity_bytes(*block.memory);
       REQUIRE(bytes);
       const int gpus = block.gpus.value_or(k_node_gpus);
-      const double need = static_cast<double>(host_memory_need_bytes(
-                              static_cast<std::size_t>(gpus), true)) +
-                          (npd ? k_npd_own_bytes : 0);
+      const double need =
+          static_cast<double>(host_memory_need_bytes(static_cast<std::size_t>(gpus), true)) +
+          (npd ? k_npd_own_bytes : 0);
       INFO("needs " << need / (1024 * 1024) << " MiB on " << gpus << " GPUs");
       CHECK(*bytes >= need);
       ++checked;

@@ -259,7 +259,8 @@ TEST_CASE("budget: a stage asked for and left out is said on the line and on std
     return run_preflight(args, env);
   };
   // The same node with CUDA left out on purpose: what the line says before the budget's note.
-  const auto no_cuda = run_preflight({"--root", fixture("cuda-4gpu"), "--format", "line", "--no-cuda"});
+  const auto no_cuda =
+      run_preflight({"--root", fixture("cuda-4gpu"), "--format", "line", "--no-cuda"});
   std::string plain = no_cuda.out;
   REQUIRE_FALSE(plain.empty());
   plain.pop_back(); // the newline
@@ -281,10 +282,10 @@ TEST_CASE("budget: a stage asked for and left out is said on the line and on std
   CHECK(j.at("verdict") == "pass");
 
   // --strict: a stage asked for and left out is not a pass (exit 1), and the line says why
-  const auto strict = with({"--format", "line", "--budget", "5", "--cuda-timeout", "10", "--strict"});
+  const auto strict =
+      with({"--format", "line", "--budget", "5", "--cuda-timeout", "10", "--strict"});
   CHECK(strict.exit_code == 1);
-  CHECK_THAT(strict.out, Catch::StartsWith("WARN ") &&
-                             Catch::Contains("probe.stage-over-budget") &&
+  CHECK_THAT(strict.out, Catch::StartsWith("WARN ") && Catch::Contains("probe.stage-over-budget") &&
                              Catch::EndsWith("(CUDA not checked: budget)\n"));
   const json js =
       with({"--format", "json", "--budget", "5", "--cuda-timeout", "10", "--strict"}).json();
@@ -293,7 +294,8 @@ TEST_CASE("budget: a stage asked for and left out is said on the line and on std
   CHECK(fs->at("severity") == "warn");
 
   // a deadline that fits: no warning, no note, no finding; CUDA checked
-  const auto fits = with({"--format", "line", "--budget", "20", "--cuda-timeout", "10", "--strict"});
+  const auto fits =
+      with({"--format", "line", "--budget", "20", "--cuda-timeout", "10", "--strict"});
   CHECK(fits.exit_code == 0);
   CHECK_THAT(fits.out, Catch::StartsWith("PASS ") && !Catch::Contains("not checked"));
   CHECK_THAT(fits.err, !Catch::Contains("does not fit"));

@@ -1,5 +1,5 @@
-// Kernel-log provenance (docs/kernel-log.md "Provenance"): a line counts as the driver's only in the
-// exact shape the driver prints. Any user can make the kernel print a record that starts with a
+// Kernel-log provenance (docs/kernel-log.md "Provenance"): a line counts as the driver's only in
+// the exact shape the driver prints. Any user can make the kernel print a record that starts with a
 // process name of their choosing (15 bytes, PR_SET_NAME) and, for a segfault, ends with a file name
 // of their choosing (255 bytes of anything); a program can write to /dev/kmsg or syslog with a tag
 // of "kernel". None of that may fail a node, and none of it may hide a real error.
@@ -95,8 +95,7 @@ std::vector<std::string> forgeries(const std::string& line) {
       fmt::format("x[4242]: segfault at 0 {} in {}[400000+1000]", ip, line),
       // the process named after the line's first 15 bytes: "<comm>[pid]: segfault ..."
       fmt::format("{}[4242]: segfault at 0 {} in {}[400000+1000]", head, ip, tail),
-      fmt::format("traps: {}[4242] general protection fault {} in {}[400000+1000]", head, ip,
-                  tail),
+      fmt::format("traps: {}[4242] general protection fault {} in {}[400000+1000]", head, ip, tail),
       // an allocation failure: the name first, a cpuset (cgroup) name later on the line
       fmt::format("{}: page allocation failure: order:0, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), "
                   "nodemask=(null),cpuset={},mems_allowed=0",
@@ -133,9 +132,9 @@ TEST_CASE("provenance: a process's own record never matches a signature, whateve
 TEST_CASE("provenance: a pattern found inside a message is not the driver's line") {
   // Each row's pattern, standing after text the driver never prints before it.
   for (const auto& line : k_real_lines) {
-    for (const std::string& prefix : {std::string("NVRM: cuda app says "),
-                                      std::string("usb 1-1: string descriptor: "),
-                                      std::string("audit: type=1701 comm=\"x\" exe=\"/tmp/")}) {
+    for (const std::string& prefix :
+         {std::string("NVRM: cuda app says "), std::string("usb 1-1: string descriptor: "),
+          std::string("audit: type=1701 comm=\"x\" exe=\"/tmp/")}) {
       std::string forged = prefix;
       forged += starts_with(line, "NVRM: ") ? line.substr(6) : line;
       INFO(forged);
@@ -149,23 +148,23 @@ TEST_CASE("provenance: a record's later lines are the driver's only when its hea
       "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
   // /dev/kmsg keeps a record whole and escapes its newlines
   CHECK(events_in(fmt::format("6,1,100000000,-;x[4242]: segfault at 0 ip 0 sp 0 error 4 in "
-                                    "a\\x0a{}[400000+1000]\n",
-                                    xid79)) == 0);
+                              "a\\x0a{}[400000+1000]\n",
+                              xid79)) == 0);
   CHECK(events_in(fmt::format("6,1,100000000,-;process 'a' launched '/tmp/x\\x0a{}' with "
-                                    "NULL argv: empty string added\n",
-                                    xid79)) == 0);
+                              "NULL argv: empty string added\n",
+                              xid79)) == 0);
   // rsyslog escapes them as #012
   CHECK(events_in(fmt::format("Dec  6 10:00:00 node kernel: process 'a' launched '/tmp/x#012{}"
-                                    "' with NULL argv: empty string added\n",
-                                    xid79)) == 0);
+                              "' with NULL argv: empty string added\n",
+                              xid79)) == 0);
   // dmesg prints the later lines indented
   CHECK(events_in(fmt::format("[  100.000000] x[4242]: segfault at 0 ip 0 sp 0 error 4 in a\n"
-                                    "               {}[400000+1000]\n",
-                                    xid79)) == 0);
+                              "               {}[400000+1000]\n",
+                              xid79)) == 0);
   // klogctl and /proc/kmsg prefix every line of a record, with the record's own timestamp
   CHECK(events_in(fmt::format("<6>[  100.000000] x[4242]: segfault at 0 ip 0 sp 0 error 4 in "
-                                    "a NVRM\n<6>[  100.000000] {}[400000+1000]\n",
-                                    xid79)) == 0);
+                              "a NVRM\n<6>[  100.000000] {}[400000+1000]\n",
+                              xid79)) == 0);
   // even where the record's head holds nothing the prefilter looks for, over several lines
   CHECK(events_in(fmt::format("<6>[  100.000000] x[4242]: segfault at 0 ip 0 sp 0 error 4 in a\n"
                               "<6>[  100.000000] b\n<6>[  100.000000] {}[400000+1000]\n",
@@ -189,8 +188,8 @@ TEST_CASE("provenance: a record's later lines are the driver's only when its hea
   }
   // and a real Xid right after a process's record, at another time, counts
   CHECK(events_in(fmt::format("<6>[  100.000000] x[4242]: segfault at 0 ip 0 sp 0 error 4 in "
-                                    "a NVRM\n<4>[  100.000100] {}\n",
-                                    xid79)) == 1);
+                              "a NVRM\n<4>[  100.000100] {}\n",
+                              xid79)) == 1);
 }
 
 TEST_CASE("provenance: only the kernel's facility is the kernel's") {
@@ -205,8 +204,7 @@ TEST_CASE("provenance: only the kernel's facility is the kernel's") {
   CHECK(events_in(fmt::format("<4>[  100.000000] {}\n", xid)) == 1);
   // dmesg -x names the facility
   CHECK(events_in(fmt::format("user  :notice: [  100.000000] {}\n", xid)) == 0);
-  CHECK(events_in(fmt::format("kern  :warn  : [  100.000000] {}\n", xid)) ==
-        1);
+  CHECK(events_in(fmt::format("kern  :warn  : [  100.000000] {}\n", xid)) == 1);
   // RFC 5424: `logger -t kernel` is user.notice
   CHECK(events_in(fmt::format("<13>1 2026-12-06T10:00:00Z node kernel - - - {}\n", xid)) == 0);
   CHECK(events_in(fmt::format("<4>1 2026-12-06T10:00:00Z node kernel - - - {}\n", xid)) == 1);
@@ -301,6 +299,7 @@ TEST_CASE("provenance: a real Xid 48 stays a failure whatever forged line follow
     CHECK(f->gpu == "0000:18:00.0");
   }
   // A real reload does clear it: the same test passes the real line.
-  const auto reloaded = check_with_log(k_banner + k_loading + xid48 + at(400, k_loading.substr(15)));
+  const auto reloaded =
+      check_with_log(k_banner + k_loading + xid48 + at(400, k_loading.substr(15)));
   CHECK_FALSE(finding(reloaded.assessment, "xid.reset-required"));
 }

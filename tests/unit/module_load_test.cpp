@@ -327,7 +327,8 @@ TEST_CASE("the DKMS tree is read within bounds: newest versions, kernels and arc
   for (const char* arch : {"a1", "a2", "a3", "a4", "a5"}) {
     t.write(fmt::format("var/lib/dkms/nvidia/40.0/6.8.0-1/{}/module/nvidia.ko", arch), "");
   }
-  for (const char* name : {"nvidia", "nvidia-uvm", "nvidia-drm", "nvidia-modeset", "nvidia_peermem"}) {
+  for (const char* name :
+       {"nvidia", "nvidia-uvm", "nvidia-drm", "nvidia-modeset", "nvidia_peermem"}) {
     for (const char* suffix : {".ko", ".ko.xz", ".ko.zst", ".ko.gz"}) {
       t.write(fmt::format("var/lib/dkms/nvidia/39.0/6.8.0-1/x86_64/module/{}{}", name, suffix), "");
     }

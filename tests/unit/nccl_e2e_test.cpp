@@ -247,8 +247,9 @@ TEST_CASE("e2e nccl: under --root, bare --nccl loads nothing the snapshot's envi
     fs::create_directories(fs::path(snap.path()) / dir);
     fs::copy_file(k_fake_nccl, fs::path(snap.path()) / dir / "libnccl.so.2");
   }
-  snap.write("environ",
-             "LD_LIBRARY_PATH=/nonexistent:/opt/nccl/lib/\nVIRTUAL_ENV=/venv\nCONDA_PREFIX=/conda\n");
+  snap.write(
+      "environ",
+      "LD_LIBRARY_PATH=/nonexistent:/opt/nccl/lib/\nVIRTUAL_ENV=/venv\nCONDA_PREFIX=/conda\n");
   const auto marker = marker_path();
   const auto r = live(snap.path(), {{"FAKE_NCCL_LOADED_MARKER", marker.string()}}, {"--nccl"});
   CHECK(r.exit_code == 2);
@@ -283,9 +284,9 @@ TEST_CASE("e2e nccl: no snapshot variable that names a file or a plugin reaches 
   INFO(log);
   CHECK_THAT(log, Catch::Contains("env NCCL_P2P_DISABLE=1"));
   CHECK_THAT(log, Catch::Contains("env NCCL_IB_HCA=mlx5_0:1"));
-  for (const char* withheld : {"NCCL_TOPO_DUMP_FILE", "NCCL_TOPO_FILE", "NCCL_GRAPH_FILE",
-                               "NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN",
-                               "NCCL_SOCKET_IFNAME"}) {
+  for (const char* withheld :
+       {"NCCL_TOPO_DUMP_FILE", "NCCL_TOPO_FILE", "NCCL_GRAPH_FILE", "NCCL_NET_PLUGIN",
+        "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_SOCKET_IFNAME"}) {
     INFO(withheld);
     CHECK_THAT(log, !Catch::Contains(std::string("env ") + withheld));
     CHECK(std::find(n.at("env_withheld").begin(), n.at("env_withheld").end(), withheld) !=

@@ -596,7 +596,8 @@ TEST_CASE("e2e nvml: 1600 processes on each GPU are busy GPUs, never hung ones")
       cut = p.value("cut", json::array()).dump();
     }
   }
-  CHECK_THAT(cut, Catch::Contains("nvmlDeviceGetComputeRunningProcesses (the first 512 processes)"));
+  CHECK_THAT(cut,
+             Catch::Contains("nvmlDeviceGetComputeRunningProcesses (the first 512 processes)"));
   CHECK(severity(j, "nvml.processes-present") != "absent"); // still named: the GPUs are in use
 }
 

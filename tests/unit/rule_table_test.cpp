@@ -218,7 +218,8 @@ TEST_CASE("rule ids are spelled only in their rows") {
     int n = 0;
     while (std::getline(text, line)) {
       ++n;
-      if (line.find(".id = \"") != std::string::npos || line.find(".caused_by") != std::string::npos) {
+      if (line.find(".id = \"") != std::string::npos ||
+          line.find(".caused_by") != std::string::npos) {
         continue;
       }
       for (std::sregex_iterator m(line.begin(), line.end(), literal), end; m != end; ++m) {

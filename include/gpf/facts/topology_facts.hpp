@@ -104,7 +104,7 @@ struct PcieFacts {
   std::map<std::string, PciBridge> bridges; // by bus id
   std::vector<std::string> nvswitches;      // bus ids of NVIDIA devices of class 0x0680 (NVSwitch)
   std::size_t devices_seen = 0;
-  std::vector<std::string> nvidia_devices;   // bus ids of every vendor 0x10de device (any class)
+  std::vector<std::string> nvidia_devices;    // bus ids of every vendor 0x10de device (any class)
   std::vector<std::string> vendor_unreadable; // bus ids whose vendor attribute could not be read
 };
 

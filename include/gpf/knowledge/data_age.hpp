@@ -11,10 +11,10 @@
 namespace gpf {
 
 struct DataAge {
-  std::string_view as_of;             // "2026-11": the month the tables were last updated
-  Version newest_cuda;                // major.minor of the newest CUDA release known
-  unsigned long newest_branch = 0;    // the newest data-center driver branch known
-  Version newest_compute_capability;  // major.minor
+  std::string_view as_of;              // "2026-11": the month the tables were last updated
+  Version newest_cuda;                 // major.minor of the newest CUDA release known
+  unsigned long newest_branch = 0;     // the newest data-center driver branch known
+  Version newest_compute_capability;   // major.minor
   std::string_view newest_cuda_source; // where the newest CUDA release was seen
 };
 

@@ -39,7 +39,7 @@ struct ChildEnd {
   // process never sent it: the kernel's OOM killer (a memory cgroup's limit) or another process.
   // Not the GPU's doing: the probes make it a checker failure, never a verdict.
   bool killed_from_outside = false;
-  bool abandoned = false;    // it did not die after SIGKILL (uninterruptible sleep)
+  bool abandoned = false; // it did not die after SIGKILL (uninterruptible sleep)
   // It broke the protocol (an over-long line, too many lines or bytes) and was killed: why.
   std::string protocol_error;
 };

@@ -134,10 +134,11 @@ void refuse_outside_kill(const ChildGroup& group, std::size_t id, const Bandwidt
     return;
   }
   const std::string pinned =
-      bw.run ? fmt::format(", {} MiB of it the bandwidth step's pinned buffers (each GPU child pins "
-                           "{} MiB; --no-bandwidth leaves them out)",
-                           (gpus * bw.bytes) >> 20, bw.bytes >> 20)
-             : std::string();
+      bw.run
+          ? fmt::format(", {} MiB of it the bandwidth step's pinned buffers (each GPU child pins "
+                        "{} MiB; --no-bandwidth leaves them out)",
+                        (gpus * bw.bytes) >> 20, bw.bytes >> 20)
+          : std::string();
   throw CheckerFailure(fmt::format(
       "the CUDA child ({}) was {} The live stage needs about {} MiB of host memory on {}{}: raise "
       "the memory limit (docs/cuda-probe.md#memory). Or another process killed it. No verdict "

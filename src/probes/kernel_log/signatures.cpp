@@ -741,8 +741,8 @@ bool decode_link_down(std::string_view text, Recognised& out) {
   }
   if (starts_with(rest, "Slot(")) {
     const auto close = rest.find("): ");
-    rest = close == std::string_view::npos || close > 12 ? std::string_view{}
-                                                          : rest.substr(close + 3);
+    rest =
+        close == std::string_view::npos || close > 12 ? std::string_view{} : rest.substr(close + 3);
   }
   if (starts_with(rest, "Surprise Down") || starts_with(rest, "SDES")) {
     e.detail = "Surprise Down";
@@ -851,8 +851,8 @@ constexpr Signature k_signatures[] = {
     {"none-initialized-old", "None of the NVIDIA graphics adapters were initialized", true,
      Anchor::start, 1, "", decode_no_gpu, k_src_nv},
     {"no-gpu-found", "No NVIDIA GPU found", true, Anchor::start, 1, "", decode_no_gpu, k_src_nv},
-    {"power-cables", "GPU does not have the necessary power cables connected", true, Anchor::gpu,
-     1, "", decode_power, "facts §5 (osinit.c)"},
+    {"power-cables", "GPU does not have the necessary power cables connected", true, Anchor::gpu, 1,
+     "", decode_power, "facts §5 (osinit.c)"},
     {"fallen-off-bus", "GPU has fallen off the bus|has fallen off the bus", true, Anchor::gpu, 1,
      "", decode_fallen, "facts §5 (osinit.c; older forms observed)"},
     {"gsp-cannot-init", "Cannot initialize GSP firmware RM", true, Anchor::gpu, 1, "",
@@ -871,8 +871,7 @@ constexpr Signature k_signatures[] = {
      decode_gsp_file, "facts §5, §11 (kernel firmware loader; file names from nv-firmware.h)"},
     {"firmware-path", "firmware: ", false, Anchor::device, 1, "", decode_gsp_file,
      "facts §5 (kernel firmware loader)"},
-    {"probe-of", "nvidia: probe of ", false, Anchor::start, 1, "", decode_probe_of,
-     k_src_observed},
+    {"probe-of", "nvidia: probe of ", false, Anchor::start, 1, "", decode_probe_of, k_src_observed},
     {"sxid", "SXid (PCI:", false, Anchor::module, 1, "", decode_sxid,
      "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"},
     {"symbol-version", "disagrees about version of symbol ", false, Anchor::module, 1, "",
@@ -887,8 +886,9 @@ constexpr Signature k_signatures[] = {
      decode_module_refused,
      "https://github.com/kmod-project/kmod/blob/master/tools/modprobe.c (strerror(EKEYREJECTED), "
      "strerror(ENOKEY))"},
-    {"power-state", "Unable to change power state from D3cold to D0|"
-                    "can't change power state from D3cold to D0",
+    {"power-state",
+     "Unable to change power state from D3cold to D0|"
+     "can't change power state from D3cold to D0",
      false, Anchor::device, 1, "", decode_power_state,
      "https://github.com/torvalds/linux/blob/master/drivers/pci/pci.c"},
     {"aer-link", "[|Surprise Down|SDES|PCIe Bus Error: severity=Uncorrected (Fatal)", false,

@@ -296,7 +296,8 @@ ProbeStatus probe_nccl(const Host& host, const ProbeOptions& options, Facts& fac
   const int ranks = static_cast<int>(gpus.size());
   auto id = group.spawn(
       {"nccl",
-       nccl_env(host.environment(), options.nccl_job_env, !host.is_live(), fmt::format("{}", fmt::join(names, ",")),
+       nccl_env(host.environment(), options.nccl_job_env, !host.is_live(),
+                fmt::format("{}", fmt::join(names, ",")),
                 host.environment().get("CUDA_DEVICE_ORDER")),
        [libcuda, libnccl, ranks, job_env = options.nccl_job_env](child::LineWriter& out) {
          nccl::nccl_child(libcuda, libnccl, ranks, job_env, out);
