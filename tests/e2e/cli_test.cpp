@@ -73,8 +73,33 @@ TEST_CASE("exit codes follow the verdict; strict makes warn not ready") {
         1);
 }
 
-TEST_CASE("every fixture: JSON valid, matches the schema and its golden file") {
-  const bool update = std::getenv("GPF_UPDATE_GOLDENS") != nullptr;
+// What a fixture's verdict golden pins: the verdict and everything a reader acts on (findings
+// with their evidence and remedy, the recommendation, the per-GPU table), not the facts the
+// probes gathered nor their timings, so a probe that adds a field changes the reference goldens
+// below, not every fixture's.
+json verdict_part(json report) {
+  for (const char* key : {"facts", "probes", "checked_at", "tool"}) {
+    report.erase(key);
+  }
+  return report;
+}
+
+// The fixtures whose whole report is pinned: between them every probe and block of facts.
+const std::vector<std::string> k_reference_fixtures{"healthy-4gpu", "cuda-4gpu",
+                                                    "log-xid79-one-of-8", "ib-hgx-healthy",
+                                                    "topo-nvswitch-fm-mismatch"};
+
+// Compares (or, with GPF_UPDATE_GOLDENS set, rewrites) one golden file.
+void check_golden(const std::string& path, const json& actual) {
+  if (std::getenv("GPF_UPDATE_GOLDENS") != nullptr) {
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path) << actual.dump(2) << "\n";
+  }
+  REQUIRE(fs::exists(path));
+  CHECK(actual == load_json_file(path));
+}
+
+TEST_CASE("every fixture: JSON valid, matches the schema and its verdict golden") {
   const auto names = fixture_names();
   REQUIRE(names.size() >= 12);
   for (const auto& name : names) {
@@ -87,14 +112,23 @@ TEST_CASE("every fixture: JSON valid, matches the schema and its golden file") {
     for (const auto& p : problems) {
       FAIL_CHECK(p);
     }
-    const std::string golden_path = std::string(GPF_GOLDEN_DIR) + "/" + name + ".json";
-    const json masked = mask_durations(doc);
-    if (update) {
-      fs::create_directories(GPF_GOLDEN_DIR);
-      std::ofstream(golden_path) << masked.dump(2) << "\n";
+    check_golden(std::string(GPF_GOLDEN_DIR) + "/verdict/" + name + ".json", verdict_part(doc));
+  }
+}
+
+TEST_CASE("reference fixtures: the whole report matches its golden") {
+  for (const auto& name : k_reference_fixtures) {
+    INFO(name);
+    const auto r = run_preflight({"check", "--root", fixture(name), "--format", "json"});
+    check_golden(std::string(GPF_GOLDEN_DIR) + "/report/" + name + ".json",
+                 mask_durations(json::parse(r.out)));
+  }
+  // no stale golden outlives its fixture
+  for (const char* dir : {"/verdict", "/report"}) {
+    for (const auto& entry : fs::directory_iterator(std::string(GPF_GOLDEN_DIR) + dir)) {
+      INFO(entry.path());
+      CHECK(fs::exists(fixture(entry.path().stem().string())));
     }
-    REQUIRE(fs::exists(golden_path));
-    CHECK(masked == load_json_file(golden_path));
   }
 }
 
@@ -199,8 +233,8 @@ TEST_CASE("cli: a library option naming a FIFO or a directory is a usage error, 
   for (const char* option : {"--libcuda", "--libnvml"}) {
     for (const std::string& path : {fifo, t.path.string()}) {
       INFO(option << " " << path);
-      const auto r = run_preflight({"--root", fixture("healthy-4gpu"), option, path, "--format",
-                                    "json"});
+      const auto r =
+          run_preflight({"--root", fixture("healthy-4gpu"), option, path, "--format", "json"});
       CHECK(r.exit_code == 2);
       CHECK(r.out.empty());
       CHECK(r.err.find("not a regular file") != std::string::npos);
