@@ -44,7 +44,7 @@ void require_sources(const std::vector<std::string>& keys, const std::string& wh
 
 TEST_CASE("every embedded data file parses and every row has a source") {
   const auto& m = matrix();
-  CHECK(m.toolkit_rows().size() == 58); // 9.0 ... 13.2, every update release of Table 3
+  CHECK(m.toolkit_rows().size() == 60); // 9.0 ... 13.4, every update release of Table 3
   CHECK(m.minor_compat_rows().size() == 3);
   for (const auto& r : m.toolkit_rows()) {
     require_sources(r.sources, r.release);
@@ -69,9 +69,9 @@ TEST_CASE("every embedded data file parses and every row has a source") {
   }
 }
 
-TEST_CASE("the toolkit table runs from 9.0 to 13.2 and skips 12.7") {
+TEST_CASE("the toolkit table runs from 9.0 to 13.4 and skips 12.7") {
   const auto& rows = matrix().toolkit_rows();
-  CHECK(rows.front().release == "13.2 GA");
+  CHECK(rows.front().release == "13.4 GA");
   CHECK(rows.back().release == "9.0 (9.0.76)");
   for (const auto& r : rows) {
     CHECK_FALSE((r.cuda.major() == 12 && r.cuda.minor() == 7));
@@ -247,7 +247,8 @@ TEST_CASE("driver facts per architecture") {
   CHECK(*b200->min_branch == 570);
   CHECK(*matrix().driver_arch(v("10.3"))->min_branch == 580);
   CHECK(*matrix().driver_arch(v("12.0"))->min_branch == 570);
-  CHECK_FALSE(matrix().driver_arch(v("12.0"))->needs_open_module);
+  // Blackwell GeForce and workstation GPUs need the open kernel modules (the 2026 data)
+  CHECK(matrix().driver_arch(v("12.0"))->needs_open_module);
   CHECK_FALSE(matrix().driver_arch(v("11.0"))); // Jetson Thor: another driver stack
 }
 
@@ -277,7 +278,8 @@ TEST_CASE("driver branch end of life is judged after its month") {
   CHECK_FALSE(gpf::past_end_of_life(*r535, year(2026) / June / 30));
   CHECK(gpf::past_end_of_life(*r535, year(2026) / July / 1));
   CHECK_FALSE(gpf::past_end_of_life(*matrix().branch(580), year(2028) / June / 1));
-  CHECK(gpf::past_end_of_life(*matrix().branch(610), year(2026) / September / 1));
+  // a New Feature Branch has no end of life in NVIDIA's lifecycle from R610 on
+  CHECK_FALSE(gpf::past_end_of_life(*matrix().branch(610), year(2026) / September / 1));
   CHECK_FALSE(matrix().branch(550));
   CHECK_FALSE(matrix().branch(470)->maintained);
   CHECK_FALSE(gpf::past_end_of_life(*matrix().branch(470), year(2030) / January / 1)); // no date
