@@ -1887,6 +1887,7 @@ std::span<const Rule> cuda_rules() {
            "cuInit. For those GPUs, the ACS control of the bridges between them (their config "
            "space under sys/bus/pci/devices) and, outside a VM (cpuinfo hypervisor flag), the "
            "IOMMU's DMA translation (sys/kernel/iommu_groups/*/type, proc/cmdline).",
+       .reads = "cuda",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);
        }},

@@ -320,6 +320,7 @@ std::span<const Rule> driver_rules() {
            "When the bus cannot be read, or a device's vendor cannot, the usual driver.not-loaded judgement stays.",
        .evidence =
            "The entries of /sys/bus/pci/devices and each one's vendor attribute; the hypervisor CPU flag (/proc/cpuinfo).",
+       .reads = "pcie",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!driver_expected(c.facts) || !bus_has_no_nvidia_device(c.facts)) {
            return {};
