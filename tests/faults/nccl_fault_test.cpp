@@ -39,9 +39,11 @@ TEST_CASE("faults nccl: a hung init or all-reduce is named within the deadline p
     const auto r = run_nccl({{var, "1"}});
     INFO("stderr: " << r.err);
     REQUIRE_FALSE(r.timed_out);
-    CHECK(r.exit_code == 1);
+    // a hang between GPUs is one judgement whichever probe saw it: a warning that keeps one GPU
+    // (docs/multi-gpu-hangs.md); --min-gpus 2 would make it a failure
+    CHECK(r.exit_code == 0);
     const json j = r.json();
-    CHECK(j.at("verdict") == "fail");
+    CHECK(j.at("verdict") == "warn");
     const json* f = finding(j, id);
     REQUIRE(f);
     CHECK_THAT(evidence(*f), Catch::Contains("rank 0: GPU 0 (0000:01:00.0"));
