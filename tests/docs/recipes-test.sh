@@ -58,8 +58,13 @@ cat >"$tpl/bin/gpu-preflight" <<'EOF'
 #!/usr/bin/env bash
 # The checker on the snapshot $GPF_RECIPE_ROOT unless the line names a --root; logs its status.
 root=(--root "$GPF_RECIPE_ROOT")
+# Commands that read no host take no --root (an option given to a command that ignores it is
+# exit 2); the command may follow options (`--rules site.json rules`).
 for a in "$@"; do
-  case $a in --root | --root=*) root=() ;; --) break ;; esac
+  case $a in
+  --root | --root=* | summarize | diff | rules | explain | completion | help | --help | --version) root=() ;;
+  --) break ;;
+  esac
 done
 rc=0
 "$GPF_RECIPE_BIN" "${root[@]}" "$@" || rc=$?
