@@ -45,7 +45,7 @@ echo "installed: $out"
 [ "$out" = "gpu-preflight $version" ] || fail "installed --version says '$out'"
 rc=0
 line=$("$installed" check --root "$src/tests/fixtures/healthy-4gpu" --format line) || rc=$?
-if [ $rc -ne 0 ] || [ "$line" != "PASS 4/4 GPUs" ]; then
+if [ $rc -ne 0 ] || [ "${line%%;*}" != "PASS 4/4 GPUs" ]; then
   fail "installed binary judged healthy-4gpu as '$line' (exit $rc)"
 fi
 
