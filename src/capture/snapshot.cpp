@@ -101,7 +101,9 @@ Result<void> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
   }
   // A listing is a read too: entries no probe looked at become empty placeholders, so that the
   // replay lists the same names (firmware files, NVSwitch nodes, IOMMU units, processes). An entry
-  // a probe did look at replays as what the probe saw (copied, or absent when it was not there).
+  // a probe did look at replays as what the probe saw (copied, or absent when it was not there);
+  // a directory it looked into without keeping anything (a PCI device whose vendor file is
+  // missing) stays as an empty directory, so the replay still lists it.
   for (const auto& dir : d.listed) {
     auto names = host.list_dir(dir);
     if (!names || out.through_link(dir)) {
@@ -109,8 +111,13 @@ Result<void> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
     }
     for (const auto& name : *names) {
       const std::string at = dir + "/" + name;
-      if (d.accessed.count(at) == 0 && !out.exists(at)) {
+      if (out.exists(at)) {
+        continue;
+      }
+      if (d.accessed.count(at) == 0) {
         TRY(out.write(at, ""));
+      } else if (host.is_directory(at)) {
+        TRY(out.make_dirs(at));
       }
     }
   }
