@@ -1075,7 +1075,8 @@ bool task_record(std::string_view message) {
   }
   // "<comm>: page allocation failure: " (warn_alloc), "<comm> invoked oom-killer: ".
   for (std::string_view shape : {": page allocation failure: ", " invoked oom-killer: "}) {
-    if (const auto at = message.find(shape); at != std::string_view::npos && at <= 16) {
+    // only where a process name can end: never a search of the whole (up to 64 KiB) line
+    if (message.substr(0, 16 + shape.size()).find(shape) != std::string_view::npos) {
       return true;
     }
   }
