@@ -69,10 +69,7 @@ public:
 
   // Announces the step, runs it, reports its outcome and duration; true when it passed.
   template <class Fn> bool run(const std::string& name, Fn&& fn) {
-    Event begin;
-    begin.kind = EventKind::begin;
-    begin.step.name = name;
-    emit_event(m_out, begin);
+    announce(name);
     const auto start = Clock::now();
     const Outcome o = fn();
     Event end;
@@ -88,6 +85,15 @@ public:
   }
 
   void emit(const Event& e) { emit_event(m_out, e); }
+
+  // The start of a step, of a pair of GPUs where it names one: what a deadline finds in progress.
+  void announce(const std::string& name, std::optional<std::pair<int, int>> pair = std::nullopt) {
+    Event begin;
+    begin.kind = EventKind::begin;
+    begin.step.name = name;
+    begin.pair = pair;
+    emit_event(m_out, begin);
+  }
 
   void done() {
     Event e;
@@ -834,11 +840,7 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
       if (i == j) {
         continue;
       }
-      Event begin;
-      begin.kind = EventKind::begin;
-      begin.step.name = "peer";
-      begin.pair = std::pair(cuda_indices[i], cuda_indices[j]);
-      steps.emit(begin);
+      steps.announce("peer", std::pair(cuda_indices[i], cuda_indices[j]));
       const auto start = Clock::now();
       Event result;
       result.kind = EventKind::peer;
@@ -869,11 +871,7 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
       steps.emit(result);
       continue;
     }
-    Event begin;
-    begin.kind = EventKind::begin;
-    begin.step.name = "peer_timing";
-    begin.pair = std::pair(cuda_indices[i], cuda_indices[j]);
-    steps.emit(begin);
+    steps.announce("peer_timing", std::pair(cuda_indices[i], cuda_indices[j]));
     Outcome o = check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(contexts[i]));
     if (o.ok) {
       o = events[i]->best_of(

@@ -69,6 +69,24 @@ std::optional<double> positive(std::optional<double> v) {
   return v && std::isfinite(*v) && *v > 0 ? v : std::nullopt;
 }
 
+// The members a peer copy and a timed peer copy share: the pair, its outcome, its figure. False
+// when the pair is missing.
+bool read_pair(const nlohmann::json& j, CudaPeerResult& peer) {
+  const auto from = get<int>(j, "from");
+  const auto to = get<int>(j, "to");
+  if (!from || !to) {
+    return false;
+  }
+  peer.from = *from;
+  peer.to = *to;
+  peer.ok = get_bool(j, "ok");
+  peer.error_code = get<int>(j, "code");
+  peer.error_name = get_string(j, "error").value_or("");
+  peer.error_text = get_string(j, "text").value_or("");
+  peer.gbps = positive(get<double>(j, "gbps"));
+  return true;
+}
+
 Event invalid(std::string_view line) {
   Event e;
   e.kind = EventKind::invalid;
@@ -271,23 +289,13 @@ Event decode_event(std::string_view line) {
     d.compute_mode = get<int>(j, "compute_mode");
     break;
   }
-  case EventKind::peer: {
-    auto from = get<int>(j, "from");
-    auto to = get<int>(j, "to");
-    if (!from || !to) {
+  case EventKind::peer:
+    if (!read_pair(j, e.peer)) {
       return invalid(line);
     }
-    e.peer.from = *from;
-    e.peer.to = *to;
     e.peer.can_access = get_bool(j, "can_access");
-    e.peer.ok = get_bool(j, "ok");
     e.peer.duration_ms = std::max(0.0, get<double>(j, "ms").value_or(0));
-    e.peer.error_code = get<int>(j, "code");
-    e.peer.error_name = get_string(j, "error").value_or("");
-    e.peer.error_text = get_string(j, "text").value_or("");
-    e.peer.gbps = positive(get<double>(j, "gbps"));
     break;
-  }
   case EventKind::bandwidth:
     e.h2d_gbps = positive(get<double>(j, "h2d_gbps"));
     e.d2h_gbps = positive(get<double>(j, "d2h_gbps"));
@@ -305,22 +313,12 @@ Event decode_event(std::string_view line) {
     e.active = std::move(parsed).value();
     break;
   }
-  case EventKind::peer_bandwidth: {
-    auto from = get<int>(j, "from");
-    auto to = get<int>(j, "to");
-    if (!from || !to) {
+  case EventKind::peer_bandwidth:
+    if (!read_pair(j, e.peer)) {
       return invalid(line);
     }
-    e.peer.from = *from;
-    e.peer.to = *to;
-    e.peer.ok = get_bool(j, "ok");
-    e.peer.error_code = get<int>(j, "code");
-    e.peer.error_name = get_string(j, "error").value_or("");
-    e.peer.error_text = get_string(j, "text").value_or("");
-    e.peer.gbps = positive(get<double>(j, "gbps"));
     e.text = get_string(j, "why").value_or("");
     break;
-  }
   case EventKind::done:
     break;
   }
