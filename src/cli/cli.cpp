@@ -818,11 +818,7 @@ int run_explain_command(const RuleSet& rules, const std::string& id) {
     const auto own = fmt::format("sxid.{}", *sxid);
     // The rows that judge it, as its line may say Fatal or not (the rows' own .events).
     const auto judge = [&](bool fatal) {
-      LogEvent e;
-      e.kind = LogEventKind::sxid;
-      e.sxid = *sxid;
-      e.line_fatal = fatal;
-      return log_event_rule_id(e);
+      return log_event_rule_id(code_event(LogEventKind::sxid, *sxid, fatal));
     };
     const Rule* rule = rules.find(own) ? rules.find(own) : rules.find(judge(false));
     if (rule) {

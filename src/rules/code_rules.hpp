@@ -23,13 +23,13 @@ inline Facts with_log_events(const Facts& f, const EventFilter& keep) {
   return out;
 }
 
-// Runs check, as the row rule_id, on the facts with only the events keep() accepts.
+// Runs check, as the row `rule`, on the facts with only the events keep() accepts.
 inline std::vector<Hit> check_on_events(const CheckFn& check, const RuleContext& c,
-                                        std::string_view rule_id, const EventFilter& keep) {
+                                        const Rule* rule, const EventFilter& keep) {
   const Facts some = with_log_events(c.facts, keep);
   RuleContext view{
       some, c.job, c.options, c.usable_gpus, c.recommended, c.host_failed, c.recommended_devices};
-  view.rule_id = rule_id;
+  view.rule = rule;
   return check(view);
 }
 
@@ -53,27 +53,22 @@ inline std::vector<std::string_view> judges_of(std::span<const Rule> rules,
 inline void add_code_rule(std::vector<Rule>& rules, Rule row,
                           std::span<const std::string_view> judges, const EventFilter& mine,
                           const EventFilter& context) {
-  struct Inner {
-    CheckFn check;
-    Severity severity;
-    std::string_view id;
-  };
-  std::vector<Inner> inner;
+  std::vector<Rule> inner; // the judging rows as they were: their checks, severities, .events
   for (auto& r : rules) {
     if (std::find(judges.begin(), judges.end(), r.id) == judges.end()) {
       continue;
     }
-    inner.push_back({r.check, r.severity, r.id});
+    inner.push_back(r);
     r.check = [check = r.check, mine](const RuleContext& c) {
-      return check_on_events(check, c, c.rule_id, [&mine](const LogEvent& e) { return !mine(e); });
+      return check_on_events(check, c, c.rule, [&mine](const LogEvent& e) { return !mine(e); });
     };
   }
   row.check = [inner, mine, context](const RuleContext& c) {
     std::vector<Hit> hits;
-    for (const auto& [check, severity, id] : inner) {
-      for (auto& h : check_on_events(check, c, id,
+    for (const auto& judge : inner) {
+      for (auto& h : check_on_events(judge.check, c, &judge,
                                      [&](const LogEvent& e) { return mine(e) || context(e); })) {
-        h.severity = h.severity.value_or(severity);
+        h.severity = h.severity.value_or(judge.severity);
         if (h.gpu) {
           h.effect = *h.severity == Severity::fail ? Effect::gpu_unusable : Effect::none;
         }

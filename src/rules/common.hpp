@@ -15,6 +15,7 @@
 #include "code_rules.hpp"
 #include "evidence.hpp"
 #include "log_events.hpp"
+#include "log_rows.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -455,7 +455,7 @@ std::span<const Rule> driver_rules() {
          std::vector<Hit> hits;
          const DriverFacts& driver = c.facts.driver;
          for (const auto& e : c.facts.log.host_events) {
-           if (log_rule_id(e) != c.rule_id) {
+           if (!c.rule->events.judges(e)) {
              continue;
            }
            const EventPtrs one{&e};

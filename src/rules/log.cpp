@@ -138,7 +138,7 @@ std::span<const Rule> log_rules() {
          // The user who ran the check, where the environment names one, in place of "USER".
          const auto user = c.facts.env.get("USER");
          if (user && !user->empty() && user->find_first_of(" '\"`$;&|<>\\") == std::string::npos) {
-           std::string remedy(find_rule(c.rule_id)->remedy);
+           std::string remedy(c.rule->remedy);
            if (const auto at = remedy.find("systemd-journal USER`"); at != std::string::npos) {
              remedy.replace(at + 16, 4, *user);
              hit.remedy = std::move(remedy);

@@ -2,6 +2,8 @@
 // rule.hpp), never from a table beside them.
 #include "log_events.hpp"
 
+#include <fmt/format.h>
+
 namespace gpf {
 
 bool EventSet::judges(const LogEvent& e) const {
@@ -25,9 +27,20 @@ bool EventSet::judges(const LogEvent& e) const {
   }
 }
 
+LogEvent code_event(LogEventKind kind, unsigned code, std::optional<bool> fatal) {
+  LogEvent e;
+  e.kind = kind;
+  (kind == LogEventKind::sxid ? e.sxid : e.xid) = code;
+  e.line_fatal = fatal;
+  return e;
+}
+
+std::vector<LogEvent> code_samples(LogEventKind kind, unsigned code) {
+  return {code_event(kind, code, true), code_event(kind, code, false), code_event(kind, code)};
+}
+
 std::vector<LogEvent> every_event_shape() {
   std::vector<LogEvent> out;
-  const std::optional<bool> words[] = {true, false, std::nullopt};
   for (unsigned k = 0; k <= static_cast<unsigned>(k_last_log_event_kind); ++k) {
     LogEvent e;
     e.kind = static_cast<LogEventKind>(k);
@@ -43,20 +56,11 @@ std::vector<LogEvent> every_event_shape() {
   for (const auto& x : sxid_table()) {
     sxids.push_back(x.code);
   }
-  for (const auto& word : words) {
-    for (const unsigned code : xids) {
-      LogEvent e;
-      e.kind = LogEventKind::xid;
-      e.xid = code;
-      e.line_fatal = word;
-      out.push_back(e);
-    }
-    for (const unsigned code : sxids) {
-      LogEvent e;
-      e.kind = LogEventKind::sxid;
-      e.sxid = code;
-      e.line_fatal = word;
-      out.push_back(e);
+  for (const auto& [kind, codes] :
+       {std::pair{LogEventKind::xid, &xids}, std::pair{LogEventKind::sxid, &sxids}}) {
+    for (const unsigned code : *codes) {
+      const auto samples = code_samples(kind, code);
+      out.insert(out.end(), samples.begin(), samples.end());
     }
   }
   return out;

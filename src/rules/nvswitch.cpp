@@ -39,7 +39,7 @@ std::vector<Hit> sxid_hits(const RuleContext& c) {
     gpus.push_back(c.job.label(g.bus_id));
   }
   for (const auto& e : c.facts.log.host_events) {
-    if (e.kind != LogEventKind::sxid || log_rule_id(e) != c.rule_id) {
+    if (e.kind != LogEventKind::sxid || !c.rule->events.judges(e)) {
       continue;
     }
     const EventPtrs one{&e};

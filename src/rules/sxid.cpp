@@ -7,13 +7,7 @@ namespace gpf {
 
 void add_sxid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned sxid) {
   // The rows that judge this SXid, whichever word its line has.
-  std::vector<LogEvent> samples(2);
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    samples[i].kind = LogEventKind::sxid;
-    samples[i].sxid = sxid;
-    samples[i].line_fatal = i == 0;
-  }
-  const auto judges = judges_of(builtin_rules(), samples);
+  const auto judges = judges_of(builtin_rules(), code_samples(LogEventKind::sxid, sxid));
   const SxidInfo* info = find_sxid(sxid);
   Rule row;
   row.id = id;

@@ -187,7 +187,7 @@ private:
       if (rule.stage != stage) {
         continue;
       }
-      m_ctx.rule_id = rule.id;
+      m_ctx.rule = &rule;
       for (auto& hit : rule.check(m_ctx)) {
         m_a.findings.push_back(make_finding(rule, std::move(hit), m_facts));
       }

@@ -6,32 +6,11 @@
 namespace gpf {
 
 std::string_view xid_rule_id(unsigned xid) {
-  LogEvent e;
-  e.kind = LogEventKind::xid;
-  e.xid = xid;
-  return log_rule_id(e);
+  return log_rule_id(code_event(LogEventKind::xid, xid));
 }
-
-namespace {
-
-// An Xid of this code as the log could show it: its line saying Fatal, Nonfatal or neither.
-std::vector<LogEvent> xid_samples(unsigned xid) {
-  std::vector<LogEvent> out;
-  for (const std::optional<bool> fatal :
-       {std::optional<bool>(true), std::optional<bool>(false), std::optional<bool>()}) {
-    LogEvent e;
-    e.kind = LogEventKind::xid;
-    e.xid = xid;
-    e.line_fatal = fatal;
-    out.push_back(e);
-  }
-  return out;
-}
-
-} // namespace
 
 bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned xid) {
-  const auto judges = judges_of(builtin_rules(), xid_samples(xid));
+  const auto judges = judges_of(builtin_rules(), code_samples(LogEventKind::xid, xid));
   // An Xid judged by a row that reads more than the log (gpu.* for 54 and 79) keeps its row.
   if (judges.empty() || std::any_of(judges.begin(), judges.end(),
                                     [](std::string_view j) { return !starts_with(j, "xid."); })) {

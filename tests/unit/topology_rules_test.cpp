@@ -39,7 +39,7 @@ std::vector<Hit> run_rule(std::string_view id, const Facts& facts,
   const std::vector<std::string> recommended;
   const JobView job = derive_job_view(facts, Matrix::get());
   RuleContext ctx{facts, job, options, usable, recommended};
-  ctx.rule_id = rule->id;
+  ctx.rule = rule;
   return rule->check(ctx);
 }
 

@@ -40,6 +40,8 @@ struct CheckOptions {
 // (e.g. "kernel < 5.5 with two or more usable GPUs"); summary rules see the final recommendation.
 enum class Stage { gpu, host, summary };
 
+struct Rule;
+
 struct RuleContext {
   const Facts& facts;
   const JobView& job; // derived once, before any rule runs
@@ -50,8 +52,9 @@ struct RuleContext {
   // What the job gets (Stage::summary): its GPUs, or its MIG instances when CUDA_VISIBLE_DEVICES
   // names MIG instances (several may share one GPU).
   std::size_t recommended_devices = 0;
-  // The row being evaluated: a row's helpers select its events and read its remedy through it.
-  std::string_view rule_id = {};
+  // The row being evaluated: a row's helpers select its events (`.events`) and read its remedy
+  // through it. Set by the verdict for every row.
+  const Rule* rule = nullptr;
 };
 
 struct Hit {

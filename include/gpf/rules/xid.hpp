@@ -4,10 +4,16 @@
 #include "gpf/facts/log_facts.hpp"
 #include "gpf/rules/rule.hpp"
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
 namespace gpf {
+
+// An event of one Xid or SXid code (kind xid or sxid) as its line may put it: saying Fatal (true),
+// Nonfatal (false) or neither. What the rows' `.events` are asked about where no log is at hand
+// (explain, the site's rows for one code, the routing test).
+LogEvent code_event(LogEventKind kind, unsigned code, std::optional<bool> fatal = std::nullopt);
 
 // The rule that judges an Xid of this number in the kernel log (the row of unlisted Xids for one
 // the catalog does not list).
