@@ -9,8 +9,10 @@ each volume is mounted, every mount is read-only, a pod that runs gpu-preflight 
 API token and no privileges; every gpu-preflight command line (NPD rules, container commands) is
 accepted by the real binary and answers 0 on a ready and 1 on a broken snapshot; the
 NodeReadinessRule's fields are the CRD's (readiness.node.x-k8s.io/v1alpha1), its condition is the
-one NPD sets and its nodes are NPD's; the Job tolerates the rule's taint. Prints one line per
-problem and exits 1 if there is any.
+one NPD sets and its nodes are NPD's; the Job tolerates the rule's taint; the DeviceTaintRules that
+gpu-preflight-device-taints makes from real reports have the API's fields and values
+(resource.k8s.io DeviceTaintRuleSpec) and select the GPUs the reports leave out. Prints one line
+per problem and exits 1 if there is any.
 """
 import glob
 import json
@@ -41,6 +43,18 @@ NRR_SPEC = {"conditions", "enforcementMode", "taint", "nodeSelector", "condition
 NRR_REQUIRED = {"conditions", "enforcementMode", "taint", "nodeSelector"}
 NRR_CONDITION = {"type", "requiredStatus", "defaultStatus"}
 STATUSES = {"True", "False", "Unknown"}
+# DeviceTaintRuleSpec, DeviceTaintSelector and DeviceTaint (resource.k8s.io v1beta2; v1alpha3 from
+# Kubernetes 1.35 has the same fields):
+# https://kubernetes.io/docs/reference/kubernetes-api/resource/device-taint-rule-v1beta2/
+DTR_API = {"resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"}
+DTR_SPEC = {"deviceSelector", "taint"}
+DTR_SELECTOR = {"driver", "pool", "device"}
+DTR_TAINT = {"key", "value", "effect", "timeAdded"}
+DTR_EFFECTS = {"None", "NoSchedule", "NoExecute"}
+QUALIFIED_NAME = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                            r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # Only the NPD DaemonSet may be privileged (chroot into the host's root).
 PRIVILEGED_OK = {"npd-gpu-preflight"}
 
@@ -143,6 +157,72 @@ def check_pod(where, name, spec, npd_info):
     if len(set(gpus.values())) > 1:
         problem(where, f"containers ask for different GPU counts: {gpus}")
     return spec
+
+
+def check_device_taint_rule(where, d):
+    """One DeviceTaintRule against the API's fields and value formats."""
+    if d.get("apiVersion") not in DTR_API or d.get("kind") != "DeviceTaintRule":
+        problem(where, f"unknown apiVersion/kind {d.get('apiVersion')}/{d.get('kind')}")
+        return
+    meta = d.get("metadata", {})
+    name = meta.get("name", "")
+    if len(name) > 253 or not DNS_SUBDOMAIN.fullmatch(name):
+        problem(where, f"metadata.name {name!r} is not a DNS subdomain")
+    for k, v in meta.get("labels", {}).items():
+        if not QUALIFIED_NAME.fullmatch(k) or not isinstance(v, str) or not LABEL_VALUE.fullmatch(v):
+            problem(where, f"label {k}={v!r} is not a label")
+    spec = d.get("spec", {})
+    for k in spec.keys() - DTR_SPEC:
+        problem(where, f"spec.{k} is not a field of DeviceTaintRuleSpec")
+    selector = spec.get("deviceSelector", {})
+    for k in selector.keys() - DTR_SELECTOR:
+        problem(where, f"spec.deviceSelector.{k} is not a field of DeviceTaintSelector")
+    if not selector.get("device") or not selector.get("pool") or not selector.get("driver"):
+        problem(where, "the selector does not name one device (driver, pool and device)")
+    taint = spec.get("taint", {})
+    for k in taint.keys() - DTR_TAINT:
+        problem(where, f"spec.taint.{k} is not a field of DeviceTaint")
+    if not QUALIFIED_NAME.fullmatch(taint.get("key", "")):
+        problem(where, f"taint key {taint.get('key')!r} is not a label name")
+    if not LABEL_VALUE.fullmatch(taint.get("value", "")):
+        problem(where, f"taint value {taint.get('value')!r} is not a label value")
+    if taint.get("effect") not in DTR_EFFECTS:
+        problem(where, f"taint effect {taint.get('effect')!r} is not one of {sorted(DTR_EFFECTS)}")
+
+
+def check_device_taints():
+    """gpu-preflight-device-taints on real reports: the GPUs left out get NoSchedule, those kept with
+    a warning None, a healthy node none; every rule passes the API's checks."""
+    converter = os.path.join(CONTRIB, "gpu-preflight-device-taints")
+    cases = [  # fixture, expected {device: effect}
+        ("tests/fixtures/log-xid79-one-of-8", {"gpu-3": "NoSchedule"}),
+        ("tests/fixtures/compat-cuda124-b200", {"gpu-0": "None"}),
+        ("tests/fixtures/healthy-4gpu", {}),
+    ]
+    for fixture, want in cases:
+        where = f"gpu-preflight-device-taints on {os.path.basename(fixture)}"
+        report = run(["--format", "json"], os.path.join(SRC, fixture))[1]
+        p = subprocess.run([sys.executable, converter, "--node", "node-07"], input=report,
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            problem(where, f"exited {p.returncode}: {p.stderr.strip()}")
+            continue
+        items = json.loads(p.stdout).get("items", [])
+        got = {}
+        for d in items:
+            check_device_taint_rule(f"{where}: {d.get('metadata', {}).get('name')}", d)
+            sel = d.get("spec", {}).get("deviceSelector", {})
+            if sel.get("pool") != "node-07" or sel.get("driver") != "gpu.nvidia.com":
+                problem(where, f"selects pool {sel.get('pool')!r} of driver {sel.get('driver')!r}")
+            got[sel.get("device")] = d.get("spec", {}).get("taint", {}).get("effect")
+        if got != want:
+            problem(where, f"tainted {got}, expected {want}")
+    # Not a report, or no node name: exit 2, nothing printed.
+    for stdin, args in (("{}", ["--node", "n"]), (run(["--format", "json"], READY)[1], [])):
+        p = subprocess.run([sys.executable, converter, *args], input=stdin, capture_output=True,
+                           text=True, timeout=60)
+        if p.returncode != 2 or p.stdout:
+            problem("gpu-preflight-device-taints", f"exited {p.returncode} on a bad input {args}")
 
 
 def main():
@@ -267,6 +347,8 @@ def main():
     for cond in conditions:
         if cond not in doc:
             problem("docs/integrations/kubernetes.md", f"does not name the condition {cond}")
+
+    check_device_taints()
 
     for p in problems:
         print(f"FAIL: {p}")

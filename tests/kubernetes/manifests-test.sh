@@ -57,6 +57,9 @@ mutations=(
   "npd-gpu-preflight.json%s/, \"--strict\"//%no rule of its own (with --strict)"
   "npd-gpu-preflight.json%s/\"--skip-busy\"\\]/\"--skip-busy\", \"--format\", \"json\"]/%not one line within max_output_length"
   "npd-gpu-preflight-daemonset.yaml%s|/config/gpu-preflight.json|/config/npd.json|%loads /config/npd.json"
+  "gpu-preflight-device-taints%s/effect, severity = \"NoSchedule\"/effect, severity = \"PreferNoSchedule\"/%taint effect 'PreferNoSchedule' is not one of"
+  "gpu-preflight-device-taints%s/\"device\": f\"gpu-{minor}\"/\"device\": f\"nvidia{minor}\"/%tainted {'nvidia3': 'NoSchedule'}, expected {'gpu-3': 'NoSchedule'}"
+  "gpu-preflight-device-taints%s/return f\"gpu-preflight.{base}.gpu-{minor}\"/return f\"GPU {minor}\"/%is not a DNS subdomain"
 )
 for m in "${mutations[@]}"; do
   IFS='%' read -r file expr want <<<"$m"
@@ -66,7 +69,9 @@ for m in "${mutations[@]}"; do
   cp -r "$src/contrib/kubernetes" "$copy/contrib/"
   cp "$src/docs/integrations/kubernetes.md" "$copy/docs/integrations/"
   ln -s "$src/docs/examples" "$copy/docs/examples"
-  ln -s "$src/tests/fixtures/excluded-gpu" "$copy/tests/fixtures/excluded-gpu"
+  for fx in excluded-gpu log-xid79-one-of-8 compat-cuda124-b200 healthy-4gpu; do
+    ln -s "$src/tests/fixtures/$fx" "$copy/tests/fixtures/$fx"
+  done
   sed -i "$expr" "$copy/contrib/kubernetes/$file"
   ! cmp -s "$copy/contrib/kubernetes/$file" "$src/contrib/kubernetes/$file" || fail "mutation changed nothing: $file $expr"
   rc=0
