@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -80,13 +79,13 @@ Result<Json> load_side(const std::string& path) {
     }
     return doc;
   }
-  std::ifstream in(path, std::ios::binary);
+  auto in = open_report_input(path);
   if (!in) {
-    return Error{path + ": cannot open" + (ec ? ": " + ec.message() : std::string())};
+    return Error{path + ": cannot open: " + in.error().message};
   }
   std::string text(k_report_cap + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  (*in)->read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>((*in)->gcount()));
   if (text.size() > k_report_cap) {
     return Error{fmt::format("{}: larger than {} MiB, not a report", path, k_report_cap >> 20)};
   }

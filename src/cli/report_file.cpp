@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace gpf {
 namespace {
@@ -55,7 +56,66 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+// An input stream over a descriptor it owns; a read error ends the stream like its end.
+class FdBuffer : public std::streambuf {
+public:
+  explicit FdBuffer(int fd) : m_fd(fd), m_chunk(1 << 16) {}
+  FdBuffer(const FdBuffer&) = delete;
+  FdBuffer& operator=(const FdBuffer&) = delete;
+  ~FdBuffer() override { ::close(m_fd); }
+
+protected:
+  int_type underflow() override {
+    ssize_t n = 0;
+    do {
+      n = ::read(m_fd, m_chunk.data(), m_chunk.size());
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+      return traits_type::eof();
+    }
+    setg(m_chunk.data(), m_chunk.data(), m_chunk.data() + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+private:
+  int m_fd;
+  std::vector<char> m_chunk;
+};
+
+class FdStream : public std::istream {
+public:
+  explicit FdStream(int fd) : std::istream(nullptr), m_buffer(fd) { rdbuf(&m_buffer); }
+
+private:
+  FdBuffer m_buffer;
+};
+
 } // namespace
+
+Result<std::unique_ptr<std::istream>> open_report_input(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    return os_error(errno);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return os_error(err);
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    ::close(fd);
+    return Error{std::string("it is ") + kind_of(st.st_mode) + ", not a report file"};
+  }
+  // Reads wait for a pipe's writer again; with none, the first read is the end.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return os_error(err);
+  }
+  return std::unique_ptr<std::istream>(std::make_unique<FdStream>(fd));
+}
 
 Result<void> write_file_replacing(const std::string& path, const std::string& content) {
   if (path.empty()) {

@@ -27,7 +27,6 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -1814,6 +1813,15 @@ int run_summarize(const SummarizeOptions& o) {
   if (paths.empty()) {
     paths.emplace_back("-");
   }
+  const auto read_file = [&fleet](const std::string& path) {
+    auto in = open_report_input(path);
+    if (!in) {
+      fleet.not_a_report();
+      fleet.unreadable(path, in.error().message);
+      return;
+    }
+    read_input(**in, path, fleet, true);
+  };
   for (const auto& path : paths) {
     if (path == "-") {
       if (::isatty(STDIN_FILENO) == 1) { // not waiting silently for what nobody is typing
@@ -1837,23 +1845,11 @@ int run_summarize(const SummarizeOptions& o) {
       }
       std::sort(files.begin(), files.end());
       for (const auto& f : files) {
-        std::ifstream in(f, std::ios::binary);
-        if (!in) {
-          fleet.not_a_report();
-          fleet.unreadable(f.string(), "cannot open");
-          continue;
-        }
-        read_input(in, f.string(), fleet, true);
+        read_file(f.string());
       }
       continue;
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in || fs::is_directory(path, ec)) {
-      fleet.not_a_report();
-      fleet.unreadable(path, ec ? ec.message() : std::string("cannot open"));
-      continue;
-    }
-    read_input(in, path, fleet, true);
+    read_file(path);
   }
   fleet.finish();
   const std::string out =

@@ -1,7 +1,7 @@
 // Reports that lie to `summarize` (ctest label security): a report dated in the future is flagged
 // and never hides a node's real report, and with --max-age it is stale, not forever recent; bad
 // inputs are counted, a few named; no escape sequence from a report, a path or a command reaches
-// the terminal (summarize, exec, snapshot).
+// the terminal (summarize, exec, snapshot); a FIFO or device named as a report is never waited on.
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <ctime>
@@ -206,4 +207,34 @@ TEST_CASE("security: summarize --format html escapes every string from a report"
   // the page still stands: one document, every table closed
   CHECK(std::count(r.out.begin(), r.out.end(), '<') > 10);
   CHECK(r.out.find("</html>\n") == r.out.size() - 8);
+}
+
+TEST_CASE("security: summarize and diff never wait on a FIFO or a device named as a report") {
+  const TempDir dir;
+  const std::string fifo = (dir.path / "reports.fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  RunOptions limited;
+  limited.limit_s = 20; // the old open waited for a writer forever
+  // A FIFO nobody writes to is an empty input, read at once: an empty report, its node not ready.
+  const auto s = run_binary({"summarize", "--format", "json", fifo}, limited);
+  CHECK_FALSE(s.timed_out);
+  CHECK(s.exit_code == 1);
+  CHECK_THAT(s.out, Catch::Contains("reports.fifo"));
+  // A terminal or device is refused by its kind, unread.
+  const auto tty = run_binary({"summarize", "--format", "json", "/dev/zero"}, limited);
+  CHECK_FALSE(tty.timed_out);
+  CHECK(tty.exit_code == 2);
+  CHECK_THAT(tty.err, Catch::Contains("a device node, not a report file"));
+  const auto d = run_binary({"diff", "/dev/zero", fifo}, limited);
+  CHECK_FALSE(d.timed_out);
+  CHECK(d.exit_code == 2);
+  CHECK_THAT(d.err, Catch::Contains("/dev/zero: cannot open: it is a device node"));
+  // A pipe with a writer is still read: the usual `summarize <(srun …)` and `… | summarize -`.
+  const std::string report =
+      report_of("healthy-4gpu", "node-01", std::time(nullptr) - 60).dump() + "\n";
+  RunOptions piping = limited;
+  piping.stdin_text = report;
+  const auto piped = run_binary({"summarize", "--format", "json", "/dev/stdin"}, piping);
+  CHECK(piped.exit_code == 0);
+  CHECK(json::parse(piped.out).at("reports").at("nodes") == 1);
 }
