@@ -375,6 +375,8 @@ std::span<const Rule> gpu_rules() {
       {.id = "gpu.cuda-arch-unsupported",
        .stage = Stage::gpu,
        .severity = Severity::fail,
+       .severity_from =
+           "warn for a toolkit older than the GPU's architecture: a build that ships PTX runs through the driver's JIT",
        .title = "The job's CUDA toolkit targets each GPU's architecture",
        .remedy =
            "Use a build of the framework made with a toolkit that targets this GPU (CUDA 12.x for Maxwell, Pascal and Volta; "
@@ -385,7 +387,9 @@ std::span<const Rule> gpu_rules() {
            "A toolkit compiles kernels only for the architectures it knows: CUDA 13.0 dropped Maxwell, Pascal and Volta; "
            "12.0 dropped Kepler 3.5/3.7; "
            "new architectures arrive with new toolkits (Hopper 11.8, Blackwell 12.8). "
-           "A job built with a toolkit that does not target the GPU has no kernel image for it.",
+           "A toolkit that dropped an architecture cannot emit code for it in any form: the job has no kernel image for the GPU (fail). "
+           "A toolkit older than the architecture emits no machine code for it, but PTX it ships for an older virtual architecture is compiled for the GPU by the driver at load (PTX JIT): "
+           "such a build runs (its first launch is slower), one that ships machine code only does not, and many framework wheels ship no PTX (warn: which one the job has decides).",
        .evidence =
            "The job's CUDA version and each GPU's compute capability: from the CUDA probe when it ran, else from the GPU's model name (/proc/driver/nvidia/gpus/*/information) through data/gpu_models.json.",
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -399,26 +403,32 @@ std::span<const Rule> gpu_rules() {
              continue;
            }
            const auto j = c.job.matrix->judge_cuda_targets(expected->version, *g.cc);
-           std::string why;
+           const std::vector<std::string> evidence{expected_evidence(*expected), g.cc_evidence};
            if (j.status == CudaTargetStatus::dropped) {
-             why = fmt::format(
-                 "CUDA {} no longer targets compute capability {} ({}; last toolkit {})",
-                 expected->text, g.cc->str(), j.row->arch, j.row->last_cuda->str());
+             hits.push_back(
+                 {fmt::format(
+                      "{} is unusable for this job: CUDA {} no longer targets compute capability {} ({}; last toolkit {}). "
+                      "Kernels fail with \"no kernel image is available for execution on the device\" (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)",
+                      gpu_arch_label(c, g), expected->text, g.cc->str(), j.row->arch,
+                      j.row->last_cuda->str()),
+                  evidence, g.bus_id, Effect::gpu_unusable});
            } else if (j.status == CudaTargetStatus::not_yet) {
-             why = fmt::format(
-                 "CUDA {} does not yet target compute capability {} ({}; first toolkit {})",
-                 expected->text, g.cc->str(), j.row->arch, j.row->first_cuda->str());
-           } else {
-             continue;
+             Hit hit{
+                 fmt::format(
+                     "{} runs this job only through PTX JIT: CUDA {} does not yet target compute capability {} ({}; first toolkit {}), "
+                     "so a build that ships only machine code fails with \"no kernel image is available for execution on the device\" (CUDA_ERROR_NO_BINARY_FOR_GPU, 209); "
+                     "one that ships PTX is compiled for the GPU by the driver at first launch",
+                     gpu_arch_label(c, g), expected->text, g.cc->str(), j.row->arch,
+                     j.row->first_cuda->str()),
+                 evidence, g.bus_id};
+             hit.severity = Severity::warn;
+             hit.remedy = fmt::format(
+                 "Prefer a build made with CUDA {} or newer, which has machine code for {}; to keep this build, check that it ships PTX "
+                 "(`cuobjdump --list-ptx` on its libraries, or torch.cuda.get_arch_list() listing a compute_XX entry) — "
+                 "framework wheels without PTX fail on this GPU",
+                 j.row->first_cuda->str(), j.row->arch);
+             hits.push_back(std::move(hit));
            }
-           hits.push_back(
-               {fmt::format(
-                    "{} is unusable for this job: {}. "
-                    "Kernels fail with \"no kernel image is available for execution on the device\" (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)",
-                    gpu_arch_label(c, g), why),
-                {expected_evidence(*expected), g.cc_evidence},
-                g.bus_id,
-                Effect::gpu_unusable});
          }
          return hits;
        }},

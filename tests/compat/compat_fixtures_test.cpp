@@ -97,6 +97,25 @@ TEST_CASE("fixture: CUDA 13.0 job with a V100 makes that GPU unusable") {
   CHECK(r.assessment.recommendation.cuda_visible_devices == "1");
 }
 
+TEST_CASE("fixture: CUDA 12.4 on a B200 runs only through PTX JIT: a warning, the GPU kept") {
+  const auto r = check_fixture("compat-cuda124-b200");
+  CHECK(r.assessment.verdict == Verdict::warn);
+  CHECK(ids(r.assessment) == std::multiset<std::string>{"gpu.cuda-arch-unsupported"});
+  const Finding* f = finding(r.assessment, "gpu.cuda-arch-unsupported");
+  REQUIRE(f);
+  CHECK(f->severity == Severity::warn);
+  CHECK(f->gpu == "0000:18:00.0");
+  CHECK(f->message.find("only through PTX JIT: CUDA 12.4.1 does not yet target compute "
+                        "capability 10.0 (Blackwell") != std::string::npos);
+  CHECK(f->message.find("first toolkit 12.8)") != std::string::npos);
+  CHECK(f->remedy.find("CUDA 12.8 or newer") != std::string::npos);
+  CHECK(f->remedy.find("--list-ptx") != std::string::npos);
+  CHECK(has_evidence(*f, "Model: NVIDIA B200"));
+  REQUIRE(r.assessment.gpus.size() == 2);
+  CHECK(r.assessment.gpus[0].usable); // a build with PTX runs on it: not taken away
+  CHECK(r.assessment.gpus[1].usable);
+}
+
 TEST_CASE("fixture: the open module with a pre-Turing GPU makes that GPU unusable") {
   const auto r = check_fixture("compat-open-pre-turing");
   CHECK(r.assessment.verdict == Verdict::warn);

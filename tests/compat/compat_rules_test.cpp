@@ -318,6 +318,16 @@ TEST_CASE(
   REQUIRE(hits.size() == 1);
   CHECK(hits[0].message.find("does not yet target compute capability 10.7 (Rubin; first toolkit "
                              "13.4)") != std::string::npos);
+  CHECK(hits[0].severity == Severity::warn); // PTX JIT may still run it
+  CHECK(hits[0].effect == Effect::none);
+  // a toolkit that dropped the architecture cannot hold code for it in any form
+  f.cuda.devices[0].cc_major = 7;
+  f.cuda.devices[0].cc_minor = 0;
+  expect(f, "13.0");
+  hits = findings(f, "gpu.cuda-arch-unsupported");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].severity == Severity::fail);
+  CHECK(hits[0].effect == Effect::gpu_unusable);
 }
 
 TEST_CASE(
