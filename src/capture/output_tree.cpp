@@ -186,11 +186,26 @@ Result<int> OutputTree::open_parent(std::string_view rel, bool create, std::stri
 
 Result<void> OutputTree::make_dirs(std::string_view rel) {
   std::string base;
-  auto parent = open_parent(std::string(rel) + "/.", true, base);
+  auto parent = open_parent(rel, true, base);
   if (!parent) {
     return parent.error();
   }
+  // rel itself too (open_parent makes only the directories on its way); an existing entry must
+  // be a directory, never a planted link
+  if (::mkdirat(*parent, base.c_str(), m_dir_mode) != 0 && errno != EEXIST) {
+    const int err = errno;
+    ::close(*parent);
+    return Error{"cannot create the directory " + shown(rel) + ": " + reason(err)};
+  }
+  const int dir = open_dir_at(*parent, base);
+  const int err = dir < 0 ? errno : (::fchmod(dir, m_dir_mode) != 0 ? errno : 0);
+  if (dir >= 0) {
+    ::close(dir);
+  }
   ::close(*parent);
+  if (err != 0) {
+    return Error{"refusing to use " + shown(rel) + ": " + reason(err)};
+  }
   return {};
 }
 

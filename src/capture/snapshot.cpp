@@ -114,10 +114,13 @@ Result<void> make_deferred(const Host& host, OutputTree& out, const Deferred& d,
       if (out.exists(at)) {
         continue;
       }
-      if (d.accessed.count(at) == 0) {
-        TRY(out.write(at, ""));
-      } else if (host.is_directory(at)) {
+      // something below it was asked for (its vendor file, found missing): a directory
+      const auto below = d.accessed.lower_bound(at + "/");
+      const bool looked_into = below != d.accessed.end() && below->starts_with(at + "/");
+      if ((looked_into || d.accessed.count(at) != 0) && host.is_directory(at)) {
         TRY(out.make_dirs(at));
+      } else if (d.accessed.count(at) == 0) {
+        TRY(out.write(at, ""));
       }
     }
   }
