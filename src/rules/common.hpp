@@ -25,6 +25,20 @@
 
 namespace gpf {
 
+// A row's cases (`.cases`): this fixture fires it (naming that GPU when a bus id is given), or it
+// stays silent there.
+constexpr RuleCase fires(std::string_view fixture, std::string_view gpu = {}) {
+  return {fixture, gpu, true};
+}
+constexpr RuleCase silent(std::string_view fixture) {
+  return {fixture, {}, false};
+}
+// Fires on this fixture checked with these command-line options.
+constexpr RuleCase fires_with(std::string_view options, std::string_view fixture,
+                              std::string_view gpu = {}) {
+  return {fixture, gpu, true, options};
+}
+
 inline std::string mode_text(const NodeInfo& info) {
   return info.mode ? fmt::format("mode {:04o}", *info.mode) : std::string("mode unknown");
 }

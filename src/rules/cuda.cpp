@@ -883,6 +883,7 @@ std::span<const Rule> cuda_rules() {
            "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
            "cuDriverGetVersion when only the CUDA probe knows the driver (WSL2).",
        .reads = "compat",
+       .cases = {fires("compat-cuda121-driver470"), silent("compat-cuda124-driver535")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
          if (!r.judged || r.judgement.status != CudaDriverStatus::too_old) {
@@ -929,6 +930,7 @@ std::span<const Rule> cuda_rules() {
            "the warning says it is not guaranteed.",
        .evidence = "The job's CUDA version and the driver version, as for cuda.driver-too-old.",
        .reads = "compat",
+       .cases = {fires("compat-cuda134-driver580"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
          if (!r.judged || r.judgement.status != CudaDriverStatus::minor_version_compat) {
@@ -960,6 +962,7 @@ std::span<const Rule> cuda_rules() {
        .evidence =
            "The libcuda.so.1 the loader picks (its path has a compat/ component) and its version against the kernel module's.",
        .reads = "compat driver",
+       .cases = {fires("compat-forward-compat"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.forward_compat) {
@@ -994,6 +997,7 @@ std::span<const Rule> cuda_rules() {
            "table knows, and the check must not pass as if it had been verified.",
        .evidence =
            "The job's CUDA version against data/cuda_toolkit_driver.json and data/cuda_minor_compat.json.",
+       .cases = {fires("compat-newer-than-data"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
          if (!r.judged || (r.judgement.status != CudaDriverStatus::unknown_release &&
@@ -1054,6 +1058,7 @@ std::span<const Rule> cuda_rules() {
        .evidence =
            "--expect-cuda, $CUDA_HOME/version.json or version.txt, /usr/local/cuda/version.json or version.txt; "
            "the driver's version or cuDriverGetVersion.",
+       .cases = {fires("driver-version-file-absent"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& compat = c.facts.compat;
          if (!compat.ran || compat.expected_cuda) {
@@ -1109,6 +1114,7 @@ std::span<const Rule> cuda_rules() {
            "dlopen of libcuda.so.1 (or --libcuda PATH) in the CUDA probe's child and its "
            "dlerror text; whether the NVIDIA driver is there (proc/driver/nvidia, or WSL2's "
            "/dev/dxg).",
+       .cases = {fires("cuda-library-missing"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::load) {
@@ -1146,6 +1152,7 @@ std::span<const Rule> cuda_rules() {
                    "CUDA_ERROR_STUB_LIBRARY, 34) or a loaded libcuda whose file (dlinfo "
                    "RTLD_DI_LINKMAP) lies under /stubs/; LD_LIBRARY_PATH of the job environment.",
        .reads = "cuda",
+       .cases = {fires("cuda-stub"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          const bool stub_path = contains(cuda.library_path, "/stubs/");
@@ -1184,6 +1191,7 @@ std::span<const Rule> cuda_rules() {
            "cuDriverGetVersion, and the kernel module's version (proc/driver/nvidia/version, "
            "else sys/module/nvidia/version).",
        .reads = "cuda driver",
+       .cases = {fires("cuda-driver-mismatch"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::mismatch) {
@@ -1224,6 +1232,7 @@ std::span<const Rule> cuda_rules() {
            "dlsym in the loaded libcuda of each entry point the probe requires (the required "
            "rows of src/probes/cuda/driver_api.cpp: cuInit, device enumeration, primary "
            "contexts, memory allocation and copies).",
+       .cases = {fires("cuda-symbol-missing"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_symbols.empty()) {
@@ -1253,6 +1262,7 @@ std::span<const Rule> cuda_rules() {
                    "src/probes/cuda/driver_api.cpp: cuDriverGetVersion, cuDeviceGetUuid(_v2), "
                    "cuDeviceGetAttribute, peer access and copies, pinned memory, events, "
                    "cuGetErrorName).",
+       .cases = {fires("cuda-2gpu-no-peer"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.ran || cuda.missing_optional_symbols.empty()) {
@@ -1294,6 +1304,7 @@ std::span<const Rule> cuda_rules() {
            "boot's `RmInitAdapter failed!` / `rm_init_adapter failed` kernel-log lines since "
            "the last driver load, against the GPUs in proc/driver/nvidia/gpus/, name a GPU "
            "that can fail cuInit for all.",
+       .cases = {fires("cause-one-gpu-breaks-cuinit"), silent("cause-iommu-fault-p2p")},
        .check = init_failed_hits},
       {.id = "cuda.init-hung",
        .stage = Stage::host,
@@ -1315,6 +1326,7 @@ std::span<const Rule> cuda_rules() {
            "The enumeration child's step that had not finished (dlopen, cuInit, "
            "cuDeviceGetCount, a device query) when --cuda-timeout killed it, and the libcuda "
            "file loaded.",
+       .cases = {fires("cuda-init-hung"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (start_failure(cuda) != StartFailure::hung) {
@@ -1350,6 +1362,7 @@ std::span<const Rule> cuda_rules() {
            "when asked for, then cuMemFree and cuDevicePrimaryCtxRelease; the first failed "
            "step's CUresult. CUDA_ERROR_OUT_OF_MEMORY counts only when no process holds the "
            "GPU's /dev/nvidiaN (proc/<pid>/fd) and NVML lists none on it.",
+       .cases = {fires("cuda-gpu-faults", "0000:04:00.0"), silent("cuda-gpu-in-use")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1392,6 +1405,7 @@ std::span<const Rule> cuda_rules() {
        .evidence =
            "the failing step and its CUresult, the processes holding the GPU's device node (/proc/<pid>/fd), the compute mode",
        .reads = "cuda",
+       .cases = {fires("cuda-gpu-in-use", "0000:5d:00.0"), silent("cuda-gpu-faults")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1435,6 +1449,7 @@ std::span<const Rule> cuda_rules() {
            "cuDeviceGet, cuDevicePrimaryCtxRetain, cuMemAlloc, cuMemsetD8, the copy round "
            "trip, the timed copies, release) when its deadline within --cuda-timeout killed "
            "it.",
+       .cases = {fires("cuda-replay-gpu-hung", "0000:02:00.0"), silent("cuda-replay-garbage")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1473,6 +1488,7 @@ std::span<const Rule> cuda_rules() {
        .evidence =
            "Each usable GPU's cuInit + primary_context (cuDevicePrimaryCtxRetain) time in its "
            "own CUDA child, against the median of the other usable GPUs' times.",
+       .cases = {fires("cuda-gpu-faults", "0000:03:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<const CudaDevice*> measured;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1523,6 +1539,7 @@ std::span<const Rule> cuda_rules() {
        .evidence = "The GPUs in proc/driver/nvidia/gpus/ not marked `GPU Excluded: Yes` in their "
                    "information file, against the PCI bus ids CUDA's enumeration child got without "
                    "CUDA_VISIBLE_DEVICES (cuDeviceGetCount, cuDeviceGet, cuDeviceGetPCIBusId).",
+       .cases = {fires("cuda-not-enumerated", "0000:04:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -1561,6 +1578,7 @@ std::span<const Rule> cuda_rules() {
            "The PCI bus id of each device of CUDA's enumeration child (cuDeviceGetPCIBusId) "
            "against the GPU directories of proc/driver/nvidia/gpus/; judged only with the "
            "driver loaded and not on WSL2.",
+       .cases = {fires("cuda-not-listed-by-driver", "0000:05:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const auto& cuda = c.facts.cuda;
@@ -1609,6 +1627,7 @@ std::span<const Rule> cuda_rules() {
            "the recommendation.",
        .evidence = "the GPU's figure, its class's median and spread, the class's figures and the "
                    "PCIe facts behind the likely cause",
+       .cases = {fires("cuda-host-copy-slow", "0000:03:00.0"), silent("cuda-4gpu-passed")},
        .check = host_bandwidth_hits},
       {.id = "cuda.peer-bandwidth-low",
        .stage = Stage::host,
@@ -1629,6 +1648,7 @@ std::span<const Rule> cuda_rules() {
            "or `p2pBandwidthLatencyTest`. Warn: the GPUs stay in the recommendation.",
        .evidence = "the pair's figure, its class's median and spread, and the bridges and links "
                    "between the two GPUs",
+       .cases = {fires("cuda-peer-slow", "0000:02:00.0"), silent("cuda-4gpu-passed")},
        .check = peer_bandwidth_hits},
       // Info: the figures themselves, judged or not.
       {.id = "cuda.bandwidth-measured",
@@ -1648,6 +1668,7 @@ std::span<const Rule> cuda_rules() {
            "cuMemcpyDtoHAsync), the multi-GPU child between each ordered pair "
            "(cuMemcpyPeerAsync); a GPU's class is its model (cuDeviceGetName) and PCIe link "
            "capability (sys/bus/pci/devices/*/max_link_width and max_link_speed, else NVML).",
+       .cases = {fires("cuda-4gpu-passed"), silent("cuda-init-hung")},
        .check = bandwidth_figures},
       {.id = "cuda.gpu-memory-error",
        .stage = Stage::gpu,
@@ -1669,6 +1690,7 @@ std::span<const Rule> cuda_rules() {
        .evidence = "the region tested, the patterns, the count of words that differed and the "
                    "first of them: pattern, offset in the region, device address, expected and "
                    "read word (gpf_fill / gpf_check kernels launched with cuLaunchKernel)",
+       .cases = {fires("cuda-gpu-faults", "0000:02:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.cuda.devices) {
@@ -1719,6 +1741,7 @@ std::span<const Rule> cuda_rules() {
            "intermittent corruption.",
        .evidence = "the GPU's checksum, its model's checksums per GPU, the first integer word "
                    "that differs from the host's (thread, expected, got)",
+       .cases = {fires("cuda-compute-wrong", "0000:03:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!c.facts.cuda.enumerated()) {
            return {};
@@ -1754,6 +1777,7 @@ std::span<const Rule> cuda_rules() {
            "words all match the host's, else they would be cuda.gpu-compute-wrong). None is "
            "dropped on this ground alone.",
        .evidence = "the model's checksums and the GPUs that got each",
+       .cases = {fires("cuda-compute-no-majority"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!c.facts.cuda.enumerated()) {
            return {};
@@ -1782,6 +1806,7 @@ std::span<const Rule> cuda_rules() {
            "leaves the GPU not checked, never judged. The verdict does not change.",
        .evidence = "the reason per GPU: the CUresult of cuModuleLoadData or cuModuleGetFunction, "
                    "the processes holding the GPU, the time or the budget",
+       .cases = {fires("cuda-active-jit-error"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.enumerated() || !cuda.active.run) {
@@ -1816,6 +1841,7 @@ std::span<const Rule> cuda_rules() {
            "repeated scans.",
        .evidence = "per GPU: the first kernel's launch and synchronisation, the checksum, the "
                    "region and patterns tested and their time",
+       .cases = {fires("cuda-4gpu-passed"), silent("cuda-init-hung")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          if (!cuda.enumerated()) {
@@ -1860,6 +1886,7 @@ std::span<const Rule> cuda_rules() {
            "of the bridges between them (their config space under sys/bus/pci/devices) and, "
            "outside a VM (cpuinfo hypervisor flag), the IOMMU's DMA translation "
            "(sys/kernel/iommu_groups/*/type, proc/cmdline).",
+       .cases = {fires("cuda-peer-error"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, false);
        }},
@@ -1888,6 +1915,7 @@ std::span<const Rule> cuda_rules() {
            "space under sys/bus/pci/devices) and, outside a VM (cpuinfo hypervisor flag), the "
            "IOMMU's DMA translation (sys/kernel/iommu_groups/*/type, proc/cmdline).",
        .reads = "cuda",
+       .cases = {fires("topo-acs-p2p-hang"), silent("topo-acs-off")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);
        }},
@@ -1907,6 +1935,7 @@ std::span<const Rule> cuda_rules() {
            "GPUs: peer-to-peer copies were not checked, and the GPUs stay in the recommendation.",
        .evidence = "how long the multi-GPU child was in cuInit, the slowest per-GPU cuInit, the "
                    "GPUs it covered and --cuda-timeout",
+       .cases = {fires("cuda-multi-not-completed"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          const auto cut = multi_gpu_cut_in_init(cuda);

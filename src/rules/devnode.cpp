@@ -46,6 +46,7 @@ std::span<const Rule> devnode_rules() {
            "Whether dev/nvidiactl exists (stat), judged only when proc/driver/nvidia exists "
            "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
        .reads = "devices",
+       .cases = {fires("missing-nvidiactl"), silent("missing-gpu-node")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(c, "dev/nvidiactl",
                              "every CUDA and NVML client opens it first, so CUDA cannot start");
@@ -69,6 +70,7 @@ std::span<const Rule> devnode_rules() {
            "Whether dev/nvidia-uvm exists (stat), judged only when proc/driver/nvidia exists "
            "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
        .reads = "devices",
+       .cases = {fires("missing-uvm"), silent("missing-gpu-node")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(
              c, "dev/nvidia-uvm",
@@ -93,6 +95,7 @@ std::span<const Rule> devnode_rules() {
                    "character device) and whether this user may open them read-write (faccessat "
                    "R_OK|W_OK with the effective ids).",
        .reads = "devices",
+       .cases = {fires("node-not-accessible"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& node : c.facts.devices) {

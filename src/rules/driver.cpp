@@ -261,6 +261,7 @@ std::span<const Rule> driver_rules() {
            "gpu.not-supported-open-module gpu.needs-open-module gpu.open-module-unsupported "
            "gsp. rminit. driver.probe-failed driver.api-mismatch",
        .reads = "driver",
+       .cases = {fires("cuda-no-driver"), silent("cuda-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
            return {};
@@ -321,6 +322,7 @@ std::span<const Rule> driver_rules() {
        .evidence =
            "The entries of /sys/bus/pci/devices and each one's vendor attribute; the hypervisor CPU flag (/proc/cpuinfo).",
        .reads = "pcie",
+       .cases = {fires("nogpu-vm-no-passthrough"), silent("nogpu-vendor-unreadable")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!driver_expected(c.facts) || !bus_has_no_nvidia_device(c.facts)) {
            return {};
@@ -360,6 +362,7 @@ std::span<const Rule> driver_rules() {
        .evidence = "EnableGpuFirmware in proc/driver/nvidia/params (low nibble 0: GSP firmware "
                    "disabled) and the module's flavour in proc/driver/nvidia/version (`Open Kernel "
                    "Module`).",
+       .cases = {fires("gsp-disabled-open"), silent("gsp-disabled-proprietary")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour != DriverFlavour::open) {
            return {};
@@ -387,6 +390,7 @@ std::span<const Rule> driver_rules() {
        .evidence = "EnableGpuFirmware in proc/driver/nvidia/params (low nibble 0: GSP firmware "
                    "disabled) and the module's flavour in proc/driver/nvidia/version (not the open "
                    "module).",
+       .cases = {fires("gsp-disabled-proprietary"), silent("gsp-disabled-open")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!gsp_disabled(c.facts) || c.facts.driver.flavour == DriverFlavour::open) {
            return {};
@@ -413,6 +417,7 @@ std::span<const Rule> driver_rules() {
        .evidence =
            "proc/driver/nvidia/registry: whether it has the `Binary: \"...\"` form, and the "
            "keys inside it.",
+       .cases = {fires("registry-keys"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& reg = c.facts.driver.registry;
          if (!reg || (reg->parsed && reg->binary_keys.empty())) {
@@ -451,6 +456,7 @@ std::span<const Rule> driver_rules() {
            "loaded module's version (proc/driver/nvidia/version).",
        .reads = "driver kernel-log",
        .events = log_events({LogEventKind::api_mismatch}),
+       .cases = {fires("log-api-mismatch"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          const DriverFacts& driver = c.facts.driver;
@@ -500,6 +506,7 @@ std::span<const Rule> driver_rules() {
            "logged before the driver was reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::probe_not_called}),
+       .cases = {fires("log-probe-routine"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "driver.probe-failed",
        .stage = Stage::host,
@@ -524,6 +531,7 @@ std::span<const Rule> driver_rules() {
            "driver was reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::probe_failed}),
+       .cases = {fires("log-probe-routine"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "driver.no-gpu-initialized",
        .stage = Stage::host,
@@ -548,6 +556,7 @@ std::span<const Rule> driver_rules() {
            "before the driver was reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::no_gpu_initialized}),
+       .cases = {fires("cause-legacy-branch"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "driver.end-of-life",
        .stage = Stage::host,
@@ -564,6 +573,7 @@ std::span<const Rule> driver_rules() {
            "without one this is not checked.",
        .evidence =
            "The driver branch, data/driver_branches.json, and today's date (a snapshot's `date` file).",
+       .cases = {fires("compat-cuda121-driver470"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -606,6 +616,7 @@ std::span<const Rule> driver_rules() {
            "The CUDA checks still apply (a newer driver runs every older toolkit).",
        .evidence =
            "The kernel module's version (/proc/driver/nvidia/version) against the newest branch in data/driver_branches.json.",
+       .cases = {fires("compat-newer-than-data"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module || !branch_newer_than_data(d.kernel_module->major())) {
@@ -632,6 +643,7 @@ std::span<const Rule> driver_rules() {
        .evidence =
            "/sys/module/{nvidia_uvm,nvidia_modeset,nvidia_drm}/version against the driver's version (/proc/driver/nvidia/version).",
        .reads = "compat driver",
+       .cases = {fires("compat-module-version-mismatch"), silent("compat-cuda124-driver535")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -671,6 +683,7 @@ std::span<const Rule> driver_rules() {
            "libcuda.so.1 and libnvidia-ml.so.1 as the dynamic loader would find them for the job (LD_LIBRARY_PATH, /etc/ld.so.cache, default directories; "
            "inside --root), their versions from the file names their links resolve to, against the kernel module's version.",
        .reads = "compat driver",
+       .cases = {fires("compat-lib-mismatch"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -713,6 +726,7 @@ std::span<const Rule> driver_rules() {
        .evidence =
            "The first libcuda.so.1 in the loader's search order and whether its path has a stubs/ component.",
        .reads = "compat",
+       .cases = {fires("compat-stub-first"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& lib = c.facts.compat.libcuda;
          if (!lib.path || !lib.in_stubs) {
@@ -738,6 +752,7 @@ std::span<const Rule> driver_rules() {
            "The same holds for a library whose file name carries no version.",
        .evidence =
            "Whether the loader's search found libcuda.so.1 / libnvidia-ml.so.1 and whether their names carry a version.",
+       .cases = {fires("log-not-readable"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& compat = c.facts.compat;
          if (!compat.ran || !c.facts.driver.loaded) {
@@ -773,6 +788,7 @@ std::span<const Rule> driver_rules() {
            "Checked on the live host only (and only when the CUDA probe did not run, which reports its own load error).",
        .evidence =
            "The loader's search for libcuda.so.1: LD_LIBRARY_PATH, /etc/ld.so.cache, default directories.",
+       .cases = {silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& compat = c.facts.compat;
          if (!compat.ran || compat.snapshot || !c.facts.driver.loaded || c.facts.is_wsl2() ||

@@ -49,6 +49,7 @@ std::span<const Rule> env_rules() {
            "unique prefix, MIG-GPU-<uuid>/<gi>/<ci>) resolved against the GPUs in CUDA's "
            "enumeration order with their cuDeviceGetUuid, or the driver's list with its GPU "
            "UUID lines (proc/driver/nvidia/gpus/*/information) when CUDA did not enumerate.",
+       .cases = {fires("environ-unknown-entry"), silent("environ-restricted")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& vd = c.job.visible;
          if (vd.ignored.empty()) {
@@ -73,6 +74,7 @@ std::span<const Rule> env_rules() {
            "no GPU. The job would run without GPUs or fail. Confirm by hand: `env | grep "
            "CUDA_VISIBLE_DEVICES`. Warn: no GPU is recommended, and --min-gpus fails the check.",
        .evidence = "CUDA_VISIBLE_DEVICES in the job environment: set, but empty or only blanks.",
+       .cases = {fires("environ-empty"), silent("environ-restricted")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto value = c.facts.env.get("CUDA_VISIBLE_DEVICES");
          if (!value || !trim(*value).empty()) {
@@ -94,6 +96,7 @@ std::span<const Rule> env_rules() {
            "A GPU listed twice in CUDA_VISIBLE_DEVICES (by index and by UUID, or twice by index) is not documented by CUDA; launchers that derive the number of ranks from the list start more ranks than there are GPUs, which then contend for one GPU.",
        .evidence =
            "CUDA_VISIBLE_DEVICES of the job environment, each entry resolved to a GPU up to the first entry that names none.",
+       .cases = {fires("topo-env-hazards"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto value = c.facts.env.get("CUDA_VISIBLE_DEVICES");
          if (!value || trim(*value).empty()) {
@@ -134,6 +137,7 @@ std::span<const Rule> env_rules() {
            "CUDA_VISIBLE_DEVICES may name MIG instances as MIG-<GPU-UUID>/<gi>/<ci>. An instance that does not exist is an invalid entry: CUDA ignores it and every entry after it.",
        .evidence =
            "proc/driver/nvidia/capabilities/gpu<minor>/mig/gi<gi>/ci<ci>/access, which the driver creates for every compute instance.",
+       .cases = {fires("topo-mig-unknown", "0000:18:00.0"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& mig : c.facts.topology.mig_entries) {
@@ -164,6 +168,7 @@ std::span<const Rule> env_rules() {
            "CUDA numbers devices fastest first by default (CUDA_DEVICE_ORDER=FASTEST_FIRST); nvidia-smi and NVML number them by PCI bus id. With one model the two orders usually agree; with mixed models index N in CUDA_VISIBLE_DEVICES or in the job may be another GPU than nvidia-smi's GPU N.",
        .evidence =
            "The GPUs' models, CUDA_DEVICE_ORDER and the integer entries of CUDA_VISIBLE_DEVICES (unset, every GPU is used and only the numbering differs: not reported).",
+       .cases = {fires("topo-env-hazards"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::map<std::string, int> models;
          for (const auto& g : c.facts.gpus) {
@@ -208,6 +213,7 @@ std::span<const Rule> env_rules() {
        .explanation =
            "CUDA_INJECTION64_PATH makes every CUDA process load the named library at initialisation (how CUPTI-based profilers and debuggers attach). Left set, it slows the job and a stale path breaks CUDA initialisation.",
        .evidence = "CUDA_INJECTION64_PATH in the job environment.",
+       .cases = {fires("topo-env-hazards"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto v = set_value(c, "CUDA_INJECTION64_PATH");
          if (!v) {
@@ -227,6 +233,7 @@ std::span<const Rule> env_rules() {
        .explanation =
            "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch synchronous, a debugging aid that makes training many times slower when left on.",
        .evidence = "CUDA_LAUNCH_BLOCKING in the job environment.",
+       .cases = {fires("topo-env-hazards"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto v = set_value(c, "CUDA_LAUNCH_BLOCKING");
          if (!flag_on(v)) {
@@ -246,6 +253,7 @@ std::span<const Rule> env_rules() {
        .explanation =
            "NCCL_P2P_DISABLE=1 makes NCCL copy between GPUs through host memory. It is the usual workaround for ACS/IOMMU hangs; it also explains slower multi-GPU steps.",
        .evidence = "NCCL_P2P_DISABLE in the job environment.",
+       .cases = {fires("topo-env-hazards"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return nccl_disabled(
              c, "NCCL_P2P_DISABLE",
@@ -261,6 +269,7 @@ std::span<const Rule> env_rules() {
        .explanation =
            "NCCL_SHM_DISABLE=1 stops NCCL from using shared memory between processes; it falls back to network transports. The workaround for a small /dev/shm; it also explains slower steps.",
        .evidence = "NCCL_SHM_DISABLE in the job environment.",
+       .cases = {fires("topo-env-hazards"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return nccl_disabled(
              c, "NCCL_SHM_DISABLE",

@@ -64,6 +64,7 @@ std::span<const Rule> gpu_rules() {
            "whether it exists (stat) and whether this user may open it read-write (faccessat "
            "R_OK|W_OK with the effective ids).",
        .reads = "devices",
+       .cases = {fires("missing-gpu-node", "0000:3a:00.0"), silent("missing-nvidiactl")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -108,6 +109,7 @@ std::span<const Rule> gpu_rules() {
            "/etc/modprobe.d/`. The GPU is left out of the recommendation (the verdict is at "
            "least warn); the check fails when fewer than --min-gpus GPUs remain.",
        .evidence = "The `GPU Excluded:` line of each GPU's proc/driver/nvidia/gpus/*/information.",
+       .cases = {fires("excluded-gpu", "0000:3a:00.0"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -139,6 +141,7 @@ std::span<const Rule> gpu_rules() {
        .evidence =
            "Each GPU directory's proc/driver/nvidia/gpus/<bus>/information: whether it can be "
            "read, and whether it has a Model or Device Minor line.",
+       .cases = {fires("garbage-files", "0000:2a:00.0"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
@@ -174,6 +177,7 @@ std::span<const Rule> gpu_rules() {
            "and --min-gpus.",
        .caused_by = "gpu-effects env.cuda-visible-devices-empty "
                     "env.cuda-visible-devices-unknown-entry env.cuda-visible-devices-mig-unknown",
+       .cases = {fires("cuda-wsl2"), silent("cuda-no-driver")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto n = static_cast<int>(c.recommended_devices);
          // With a host-level failure its own finding explains why no GPU is usable.
@@ -231,6 +235,7 @@ std::span<const Rule> gpu_rules() {
            "likely cause.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::fallen_off_bus}, {LogEventKind::fallen_off_bus}),
+       .cases = {fires("log-only-gpu-fallen-off", "0000:18:00.0"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, {});
          for (auto& hit : hits) {
@@ -262,6 +267,7 @@ std::span<const Rule> gpu_rules() {
            "...` line, on a GPU the driver lists.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::bar_invalid}),
+       .cases = {fires("log-rminit-0x26-vm-bar", "0000:18:00.0"), silent("log-rminit-0x26-iommu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
       {.id = "gpu.not-supported",
        .stage = Stage::gpu,
@@ -285,6 +291,7 @@ std::span<const Rule> gpu_rules() {
            "which names the board, not its address.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::not_supported}),
+       .cases = {fires("cause-legacy-branch"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, {});
          // "... supported through the NVIDIA 580.xx Legacy drivers" names the board, not its
@@ -328,6 +335,7 @@ std::span<const Rule> gpu_rules() {
            "lists.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::not_supported_open}),
+       .cases = {fires("log-gpu-bring-up", "0000:3a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
       {.id = "gpu.power-cables",
        .stage = Stage::gpu,
@@ -349,6 +357,7 @@ std::span<const Rule> gpu_rules() {
            "cables connected`.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::power}, {LogEventKind::power_cables}),
+       .cases = {fires("log-gpu-bring-up", "0000:18:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
       {.id = "gpu.crash-dump",
        .stage = Stage::host,
@@ -371,6 +380,7 @@ std::span<const Rule> gpu_rules() {
            "reloaded.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::crash_dump}),
+       .cases = {fires("log-only-gpu-fallen-off"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "gpu.cuda-arch-unsupported",
        .stage = Stage::gpu,
@@ -392,6 +402,7 @@ std::span<const Rule> gpu_rules() {
            "such a build runs (its first launch is slower), one that ships machine code only does not, and many framework wheels ship no PTX (warn: which one the job has decides).",
        .evidence =
            "The job's CUDA version and each GPU's compute capability: from the CUDA probe when it ran, else from the GPU's model name (/proc/driver/nvidia/gpus/*/information) through data/gpu_models.json.",
+       .cases = {fires("compat-cuda130-v100", "0000:3b:00.0"), silent("compat-cuda134-driver580")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& expected = c.facts.compat.expected_cuda;
          if (!expected) {
@@ -445,6 +456,7 @@ std::span<const Rule> gpu_rules() {
            "they cannot drive Maxwell, Pascal or Volta GPUs (the kernel log says the GPU \"is not supported by open nvidia.ko\").",
        .evidence =
            "The module flavour from /proc/driver/nvidia/version (\"Open Kernel Module\") and each GPU's architecture.",
+       .cases = {fires("compat-open-pre-turing", "0000:17:00.0"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.flavour != DriverFlavour::open) {
            return {};
@@ -476,6 +488,7 @@ std::span<const Rule> gpu_rules() {
            "the proprietary module refuses them at load and logs that the GPU requires the NVIDIA open kernel modules.",
        .evidence =
            "The module flavour from /proc/driver/nvidia/version and each GPU's architecture and model.",
+       .cases = {fires("compat-b200-proprietary", "0000:3b:00.0"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.flavour != DriverFlavour::proprietary) {
            return {};
@@ -516,6 +529,8 @@ std::span<const Rule> gpu_rules() {
            "Each architecture arrives in some driver branch and legacy architectures leave after their last branch.",
        .evidence =
            "The driver's branch (the first component of its version) and each GPU's architecture and model.",
+       .cases = {fires("compat-h100-driver470", "0000:00:1e.0"),
+                 silent("compat-cuda121-driver470")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.kernel_module) {
@@ -563,6 +578,8 @@ std::span<const Rule> gpu_rules() {
        .evidence =
            "Whether the loader's libcuda is a cuda-compat one newer than the kernel module, and each GPU's model segment.",
        .reads = "compat driver",
+       .cases = {fires("compat-forward-compat-geforce", "0000:07:00.0"),
+                 silent("compat-forward-compat")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
          if (!d.forward_compat) {
@@ -596,6 +613,7 @@ std::span<const Rule> gpu_rules() {
            "this says so rather than passing silently.",
        .evidence =
            "The CUDA probe's compute capability, else the model name against data/gpu_models.json.",
+       .cases = {fires("garbage-files", "0000:2a:00.0"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& g : c.job.archs) {
@@ -629,6 +647,7 @@ std::span<const Rule> gpu_rules() {
            "The GPU stays in the recommendation.",
        .evidence =
            "The CUDA probe's compute capability (or the model table's) against the newest compute capability in data/.",
+       .cases = {fires("compat-newer-than-data", "0000:18:00.0"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& g : c.job.archs) {
@@ -662,6 +681,7 @@ std::span<const Rule> gpu_rules() {
            "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",
        .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
        .reads = "cuda",
+       .cases = {fires("cuda-compute-modes", "0000:01:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return exclusive_mode_hits(c); }},
       // One judgement with nvml.compute-prohibited (compute_prohibited_hits): this row reports
       // the GPUs whose compute mode CUDA read.
@@ -678,6 +698,7 @@ std::span<const Rule> gpu_rules() {
        .evidence =
            "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe), and NVML's compute mode where it read one.",
        .reads = "cuda",
+       .cases = {fires("cuda-compute-modes", "0000:02:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return compute_prohibited_hits(c, "cuda");
        }},

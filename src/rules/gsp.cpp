@@ -40,6 +40,7 @@ std::span<const Rule> gsp_rules() {
            "last `NVRM: loading` line.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::gsp_firmware}),
+       .cases = {fires("log-gpu-bring-up", "0000:2a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, {Effect::gpu_unusable, true});
          for (auto& hit : host_events_rule(c, true)) {
@@ -60,6 +61,7 @@ std::span<const Rule> gsp_rules() {
            "GSP-based GPUs (Turing and later) load their GSP-RM firmware from /lib/firmware/nvidia/<driver version>/ whenever they initialise; without the file the driver logs 'RmInitAdapter failed! (0x61:0x56)' and the GPU is unusable. Judged with the open kernel module, or for a GPU whose information file shows GSP firmware in use. Without /lib/firmware at all (most containers) it is not judged.",
        .evidence =
            "The directories the kernel's firmware loader searches for nvidia/<version>/gsp_*.bin; each GPU's PCI device id (gsp_tu10x.bin for Turing and GA100, gsp_ga10x.bin for GA10x, Hopper, Ada, Blackwell).",
+       .cases = {fires("topo-gsp-missing"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& fw = c.facts.topology.firmware;
          const auto& driver = c.facts.driver;

@@ -23,6 +23,7 @@ std::span<const Rule> hang_rules() {
            "The hung-task line and the first call-trace line in the NVIDIA modules, from the current boot's kernel log.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::hung_task}),
+       .cases = {fires("log-hung-task-uvm"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
       {.id = "hang.process-in-d-state",
        .stage = Stage::host,
@@ -35,6 +36,7 @@ std::span<const Rule> hang_rules() {
            "A process in uninterruptible sleep (State: D in /proc/<pid>/status) that has an NVIDIA device node open is usually waiting inside the driver. A short D state happens during normal I/O, so this is a warning, not a failure; seen together with a hang.driver-stuck finding the driver is wedged.",
        .evidence =
            "proc/<pid>/status (State: D) and proc/<pid>/fd links to character devices of major 195.",
+       .cases = {fires("proc-d-state-nvidia"), silent("proc-only")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& h : c.facts.topology.gpu_processes.holders) {

@@ -88,6 +88,7 @@ std::span<const Rule> ib_rules() {
        .evidence =
            "state, phys_state, rate and link_layer of each port under sys/class/infiniband/<device>/ports/.",
        .reads = "rdma",
+       .cases = {fires("ib-port-down"), silent("ib-port-disabled")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& d : c.facts.topology.rdma.devices) {
@@ -116,6 +117,7 @@ std::span<const Rule> ib_rules() {
        .evidence =
            "phys_state and state of each port under sys/class/infiniband/<device>/ports/, the other ports' states, and the nearest NIC of each GPU (PCIe topology).",
        .reads = "rdma",
+       .cases = {fires("ib-port-disabled"), silent("ib-port-down")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& rdma = c.facts.topology.rdma;
          std::size_t active = 0;

@@ -26,6 +26,7 @@ std::span<const Rule> iommu_rules() {
            "its peer traffic is not safe.",
        .evidence = "The current boot's DMAR/AMD-Vi fault lines naming the GPU; /proc/cmdline; the "
                    "cpuinfo hypervisor flag.",
+       .cases = {fires("cause-iommu-fault-p2p", "0000:07:00.0"), silent("cause-legacy-branch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {
@@ -85,6 +86,7 @@ std::span<const Rule> iommu_rules() {
        .evidence =
            "The type of each GPU's IOMMU group (sys/kernel/iommu_groups/N/type), else the IOMMU groups and units with the kernel command line (iommu=pt, iommu.passthrough=1, *iommu=off); the hypervisor flag of /proc/cpuinfo.",
        .reads = "iommu",
+       .cases = {fires("topo-iommu-translated"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto gpus = job_gpus(c);
          const auto& t = c.facts.topology;

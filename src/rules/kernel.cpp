@@ -30,6 +30,7 @@ std::span<const Rule> kernel_rules() {
            "gVisor's fixed 4.4.0 and WSL2 kernels are not judged (kernel.release-not-judged).",
        .evidence = "uname -r (the first X.Y.Z of the release) and the number of usable GPUs.",
        .reads = "kernel",
+       .cases = {fires("cuda-2gpu-kernel54"), silent("cuda-no-driver")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& k = c.facts.kernel;
          if (!k.version || *k.version >= Version({5, 5, 0}) || c.usable_gpus.size() < 2 ||
@@ -73,6 +74,7 @@ std::span<const Rule> kernel_rules() {
            "NVIDIA's README for each driver tag names the oldest supported Linux kernel: 3.10 for the 515 to 550 branches, 4.15 from 555 on (below 4.15 the 555+ kernel module refuses to build). "
            "Distribution kernels such as RHEL 8's 4.18 are inside the range of every current driver.",
        .evidence = "uname -r and the driver version.",
+       .cases = {fires("compat-kernel-below-floor"), silent("compat-cuda134-driver580")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& k = c.facts.kernel;
          const DriverView& d = c.job.driver;
@@ -99,6 +101,7 @@ std::span<const Rule> kernel_rules() {
            "gVisor reports a fixed, emulated 4.4.0 whatever the host runs, and under WSL2 the NVIDIA driver lives in Windows. "
            "Judging either by the Linux kernel number would call healthy systems old.",
        .evidence = "uname -r and its recognised flavour.",
+       .cases = {fires("cuda-wsl2"), silent("cuda-no-driver")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& k = c.facts.kernel;
          if (k.flavour == KernelFlavour::gvisor) {

@@ -23,6 +23,7 @@ std::span<const Rule> limits_rules() {
        .evidence =
            "Max locked memory in /proc/self/limits (the checker's limits, which `gpu-preflight exec` hands to the job) and the entries of /sys/class/infiniband.",
        .reads = "shm",
+       .cases = {fires("ib-memlock-low"), silent("ib-hgx-healthy")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& shm = c.facts.topology.shm;
          const auto rdma_devices = c.facts.topology.rdma.device_names();

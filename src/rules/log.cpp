@@ -61,6 +61,7 @@ std::span<const Rule> log_rules() {
            "proc/driver/nvidia/gpus/, such as Xids (not application or informational ones) and "
            "RmInitAdapter failures, with the PCIe link-down, D3cold and BAR lines that explain "
            "them and the cpuinfo hypervisor flag.",
+       .cases = {fires("log-gpu-missing-from-driver", "0000:9a:00.0"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {
@@ -113,6 +114,7 @@ std::span<const Rule> log_rules() {
        .explanation =
            "Every kernel-log source was tried in order — the ring buffer (/dev/kmsg, klogctl), the systemd journal's kernel messages of this boot, /var/log/kern.log, /var/log/messages, /var/log/syslog — and none could be read (an ordinary user on a default Debian or Ubuntu node: kernel.dmesg_restrict=1). Without the log, Xids, RmInitAdapter failures and GPUs that fell off the bus are unseen. When NVML answered for every GPU (its health queries: recovery action, ECC, remapping) or, without NVML, the live CUDA probe passed every GPU, the gap is small and it is information, so `--strict` does not block every ordinary user's launch; when nothing else judged the GPUs' health it warns.",
        .evidence = "each source tried and its OS error",
+       .cases = {fires("log-not-readable"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          if (log.read_error.empty()) {
@@ -165,6 +167,7 @@ std::span<const Rule> log_rules() {
            "The NVIDIA events of the kernel log before the current boot's start, and the line "
            "that starts it (the last `Linux version` line, a journal `-- Boot <id> --` or `-- "
            "Reboot --` marker, or a timestamp that went back).",
+       .cases = {fires("log-earlier-boot-xid48"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          if (log.earlier_boot_events.empty()) {
@@ -205,6 +208,7 @@ std::span<const Rule> log_rules() {
        .evidence =
            "The kernel log as the scanner read it: lines longer than 64 KiB (cut), NUL bytes, "
            "and occurrences past the cap on distinct events (only counted).",
+       .cases = {fires("log-damaged-input"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const LogFacts& log = c.facts.log;
          std::vector<std::string> what;

@@ -22,6 +22,7 @@ std::span<const Rule> module_rules() {
        .evidence = "The module names in proc/modules (a `nouveau` line).",
        .reads = "modules",
        .events = log_events({LogEventKind::nouveau}),
+       .cases = {fires("nouveau"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!c.facts.modules.has("nouveau")) {
            return {};

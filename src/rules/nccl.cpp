@@ -122,6 +122,7 @@ std::span<const Rule> nccl_rules() {
                    "With --nccl the checker opens libnccl.so.2 where the job's own dlopen would find it: a path given as --nccl=PATH, else LD_LIBRARY_PATH, else the Python environment's nvidia-nccl wheel (VIRTUAL_ENV, CONDA_PREFIX), else the loader's default search. A library that cannot be opened, or that lacks an entry point the test calls, means a job that loads NCCL the same way fails at its start. Warn: a job that brings its own NCCL (linked in, or loaded by path) is not affected.",
                .evidence =
                    "dlopen's error or the missing symbols, the library asked for and how it was found.",
+               .cases = {fires("nccl-not-loaded"), silent("nccl-wrong-result")},
                .check = [](const RuleContext& c) -> std::vector<Hit> {
                  const NcclFacts& n = c.facts.nccl;
                  if (!n.ran || (n.load_error.empty() && n.missing_symbols.empty())) {
@@ -153,6 +154,7 @@ std::span<const Rule> nccl_rules() {
                .evidence =
                    "The step, its deadline, each rank's GPU, the library and NCCL's last NCCL_DEBUG=INFO lines.",
                .caused_by = "cuda.multi-gpu-hung cuda.multi-gpu-failed",
+               .cases = {fires("nccl-init-hung"), silent("nccl-wrong-result")},
                .check = [](const RuleContext& c) -> std::vector<Hit> {
                  return hung(c, k_nccl_init_step, "ncclCommInitAll");
                }},
@@ -170,6 +172,7 @@ std::span<const Rule> nccl_rules() {
                    "The step, its deadline, each rank's GPU, the library and NCCL's last NCCL_DEBUG=INFO lines.",
                .caused_by = "cuda.multi-gpu-hung cuda.multi-gpu-failed",
                .reads = "nccl",
+               .cases = {fires("nccl-all-reduce-hung"), silent("nccl-wrong-result")},
                .check = [](const RuleContext& c) -> std::vector<Hit> {
                  return hung(c, k_nccl_all_reduce_step, "ncclAllReduce");
                }},
@@ -184,6 +187,7 @@ std::span<const Rule> nccl_rules() {
                    "Each rank contributes (rank + 1) x (i mod 1021 + 1) at element i, so every element of the result must be n(n+1)/2 x (i mod 1021 + 1). A different value on any rank means data was lost, doubled or corrupted on its way: the worst kind of failure, since training goes on with wrong gradients.",
                .evidence =
                    "The rank, the element, the value found and the sum expected; each rank's GPU.",
+               .cases = {fires("nccl-wrong-result"), silent("nccl-call-failed")},
                .check = [](const RuleContext& c) -> std::vector<Hit> {
                  const NcclFacts& n = c.facts.nccl;
                  const NcclStep* s = failed_at(n, k_nccl_check_step);
@@ -214,6 +218,7 @@ std::span<const Rule> nccl_rules() {
                    "An NCCL call returned an error code (ncclResult_t), or the test child died or failed a CUDA step it needs (its buffers). The evidence gives nccl.h's name for the code, the library's own message (ncclGetErrorString) and the detail of the last error (ncclGetLastError). A job calling NCCL the same way fails at its start.",
                .evidence =
                    "The failing step and call, the code's name, NCCL's message, the library and each rank's GPU.",
+               .cases = {fires("nccl-call-failed"), silent("nccl-wrong-result")},
                .check = [](const RuleContext& c) -> std::vector<Hit> {
                  const NcclFacts& n = c.facts.nccl;
                  if (!n.ran || !n.load_error.empty() || !n.missing_symbols.empty()) {

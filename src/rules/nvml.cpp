@@ -104,6 +104,7 @@ std::span<const Rule> nvml_rules() {
        .evidence =
            "the loader's error for libnvidia-ml.so.1 (only when the kernel driver is loaded)",
        .reads = "nvml",
+       .cases = {fires("nvml-library-missing"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || n.load_error.empty() || !nvml_expected(ctx.facts)) {
@@ -122,6 +123,7 @@ std::span<const Rule> nvml_rules() {
        .explanation = "An NVML without nvmlInit_v2, the count or handle calls cannot name any GPU.",
        .evidence = "the missing symbol names",
        .reads = "nvml",
+       .cases = {fires("nvml-symbol-missing"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || n.missing_symbols.empty() || !nvml_expected(ctx.facts)) {
@@ -149,6 +151,7 @@ std::span<const Rule> nvml_rules() {
                       "only a new container gets it back.",
        .evidence = "the init call and its nvmlReturn_t with NVML's words",
        .reads = "nvml",
+       .cases = {fires("nvml-init-failed"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || !n.init_code || n.init_ok() || !nvml_expected(ctx.facts)) {
@@ -213,6 +216,7 @@ std::span<const Rule> nvml_rules() {
            "A driver that does not answer nvmlInit within the deadline is wedged; CUDA will hang too.",
        .evidence = "the step that was running when the child was killed and for how long",
        .reads = "nvml",
+       .cases = {fires("nvml-init-hung"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
          if (!n.ran || !n.init_hang) {
@@ -234,6 +238,7 @@ std::span<const Rule> nvml_rules() {
            "the others were asked in their own children and still answered.",
        .evidence = "the NVML call the GPU's child was in when the deadline killed it",
        .reads = "nvml",
+       .cases = {fires("nvml-gpu-hung", "0000:3a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.hang) {
@@ -265,6 +270,7 @@ std::span<const Rule> nvml_rules() {
            "No permission is not reported: that GPU belongs to another container.",
        .evidence = "the handle call by PCI bus id and its nvmlReturn_t",
        .reads = "nvml",
+       .cases = {fires("nvml-gpu-lost", "0000:2a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            // NO_PERMISSION: the GPU is not this process's (container, cgroup), not a broken one.
@@ -298,6 +304,7 @@ std::span<const Rule> nvml_rules() {
            "A failed remap means a memory row could not be repaired; NVIDIA treats it as the RMA criterion.",
        .evidence = "nvmlDeviceGetRemappedRows: failureOccurred and the uncorrectable count",
        .reads = "nvml",
+       .cases = {fires("nvml-memory-faults", "0000:2a:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.remap_failure == true) {
@@ -323,6 +330,7 @@ std::span<const Rule> nvml_rules() {
            "NVIDIA says new work can still start meanwhile, so the GPU stays in the recommendation.",
        .evidence = "nvmlDeviceGetRemappedRows: isPending and the counts",
        .reads = "nvml",
+       .cases = {fires("nvml-memory-faults", "0000:18:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.remap_pending == true && g.remap_failure != true) {
@@ -352,6 +360,7 @@ std::span<const Rule> nvml_rules() {
            "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a reset or a driver reload.",
        .evidence = "nvmlDeviceGetRetiredPagesPendingStatus and the retired page counts",
        .reads = "nvml",
+       .cases = {fires("nvml-memory-faults", "0000:3a:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.retired_pages_pending == true) {
@@ -383,6 +392,7 @@ std::span<const Rule> nvml_rules() {
            "An unknown value is the driver asking for something.",
        .evidence = "field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)",
        .reads = "nvml",
+       .cases = {fires("nvml-health-faults", "0000:2a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.recovery_action || *g.recovery_action == 0) {
@@ -440,6 +450,7 @@ std::span<const Rule> nvml_rules() {
            "From Ampere on errors are contained to the application that met them: a warning, unless the row-remap or recovery-action checks fire.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) and the architecture",
        .reads = "nvml",
+       .cases = {fires("nvml-health-faults", "0000:18:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.ecc_volatile_uncorrected || *g.ecc_volatile_uncorrected == 0) {
@@ -481,6 +492,7 @@ std::span<const Rule> nvml_rules() {
            "Aggregate counts are history: they say the board has had memory errors, not that it has one now.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
        .reads = "nvml",
+       .cases = {fires("nvml-memory-faults", "0000:5d:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.ecc_aggregate_uncorrected && *g.ecc_aggregate_uncorrected > 0 &&
@@ -508,6 +520,7 @@ std::span<const Rule> nvml_rules() {
        .evidence =
            "nvmlDeviceGetCurrentClocksEventReasons bits 0x8, 0x40, 0x80 and the temperature",
        .reads = "nvml",
+       .cases = {fires("nvml-health-faults", "0000:3a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (!g.clock_event_reasons) {
@@ -557,6 +570,7 @@ std::span<const Rule> nvml_rules() {
        .evidence = "nvmlDeviceGetCurrPcieLinkWidth against nvmlDeviceGetMaxPcieLinkWidth",
        .caused_by = "pcie.link-downtrained",
        .reads = "nvml",
+       .cases = {fires("nvml-link-faults", "0000:18:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& bus : job_gpus(ctx)) {
@@ -585,6 +599,7 @@ std::span<const Rule> nvml_rules() {
            "GPUs lower their link speed when idle, so a lower generation at preflight time is normal.",
        .evidence = "nvmlDeviceGetCurrPcieLinkGeneration against nvmlDeviceGetMaxPcieLinkGeneration",
        .reads = "nvml",
+       .cases = {fires("nvml-link-faults", "0000:3a:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.pcie_gen && g.pcie_gen_max && *g.pcie_gen < *g.pcie_gen_max) {
@@ -610,6 +625,7 @@ std::span<const Rule> nvml_rules() {
            "A link down while the others are up costs peer bandwidth; NCCL may fall back to slower paths.",
        .evidence = "nvmlDeviceGetNvLinkState per link",
        .reads = "nvml",
+       .cases = {fires("nvml-link-faults", "0000:2a:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            const auto& l = g.nvlink_active;
@@ -646,6 +662,7 @@ std::span<const Rule> nvml_rules() {
        .evidence =
            "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
        .reads = "nvml",
+       .cases = {fires("nvml-link-faults", "0000:5d:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
                                      std::vector<Hit>& hits) {
@@ -731,6 +748,7 @@ std::span<const Rule> nvml_rules() {
        .caused_by = "gpu.compute-mode-prohibited",
        // NVML's readings are in the job view only when its init succeeded.
        .reads = "nvml",
+       .cases = {fires("nvml-compute-faults", "0000:5d:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return compute_prohibited_hits(ctx, "nvml");
        }},
@@ -744,6 +762,7 @@ std::span<const Rule> nvml_rules() {
            "In EXCLUSIVE_PROCESS mode one process owns the GPU; the job's context creation would fail.",
        .evidence = "nvmlDeviceGetComputeMode and nvmlDeviceGetComputeRunningProcesses_v2",
        .reads = "nvml",
+       .cases = {fires("nvml-compute-faults", "0000:18:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
              ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -779,6 +798,7 @@ std::span<const Rule> nvml_rules() {
            "to be idle (--expect-idle), information otherwise.",
        .evidence = "nvmlDeviceGetComputeRunningProcesses_v2: pid and used memory",
        .reads = "nvml",
+       .cases = {fires("nvml-compute-faults", "0000:3a:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
              ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -822,6 +842,7 @@ std::span<const Rule> nvml_rules() {
            "A pending MIG mode takes effect at the next reset; until then the GPU runs in its current mode.",
        .evidence = "nvmlDeviceGetMigMode: current and pending",
        .reads = "nvml",
+       .cases = {fires("nvml-health-faults", "0000:5d:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.mig_current && g.mig_pending && *g.mig_current != *g.mig_pending) {
@@ -853,6 +874,7 @@ std::span<const Rule> nvml_rules() {
        // leaves the mode off. Both are information, so neither changes the verdict.
        .caused_by = "persistence.not-running",
        .reads = "nvml",
+       .cases = {fires("nvml-compute-faults", "0000:2a:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
              ctx, [&ctx](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {

@@ -84,6 +84,7 @@ std::span<const Rule> nvswitch_rules() {
        .evidence =
            "NVSwitches: /dev/nvidia-nvswitch<N> nodes or NVIDIA PCI devices of class 0x0680; the process table (/proc/<pid>/comm, where the name shows as nv-fabricmanage).",
        .reads = "services",
+       .cases = {fires("topo-nvswitch-no-fm"), silent("topo-nvswitch-container")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& t = c.facts.topology;
          if (!has_nvswitch(t) || !sees_host_processes(t.services) ||
@@ -107,6 +108,7 @@ std::span<const Rule> nvswitch_rules() {
        .evidence =
            "NVSwitches as for nvswitch.fabric-manager-missing; /proc/1/comm (systemd or init on a host).",
        .reads = "services",
+       .cases = {fires("topo-nvswitch-container"), silent("topo-nvswitch-fm-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& t = c.facts.topology;
          if (!has_nvswitch(t) || !t.services.ran || sees_host_processes(t.services) ||
@@ -134,6 +136,7 @@ std::span<const Rule> nvswitch_rules() {
        .evidence =
            "The installed nvidia-fabricmanager package in the Debian package database (var/lib/dpkg/status), against the driver version; RPM databases are not read.",
        .reads = "services driver",
+       .cases = {fires("topo-nvswitch-fm-mismatch"), silent("topo-nvswitch-container")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& s = c.facts.topology.services;
          const auto& d = c.facts.driver;
@@ -162,6 +165,7 @@ std::span<const Rule> nvswitch_rules() {
        .evidence = "The SXid lines of the current boot's kernel log.",
        .reads = "kernel-log",
        .events = sxid_events(true),
+       .cases = {fires("log-sxid-fatal"), silent("log-sxid-earlier-boot")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return sxid_hits(c); }},
       {.id = "nvswitch.sxid-nonfatal",
        .stage = Stage::host,
@@ -175,6 +179,7 @@ std::span<const Rule> nvswitch_rules() {
        .evidence = "The SXid lines of the current boot's kernel log.",
        .reads = "kernel-log",
        .events = sxid_events(false),
+       .cases = {fires("log-sxid-earlier-boot"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return sxid_hits(c); }},
   };
   return rows;

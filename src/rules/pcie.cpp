@@ -80,6 +80,7 @@ std::span<const Rule> pcie_rules() {
                    .evidence =
                        "The `config` file (binary configuration space) of each bridge on the sysfs path of each GPU the job uses: the ACS extended capability (ID 0x000D) and its control register.",
                    .reads = "pcie",
+                   .cases = {fires("topo-acs-redirect"), silent("topo-acs-off")},
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
                      const auto& t = c.facts.topology;
                      const PcieTree tree = place_gpus(t, job_gpus(c));
@@ -131,6 +132,7 @@ std::span<const Rule> pcie_rules() {
                        "Without root, sysfs returns only the first 64 bytes of a device's configuration space, so the ACS capability (in the extended space) cannot be read. That is reported as not checked, never as 'no ACS'. A looping or truncated capability list is reported the same way.",
                    .evidence =
                        "The length and capability lists of the `config` files of the bridges between the GPUs.",
+                   .cases = {fires("topo-acs-unreadable"), silent("topo-acs-off")},
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
                      const auto& t = c.facts.topology;
                      const PcieTree tree = place_gpus(t, job_gpus(c));
@@ -171,6 +173,7 @@ std::span<const Rule> pcie_rules() {
                        "GPUs under one PCIe switch exchange peer-to-peer traffic inside the switch; pairs under different root ports or host bridges go through the CPU's root complex (or the inter-socket link). Useful for placing tensor-parallel groups; not a problem in itself.",
                    .evidence =
                        "The sysfs paths of the GPUs (sys/bus/pci/devices/* links into sys/devices/...) and the PCI Express port types of their bridges.",
+                   .cases = {fires("healthy-4gpu"), silent("compat-cuda130-v100")},
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
                      const auto& t = c.facts.topology;
                      const PcieTree tree = place_gpus(t, job_gpus(c));
@@ -213,6 +216,7 @@ std::span<const Rule> pcie_rules() {
                        "Each PCIe link trains to a width when the host starts. A link that trains narrower than both of its ends support (x8 where both can do x16) has a fraction of its bandwidth for as long as the host runs: host-to-GPU copies and data loading through it are slower, with no error anywhere. It usually means a badly seated card or riser, a damaged cable or connector, or a BIOS bifurcation setting. The check walks every link from the root port down to each GPU, including the links of the PCIe switches between them; the internal bus of a switch is no link. The GPU stays usable.",
                    .evidence =
                        "current_link_width and max_link_width of both ends of each link (sysfs, the device directories of the GPUs and of the bridges above them).",
+                   .cases = {fires("pcie-link-gpu-x8", "0000:18:00.0"), silent("pcie-link-absent")},
                    .check = [](const RuleContext& c) -> std::
                                                          vector<Hit> {
                                                            std::vector<Hit> hits;
@@ -260,6 +264,7 @@ std::span<const Rule> pcie_rules() {
                        "A PCIe link's speed (its generation) changes at run time: an idle GPU drops its link to 2.5 GT/s and trains it back up under load. A speed below the maximum read while the host is idle says nothing by itself, so it is information only; a link that stays at a lower generation under load loses most of its bandwidth.",
                    .evidence =
                        "current_link_speed and max_link_speed of both ends of each link above the GPUs (sysfs).",
+                   .cases = {fires("pcie-link-uplink-x8"), silent("pcie-link-absent")},
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
                      std::vector<std::string> evidence;
                      std::vector<std::string> names;
@@ -297,6 +302,7 @@ std::span<const Rule> pcie_rules() {
                        "PCIe Advanced Error Reporting counts the errors each port saw since boot (aer_dev_fatal, aer_dev_nonfatal, aer_dev_correctable; only their TOTAL_ERR_* lines are the same on every kernel). A device's error is often counted by its link partner instead of the faulty device, so counts are attributed to the link, both ends together. Uncorrectable errors (fatal, non-fatal) lose or corrupt transactions and often precede a GPU falling off the bus: a warning for the GPUs behind that link. Correctable errors are retried by the link layer and cost bandwidth only; they are information. The root ports' aer_rootport_total_err_* counters sum their whole subtree and are not added.",
                    .evidence =
                        "The TOTAL_ERR_* lines of aer_dev_* of both ends of each link (sysfs).",
+                   .cases = {fires("pcie-aer-bridge", "0000:2a:00.0"), silent("pcie-link-absent")},
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
                      std::vector<Hit> hits;
                      for (const auto& hop : pcie_hops(c.facts.topology, job_gpus(c))) {

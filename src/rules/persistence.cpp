@@ -22,6 +22,7 @@ std::span<const Rule> persistence_rules() {
            "Without nvidia-persistenced the driver tears GPU state down when the last client exits, so each job start pays the full initialisation (seconds per GPU, more with many GPUs) and a short start-up timeout can fire. Reported only when the CUDA probe measured a slow start (1 s or more).",
        .evidence =
            "The CUDA probe's cuInit and primary-context times; the process table (nvidia-persiste).",
+       .cases = {fires("persistence-off-slow-init"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
          const auto& s = c.facts.topology.services;

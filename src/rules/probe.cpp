@@ -25,6 +25,7 @@ std::span<const Rule> probe_rules() {
        .evidence =
            "The status each probe recorded, kernel-log aside (log.not-readable judges it): the "
            "input it could not read with the OS error, or could not make sense of.",
+       .cases = {fires("cuda-replay-garbage"), silent("cuda-replay-gpu-hung")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& p : c.facts.probes) {
@@ -71,6 +72,9 @@ std::span<const Rule> probe_rules() {
            "says `(CUDA not checked: budget)`), a warning with --strict, which then makes the "
            "check not ready.",
        .evidence = "Each live probe skipped for the budget, with its deadline and the time left.",
+       .cases = {fires_with("--libcuda libcuda-absent-for-test.so.1 --budget 5 --cuda-timeout 10",
+                            "cuda-4gpu"),
+                 silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& p : c.facts.probes) {
@@ -100,6 +104,7 @@ std::span<const Rule> probe_rules() {
            "Every read is capped (docs/reliability.md lists the caps) so that a huge or endless file cannot exhaust memory or time. "
            "A file longer than its cap is judged on its first part only, and this says which.",
        .evidence = "Each input that was cut, with the probe that read it and the cap.",
+       .cases = {fires("cuda-replay-cut"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<std::string> ev;
          for (const auto& p : c.facts.probes) {
@@ -134,6 +139,7 @@ std::span<const Rule> probe_rules() {
            "Each driver child first shuts those doors; "
            "this says that one could not, so the live run may have changed /dev.",
        .evidence = "the step that failed, with its error, per stage",
+       .cases = {fires("cuda-not-isolated"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<std::string> ev;
          for (const auto& [stage, iso] : {std::pair{"CUDA", &c.facts.cuda.isolation},

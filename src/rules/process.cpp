@@ -21,6 +21,7 @@ std::span<const Rule> process_rules() {
            "A process that has /dev/nvidiaN open holds a context (and memory) on that GPU: a leftover of an earlier job, a monitoring agent, or another user's job. NVIDIA's daemons that keep the nodes open by design (nvidia-persistenced, nv-fabricmanager, nv-hostengine, dcgm-exporter, nvidia-smi) are not reported, the same list `--skip-busy` ignores. On a node that is meant to be idle before a job (`--expect-idle`, or a scheduler's prolog), or where NVML lists the process holding GPU memory that the job would share, that is a warning naming them; otherwise it is information. With `--expect-idle` the GPU also leaves the recommended CUDA_VISIBLE_DEVICES: the job was promised idle GPUs, so it gets the others (the GPU is in use, not broken). A process that only NVML lists (outside this PID namespace) is nvml.processes-present, judged the same way. Processes are matched by the device number of the open file (major 195, minor N), not by the path, which is the path in the process's own mount namespace. Inside a container's PID namespace other processes of the host are invisible, so an empty list there proves nothing.",
        .evidence =
            "proc/<pid>/fd links (stat: character device 195:N), proc/<pid>/comm, and the GPUs' minors (proc/driver/nvidia/gpus/*/information).",
+       .cases = {fires("proc-stray-gpu3", "0000:5d:00.0"), silent("proc-only")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& procs = c.facts.topology.gpu_processes;
          std::vector<Hit> hits;

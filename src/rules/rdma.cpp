@@ -48,6 +48,7 @@ std::span<const Rule> rdma_rules() {
        .evidence =
            "sys/class/infiniband (RDMA devices), proc/modules (nvidia_peermem, nv_peer_mem), the driver's flavour (proc/driver/nvidia/version) and the kernel release.",
        .reads = "rdma modules",
+       .cases = {fires("cause-peermem-symbols"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const Facts& f = c.facts;
          const auto* modules = f.probe("modules");
@@ -121,6 +122,7 @@ std::span<const Rule> rdma_rules() {
        .explanation =
            "nvidia_peermem ships with the driver and calls into the nvidia module; one left from another driver version (a driver update without a reboot, or a module built by hand) fails GPUDirect RDMA registration, and multi-node jobs fail or fall back. The legacy nv_peer_mem has version numbers of its own and is not compared.",
        .evidence = "sys/module/nvidia_peermem/version and the nvidia module's version.",
+       .cases = {fires("rdma-peermem-mismatch"), silent("rdma-dmabuf")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const Facts& f = c.facts;
          const auto& pm = f.topology.rdma.peermem_version;
@@ -157,6 +159,7 @@ std::span<const Rule> rdma_rules() {
            "GPUDirect RDMA performs best between a GPU and a NIC under the same PCIe switch; across the CPU sockets' interconnect it is slow, and NCCL may not use it at all (NCCL_NET_GDR_LEVEL). The nearest NIC of every GPU is in the JSON facts (topology.rdma.nearest_nic); a GPU whose nearest NIC sits on another NUMA node is reported here.",
        .evidence =
            "The PCIe paths (sysfs) of the GPUs and of the RDMA devices' PCI functions, and their numa_node files.",
+       .cases = {fires("rdma-nic-other-socket"), silent("ib-hgx-healthy")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<std::string> far;
          std::vector<std::string> evidence;

@@ -21,6 +21,7 @@ std::span<const Rule> rminit_rules() {
            "The RmInitAdapter line; the same boot's link (AER, pciehp), power-state, BAR, DMAR/AMD-Vi and vfio lines naming the GPU or, for a link, a port above it (the PCIe path); the cpuinfo hypervisor flag decides VM or bare metal.",
        .reads = "kernel-log",
        .events = log_events({LogEventKind::rm_init_failed, LogEventKind::rm_init_minor}),
+       .cases = {fires("cause-d3cold-rminit", "0000:01:00.0"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          auto hits = gpu_events_rule(c, {Effect::gpu_unusable, true, false, rm_init_remedy});
          for (auto& hit : hits) {

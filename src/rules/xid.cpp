@@ -82,6 +82,7 @@ std::span<const Rule> xid_rules() {
            "uncorrectable ECC count and persistence mode, and the CUDA probe's result on it.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::reset}),
+       .cases = {fires("log-xid-nvlink5-words", "0000:2a:00.0"), silent("log-xid79-one-of-8")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::gpu_unusable, true, true, nullptr, true});
        }},
@@ -107,6 +108,7 @@ std::span<const Rule> xid_rules() {
            "earlier ones.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::reboot}),
+       .cases = {fires("log-xid-classes", "0000:2a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::gpu_unusable, false, true});
        }},
@@ -134,6 +136,7 @@ std::span<const Rule> xid_rules() {
            "later Xid 154 lines, which settle earlier ones.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::update_software}),
+       .cases = {fires("log-xid-classes", "0000:3a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::gpu_unusable, true, true});
        }},
@@ -163,6 +166,7 @@ std::span<const Rule> xid_rules() {
            "settle earlier ones.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::warning}),
+       .cases = {fires("log-xid-nvlink5-words", "0000:3a:00.0"), silent("log-xid79-one-of-8")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none, true, true});
        }},
@@ -188,6 +192,7 @@ std::span<const Rule> xid_rules() {
            "to an application.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::application}),
+       .cases = {fires("log-app-xids", "0000:2a:00.0"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none});
        }},
@@ -210,6 +215,7 @@ std::span<const Rule> xid_rules() {
            "informational.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::informational}),
+       .cases = {fires("log-xid-classes", "0000:18:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none});
        }},
@@ -237,6 +243,7 @@ std::span<const Rule> xid_rules() {
            "GPU's later Xid 154 lines, which settle earlier ones.",
        .reads = "kernel-log",
        .events = unlisted_xid_events(),
+       .cases = {fires("log-xid-classes", "0000:5d:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return gpu_events_rule(c, {Effect::none, true, true});
        }},
@@ -264,6 +271,7 @@ std::span<const Rule> xid_rules() {
            "that names no action.",
        .reads = "kernel-log",
        .events = xid_events({XidClass::recovery_action}),
+       .cases = {fires("log-xid154-reboot", "0000:2a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& [bus, events] : c.facts.log.gpu_events) {

@@ -33,6 +33,14 @@ inline Checked check_fixture(const std::string& name, const CheckOptions& option
   return c;
 }
 
+// A fixture snapshot checked as `check --root` checks it, options apart: its cuda.json, nvml.json
+// and nccl.json are replayed (absent: those probes are skipped).
+inline Assessment replay_fixture(const std::string& name, const CheckOptions& options = {}) {
+  const auto host = Host::snapshot(fixture(name));
+  REQUIRE(host.ok());
+  return assess(collect_facts(*host, ProbeOptions{}), builtin_rules(), options);
+}
+
 // The findings with this id, in the assessment's order.
 inline std::vector<const Finding*> findings(const Assessment& a, std::string_view id) {
   std::vector<const Finding*> out;

@@ -100,6 +100,17 @@ struct EventSet {
   bool judges(const LogEvent& e) const;
 };
 
+// A fixture snapshot (tests/fixtures/NAME) on which a row must fire or stay silent. Every row
+// declares its cases (`.cases`: one that fires, one where it is silent);
+// tests/rules/cases_test.cpp runs them all.
+struct RuleCase {
+  std::string_view fixture;
+  std::string_view gpu = {}; // the bus id a firing case's finding names; "" = a host-level one
+  bool fires = true;
+  // Command-line options of `check --root FIXTURE` ("" = none), for a row only options reach.
+  std::string_view options = {};
+};
+
 // A plain function for built-in rows; user rules (--rules FILE) carry their parameters inside.
 using CheckFn = std::function<std::vector<Hit>(const RuleContext&)>;
 
@@ -125,7 +136,8 @@ struct Rule {
   // is no evidence: `explain-log --check` calls the rule "not checked", not "rejected". Empty:
   // it judges only facts every check has.
   std::string_view reads = {};
-  EventSet events = {}; // the kernel-log events this row judges
+  EventSet events = {};             // the kernel-log events this row judges
+  std::vector<RuleCase> cases = {}; // fixtures that must fire it, fixtures where it is silent
   CheckFn check;
   // A site rules file replaced the remedy: it is the site's next step, and a predicate's own
   // filled-in remedy does not override it.
