@@ -112,7 +112,7 @@ TEST_CASE("every CUDA error row is classified and says why") {
     INFO(row.value << " " << row.driver << " " << row.runtime);
     CHECK(row.value > last); // sorted, one row per value
     last = row.value;
-    CHECK_FALSE(row.driver.empty() && row.runtime.empty());
+    CHECK_FALSE((row.driver.empty() && row.runtime.empty()));
     CHECK_FALSE(row.meaning.empty());
     const bool needs_detail =
         row.cls == CudaErrorClass::node || row.cls == CudaErrorClass::ambiguous;
