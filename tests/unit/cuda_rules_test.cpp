@@ -275,7 +275,8 @@ TEST_CASE("cuda rules: a step's CUresult is named by CUDA's enum and given its m
     f.cuda.library = "libcuda.so.1";
     f.cuda.init = {"cuInit", false, false, 40, code, name, ""};
     f.cuda.enumeration_steps = {step("load", 1), f.cuda.init};
-    const Finding* init = finding(judge(f), "cuda.init-failed");
+    const auto a = judge(f);
+    const Finding* init = finding(a, "cuda.init-failed");
     REQUIRE(init);
     const std::string ev = joined(init->evidence);
     CHECK_THAT(ev, Catch::Contains(std::string("cuInit failed after 40.0 ms: ") + shown));
