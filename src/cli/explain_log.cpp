@@ -6,6 +6,7 @@
 #include "gpf/cli/explain_log.hpp"
 
 #include "gpf/cli/cli.hpp"
+#include "gpf/knowledge/cuda_errors.hpp"
 #include "gpf/knowledge/xid_catalog.hpp"
 #include "gpf/probes/kernel_log_scanner.hpp"
 #include "gpf/report/text.hpp"
@@ -207,6 +208,79 @@ struct RowHit {
   std::string line;
 };
 
+bool identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// The first CUDA error the line names by one of its enums' names (CUDA_ERROR_*, cudaError*), as a
+// whole identifier: a longer name or a mere prefix names none; else one whose distinctive printed
+// text the line holds. nullptr when the line names none.
+const CudaError* cuda_error_in(std::string_view line) {
+  const CudaError* first = nullptr;
+  std::size_t first_at = std::string_view::npos;
+  for (const std::string_view prefix :
+       {std::string_view("CUDA_ERROR_"), std::string_view("cudaError")}) {
+    for (auto at = line.find(prefix); at != std::string_view::npos && at < first_at;
+         at = line.find(prefix, at + 1)) {
+      if (at > 0 && identifier_char(line[at - 1])) {
+        continue;
+      }
+      std::size_t end = at + prefix.size();
+      while (end < line.size() && identifier_char(line[end])) {
+        ++end;
+      }
+      if (const CudaError* e = find_cuda_error(line.substr(at, end - at))) {
+        first = e;
+        first_at = at;
+        break;
+      }
+    }
+  }
+  if (first != nullptr) {
+    return first;
+  }
+  for (const auto& e : cuda_errors()) {
+    if (!e.printed.empty() && line.find(e.printed) != std::string_view::npos) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+LogCause cause_of(CudaErrorClass c) {
+  switch (c) {
+  case CudaErrorClass::node:
+    return LogCause::node;
+  case CudaErrorClass::ambiguous:
+    return LogCause::ambiguous;
+  case CudaErrorClass::none:
+  case CudaErrorClass::job:
+    return LogCause::job;
+  }
+  return LogCause::ambiguous;
+}
+
+std::string_view cause_word(LogCause c) {
+  switch (c) {
+  case LogCause::node:
+    return "node";
+  case LogCause::job:
+    return "job";
+  case LogCause::ambiguous:
+    return "ambiguous";
+  }
+  return "ambiguous";
+}
+
+// "CUDA error 220 (CUDA_ERROR_NVLINK_UNCORRECTABLE, cudaErrorNvlinkUncorrectable): ..."
+std::string cuda_meaning(const CudaError& e) {
+  std::string names(e.driver);
+  if (!e.runtime.empty()) {
+    names += names.empty() ? std::string(e.runtime) : ", " + std::string(e.runtime);
+  }
+  return fmt::format("CUDA error {} ({}): {}", e.value, names, e.meaning);
+}
+
 } // namespace
 
 bool LogExplanation::node_cause() const {
@@ -216,7 +290,7 @@ bool LogExplanation::node_cause() const {
 
 class LogExplainer::Impl {
 public:
-  Impl() : m_rows(log_patterns().size()) { m_partial.reserve(4096); }
+  Impl() : m_rows(log_patterns().size()), m_cuda(cuda_errors().size()) { m_partial.reserve(4096); }
 
   void feed(std::string_view bytes) {
     m_bytes += bytes.size();
@@ -263,7 +337,8 @@ public:
     out.lines_cut = m_lines_cut;
     add_kernel_events(m_scanner.finish(), out);
     const auto rows = log_patterns();
-    for (const LogCause cause : {LogCause::node, LogCause::job}) {
+    const auto errors = cuda_errors();
+    for (const LogCause cause : {LogCause::node, LogCause::ambiguous, LogCause::job}) {
       for (std::size_t r = 0; r < rows.size(); ++r) {
         if (rows[r].cause != cause || m_rows[r].count == 0) {
           continue;
@@ -279,10 +354,29 @@ public:
         m.count = m_rows[r].count;
         out.matches.push_back(std::move(m));
       }
+      // A CUDA error no pattern row took: named by its enum, whose fault from its class.
+      for (std::size_t e = 0; e < errors.size(); ++e) {
+        if (cause_of(errors[e].cls) != cause || m_cuda[e].count == 0) {
+          continue;
+        }
+        LogMatch m;
+        m.pattern = "cuda-error";
+        m.cause = cause;
+        m.meaning = cuda_meaning(errors[e]);
+        m.detail = errors[e].detail;
+        m.source = errors[e].driver.empty() ? k_cuda_runtime_errors_url : k_cuda_driver_errors_url;
+        m.line = std::move(m_cuda[e].line);
+        m.line_number = m_cuda[e].line_number;
+        m.count = m_cuda[e].count;
+        out.matches.push_back(std::move(m));
+      }
     }
-    // Kernel-log matches of the job (application Xids) go after the node causes too.
-    std::stable_partition(out.matches.begin(), out.matches.end(),
-                          [](const LogMatch& m) { return m.cause == LogCause::node; });
+    // Kernel-log matches of the job (application Xids) go after the node causes and either's too.
+    const auto rank = [](const LogMatch& m) {
+      return m.cause == LogCause::node ? 0 : m.cause == LogCause::ambiguous ? 1 : 2;
+    };
+    std::stable_sort(out.matches.begin(), out.matches.end(),
+                     [&](const LogMatch& a, const LogMatch& b) { return rank(a) < rank(b); });
     return out;
   }
 
@@ -290,12 +384,16 @@ private:
   void line(std::string_view text) {
     ++m_lines;
     const std::uint64_t found = automaton().match(text);
-    if (found == 0) {
+    RowHit* hit_of_line = nullptr;
+    if (found != 0) {
+      // The most specific row (the first in the table) takes the line.
+      hit_of_line = &m_rows[static_cast<std::size_t>(__builtin_ctzll(found))];
+    } else if (const CudaError* e = cuda_error_in(text)) {
+      hit_of_line = &m_cuda[static_cast<std::size_t>(e - cuda_errors().data())];
+    } else {
       return;
     }
-    // The most specific row (the first in the table) takes the line.
-    const auto r = static_cast<std::size_t>(__builtin_ctzll(found));
-    RowHit& hit = m_rows[r];
+    RowHit& hit = *hit_of_line;
     if (hit.count++ == 0) {
       hit.line_number = m_lines;
       hit.line = quote_line(text);
@@ -347,6 +445,7 @@ private:
   }
 
   std::vector<RowHit> m_rows;
+  std::vector<RowHit> m_cuda; // one per CUDA error row
   std::string m_partial;
   bool m_skipping = false;
   std::uint64_t m_bytes = 0;
@@ -532,8 +631,11 @@ Json explanation_json(const ExplainLogOptions& o, const LogExplanation& ex,
   for (const auto& m : ex.matches) {
     Json jm;
     jm["pattern"] = m.pattern;
-    jm["cause"] = m.cause == LogCause::node ? "node" : "job";
+    jm["cause"] = cause_word(m.cause);
     jm["meaning"] = m.meaning;
+    if (!m.detail.empty()) {
+      jm["detail"] = m.detail;
+    }
     jm["source"] = m.source.empty() ? Json(nullptr) : Json(m.source);
     jm["line"] = m.line;
     jm["line_number"] = m.line_number == 0 ? Json(nullptr) : Json(m.line_number);
@@ -594,9 +696,15 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
       list.push_back(id);
     }
   };
+  bool node_unruled = false; // a node cause named by no rule (a CUDA error's conditions)
+  bool either = false;
   for (const auto& m : ex.matches) {
     const bool node = m.cause == LogCause::node;
-    out += "\n" + field(0, node ? "NODE: " : "JOB: ", printable(m.meaning), 2);
+    out += "\n" + field(0,
+                        node                             ? "NODE: "
+                        : m.cause == LogCause::ambiguous ? "NODE OR JOB: "
+                                                         : "JOB: ",
+                        printable(m.meaning), 2);
     if (!m.line.empty()) {
       const std::string lead =
           m.line_number > 0 ? fmt::format("line {}: ", m.line_number) : "kernel log: ";
@@ -605,8 +713,14 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
     if (m.count > 1) {
       out += fmt::format("  ({} times in all)\n", m.count);
     }
-    if (!node) {
+    if (m.cause == LogCause::ambiguous) {
+      either = true;
+      out += field(2, "what tells: ", printable(m.detail), 4);
+    } else if (!node) {
       out += "  The job's own error: no node rule explains it.\n";
+    } else if (m.rules.empty()) {
+      node_unruled = true;
+      out += field(2, "on the node: ", printable(m.detail), 4);
     } else {
       out += "  Candidate rules, most specific first:\n";
       for (const auto& c : candidates_of(m, rules, checked)) {
@@ -640,7 +754,15 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
     }
   }
   out += "\n";
-  if (named.empty()) {
+  if (named.empty() && node_unruled) {
+    out += wrap_text("The node causes above are named by the error itself and no rule checks "
+                     "them: look at the node for the conditions listed.",
+                     0, 2, width);
+  } else if (named.empty() && either) {
+    out += wrap_text("No node rule is named: for the errors that may be either the node's or the "
+                     "job's, \"what tells\" says how to decide.",
+                     0, 2, width);
+  } else if (named.empty()) {
     out +=
         wrap_text("Nothing points at the node: the errors above are the job's own.", 0, 2, width);
   } else if (checked == nullptr) {

@@ -3,6 +3,7 @@
 #include "common.hpp"
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/facts/multi_gpu_cut.hpp"
+#include "gpf/knowledge/cuda_errors.hpp"
 #include "gpf/knowledge/data_age.hpp"
 #include "gpf/util/robust.hpp"
 #include "gpf/util/tenths.hpp"
@@ -98,19 +99,27 @@ std::string ms_text(double ms) {
   return ms >= 1000 ? fmt::format("{:.2f} s", ms / 1000) : fmt::format("{:.1f} ms", ms);
 }
 
-// "CUDA_ERROR_UNKNOWN (999): cuInit: unknown error", or how long a hung step had run.
+// "cuInit failed after 1.0 ms: CUDA_ERROR_UNKNOWN (999): unknown error (CUDA: an internal error
+// CUDA does not name)": the CUresult by CUDA's name when the driver gave none ("CUresult 805" from
+// an older driver) and always with its meaning; or how long a hung step had run.
 std::string step_error(const CudaStep& s) {
   if (s.timed_out) {
     return fmt::format("{} did not finish within {}; the child was killed at the deadline", s.name,
                        ms_text(s.duration_ms));
   }
+  const CudaError* known = s.error_code ? find_cuda_error(*s.error_code) : nullptr;
+  const bool unnamed = s.error_name.empty() || starts_with(s.error_name, "CUresult ");
   std::string out =
-      fmt::format("{} failed after {}: {}", s.name, ms_text(s.duration_ms), s.error_name);
+      fmt::format("{} failed after {}: {}", s.name, ms_text(s.duration_ms),
+                  known && unnamed && !known->driver.empty() ? known->driver : s.error_name);
   if (s.error_code) {
     out += fmt::format(" ({})", *s.error_code);
   }
   if (!s.error_text.empty()) {
     out += ": " + s.error_text;
+  }
+  if (known != nullptr) {
+    out += fmt::format(" (CUDA: {})", known->meaning);
   }
   return out;
 }

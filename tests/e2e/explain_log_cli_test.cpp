@@ -85,6 +85,39 @@ TEST_CASE("explain-log CLI: exit 1 on a node cause, 0 on the job's own, 2 when u
   CHECK_THAT(help.out, !Catch::Contains("{text,json}"));
 }
 
+TEST_CASE("explain-log CLI: a CUDA error by its name says whose it is, or what tells") {
+  // jax-ml/jax#25002 and NVIDIA/cudf-spark-jni#1745
+  const std::string log =
+      "Could not synchronize CUDA stream: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access "
+      "was encountered.\n"
+      "========= Program hit cudaErrorLaunchFailure (error 719) due to \"unspecified launch "
+      "failure\" on CUDA API call to cudaFree.\n";
+  const auto text = run_program({GPF_BINARY, "explain-log", "-"}, {}, log);
+  CHECK(text.exit_code == 0); // neither names the node by itself
+  CHECK_THAT(text.out, Catch::Contains("NODE OR JOB: CUDA error 719 (CUDA_ERROR_LAUNCH_FAILED, "
+                                       "cudaErrorLaunchFailure)"));
+  CHECK_THAT(text.out, Catch::Contains("what tells: Xids in the kernel log"));
+  CHECK_THAT(text.out, Catch::Contains("JOB: CUDA error 700 (CUDA_ERROR_ILLEGAL_ADDRESS"));
+  CHECK_THAT(text.out, Catch::Contains("No node rule is named"));
+  CHECK_THAT(text.out, !Catch::Contains("Candidate rules"));
+  const auto r = run_program({GPF_BINARY, "explain-log", "-", "--format", "json"}, {}, log);
+  const json doc = r.json();
+  CHECK(validate_schema(schema(), doc).empty());
+  REQUIRE(doc.at("matches").size() == 2);
+  CHECK(doc.at("matches").at(0).at("cause") == "ambiguous");
+  CHECK(doc.at("matches").at(0).at("pattern") == "cuda-error");
+  CHECK_FALSE(doc.at("matches").at(0).at("detail").get<std::string>().empty());
+  CHECK(doc.at("matches").at(1).at("cause") == "job");
+  CHECK(doc.at("matches").at(1).at("candidates").empty());
+  // a node error by its printed text (nanoporetech/dorado#458): its conditions in words
+  const auto mps = run_program(
+      {GPF_BINARY, "explain-log", "-"}, {},
+      "Error 805: MPS client failed to connect to the MPS control daemon or the MPS server\n");
+  CHECK(mps.exit_code == 1);
+  CHECK_THAT(mps.out, Catch::Contains("NODE: CUDA error 805") &&
+                          Catch::Contains("on the node: the MPS control daemon not running"));
+}
+
 TEST_CASE("explain-log CLI: stdin, an empty log and the JSON schema") {
   const auto r = run_program({GPF_BINARY, "explain-log", "-", "--format", "json"}, {},
                              "Failed to initialize NVML: Driver/library version mismatch\n");

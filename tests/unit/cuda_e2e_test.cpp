@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 using namespace gpf::cuda_test;
 using gpf::test::evidence;
 using gpf::test::finding;
@@ -70,6 +72,25 @@ TEST_CASE("e2e cuda: cuInit error fails with the error by name and no GPU recomm
              Catch::Contains("cuInit failed after") && Catch::Contains("CUDA_ERROR_UNKNOWN (999)"));
   CHECK(j.at("usable_gpus") == 0);
   CHECK(j.at("gpus").at(0).at("reasons").at(0) == "cuda.init-failed");
+}
+
+TEST_CASE("e2e cuda: a CUresult the driver cannot name is named by CUDA's enum, with its meaning") {
+  // The fake libcuda's cuGetErrorName knows neither code (as a driver older than the code would).
+  for (const auto& [code, name, meaning] :
+       {std::tuple{"805", "CUDA_ERROR_MPS_CONNECTION_FAILED",
+                   "could not connect to the MPS control daemon or server"},
+        std::tuple{"918", "CUDA_ERROR_GRAPH_RECAPTURE_FAILURE",
+                   "recapturing a graph failed and was ended"}}) {
+    INFO("CUresult " << code);
+    const json j =
+        live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_INIT_ERROR", code}})
+            .json();
+    const json* f = finding(j, "cuda.init-failed");
+    REQUIRE(f);
+    CHECK_THAT(evidence(*f), Catch::Contains(std::string(name) + " (" + code + ")") &&
+                                 Catch::Contains(std::string("(CUDA: ") + meaning + ")"));
+    CHECK_THAT(evidence(*f), !Catch::Contains("CUresult " + std::string(code)));
+  }
 }
 
 TEST_CASE("e2e cuda: cuInit hanging, even ignoring SIGTERM, gives a verdict at the deadline") {

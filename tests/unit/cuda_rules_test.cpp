@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <regex>
 #include <set>
+#include <tuple>
 
 using namespace gpf;
 using gpf::test::finding;
@@ -258,6 +259,33 @@ TEST_CASE("cuda rules: cuInit failure fails the host and leaves no GPU to recomm
   CHECK(a.recommendation.cuda_visible_devices.empty());
   CHECK(a.usable_count() == 0);
   CHECK(a.gpus[0].reasons == std::vector<std::string>{"cuda.init-failed"});
+}
+
+TEST_CASE("cuda rules: a step's CUresult is named by CUDA's enum and given its meaning") {
+  // a cuda.json from a driver that could not name the code ("CUresult 918"), and one named
+  for (const auto& [name, code, shown, meaning] :
+       {std::tuple{"CUresult 918", 918, "CUDA_ERROR_GRAPH_RECAPTURE_FAILURE (918)",
+                   "recapturing a graph failed"},
+        std::tuple{"CUDA_ERROR_NVLINK_UNCORRECTABLE", 220, "CUDA_ERROR_NVLINK_UNCORRECTABLE (220)",
+                   "an uncorrectable NVLink error"},
+        std::tuple{"CUresult 4242", 4242, "CUresult 4242 (4242)", ""}}) {
+    INFO(name);
+    Facts f = host(2);
+    f.cuda.ran = true;
+    f.cuda.library = "libcuda.so.1";
+    f.cuda.init = {"cuInit", false, false, 40, code, name, ""};
+    f.cuda.enumeration_steps = {step("load", 1), f.cuda.init};
+    const auto a = judge(f);
+    const Finding* init = finding(a, "cuda.init-failed");
+    REQUIRE(init);
+    const std::string ev = joined(init->evidence);
+    CHECK_THAT(ev, Catch::Contains(std::string("cuInit failed after 40.0 ms: ") + shown));
+    if (std::string(meaning).empty()) {
+      CHECK_THAT(ev, !Catch::Contains("(CUDA: ")); // a code CUDA does not have: no meaning
+    } else {
+      CHECK_THAT(ev, Catch::Contains(std::string("(CUDA: ") + meaning));
+    }
+  }
 }
 
 TEST_CASE("cuda rules: 803, 804, stub and missing symbols each get their own row") {

@@ -3,6 +3,7 @@
 // name none; generic words name nothing; the result does not depend on how the bytes arrive;
 // long lines, invalid UTF-8 and case are handled.
 #include "gpf/cli/explain_log.hpp"
+#include "gpf/knowledge/cuda_errors.hpp"
 #include "gpf/knowledge/log_patterns.hpp"
 #include "gpf/rules/rule.hpp"
 #include "gpf/util/text.hpp"
@@ -253,4 +254,91 @@ TEST_CASE("explain-log: pasted kernel-log lines go through the kernel-log scanne
   REQUIRE(match_of(app, "kernel-log") != nullptr);
   CHECK(match_of(app, "kernel-log")->cause == LogCause::job);
   CHECK_FALSE(app.node_cause());
+}
+
+// Lines from public reports naming a CUDA error no pattern row takes: the error's own row says
+// whose it is. Sources, in order: jax-ml/jax#25002, NVIDIA/cudf-spark-jni#1745,
+// nanoporetech/dorado#458, MIC-DKFZ/nnUNet#1519, chelsea0x3b/cudarc#253.
+TEST_CASE("explain-log: a CUDA error named by itself is the node's, the job's or either") {
+  struct Case {
+    std::string line;
+    LogCause cause;
+    int code;
+  };
+  const Case cases[] = {
+      {"E1120 10:59:55.894873   35984 pjrt_stream_executor_client.cc:3067] Execution of replica 0 "
+       "failed: INTERNAL: Failed to retrieve branch_index value on stream 0x5583cca477e0: CUDA "
+       "error: Could not synchronize CUDA stream: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory "
+       "access was encountered.",
+       LogCause::job, 700},
+      {"========= Program hit cudaErrorLaunchFailure (error 719) due to \"unspecified launch "
+       "failure\" on CUDA API call to cudaFree.",
+       LogCause::ambiguous, 719},
+      {"[error] Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+       "calling NumCudaDevices() that might have already set an error? Error 805: MPS client "
+       "failed to connect to the MPS control daemon or the MPS server",
+       LogCause::node, 805},
+      {"RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
+       LogCause::node, 220},
+      {"DriverError(CUDA_ERROR_INVALID_PTX, \"a PTX JIT compilation failed\")", LogCause::job, 218},
+  };
+  for (const auto& c : cases) {
+    INFO(c.line);
+    const auto ex = explain_log_text("step 1\n" + c.line + "\n" + c.line + "\n");
+    REQUIRE(ex.matches.size() == 1);
+    const LogMatch& m = ex.matches.front();
+    CHECK(m.pattern == "cuda-error");
+    CHECK(m.cause == c.cause);
+    CHECK(m.rules.empty()); // never a rule from the error's name alone
+    CHECK(m.line_number == 2);
+    CHECK(m.count == 2);
+    const CudaError* e = find_cuda_error(c.code);
+    REQUIRE(e != nullptr);
+    CHECK_THAT(m.meaning, Catch::StartsWith("CUDA error " + std::to_string(c.code) + " (") &&
+                              Catch::Contains(std::string(e->meaning)));
+    CHECK(m.detail == e->detail); // node: its conditions; either: what tells
+    CHECK(ex.node_cause() == (c.cause == LogCause::node));
+  }
+}
+
+TEST_CASE("explain-log: a pattern row keeps its lines; a CUDA name is a whole identifier") {
+  // the issue's lines: the pattern rows take them, with their rules
+  CHECK(explain_log_text("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or "
+                         "unavailable\n")
+            .matches.front()
+            .pattern == "cuda.devices-unavailable");
+  const auto image = explain_log_text("cudaErrorNoKernelImageForDevice\n");
+  REQUIRE(image.matches.size() == 1);
+  CHECK(image.matches.front().pattern == "job.no-kernel-image");
+  const auto ecc = explain_log_text("failed: CUDA_ERROR_ECC_UNCORRECTABLE\n");
+  REQUIRE(ecc.matches.size() == 1);
+  CHECK(ecc.matches.front().pattern == "cuda.ecc-uncorrectable");
+  CHECK_FALSE(ecc.matches.front().rules.empty());
+  // a prefix, a longer name, a type name or another case names nothing
+  for (const std::string line :
+       {"cudaError_t err = cudaGetLastError();", "MY_CUDA_ERROR_NVLINK_UNCORRECTABLE",
+        "CUDA_ERROR_NVLINK_UNCORRECTABLE_X", "cuda_error_nvlink_uncorrectable", "CUDA_ERROR_",
+        "cudaErrorNvlink", "Error 805: MPS client failed"}) {
+    INFO(line);
+    CHECK(explain_log_text(line + "\n").matches.empty());
+  }
+  // two names on one line: the first is taken
+  const auto two =
+      explain_log_text("cudaErrorIllegalAddress then CUDA_ERROR_NVLINK_UNCORRECTABLE\n");
+  REQUIRE(two.matches.size() == 1);
+  CHECK(two.matches.front().meaning.find("700") != std::string::npos);
+}
+
+TEST_CASE("explain-log: the CUDA errors' printed texts are distinctive") {
+  int printed = 0;
+  for (const auto& e : cuda_errors()) {
+    if (e.printed.empty()) {
+      continue;
+    }
+    ++printed;
+    INFO(e.printed);
+    CHECK(e.printed.size() >= 24);
+    CHECK(e.cls != CudaErrorClass::job); // kept only to find the node's
+  }
+  CHECK(printed >= 3);
 }

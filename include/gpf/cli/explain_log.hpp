@@ -25,12 +25,16 @@ namespace gpf {
 // A quoted line is cut to this many bytes.
 inline constexpr std::size_t k_explain_quote_max = 512;
 
-// One distinctive error of the log: a pattern row, or kernel-log events that one rule judges.
+// One distinctive error of the log: a pattern row, a CUDA error by its enum name (CUresult or
+// cudaError_t, knowledge/cuda_errors.hpp), or kernel-log events that one rule judges.
 struct LogMatch {
-  std::string pattern; // the row's id, or "kernel-log"
+  std::string pattern; // the row's id, "cuda-error", or "kernel-log"
   LogCause cause = LogCause::node;
   std::vector<std::string> rules; // candidate rule ids, most specific first; empty for the job's
   std::string meaning;
+  // A CUDA error's: the node conditions that cause it (node), what tells node from job
+  // (ambiguous); "" otherwise.
+  std::string detail;
   std::string source;            // public URL ("" for kernel-log events: the rule has one)
   std::string line;              // the first matching line, valid UTF-8, cut to the quote limit
   std::uint64_t line_number = 0; // 1-based; 0 for kernel-log events
@@ -38,7 +42,8 @@ struct LogMatch {
 };
 
 struct LogExplanation {
-  std::vector<LogMatch> matches; // node causes first (kernel log, then table order), then the job's
+  // node causes first (kernel log, then table order), then either's, then the job's
+  std::vector<LogMatch> matches;
   std::uint64_t bytes = 0;
   std::uint64_t lines = 0;
   std::uint64_t lines_cut = 0; // lines longer than 64 KiB: the rest was not examined

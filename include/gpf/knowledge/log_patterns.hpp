@@ -10,7 +10,9 @@
 
 namespace gpf {
 
-enum class LogCause { node, job };
+// Whose fault an error is: the node's, the job's, or either (a CUDA error whose code alone does
+// not decide; explain-log then says what does).
+enum class LogCause { node, job, ambiguous };
 
 struct LogPattern {
   std::string_view id; // stable, e.g. "cuda.system-not-ready"

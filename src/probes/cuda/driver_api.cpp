@@ -2,6 +2,7 @@
 // pointers. Runs in child processes only (see runner.hpp).
 #include "probes/cuda/driver_api.hpp"
 
+#include "gpf/knowledge/cuda_errors.hpp"
 #include "probes/child/runner.hpp"
 
 #include <dlfcn.h>
@@ -96,6 +97,11 @@ std::string error_name(const DriverApi& api, CUresult code) {
   const char* text = nullptr;
   if (api.cuGetErrorName && api.cuGetErrorName(code, &text) == k_success && text != nullptr) {
     return text;
+  }
+  // A driver older than the code, or one that cannot name it: CUDA's own enum names it.
+  if (const CudaError* known = find_cuda_error(static_cast<int>(code));
+      known != nullptr && !known->driver.empty()) {
+    return std::string(known->driver);
   }
   return fmt::format("CUresult {}", code);
 }

@@ -132,7 +132,8 @@ using LoadResult = child::LoadResult<DriverApi>;
 // dlopen(library) with the loader's normal search when library has no '/'. Never throws.
 LoadResult load_driver(const std::string& library);
 
-// "CUDA_ERROR_UNKNOWN" via cuGetErrorName; "CUresult <n>" when the library cannot name it.
+// "CUDA_ERROR_UNKNOWN" via cuGetErrorName, else from CUDA's enum (knowledge/cuda_errors.hpp);
+// "CUresult <n>" for a code neither knows.
 std::string error_name(const DriverApi& api, CUresult code);
 // cuGetErrorString text, or "" when unavailable.
 std::string error_text(const DriverApi& api, CUresult code);
