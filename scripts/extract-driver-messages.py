@@ -11,7 +11,7 @@ then one message per line, tab-separated, sorted and de-duplicated:
     module  level  logged  file  format
 
 module:  nvidia, nvidia-uvm, nvidia-modeset, nvidia-drm, or nvidia-rm (the resource
-         manager's adapter set-up, osinit.c)
+         manager's Linux glue: adapter set-up in osinit.c, osapi.c)
 level:   error, warning, info, debug (as the call prints it)
 logged:  yes when the message reaches the kernel log with default module options;
          no when a debug switch gates it (NVreg_ResmanDebugLevel for nv_printf below
@@ -27,8 +27,9 @@ new one gets F::unjudged until someone reads it; rows of messages the tag no lon
 
 Only the kinds of messages the catalog covers are taken: the NVRM: lines of
 kernel-open/nvidia and kernel-open/common, the nvidia-uvm, nvidia-modeset and
-nvidia-drm print macros (UVM self-tests excluded: only test ioctls reach them), and
-src/nvidia/arch/nvalloc/unix/src/osinit.c (RmInitAdapter and its steps). Stdlib only.
+nvidia-drm print macros (UVM self-tests excluded: only test ioctls reach them), and the
+resource manager's osinit.c (RmInitAdapter and its steps) and osapi.c (rm_init_adapter, API
+mismatch, unsupported GPUs) in src/nvidia/arch/nvalloc/unix/src/. Stdlib only.
 """
 import argparse
 import os
@@ -36,7 +37,8 @@ import re
 import subprocess
 import sys
 
-OSINIT = "src/nvidia/arch/nvalloc/unix/src/osinit.c"
+RM_GLUE = "src/nvidia/arch/nvalloc/unix/src/"
+RM_FILES = (RM_GLUE + "osinit.c", RM_GLUE + "osapi.c")
 
 # String macros spliced into formats, as the tag defines them.
 STRING_MACROS = {
@@ -44,10 +46,10 @@ STRING_MACROS = {
     "NVLINK_PCI_DEV_FMT": "%04x:%02x:%02x.%x",
     "NVKMS_LOG_PREFIX": "nvidia-modeset: ",
     "NVIDIA_UVM_PRETTY_PRINTING_PREFIX": "nvidia-uvm: ",
-    "NvU64_fmtx": "%llx",
-    "NvU64_fmtX": "%llX",
-    "NvU64_fmtu": "%llu",
-    "NvU64_fmto": "%llo",
+    "NvU64_fmtx": "llx",  # the length and conversion only: "%" NvU64_fmtx
+    "NvU64_fmtX": "llX",
+    "NvU64_fmtu": "llu",
+    "NvU64_fmto": "llo",
     "NvP64_fmt": "%p",
     "KERN_CONT": "",
 }
@@ -96,6 +98,7 @@ def git(tree, *args):
 
 def tokens(text):
     """(kind, value) tokens; comments and preprocessor lines (macro definitions) dropped."""
+    text = text.replace("\\\n", "")  # line splices first, as the compiler does
     for m in TOKEN.finditer(text):
         kind = m.lastgroup
         if kind not in ("comment", "pp"):
@@ -159,7 +162,7 @@ def literal(arg):
 
 
 def module_of(path):
-    if path == OSINIT:
+    if path in RM_FILES:
         return "nvidia-rm"
     part = path.split("/")[1]
     return "nvidia" if part == "common" else part
@@ -180,8 +183,10 @@ def messages_of(path, text):
                 if lvl_name not in table:
                     continue
                 level, logged = table[lvl_name]
-                with_dev = name in ("NV_DEV_PRINTF", "NV_DEV_PRINTF_STATUS", "NV_DMA_DEV_PRINTF")
-                fmt, _ = literal(args[2] if with_dev and len(args) > 2 else args[1])
+                at = {"NV_DEV_PRINTF": 2, "NV_DMA_DEV_PRINTF": 2, "NV_DEV_PRINTF_STATUS": 3}.get(name, 1)
+                if len(args) <= at:
+                    continue
+                fmt, _ = literal(args[at])
                 if fmt is None:
                     continue
                 if name == "NV_DEV_PRINTF":
@@ -235,7 +240,7 @@ def messages_of(path, text):
 def in_scope(path):
     if not path.endswith((".c", ".h")):
         return False
-    if path == OSINIT:
+    if path in RM_FILES:
         return True
     parts = path.split("/")
     if len(parts) < 3 or parts[0] != "kernel-open":
@@ -280,7 +285,7 @@ def main():
     opt = ap.parse_args()
     commit = git(opt.tree, "rev-parse", opt.tag + "^{commit}").decode().strip()
     paths = git(opt.tree, "ls-tree", "-r", "--name-only", commit, "--", "kernel-open",
-                OSINIT).decode().split("\n")
+                *RM_FILES).decode().split("\n")
     rows = set()
     for path in filter(in_scope, paths):
         text = git(opt.tree, "show", f"{commit}:{path}").decode("utf-8", "replace")
