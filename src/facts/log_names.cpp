@@ -12,4 +12,31 @@ std::string_view log_format_name(LogFormat format) {
   return k_names(format);
 }
 
+std::string_view log_event_kind_name(LogEventKind k) {
+  static constexpr auto k_names =
+      enum_names<LogEventKind::module_symbol>({"xid",
+                                               "rm-init-failed",
+                                               "rm-init-minor",
+                                               "api-mismatch",
+                                               "fallen-off-bus",
+                                               "bar-invalid",
+                                               "probe-not-called",
+                                               "probe-failed",
+                                               "no-gpu-initialized",
+                                               "not-supported",
+                                               "not-supported-open-module",
+                                               "power-cables",
+                                               "gsp-firmware",
+                                               "crash-dump",
+                                               "nouveau",
+                                               "dma-setup",
+                                               "sxid",
+                                               "hung-task",
+                                               "module-refused",
+                                               "power-state",
+                                               "link-down",
+                                               "module-symbol"});
+  return k_names(k);
+}
+
 } // namespace gpf

@@ -10,33 +10,6 @@ namespace gpf {
 namespace {
 using Json = nlohmann::ordered_json;
 
-std::string_view kind_name(LogEventKind k) {
-  static constexpr auto k_names =
-      enum_names<LogEventKind::module_symbol>({"xid",
-                                               "rm-init-failed",
-                                               "rm-init-minor",
-                                               "api-mismatch",
-                                               "fallen-off-bus",
-                                               "bar-invalid",
-                                               "probe-not-called",
-                                               "probe-failed",
-                                               "no-gpu-initialized",
-                                               "not-supported",
-                                               "not-supported-open-module",
-                                               "power-cables",
-                                               "gsp-firmware",
-                                               "crash-dump",
-                                               "nouveau",
-                                               "dma-setup",
-                                               "sxid",
-                                               "hung-task",
-                                               "module-refused",
-                                               "power-state",
-                                               "link-down",
-                                               "module-symbol"});
-  return k_names(k);
-}
-
 std::string_view boundary_name(BootBoundaryKind k) {
   static constexpr auto k_names = enum_names<BootBoundaryKind::timestamp_reset>(
       {"linux-version", "journal-boot", "journal-reboot", "timestamp-reset"});
@@ -49,7 +22,7 @@ template <class T> Json opt(const std::optional<T>& v) {
 
 Json event_json(const LogEvent& e) {
   Json j;
-  j["kind"] = kind_name(e.kind);
+  j["kind"] = log_event_kind_name(e.kind);
   j["bus_id"] = e.bus_id ? Json(*e.bus_id) : Json(nullptr);
   j["meaning"] = to_valid_utf8(e.meaning);
   j["count"] = e.count;

@@ -85,6 +85,12 @@ TEST_CASE("every signature: kind, attribution and lines used") {
        "0000:01:00.0",
        2},
       {{"NVRM: BAR0 is 0M @ 0x0 (PCI:0000:02:00.0)"}, LogEventKind::bar_invalid, "0000:02:00.0"},
+      // a BAR with its size but no address: the driver prints the same message (nv-pci.c)
+      {{"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:",
+        "NVRM: BAR1 is 16384M @ 0x0 (PCI:0000:03:00.0)"},
+       LogEventKind::bar_invalid,
+       "0000:03:00.0",
+       2},
       {{"NVRM: The NVIDIA probe routine was not called for 1 device(s)."},
        LogEventKind::probe_not_called,
        std::nullopt},
@@ -270,7 +276,8 @@ TEST_CASE("lines that look alike but are not signatures") {
         "nouveau: detected PR support, will not use DSM", "NVRM: Xid (PCI:0000:3b:00): garbage",
         "NVRM: RmInitAdapter failed! (zz)", "NVRM: GPU at PCI:0000:3b:00: no uuid here",
         "nvidia: probe of 0000:01:00.0 returned 0", "nvme nvme0: I/O 12 QID 4 timeout",
-        "NVRM: loading NVIDIA UNIX driver with no version", ""}) {
+        "NVRM: loading NVIDIA UNIX driver with no version",
+        "NVRM: BAR1 is 256M @ 0xf0000000 (PCI:0000:3b:00.0)", "NVRM: BAR1 is M @ 0x0", ""}) {
     INFO(m);
     CHECK_FALSE(match({m}));
   }

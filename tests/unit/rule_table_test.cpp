@@ -155,8 +155,8 @@ TEST_CASE("findings count in plain plurals, never \"GPU(s)\"") {
   // no text of the checker says "(s)": each counts with plural()/counted() or its own test
   const std::regex paren_plural(R"("[^"]*[A-Za-z]\(s\)[^"]*")"); // inside a string literal
   for (const auto& entry : std::filesystem::recursive_directory_iterator(GPF_SOURCE_DIR "/src")) {
-    if (!entry.is_regular_file()) {
-      continue;
+    if (!entry.is_regular_file() || entry.path().filename() == "driver_messages.inc") {
+      continue; // the driver's own messages, verbatim (knowledge/driver_messages.cpp)
     }
     std::ifstream in(entry.path());
     std::string line;

@@ -338,15 +338,37 @@ bool decode_the_nvidia_gpu(std::string_view text, Recognised& out) {
 // "This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0
 // (PCI:0000:01:00.0)" or a lone "BARn is 0M @ 0x... (PCI:...)" line (nv-pci.c).
 bool decode_bar(std::string_view text, Recognised& out) {
-  // "BARn is 0M @ 0x..." where the line starts, or on the second line of the two-line form.
+  // "BARn is SM @ 0xA" where the line starts, or on the second line of the two-line form. The
+  // driver prints it for a BAR without a size or without an address (nv-pci.c
+  // nv_pci_validate_bars, NV_PCI_RESOURCE_VALID): S or A is 0, e.g. "0M @ 0x0", "16384M @ 0x0".
   const auto bar = starts_with(text, "BAR") ? 0 : text.find(" BAR");
   const std::string_view from =
       bar == std::string_view::npos ? std::string_view{} : trim(text.substr(bar));
-  std::size_t n = 3;
-  while (n < from.size() && from[n] >= '0' && from[n] <= '9') {
-    ++n;
+  const auto digits = [&](std::size_t at, bool hex) {
+    std::size_t n = at;
+    while (n < from.size() && (std::isdigit(static_cast<unsigned char>(from[n])) != 0 ||
+                               (hex && std::isxdigit(static_cast<unsigned char>(from[n])) != 0))) {
+      ++n;
+    }
+    return n;
+  };
+  const auto zero = [&](std::size_t begin, std::size_t end) {
+    return end > begin &&
+           from.substr(begin, end - begin).find_first_not_of('0') == std::string_view::npos;
+  };
+  const std::size_t index_end = digits(3, false);
+  if (index_end == 3 || !starts_with(from.substr(index_end), " is ")) {
+    return false;
   }
-  if (n == 3 || !starts_with(from.substr(n), " is 0M @ ")) {
+  const std::size_t size_begin = index_end + 4;
+  const std::size_t size_end = digits(size_begin, false);
+  if (size_end == size_begin || !starts_with(from.substr(size_end), "M @ 0x")) {
+    return false;
+  }
+  const std::size_t address_begin = size_end + 6;
+  const std::size_t address_end = digits(address_begin, true);
+  if (address_end == address_begin ||
+      !(zero(size_begin, size_end) || zero(address_begin, address_end))) {
     return false;
   }
   LogEvent& e = out.event;
