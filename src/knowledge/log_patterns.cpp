@@ -1,11 +1,9 @@
-// The job-log tables (docs/explain-log.md): the pattern table, and NCCL's WARN families
-// (include/gpf/knowledge/nccl_warnings.hpp) — the two places besides the rule rows that name rule
-// ids, as candidates a job log points at.
+// The job-log tables (docs/explain-log.md): the pattern table, and NCCL's WARN families — the two
+// places besides the rule rows that name rule ids, as candidates a job log points at.
 // The pattern table. Error names and numbers: the CUDA runtime API's
 // cudaError enumeration; NVML's nvmlReturn_t; the rest from the public issue where the cause was
 // established. tests/data/explain-log/ holds a real excerpt per row, with its URL.
 #include "gpf/knowledge/log_patterns.hpp"
-#include "gpf/knowledge/nccl_warnings.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // NCCL's WARN families: each names existing node rules and its NCCL source at the tag; public WARN
 // lines land in their family, by what the message starts with, never by a word in its middle.
-#include "gpf/knowledge/nccl_warnings.hpp"
+#include "gpf/knowledge/log_patterns.hpp"
 #include "gpf/rules/rule.hpp"
 
 #include <catch2/catch.hpp>
