@@ -189,12 +189,12 @@ TEST_CASE("traffic: clock reasons by name, idle left out, unknown bits kept") {
   CHECK(gpf::clock_reason_names(0x400) == "unknown reason 0x400");
 }
 
-TEST_CASE("gate: a child's wait ends when the parent opens it, and stays open") {
+TEST_CASE("gate: a child's wait ends when the parent releases it, and stays released") {
   gpf::child::Gate gate;
   REQUIRE(gate.usable());
   CHECK_FALSE(gate.wait_for(std::chrono::milliseconds(20)));
-  gate.open();
-  gate.open(); // once is enough; again does nothing
+  gate.release();
+  gate.release(); // once is enough; again does nothing
   CHECK(gate.wait_for(std::chrono::milliseconds(0)));
   CHECK(gate.wait_for(std::chrono::milliseconds(0))); // nobody consumes the word
 }

@@ -186,11 +186,11 @@ Gate::~Gate() {
   }
 }
 
-void Gate::open() {
-  if (!usable() || m_open) {
+void Gate::release() {
+  if (!usable() || m_released) {
     return;
   }
-  m_open = true;
+  m_released = true;
   const char word = 1;
   while (::write(m_write, &word, 1) < 0 && errno == EINTR) {
   }

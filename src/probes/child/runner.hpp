@@ -92,7 +92,7 @@ public:
 
   bool usable() const { return m_read >= 0 && m_write >= 0; }
   // In the parent: say the word (once; later calls do nothing).
-  void open();
+  void release();
   // In a child: true once the word was said (or no one is left to say it), false when `wait`
   // passed first or the gate is not usable.
   bool wait_for(std::chrono::milliseconds wait) const;
@@ -100,7 +100,7 @@ public:
 private:
   int m_read = -1;
   int m_write = -1;
-  bool m_open = false;
+  bool m_released = false;
 };
 
 class ChildGroup {

@@ -20,8 +20,8 @@ inline constexpr std::size_t k_max_processes = 512;
 void system_child(const std::string& library, bool query_every_gpu, child::LineWriter& out);
 
 // One GPU by PCI bus id: load, init, handle, then every health query ("gpu"); then the window
-// around the CUDA stage ("traffic"): the counters before, clock samples until the gate opens (or
-// give_up passes), the counters after.
+// around the CUDA stage ("traffic"): the counters before, clock samples until the gate is released
+// (or give_up passes), the counters after.
 void gpu_child(const std::string& library, const std::string& bus_id, const child::Gate& gate,
                child::Clock::time_point give_up, child::LineWriter& out);
 

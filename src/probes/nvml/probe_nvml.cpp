@@ -40,7 +40,7 @@ constexpr auto k_wait_margin = std::chrono::milliseconds(500);
 struct Live : ProbeStarted {
   std::unique_ptr<child::InterruptGuard> guard; // first: restored after the group has settled
   child::Gate
-      cuda_ended; // opened by collect(), after the CUDA stage: the GPU children read `after`
+      cuda_ended; // released by collect(), after the CUDA stage: the GPU children read `after`
   child::ChildGroup group{is_done_line};
   Clock::time_point start;
   Clock::time_point deadline;
@@ -222,7 +222,7 @@ NvmlGpu apply_gpu(const Folded& f, const child::ChildEnd& end, const std::string
 
 NvmlFacts collect(Live& live) {
   // Called after the CUDA stage: the GPU children read the counters its traffic may have raised.
-  live.cuda_ended.open();
+  live.cuda_ended.release();
   NvmlFacts n = std::move(live.facts);
   const auto all_done = [&] {
     if (!live.group.finished(live.system_id)) {
