@@ -36,6 +36,47 @@ template <> struct List<NvmlProcess> {
   });
 };
 
+template <> struct List<NvmlLinkErrors> {
+  static constexpr auto fields = std::to_array<Field<NvmlLinkErrors>>({
+      member<&NvmlLinkErrors::link>("link"),
+      member<&NvmlLinkErrors::replay>("replay"),
+      member<&NvmlLinkErrors::recovery>("recovery"),
+      member<&NvmlLinkErrors::crc_flit>("crc_flit"),
+      member<&NvmlLinkErrors::crc_data>("crc_data"),
+  });
+};
+
+template <> struct List<NvmlCounters> {
+  static constexpr auto fields = std::to_array<Field<NvmlCounters>>({
+      member<&NvmlCounters::ecc_volatile_corrected>("ecc_volatile_corrected"),
+      member<&NvmlCounters::ecc_volatile_uncorrected>("ecc_volatile_uncorrected"),
+      member<&NvmlCounters::pcie_replay>("pcie_replay"),
+      member<&NvmlCounters::sram_threshold_exceeded>("sram_threshold_exceeded"),
+      member<&NvmlCounters::remap_pending>("remap_pending"),
+      member<&NvmlCounters::nvlinks>("nvlinks"),
+  });
+};
+
+template <> struct List<NvmlSamples> {
+  static constexpr auto fields = std::to_array<Field<NvmlSamples>>({
+      member<&NvmlSamples::count>("count"),
+      member<&NvmlSamples::sm_clock_max_mhz>("sm_clock_max_mhz"),
+      member<&NvmlSamples::power_max_mw>("power_max_mw"),
+      member<&NvmlSamples::clock_event_reasons>("clock_event_reasons"),
+  });
+};
+
+template <> struct List<NvmlTraffic> {
+  static constexpr auto fields = std::to_array<Field<NvmlTraffic>>({
+      member<&NvmlTraffic::before>("before"),
+      member<&NvmlTraffic::after>("after"),
+      member<&NvmlTraffic::during>("during"),
+      member<&NvmlTraffic::processes_after>("processes_after"),
+      member<&NvmlTraffic::not_read>("not_read"),
+      member<&NvmlTraffic::waited_ms>("waited_ms"),
+  });
+};
+
 template <> struct List<NvmlGpu> {
   static constexpr auto fields = std::to_array<Field<NvmlGpu>>({
       member<&NvmlGpu::bus_id>("bus_id"),
@@ -72,6 +113,8 @@ template <> struct List<NvmlGpu> {
       member<&NvmlGpu::fabric_status>("fabric_status"),
       member<&NvmlGpu::nvlink_active>("nvlink_active"),
       member<&NvmlGpu::processes>("processes"), // null: could not be listed
+      member<&NvmlGpu::inforom_valid>("inforom_valid"),
+      member<&NvmlGpu::traffic>("traffic"),
       member<&NvmlGpu::calls>("calls"),
       member<&NvmlGpu::handle_error>("handle_error"),
       member<&NvmlGpu::hang>("hang"),
@@ -124,6 +167,10 @@ nlohmann::ordered_json nvml_gpu_json(const NvmlGpu& gpu) {
   return json_fields::to_json(gpu);
 }
 
+nlohmann::ordered_json nvml_traffic_json(const NvmlTraffic& traffic) {
+  return json_fields::to_json(traffic);
+}
+
 nlohmann::ordered_json nvml_facts_json(const NvmlFacts& n) {
   return json_fields::to_json(n);
 }
@@ -132,6 +179,12 @@ Result<NvmlGpu> nvml_gpu_from_json(const nlohmann::json& j) {
   NvmlGpu g;
   TRY(json_fields::read_object(JsonIn(j, "gpu", json_fields::k_string_cap), g));
   return g;
+}
+
+Result<NvmlTraffic> nvml_traffic_from_json(const nlohmann::json& j) {
+  NvmlTraffic t;
+  TRY(json_fields::read_object(JsonIn(j, "traffic", json_fields::k_string_cap), t));
+  return t;
 }
 
 Result<NvmlFacts> parse_nvml_json(std::string_view text) {

@@ -268,16 +268,6 @@ std::vector<Hit> init_failed_hits(const RuleContext& c) {
   return {hit};
 }
 
-// The median of sorted without one occurrence of value (which it holds), in O(log n): the median of
-// "the other GPUs" for every GPU without sorting the others once per GPU (quadratic at 2000 GPUs).
-double median_without(const std::vector<double>& sorted, double value) {
-  const auto p = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), value) -
-                                          sorted.begin());
-  const auto at = [&](std::size_t k) { return k < p ? sorted[k] : sorted[k + 1]; };
-  const auto m = sorted.size() - 1;
-  return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
-}
-
 std::string cuda_list(const CudaFacts& cuda) {
   std::vector<std::string> buses;
   for (const auto& d : cuda.devices) {

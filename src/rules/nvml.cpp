@@ -5,6 +5,7 @@
 #include "gpf/rules/rule.hpp"
 #include "gpf/rules/topology.hpp"
 #include "gpu_state.hpp"
+#include "nvml_traffic.hpp"
 
 #include <fmt/format.h>
 
@@ -896,6 +897,147 @@ std::span<const Rule> nvml_rules() {
                      ev, g.bus_id);
                }
              });
+       }},
+      {.id = "nvml.errors-during-check",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No link or memory error counter rose during the checker's own traffic",
+       .remedy = "re-run the check; if the counter rises again, reset the GPU or reboot and run "
+                 "NVIDIA's diagnostics (`dcgmi diag -r 3`) on it",
+       .source = k_src_queries,
+       .explanation =
+           "The NVML child reads each GPU's error counters just before the CUDA stage's copies, "
+           "bandwidth and active steps and again after them: NVLink replays, recoveries and CRC "
+           "errors per link (https://docs.nvidia.com/deploy/nvml-api/group__NvLink.html), PCIe "
+           "replays, volatile corrected ECC errors, the SRAM error threshold flag and a pending "
+           "row remap. A counter our own traffic raised points at that link or that GPU's memory: "
+           "it still works, so the GPU stays in the recommendation. A GPU another process uses "
+           "is not judged (its errors may be that process's), nor one the CUDA stage did not "
+           "reach.",
+       .evidence = "each counter that rose: the NVML call, its value before and after",
+       .reads = "nvml cuda",
+       .check = [](const RuleContext& ctx) -> std::vector<Hit> {
+         return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
+                                     std::vector<Hit>& hits) {
+           const auto* t = judged_window(ctx, g);
+           const auto rises = t ? counter_rises(t->before, *t->after) : std::vector<CounterRise>{};
+           if (rises.empty()) {
+             return;
+           }
+           std::vector<std::string> what;
+           std::vector<std::string> ev;
+           for (const auto& r : rises) {
+             what.push_back(r.link ? fmt::format("NVLink {} {}", *r.link, r.what) : r.what);
+             ev.push_back(nvml_evidence(g.bus_id, r.call,
+                                        fmt::format("{} before, {} after", r.before, r.after)));
+           }
+           hits.emplace_back(
+               fmt::format("{}: {} rose during the checker's own traffic", gpu, join_some(what)),
+               ev, g.bus_id);
+         });
+       }},
+      {.id = "nvml.ecc-uncorrectable-during-check",
+       .stage = Stage::gpu,
+       .severity = Severity::fail,
+       .title = "No uncorrectable ECC error during the checker's own traffic",
+       .remedy = "reset the GPU (`nvidia-smi -r -i <bus id>`), run NVIDIA's diagnostics on it and "
+                 "replace it if the errors return",
+       .source = k_src_mem,
+       .explanation =
+           "The volatile uncorrectable ECC count rose between the NVML child's reads before and "
+           "after the CUDA stage: the GPU's memory failed under the checker's own copies and "
+           "memory patterns, so a job's data would meet the same. The GPU is left out of the "
+           "recommendation. A GPU another process uses is not judged.",
+       .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) before and after",
+       .reads = "nvml cuda",
+       .check = [](const RuleContext& ctx) -> std::vector<Hit> {
+         return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
+                                     std::vector<Hit>& hits) {
+           const auto* t = judged_window(ctx, g);
+           if (!t || !t->before.ecc_volatile_uncorrected || !t->after->ecc_volatile_uncorrected ||
+               *t->after->ecc_volatile_uncorrected <= *t->before.ecc_volatile_uncorrected) {
+             return;
+           }
+           const auto b = *t->before.ecc_volatile_uncorrected;
+           const auto a = *t->after->ecc_volatile_uncorrected;
+           hits.emplace_back(fmt::format("{}: {} during the checker's own traffic", gpu,
+                                         counted(a - b, "uncorrectable ECC error")),
+                             std::vector<std::string>{nvml_evidence(
+                                 g.bus_id, "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE)",
+                                 fmt::format("{} before, {} after", b, a))},
+                             g.bus_id, Effect::gpu_unusable);
+           hits.back().remedy = fmt::format(
+               "reset the GPU (`{}`), run NVIDIA's diagnostics on it and replace it if the "
+               "errors return",
+               reset_command(g.bus_id));
+         });
+       }},
+      {.id = "nvml.clock-below-peers",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "No GPU's SM clock under the checker's load is far below its same-model peers'",
+       .remedy = "read the clock-event reasons: check the GPU's cooling and power (cabling, "
+                 "supply), its power limit (`nvidia-smi -q -d POWER`) and application clocks",
+       .source = k_src_clocks,
+       .explanation =
+           "While the CUDA stage runs, the NVML child samples each GPU's SM clock, power and "
+           "clock-event reasons. A GPU whose highest SM clock stays under 75% of the median of "
+           "at least two other GPUs of its model on this node, all loaded by the active step, is "
+           "held down: the job's slowest rank sets everyone's pace. The finding names the reasons "
+           "NVML gave during the samples. The GPU stays in the recommendation.",
+       .evidence = "the GPU's highest sampled SM clock and power, its peers' median, the "
+                   "clock-event reasons seen",
+       .reads = "nvml cuda",
+       .check = [](const RuleContext& ctx) -> std::vector<Hit> {
+         std::vector<Hit> hits;
+         for (const auto& low : clocks_below_peers(ctx)) {
+           const auto& g = *low.gpu;
+           const auto& d = g.traffic->during;
+           std::vector<std::string> ev{
+               nvml_evidence(g.bus_id, "nvmlDeviceGetClockInfo(SM)",
+                             fmt::format("at most {} MHz in {}; median of {} other {} {:.0f} MHz",
+                                         low.mhz, counted(d.count, "sample"), low.peers,
+                                         g.name.value_or("?"), low.peers_median)),
+               nvml_evidence(g.bus_id, "nvmlDeviceGetCurrentClocksEventReasons",
+                             fmt::format("0x{:x} ({})", d.clock_event_reasons,
+                                         clock_reason_names(d.clock_event_reasons)))};
+           if (d.power_max_mw) {
+             ev.push_back(nvml_evidence(g.bus_id, "nvmlDeviceGetPowerUsage",
+                                        fmt::format("at most {:.0f} W", *d.power_max_mw / 1000.0)));
+           }
+           hits.emplace_back(
+               fmt::format("{}: SM clock at most {} MHz under load, {:.0f}% of its peers' {:.0f} "
+                           "MHz; NVML's reasons: {}",
+                           ctx.job.label(g.bus_id), low.mhz, 100 * low.mhz / low.peers_median,
+                           low.peers_median, clock_reason_names(d.clock_event_reasons)),
+               ev, g.bus_id);
+         }
+         return hits;
+       }},
+      {.id = "nvml.inforom-corrupted",
+       .stage = Stage::gpu,
+       .severity = Severity::warn,
+       .title = "The GPU's InfoROM is valid",
+       .remedy = "run NVIDIA's field diagnostic and have the board's InfoROM repaired or the "
+                 "board replaced",
+       .source = k_src_queries,
+       .explanation =
+           "nvmlDeviceValidateInforom reads the InfoROM from flash and verifies its checksums. "
+           "The InfoROM keeps the board's ECC counts, retired pages and configuration: when it "
+           "is corrupted those records cannot be trusted. The GPU still runs, so it stays in the "
+           "recommendation.",
+       .evidence = "nvmlDeviceValidateInforom's NVML_ERROR_CORRUPTED_INFOROM (14)",
+       .reads = "nvml",
+       .check = [](const RuleContext& ctx) -> std::vector<Hit> {
+         return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
+           if (g.inforom_valid == false) {
+             hits.emplace_back(
+                 fmt::format("{}: NVML reports its InfoROM corrupted", gpu),
+                 std::vector<std::string>{nvml_evidence(g.bus_id, "nvmlDeviceValidateInforom",
+                                                        "14 (Corrupted infoROM)")},
+                 g.bus_id);
+           }
+         });
        }},
   };
   return rows;

@@ -15,6 +15,14 @@ double median_of(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[m] : (values[m - 1] + values[m]) / 2;
 }
 
+double median_without(const std::vector<double>& sorted, double value) {
+  const auto p = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), value) -
+                                          sorted.begin());
+  const auto at = [&](std::size_t k) { return k < p ? sorted[k] : sorted[k + 1]; };
+  const auto m = sorted.size() - 1;
+  return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
+}
+
 RobustSpread robust_spread(const std::vector<double>& values, double floor_fraction) {
   RobustSpread r;
   r.median = median_of(values);

@@ -16,6 +16,14 @@
 //   _COMPUTE_MODE, _PROCS (i:pid, 1 GiB each), _MIG_PENDING (i:1 with current 0), _PERSISTENCE
 //   (default 1); FAKE_NVML_PROC_COUNT=n: every GPU lists n processes (pids 10000.., 1 MiB each);
 //   FAKE_NVML_STDERR_BYTES=n: nvmlInit* writes about n bytes, half on stderr, half on stdout
+// The counters read around the CUDA stage answer 0 (SRAM threshold: not exceeded) until a rise is
+// injected: FAKE_NVML_RISE=i:what,… raises GPU i's counter once the process has sampled the clocks
+// (the probe samples only while it waits for the CUDA stage, so `before` is never risen and `after`
+// is): what is nvlinkN (link N's replay and CRC-flit counters +2), pcie (replay +2), ecc_corr
+// (volatile corrected +2), ecc_unc (volatile uncorrected +1), sram (threshold exceeded), remap
+// (a row remap pending).
+//   FAKE_NVML_SM_CLOCK=i:MHz (default 1980), FAKE_NVML_POWER_MW=i:mW (default 350000): the samples
+//   FAKE_NVML_INFOROM_CORRUPT=i,…  nvmlDeviceValidateInforom answers CORRUPTED_INFOROM (14)
 #include "probes/nvml/nvml_api.hpp"
 
 #include <csignal>
@@ -46,6 +54,7 @@ constexpr nvmlReturn_t k_size = 7;
 constexpr nvmlReturn_t k_lost = 15;
 
 bool g_init = false;
+bool g_sampled = false; // nvmlDeviceGetClockInfo was called: injected rises show from now on
 std::vector<nvmlDevice_st> g_devices;
 
 const char* env(const char* name) {
@@ -121,6 +130,22 @@ void maybe_hang(int gpu, const char* step) {
       hang_forever();
     }
   }
+}
+
+// FAKE_NVML_RISE names this GPU's counter and the clocks were sampled: 1, else 0.
+unsigned long long risen(int gpu, const std::string& what) {
+  const char* v = env("FAKE_NVML_RISE");
+  if (!v || !g_sampled) {
+    return 0;
+  }
+  for (const auto& item : split(v, ',')) {
+    const auto colon = item.find(':');
+    if (colon != std::string::npos && std::atoi(item.substr(0, colon).c_str()) == gpu &&
+        item.substr(colon + 1) == what) {
+      return 1;
+    }
+  }
+  return 0;
 }
 
 int arch(int gpu) {
@@ -328,11 +353,19 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableSta
   return k_ok;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int, int counter,
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int type, int counter,
                                                      unsigned long long* count) {
-  DEVICE_PROLOGUE(counter == 0 ? "ecc_volatile_uncorrected" : "ecc_aggregate_uncorrected");
+  const bool corrected = type == k_memory_error_corrected;
+  DEVICE_PROLOGUE(corrected      ? "ecc_volatile_corrected"
+                  : counter == 0 ? "ecc_volatile_uncorrected"
+                                 : "ecc_aggregate_uncorrected");
+  if (corrected) {
+    *count = 2 * risen(gpu, "ecc_corr");
+    return k_ok;
+  }
   *count = static_cast<unsigned long long>(
       per_gpu(counter == 0 ? "FAKE_NVML_ECC_VOL" : "FAKE_NVML_ECC_AGG", gpu, 0));
+  *count += counter == 0 ? risen(gpu, "ecc_unc") : 0;
   return k_ok;
 }
 
@@ -372,7 +405,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned
   if (arch(gpu) < 7) {
     return k_not_supported;
   }
-  *pending = per_gpu("FAKE_NVML_REMAP_PENDING", gpu, 0) != 0 ? 1 : 0;
+  *pending = per_gpu("FAKE_NVML_REMAP_PENDING", gpu, 0) != 0 || risen(gpu, "remap") ? 1 : 0;
   *failure = per_gpu("FAKE_NVML_REMAP_FAILURE", gpu, 0) != 0 ? 1 : 0;
   *corr = 0;
   *unc = *pending + *failure;
@@ -524,5 +557,64 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t de
     infos[0] = {static_cast<unsigned>(pid), 1ULL << 30, 0xFFFFFFFFU, 0xFFFFFFFFU};
   }
   *count = have;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link,
+                                                         int counter, unsigned long long* value) {
+  DEVICE_PROLOGUE("nvlink_errors");
+  const long links = per_gpu("FAKE_NVML_NVLINKS", gpu, 0);
+  if (links == 0) {
+    return k_not_supported;
+  }
+  if (link >= static_cast<unsigned>(links) || counter < 0 || counter > 4) {
+    return k_invalid;
+  }
+  const bool rises = counter == k_nvlink_error_replay || counter == k_nvlink_error_crc_flit;
+  *value = rises ? 2 * risen(gpu, "nvlink" + std::to_string(link)) : 0;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* value) {
+  DEVICE_PROLOGUE("pcie_replay");
+  *value = static_cast<unsigned>(2 * risen(gpu, "pcie"));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device,
+                                                         nvmlEccSramErrorStatus_t* status) {
+  DEVICE_PROLOGUE("sram_ecc_status");
+  if (status->version != k_sram_status_version) {
+    return 25; // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  }
+  if (arch(gpu) < 7) {
+    return k_not_supported;
+  }
+  const unsigned version = status->version;
+  std::memset(status, 0, sizeof *status);
+  status->version = version;
+  status->bThresholdExceeded = static_cast<unsigned>(risen(gpu, "sram"));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device) {
+  DEVICE_PROLOGUE("inforom");
+  return listed("FAKE_NVML_INFOROM_CORRUPT", gpu) ? 14 : k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type,
+                                                unsigned int* clock) {
+  DEVICE_PROLOGUE("sample");
+  if (type != k_clock_sm) {
+    return k_not_supported;
+  }
+  g_sampled = true;
+  *clock = static_cast<unsigned>(per_gpu("FAKE_NVML_SM_CLOCK", gpu, 1980));
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
+  DEVICE_PROLOGUE("sample");
+  *power = static_cast<unsigned>(per_gpu("FAKE_NVML_POWER_MW", gpu, 350000));
   return k_ok;
 }

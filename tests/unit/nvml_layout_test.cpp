@@ -43,6 +43,14 @@ static_assert(offsetof(nvmlFieldValue_t, valueType) == 24);
 static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28);
 static_assert(offsetof(nvmlFieldValue_t, value) == 32);
 
+// nvmlEccSramErrorStatus_v1_t: 104 bytes, so its version word is 104 | 1 << 24.
+static_assert(sizeof(nvmlEccSramErrorStatus_t) == 104);
+static_assert(offsetof(nvmlEccSramErrorStatus_t, aggregateUncParity) == 8);
+static_assert(offsetof(nvmlEccSramErrorStatus_t, volatileCor) == 48);
+static_assert(offsetof(nvmlEccSramErrorStatus_t, aggregateUncBucketOther) == 88);
+static_assert(offsetof(nvmlEccSramErrorStatus_t, bThresholdExceeded) == 96);
+static_assert(k_sram_status_version == 0x01000068U);
+
 TEST_CASE("nvml layout: the entry-point table names every versioned symbol once") {
   const auto& table = entry_points();
   for (std::size_t i = 0; i < table.size(); ++i) {

@@ -17,6 +17,7 @@ inline constexpr int k_nvml_not_supported = 3;
 inline constexpr int k_nvml_no_permission = 4;
 inline constexpr int k_nvml_driver_not_loaded = 9;
 inline constexpr int k_nvml_function_not_found = 13;
+inline constexpr int k_nvml_corrupted_inforom = 14;
 inline constexpr int k_nvml_gpu_is_lost = 15;
 inline constexpr int k_nvml_reset_required = 16;
 inline constexpr int k_nvml_lib_rm_version_mismatch = 18;
@@ -52,6 +53,52 @@ struct NvmlProcess {
   std::optional<unsigned long long> used_bytes; // nullopt: NVML_VALUE_NOT_AVAILABLE
 
   bool operator==(const NvmlProcess&) const = default;
+};
+
+// One NVLink's data-link error counters (nvmlDeviceGetNvLinkErrorCounter); nullopt: not given.
+struct NvmlLinkErrors {
+  unsigned link = 0;
+  std::optional<unsigned long long> replay;   // NVML_NVLINK_ERROR_DL_REPLAY
+  std::optional<unsigned long long> recovery; // NVML_NVLINK_ERROR_DL_RECOVERY
+  std::optional<unsigned long long> crc_flit; // NVML_NVLINK_ERROR_DL_CRC_FLIT
+  std::optional<unsigned long long> crc_data; // NVML_NVLINK_ERROR_DL_CRC_DATA
+
+  bool operator==(const NvmlLinkErrors&) const = default;
+};
+
+// The counters the checker's own traffic could raise, read by one function before and after it.
+struct NvmlCounters {
+  std::optional<unsigned long long> ecc_volatile_corrected;
+  std::optional<unsigned long long> ecc_volatile_uncorrected;
+  std::optional<unsigned> pcie_replay;
+  std::optional<bool> sram_threshold_exceeded; // nvmlEccSramErrorStatus_v1_t.bThresholdExceeded
+  std::optional<bool> remap_pending;
+  std::vector<NvmlLinkErrors> nvlinks; // the links nvlink_active lists as up
+
+  bool operator==(const NvmlCounters&) const = default;
+};
+
+// Clocks and power sampled while the CUDA stage ran (its start-up, copies and active step).
+struct NvmlSamples {
+  unsigned count = 0;
+  std::optional<unsigned> sm_clock_max_mhz;   // the highest NVML_CLOCK_SM reading
+  std::optional<unsigned> power_max_mw;       // the highest nvmlDeviceGetPowerUsage reading
+  unsigned long long clock_event_reasons = 0; // every reason bit any sample had
+
+  bool operator==(const NvmlSamples&) const = default;
+};
+
+// The window around the checker's own traffic: the GPU's child reads `before`, samples while it
+// waits for the parent's word that the CUDA stage ended, then reads `after`.
+struct NvmlTraffic {
+  NvmlCounters before;
+  std::optional<NvmlCounters> after; // nullopt: not read, not_read says why
+  NvmlSamples during;
+  std::optional<unsigned> processes_after; // compute processes NVML listed after the stage
+  std::string not_read;
+  double waited_ms = 0; // from `before` to the parent's word
+
+  bool operator==(const NvmlTraffic&) const = default;
 };
 
 struct NvmlGpu {
@@ -91,6 +138,8 @@ struct NvmlGpu {
   std::optional<unsigned> fabric_state; // NVML_GPU_FABRIC_STATE_*
   std::optional<int> fabric_status;     // nvmlReturn_t, meaningful when the state is completed
   std::optional<std::vector<NvmlProcess>> processes; // nullopt: could not be listed
+  std::optional<bool> inforom_valid;                 // nvmlDeviceValidateInforom
+  std::optional<NvmlTraffic> traffic; // nullopt: its child read no window (system child, hang)
 
   std::vector<NvmlCall> calls; // queries that did not answer NVML_SUCCESS
   // The GPU could not be asked at all: its handle call failed (lost, no permission, ...).

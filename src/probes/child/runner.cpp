@@ -170,6 +170,50 @@ void LineWriter::write_line(std::string_view text) {
   write_all(m_fd, line);
 }
 
+Gate::Gate() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) == 0) {
+    m_read = fds[0];
+    m_write = fds[1];
+  }
+}
+
+Gate::~Gate() {
+  for (const int fd : {m_read, m_write}) {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+}
+
+void Gate::release() {
+  if (!usable() || m_released) {
+    return;
+  }
+  m_released = true;
+  const char word = 1;
+  while (::write(m_write, &word, 1) < 0 && errno == EINTR) {
+  }
+}
+
+bool Gate::wait_for(std::chrono::milliseconds wait) const {
+  if (!usable()) {
+    return false;
+  }
+  const auto until = Clock::now() + wait;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    pollfd p{m_read, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
+    if (n > 0) {
+      return true; // the word, or a hang-up: no word can come any more
+    }
+    if (n == 0 || errno != EINTR) {
+      return false;
+    }
+  }
+}
+
 void adopt_helpers() {
   g_adopt_helpers = true;
 }

@@ -79,6 +79,30 @@ struct ChildSpec {
 // subreaper.
 void adopt_helpers();
 
+// A one-way word from the parent to its children that is said once: "the stage you wait for has
+// ended". A pipe made before the children are forked; the parent writes one byte, which leaves the
+// read end readable for good, and the children only poll it (none reads it), so every one of them
+// sees it. Both ends close on exec.
+class Gate {
+public:
+  Gate(); // without a pipe (pipe2 failed) the gate is not usable: usable() says so
+  ~Gate();
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  bool usable() const { return m_read >= 0 && m_write >= 0; }
+  // In the parent: say the word (once; later calls do nothing).
+  void release();
+  // In a child: true once the word was said (or no one is left to say it), false when `wait`
+  // passed first or the gate is not usable.
+  bool wait_for(std::chrono::milliseconds wait) const;
+
+private:
+  int m_read = -1;
+  int m_write = -1;
+  bool m_released = false;
+};
+
 class ChildGroup {
 public:
   // is_done: whether a line is the protocol's "finished everything" event.

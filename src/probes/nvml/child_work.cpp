@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpf::nvml {
@@ -94,16 +95,124 @@ public:
   // Runs one query if its entry point exists; records a non-success answer. True on success.
   template <class Fn, class Call> bool ask(std::string_view step, Fn* fn, Call&& call) {
     if (fn == nullptr) {
-      m_gpu.calls.push_back(
-          {std::string(step), k_nvml_symbol_missing, "not exported by the library"});
+      if (!m_gpu.call(std::string(step))) {
+        m_gpu.calls.push_back(
+            {std::string(step), k_nvml_symbol_missing, "not exported by the library"});
+      }
       return false;
     }
     begin(m_out, step);
     const nvmlReturn_t rc = call(fn);
-    if (rc != 0) {
+    if (rc != 0 && !m_gpu.call(std::string(step))) { // a step asked again (per link) is named once
       m_gpu.calls.push_back({std::string(step), rc, error_text(m_api, rc)});
     }
     return rc == 0;
+  }
+
+  // A volatile ECC count (ECC enabled only: the counts need it); nullopt when not given.
+  std::optional<unsigned long long> volatile_ecc(std::string_view step, int type) {
+    unsigned long long n = 0;
+    if (m_gpu.ecc_enabled == true && ask(step, m_api.nvmlDeviceGetTotalEccErrors, [&](auto fn) {
+          return fn(m_dev, type, k_volatile_ecc, &n);
+        })) {
+      return n;
+    }
+    return std::nullopt;
+  }
+
+  // Rows remapped from Ampere on (nvmlDeviceGetRemappedRows); false when not given.
+  bool remapped_rows(unsigned& corr, unsigned& unc, unsigned& pending, unsigned& failure) {
+    const bool ampere_up = !m_gpu.architecture || *m_gpu.architecture >= k_nvml_arch_ampere;
+    return ampere_up && ask("remapped_rows", m_api.nvmlDeviceGetRemappedRows,
+                            [&](auto fn) { return fn(m_dev, &corr, &unc, &pending, &failure); });
+  }
+
+  std::optional<unsigned long long> clock_event_reasons() {
+    unsigned long long r = 0;
+    const bool ok =
+        m_api.nvmlDeviceGetCurrentClocksEventReasons
+            ? ask("clock_event_reasons", m_api.nvmlDeviceGetCurrentClocksEventReasons,
+                  [&](auto fn) { return fn(m_dev, &r); })
+            : ask("clock_event_reasons", m_api.nvmlDeviceGetCurrentClocksThrottleReasons,
+                  [&](auto fn) { return fn(m_dev, &r); });
+    return ok ? std::optional(r) : std::nullopt;
+  }
+
+  // The counters our own traffic could raise: one reader for `before` and `after`.
+  NvmlCounters counters() {
+    const NvmlApi& a = m_api;
+    nvmlDevice_t d = m_dev;
+    NvmlCounters c;
+    c.ecc_volatile_corrected = volatile_ecc("ecc_volatile_corrected", k_memory_error_corrected);
+    c.ecc_volatile_uncorrected =
+        volatile_ecc("ecc_volatile_uncorrected", k_memory_error_uncorrected);
+    unsigned u = 0;
+    if (ask("pcie_replay", a.nvmlDeviceGetPcieReplayCounter, [&](auto fn) { return fn(d, &u); })) {
+      c.pcie_replay = u;
+    }
+    // R550+, and root only: NO_PERMISSION otherwise (recorded in calls, not a finding).
+    if (a.nvmlDeviceGetSramEccErrorStatus) {
+      nvmlEccSramErrorStatus_t sram{};
+      sram.version = k_sram_status_version;
+      if (ask("sram_ecc_status", a.nvmlDeviceGetSramEccErrorStatus,
+              [&](auto fn) { return fn(d, &sram); })) {
+        c.sram_threshold_exceeded = sram.bThresholdExceeded != 0;
+      }
+    }
+    unsigned corr = 0;
+    unsigned unc = 0;
+    unsigned pending = 0;
+    unsigned failure = 0;
+    if (remapped_rows(corr, unc, pending, failure)) {
+      c.remap_pending = pending != 0;
+    }
+    for (unsigned link = 0; link < m_gpu.nvlink_active.size(); ++link) {
+      if (!m_gpu.nvlink_active[link]) {
+        continue;
+      }
+      NvmlLinkErrors e;
+      e.link = link;
+      for (auto [counter, out] : {std::pair{k_nvlink_error_replay, &e.replay},
+                                  std::pair{k_nvlink_error_recovery, &e.recovery},
+                                  std::pair{k_nvlink_error_crc_flit, &e.crc_flit},
+                                  std::pair{k_nvlink_error_crc_data, &e.crc_data}}) {
+        unsigned long long v = 0;
+        if (ask("nvlink_errors", a.nvmlDeviceGetNvLinkErrorCounter,
+                [&](auto fn) { return fn(d, link, counter, &v); })) {
+          *out = v;
+        }
+      }
+      c.nvlinks.push_back(e);
+    }
+    return c;
+  }
+
+  // One sample of the clocks while the CUDA stage runs: the highest SM clock and power so far,
+  // and every clock-event reason seen.
+  void sample(NvmlSamples& s) {
+    begin(m_out, "sample");
+    unsigned v = 0;
+    if (m_api.nvmlDeviceGetClockInfo && m_api.nvmlDeviceGetClockInfo(m_dev, k_clock_sm, &v) == 0) {
+      s.sm_clock_max_mhz = std::max(s.sm_clock_max_mhz.value_or(0), v);
+    }
+    if (m_api.nvmlDeviceGetPowerUsage && m_api.nvmlDeviceGetPowerUsage(m_dev, &v) == 0) {
+      s.power_max_mw = std::max(s.power_max_mw.value_or(0), v);
+    }
+    if (const auto r = clock_event_reasons()) {
+      s.clock_event_reasons |= *r;
+    }
+    ++s.count;
+  }
+
+  // Compute processes on the GPU now (the count query alone); nullopt when not given.
+  std::optional<unsigned> process_count() {
+    unsigned count = 0;
+    if (!m_api.nvmlDeviceGetComputeRunningProcesses_v2) {
+      return std::nullopt;
+    }
+    begin(m_out, "processes");
+    const nvmlReturn_t rc = m_api.nvmlDeviceGetComputeRunningProcesses_v2(m_dev, &count, nullptr);
+    return rc == 0 || rc == k_insufficient_size ? std::optional(count) : std::nullopt;
   }
 
   void all() {
@@ -136,11 +245,9 @@ public:
       g.ecc_pending_enabled = pend != 0;
     }
     unsigned long long ull = 0;
+    g.ecc_volatile_uncorrected =
+        volatile_ecc("ecc_volatile_uncorrected", k_memory_error_uncorrected);
     if (g.ecc_enabled == true) {
-      if (ask("ecc_volatile_uncorrected", a.nvmlDeviceGetTotalEccErrors,
-              [&](auto fn) { return fn(d, k_memory_error_uncorrected, k_volatile_ecc, &ull); })) {
-        g.ecc_volatile_uncorrected = ull;
-      }
       if (ask("ecc_aggregate_uncorrected", a.nvmlDeviceGetTotalEccErrors,
               [&](auto fn) { return fn(d, k_memory_error_uncorrected, k_aggregate_ecc, &ull); })) {
         g.ecc_aggregate_uncorrected = ull;
@@ -149,7 +256,6 @@ public:
     // The memory-error mechanism follows the architecture: page retirement before Ampere, row
     // remapping from Ampere on. Unknown architecture: ask both (NOT_SUPPORTED is not a finding).
     const bool pre_ampere = !g.architecture || *g.architecture < k_nvml_arch_ampere;
-    const bool ampere_up = !g.architecture || *g.architecture >= k_nvml_arch_ampere;
     if (pre_ampere) {
       for (auto [cause, out] : {std::pair{k_retire_cause_sbe, &g.retired_pages_sbe},
                                 std::pair{k_retire_cause_dbe, &g.retired_pages_dbe}}) {
@@ -173,13 +279,12 @@ public:
         g.retired_pages_pending = cur != 0;
       }
     }
-    if (ampere_up) {
+    {
       unsigned c = 0;
       unsigned un = 0;
       unsigned p = 0;
       unsigned f = 0;
-      if (ask("remapped_rows", a.nvmlDeviceGetRemappedRows,
-              [&](auto fn) { return fn(d, &c, &un, &p, &f); })) {
+      if (remapped_rows(c, un, p, f)) {
         g.remapped_correctable = c;
         g.remapped_uncorrectable = un;
         g.remap_pending = p != 0;
@@ -208,15 +313,7 @@ public:
         }
       }
     }
-    if (a.nvmlDeviceGetCurrentClocksEventReasons) {
-      if (ask("clock_event_reasons", a.nvmlDeviceGetCurrentClocksEventReasons,
-              [&](auto fn) { return fn(d, &ull); })) {
-        g.clock_event_reasons = ull;
-      }
-    } else if (ask("clock_event_reasons", a.nvmlDeviceGetCurrentClocksThrottleReasons,
-                   [&](auto fn) { return fn(d, &ull); })) {
-      g.clock_event_reasons = ull;
-    }
+    g.clock_event_reasons = clock_event_reasons();
     if (ask("temperature", a.nvmlDeviceGetTemperature,
             [&](auto fn) { return fn(d, k_temperature_gpu, &u); })) {
       g.temperature_c = u;
@@ -307,6 +404,11 @@ public:
         g.calls.push_back({"processes", k_nvml_symbol_missing, "not exported by the library"});
       }
     }
+    if (ask("inforom", a.nvmlDeviceValidateInforom, [&](auto fn) { return fn(d); })) {
+      g.inforom_valid = true;
+    } else if (const auto* c = g.call("inforom"); c && c->code == k_nvml_corrupted_inforom) {
+      g.inforom_valid = false;
+    }
   }
 
 private:
@@ -316,7 +418,38 @@ private:
   NvmlGpu& m_gpu;
 };
 
-void query_and_report(const NvmlApi& api, nvmlDevice_t dev, NvmlGpu gpu, child::LineWriter& out) {
+// How long the child sleeps between samples, and how many it takes at most (the parent reads its
+// lines only after the CUDA stage: a bounded number keeps them within the pipe's buffer).
+constexpr auto k_sample_every = std::chrono::milliseconds(200);
+constexpr unsigned k_max_samples = 100;
+
+// The rest of the window around the CUDA stage (t.before is read): samples until the parent's
+// word or give_up, then `after` and the processes left. One "traffic" line.
+void read_after(GpuQueries& q, NvmlTraffic t, const child::Gate& gate,
+                child::Clock::time_point give_up, child::LineWriter& out) {
+  const auto start = child::Clock::now();
+  bool opened = false;
+  while (!opened && child::Clock::now() < give_up) {
+    if (t.during.count < k_max_samples) {
+      q.sample(t.during);
+    }
+    begin(out, "traffic_wait");
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(give_up - child::Clock::now());
+    opened = gate.wait_for(std::clamp(left, std::chrono::milliseconds(0), k_sample_every));
+  }
+  t.waited_ms = std::chrono::duration<double, std::milli>(child::Clock::now() - start).count();
+  if (opened) {
+    t.after = q.counters();
+    t.processes_after = q.process_count();
+  } else {
+    t.not_read = "the CUDA stage had not ended shortly before the deadline";
+  }
+  say(out, Json{{"e", "traffic"}, {"traffic", nvml_traffic_json(t)}});
+}
+
+void query_and_report(const NvmlApi& api, nvmlDevice_t dev, NvmlGpu gpu, child::LineWriter& out,
+                      const child::Gate* gate = nullptr, child::Clock::time_point give_up = {}) {
   begin(out, "pci_info");
   nvmlPciInfo_t pci{};
   const nvmlReturn_t rc = api.nvmlDeviceGetPciInfo_v3(dev, &pci);
@@ -328,8 +461,18 @@ void query_and_report(const NvmlApi& api, nvmlDevice_t dev, NvmlGpu gpu, child::
   } else {
     gpu.calls.push_back({"pci_info", rc, error_text(api, rc)});
   }
-  GpuQueries(api, dev, out, gpu).all();
+  GpuQueries q(api, dev, out, gpu);
+  q.all();
+  // `before` now, so that the calls NVML declines go out with the GPU's facts.
+  std::optional<NvmlTraffic> traffic;
+  if (gate && gate->usable()) {
+    traffic.emplace();
+    traffic->before = q.counters();
+  }
   say(out, Json{{"e", "gpu"}, {"gpu", nvml_gpu_json(gpu)}});
+  if (traffic) {
+    read_after(q, std::move(*traffic), *gate, give_up, out);
+  }
 }
 
 void done(child::LineWriter& out) {
@@ -362,7 +505,8 @@ void system_child(const std::string& library, bool query_every_gpu, child::LineW
   done(out);
 }
 
-void gpu_child(const std::string& library, const std::string& bus_id, child::LineWriter& out) {
+void gpu_child(const std::string& library, const std::string& bus_id, const child::Gate& gate,
+               child::Clock::time_point give_up, child::LineWriter& out) {
   auto nvml = load_and_init(library, out, false);
   if (nvml) {
     const NvmlApi& api = nvml->api;
@@ -375,7 +519,7 @@ void gpu_child(const std::string& library, const std::string& bus_id, child::Lin
       gpu.handle_error = NvmlCall{"handle", rc, error_text(api, rc)};
       say(out, Json{{"e", "gpu"}, {"gpu", nvml_gpu_json(gpu)}});
     } else {
-      query_and_report(api, dev, std::move(gpu), out);
+      query_and_report(api, dev, std::move(gpu), out, &gate, give_up);
     }
   }
   done(out);

@@ -1,7 +1,8 @@
 #pragma once
 // The NVML children (forked by probes/child/runner.hpp; never called in the parent). Each emits
 // one JSON object per line: {"e":"begin","step":…} before every call, then "library",
-// "load_error", "missing", "system" (init and system values), "gpu" (one GPU's facts), "done".
+// "load_error", "missing", "system" (init and system values), "gpu" (one GPU's facts), "traffic"
+// (its counters around the CUDA stage), "done".
 #include "gpf/probes/nvml_probe.hpp"
 #include "probes/child/runner.hpp"
 
@@ -18,7 +19,10 @@ inline constexpr std::size_t k_max_processes = 512;
 // list is unknown) also every GPU by NVML index, one after another.
 void system_child(const std::string& library, bool query_every_gpu, child::LineWriter& out);
 
-// One GPU by PCI bus id: load, init, handle, then every health query.
-void gpu_child(const std::string& library, const std::string& bus_id, child::LineWriter& out);
+// One GPU by PCI bus id: load, init, handle, then every health query ("gpu"); then the window
+// around the CUDA stage ("traffic"): the counters before, clock samples until the gate is released
+// (or give_up passes), the counters after.
+void gpu_child(const std::string& library, const std::string& bus_id, const child::Gate& gate,
+               child::Clock::time_point give_up, child::LineWriter& out);
 
 } // namespace gpf::nvml

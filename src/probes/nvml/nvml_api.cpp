@@ -76,6 +76,18 @@ const std::vector<EntryPoint>& entry_points() {
        child::bind_entry<&NvmlApi::nvmlDeviceGetGpuFabricInfo>},
       {"nvmlDeviceGetComputeRunningProcesses_v2", child::k_optional,
        child::bind_entry<&NvmlApi::nvmlDeviceGetComputeRunningProcesses_v2>},
+      {"nvmlDeviceGetNvLinkErrorCounter", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetNvLinkErrorCounter>},
+      {"nvmlDeviceGetPcieReplayCounter", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetPcieReplayCounter>},
+      {"nvmlDeviceGetSramEccErrorStatus", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetSramEccErrorStatus>},
+      {"nvmlDeviceValidateInforom", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceValidateInforom>},
+      {"nvmlDeviceGetClockInfo", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetClockInfo>},
+      {"nvmlDeviceGetPowerUsage", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetPowerUsage>},
   };
   return table;
 }

@@ -66,8 +66,26 @@ struct nvmlFieldValue_t {
   nvmlValue_t value;
 };
 
+// nvmlEccSramErrorStatus_v1_t (R550+).
+struct nvmlEccSramErrorStatus_t {
+  unsigned int version; // NVML_STRUCT_VERSION(EccSramErrorStatus, 1)
+  unsigned long long aggregateUncParity;
+  unsigned long long aggregateUncSecDed;
+  unsigned long long aggregateCor;
+  unsigned long long volatileUncParity;
+  unsigned long long volatileUncSecDed;
+  unsigned long long volatileCor;
+  unsigned long long aggregateUncBucketL2;
+  unsigned long long aggregateUncBucketSm;
+  unsigned long long aggregateUncBucketPcie;
+  unsigned long long aggregateUncBucketMcu;
+  unsigned long long aggregateUncBucketOther;
+  unsigned int bThresholdExceeded;
+};
+
 // Constants of nvml.h the probe uses.
 inline constexpr unsigned k_init_flag_no_attach = 2;
+inline constexpr int k_memory_error_corrected = 0;
 inline constexpr int k_memory_error_uncorrected = 1;
 inline constexpr int k_volatile_ecc = 0;
 inline constexpr int k_aggregate_ecc = 1;
@@ -82,7 +100,15 @@ inline constexpr int k_value_type_ull = 3;
 inline constexpr int k_value_type_sll = 4;
 inline constexpr int k_value_type_sint = 5;
 inline constexpr unsigned k_max_links_probed =
-    36; // newest NVML_NVLINK_MAX_LINKS; stop earlier on 2
+    36;                              // newest NVML_NVLINK_MAX_LINKS; stop earlier on 2
+inline constexpr int k_clock_sm = 1; // NVML_CLOCK_SM
+// nvmlNvLinkErrorCounter_t: DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA
+inline constexpr int k_nvlink_error_replay = 0;
+inline constexpr int k_nvlink_error_recovery = 1;
+inline constexpr int k_nvlink_error_crc_flit = 2;
+inline constexpr int k_nvlink_error_crc_data = 3;
+inline constexpr unsigned k_sram_status_version =
+    static_cast<unsigned>(sizeof(nvmlEccSramErrorStatus_t)) | (1U << 24U);
 inline constexpr int k_insufficient_size = 7;
 inline constexpr int k_invalid_argument = 2;
 
@@ -142,6 +168,17 @@ struct NvmlApi {
                                              nvmlGpuFabricInfo_t* info) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_v2)(nvmlDevice_t device, unsigned int* count,
                                                           nvmlProcessInfo_v2_t* infos) = nullptr;
+  // The counters read around the checker's own traffic, and the clocks sampled during it.
+  nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter)(nvmlDevice_t device, unsigned int link,
+                                                  int counter, unsigned long long* value) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetPcieReplayCounter)(nvmlDevice_t device,
+                                                 unsigned int* value) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetSramEccErrorStatus)(nvmlDevice_t device,
+                                                  nvmlEccSramErrorStatus_t* status) = nullptr;
+  nvmlReturn_t (*nvmlDeviceValidateInforom)(nvmlDevice_t device) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetClockInfo)(nvmlDevice_t device, int type,
+                                         unsigned int* clock) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetPowerUsage)(nvmlDevice_t device, unsigned int* power) = nullptr;
 };
 
 using EntryPoint = child::EntryPoint<NvmlApi>;

@@ -33,8 +33,14 @@ bool is_done_line(std::string_view line) {
   return JsonIn(j)["e"].lenient<std::string>() == "done";
 }
 
+// A GPU child gives up waiting for the CUDA stage this long before the deadline, so that it ends
+// on its own (a child killed while waiting is not a hung GPU, but its `after` is lost).
+constexpr auto k_wait_margin = std::chrono::milliseconds(500);
+
 struct Live : ProbeStarted {
   std::unique_ptr<child::InterruptGuard> guard; // first: restored after the group has settled
+  child::Gate
+      cuda_ended; // released by collect(), after the CUDA stage: the GPU children read `after`
   child::ChildGroup group{is_done_line};
   Clock::time_point start;
   Clock::time_point deadline;
@@ -67,11 +73,14 @@ std::unique_ptr<Live> start(const ProbeOptions& options, const Facts& facts) {
     throw CheckerFailure("cannot start the NVML child: " + sys.error().message);
   }
   live->system_id = *sys;
+  const child::Gate* gate = &live->cuda_ended; // the child's copy of the parent's memory
+  const auto give_up = live->deadline - k_wait_margin;
   for (const auto& gpu : facts.gpus) {
     const std::string bus = gpu.bus_id;
-    auto id = live->group.spawn({"nvml gpu " + bus, {}, [library, bus](child::LineWriter& out) {
-                                   nvml::gpu_child(library, bus, out);
-                                 }});
+    auto id = live->group.spawn(
+        {"nvml gpu " + bus, {}, [library, bus, gate, give_up](child::LineWriter& out) {
+           nvml::gpu_child(library, bus, *gate, give_up, out);
+         }});
     if (!id) {
       throw CheckerFailure("cannot start the NVML child for GPU " + bus + ": " +
                            id.error().message);
@@ -178,6 +187,7 @@ NvmlGpu apply_gpu(const Folded& f, const child::ChildEnd& end, const std::string
   NvmlGpu g;
   g.bus_id = bus;
   bool have = false;
+  std::optional<NvmlTraffic> traffic;
   for (const auto& j : f.events) {
     if (j["e"] == "gpu" && j.contains("gpu")) {
       if (auto parsed = nvml_gpu_from_json(j["gpu"])) {
@@ -185,9 +195,18 @@ NvmlGpu apply_gpu(const Folded& f, const child::ChildEnd& end, const std::string
         g.bus_id = bus; // the driver's name for it: the join key
         have = true;
       }
+    } else if (j["e"] == "traffic" && j.contains("traffic")) {
+      if (auto parsed = nvml_traffic_from_json(j["traffic"])) {
+        traffic = std::move(parsed).value();
+      }
     }
   }
-  if (!f.done) {
+  g.traffic = std::move(traffic);
+  if (!f.done && have && end.killed_at_deadline && f.last_step == "traffic_wait") {
+    // Waiting for the CUDA stage, not stuck in NVML: the GPU answered, only `after` is lost.
+    g.traffic = NvmlTraffic{};
+    g.traffic->not_read = "the deadline passed while the CUDA stage ran";
+  } else if (!f.done) {
     if (end.killed_at_deadline) {
       g.hang = NvmlHang{f.last_step, end.end_ms};
     } else {
@@ -202,6 +221,8 @@ NvmlGpu apply_gpu(const Folded& f, const child::ChildEnd& end, const std::string
 }
 
 NvmlFacts collect(Live& live) {
+  // Called after the CUDA stage: the GPU children read the counters its traffic may have raised.
+  live.cuda_ended.release();
   NvmlFacts n = std::move(live.facts);
   const auto all_done = [&] {
     if (!live.group.finished(live.system_id)) {
