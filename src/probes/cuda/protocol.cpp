@@ -64,6 +64,17 @@ void put_error(Json& j, const std::optional<int>& code, const std::string& name,
   }
 }
 
+// The pair, its outcome and its rate: what a peer copy and a timed peer copy both say.
+void put_pair(Json& j, const CudaPeerResult& p) {
+  j["from"] = p.from;
+  j["to"] = p.to;
+  j["ok"] = p.ok;
+  put_error(j, p.error_code, p.error_name, p.error_text);
+  if (p.gbps) {
+    j["gbps"] = *p.gbps;
+  }
+}
+
 // A bandwidth figure: finite and above zero, else none.
 std::optional<double> positive(std::optional<double> v) {
   return v && std::isfinite(*v) && *v > 0 ? v : std::nullopt;
@@ -170,15 +181,9 @@ std::string encode_event(const Event& e) {
     break;
   }
   case EventKind::peer:
-    j["from"] = e.peer.from;
-    j["to"] = e.peer.to;
+    put_pair(j, e.peer);
     j["can_access"] = e.peer.can_access;
-    j["ok"] = e.peer.ok;
     j["ms"] = e.peer.duration_ms;
-    put_error(j, e.peer.error_code, e.peer.error_name, e.peer.error_text);
-    if (e.peer.gbps) {
-      j["gbps"] = *e.peer.gbps;
-    }
     break;
   case EventKind::bandwidth:
     if (e.h2d_gbps) {
@@ -195,13 +200,7 @@ std::string encode_event(const Event& e) {
     j["active"] = cuda_active_json(e.active);
     break;
   case EventKind::peer_bandwidth:
-    j["from"] = e.peer.from;
-    j["to"] = e.peer.to;
-    j["ok"] = e.peer.ok;
-    put_error(j, e.peer.error_code, e.peer.error_name, e.peer.error_text);
-    if (e.peer.gbps) {
-      j["gbps"] = *e.peer.gbps;
-    }
+    put_pair(j, e.peer);
     if (!e.text.empty()) {
       j["why"] = text(e.text);
     }
