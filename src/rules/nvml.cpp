@@ -916,6 +916,7 @@ std::span<const Rule> nvml_rules() {
            "reach.",
        .evidence = "each counter that rose: the NVML call, its value before and after",
        .reads = "nvml cuda",
+       .cases = {fires("nvml-traffic-faults", "0000:01:00.0"), silent("cuda-4gpu")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
                                      std::vector<Hit>& hits) {
@@ -950,6 +951,7 @@ std::span<const Rule> nvml_rules() {
            "recommendation. A GPU another process uses is not judged.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) before and after",
        .reads = "nvml cuda",
+       .cases = {fires("nvml-traffic-faults", "0000:02:00.0"), silent("cuda-4gpu")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
                                      std::vector<Hit>& hits) {
@@ -988,6 +990,7 @@ std::span<const Rule> nvml_rules() {
        .evidence = "the GPU's highest sampled SM clock and power, its peers' median, the "
                    "clock-event reasons seen",
        .reads = "nvml cuda",
+       .cases = {fires("nvml-traffic-faults", "0000:03:00.0"), silent("cuda-4gpu")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& low : clocks_below_peers(ctx)) {
@@ -1028,6 +1031,7 @@ std::span<const Rule> nvml_rules() {
            "recommendation.",
        .evidence = "nvmlDeviceValidateInforom's NVML_ERROR_CORRUPTED_INFOROM (14)",
        .reads = "nvml",
+       .cases = {fires("nvml-traffic-faults", "0000:04:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
            if (g.inforom_valid == false) {
