@@ -79,6 +79,12 @@ static_assert(ours::k_value_type_uint == NVML_VALUE_TYPE_UNSIGNED_INT &&
 // NVML_VALUE_TYPE_SIGNED_INT (5) came after this header: the next value after the last one here.
 static_assert(ours::k_value_type_sint == NVML_VALUE_TYPE_COUNT);
 static_assert(ours::k_insufficient_size == NVML_ERROR_INSUFFICIENT_SIZE);
+static_assert(ours::k_memory_error_corrected == NVML_MEMORY_ERROR_TYPE_CORRECTED);
+static_assert(ours::k_clock_sm == NVML_CLOCK_SM);
+static_assert(ours::k_nvlink_error_replay == NVML_NVLINK_ERROR_DL_REPLAY &&
+              ours::k_nvlink_error_recovery == NVML_NVLINK_ERROR_DL_RECOVERY &&
+              ours::k_nvlink_error_crc_flit == NVML_NVLINK_ERROR_DL_CRC_FLIT &&
+              ours::k_nvlink_error_crc_data == NVML_NVLINK_ERROR_DL_CRC_DATA);
 static_assert(ours::k_invalid_argument == NVML_ERROR_INVALID_ARGUMENT);
 
 // Each entry point: the probe's pointer type is the header's prototype, mapped.
@@ -116,14 +122,20 @@ SAME_ENTRY(nvmlDeviceGetCurrPcieLinkWidth);
 SAME_ENTRY(nvmlDeviceGetMaxPcieLinkWidth);
 SAME_ENTRY(nvmlDeviceGetNvLinkState);
 SAME_ENTRY(nvmlDeviceGetComputeRunningProcesses_v2);
-constexpr std::size_t k_checked = 31;
+SAME_ENTRY(nvmlDeviceGetNvLinkErrorCounter);
+SAME_ENTRY(nvmlDeviceGetPcieReplayCounter);
+SAME_ENTRY(nvmlDeviceValidateInforom);
+SAME_ENTRY(nvmlDeviceGetClockInfo);
+SAME_ENTRY(nvmlDeviceGetPowerUsage);
+constexpr std::size_t k_checked = 36;
 
 // Newer than this header (CUDA 11.8's NVML), checked against NVIDIA's documentation only
 // (nvml_layout_test.cpp): nvmlDeviceGetCurrentClocksEventReasons (R535, the throttle-reasons
-// prototype renamed) and nvmlDeviceGetGpuFabricInfo with nvmlGpuFabricInfo_t (R525).
+// prototype renamed), nvmlDeviceGetGpuFabricInfo with nvmlGpuFabricInfo_t (R525) and
+// nvmlDeviceGetSramEccErrorStatus with nvmlEccSramErrorStatus_v1_t (R550).
 static_assert(std::is_same_v<decltype(ours::NvmlApi::nvmlDeviceGetCurrentClocksEventReasons),
                              decltype(ours::NvmlApi::nvmlDeviceGetCurrentClocksThrottleReasons)>);
-constexpr std::size_t k_newer = 2;
+constexpr std::size_t k_newer = 3;
 
 // Every entry point of the probe is above: one added to NvmlApi without a line here fails.
 static_assert(sizeof(ours::NvmlApi) == (k_checked + k_newer) * sizeof(void (*)()),
