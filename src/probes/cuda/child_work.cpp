@@ -860,7 +860,10 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
     }
   }
   // Then timing, while the stage's deadline allows.
-  for (const auto& [i, j] : verified) {
+  for (const auto& pair : verified) {
+    // plain names, not a structured binding: clang before 16 cannot capture one in a lambda
+    const auto i = pair.first;
+    const auto j = pair.second;
     Event result;
     result.kind = EventKind::peer_bandwidth;
     result.peer.from = cuda_indices[i];

@@ -172,14 +172,16 @@ public:
       }
       NvmlLinkErrors e;
       e.link = link;
-      for (auto [counter, out] : {std::pair{k_nvlink_error_replay, &e.replay},
-                                  std::pair{k_nvlink_error_recovery, &e.recovery},
-                                  std::pair{k_nvlink_error_crc_flit, &e.crc_flit},
-                                  std::pair{k_nvlink_error_crc_data, &e.crc_data}}) {
+      for (const auto& kind : {std::pair{k_nvlink_error_replay, &e.replay},
+                               std::pair{k_nvlink_error_recovery, &e.recovery},
+                               std::pair{k_nvlink_error_crc_flit, &e.crc_flit},
+                               std::pair{k_nvlink_error_crc_data, &e.crc_data}}) {
+        // not a structured binding: clang before 16 cannot capture one in a lambda
+        const int counter = kind.first;
         unsigned long long v = 0;
         if (ask("nvlink_errors", a.nvmlDeviceGetNvLinkErrorCounter,
                 [&](auto fn) { return fn(d, link, counter, &v); })) {
-          *out = v;
+          *kind.second = v;
         }
       }
       c.nvlinks.push_back(e);
