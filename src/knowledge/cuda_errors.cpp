@@ -75,7 +75,7 @@ constexpr CudaError k_rows[] = {
     {28, "", "cudaErrorMixedDeviceExecution", C::job, "device and emulation code mixed (obsolete)",
      ""},
     {31, "", "cudaErrorNotYetImplemented", C::job,
-     "the call is not implemented (never in a release)", ""},
+     "the call has no implementation (never in a release)", ""},
     {32, "", "cudaErrorMemoryValueTooLarge", C::job,
      "an emulated device pointer beyond 32 bits (obsolete)", ""},
     {34, "CUDA_ERROR_STUB_LIBRARY", "cudaErrorStubLibrary", C::node,
