@@ -54,11 +54,16 @@ package: configure
 docs: build
 	cmake --build $(BUILD) --target docs
 
-# ASan + UBSan with clang: the whole suite, any report fails it.
+# ASan + UBSan with clang: the suite of our own code, any report fails it. Left out: the tests of
+# what surrounds the binary (Slurm, the package, the schema validator, real NVIDIA libraries,
+# Chromium, the manifests and scripts of contrib/, promtool and node_exporter, the docs, lint,
+# shell completion, the journal's reader): they run the same code paths as the unit suites, cost
+# minutes under the sanitizers, and run unsanitized in `make test`.
 sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
 	cmake --build build-sanitize -j $(JOBS)
-	cd build-sanitize && ctest --output-on-failure -j $(JOBS) -LE '^(slurm|package|schema|real-driver|fleet-html)$$'
+	cd build-sanitize && ctest --output-on-failure -j $(JOBS) \
+	  -LE '^(slurm|package|schema|real-driver|fleet-html|contrib|prometheus|docs|lint|completion|journal)$$'
 
 # libFuzzer on every parser (the sanitizer build's fuzz/ targets), FUZZ_SECONDS per target; any
 # crash, leak or sanitizer report fails it (scripts/fuzz.sh, docs/reliability.md).

@@ -97,6 +97,22 @@ ProcSet children_of(pid_t pid) {
   return found;
 }
 
+bool maps_file(pid_t pid, const std::string& file) {
+  const std::string wanted = fs::weakly_canonical(file).string();
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() >= wanted.size() && line.ends_with(wanted)) {
+      return true;
+    }
+  }
+  for (const auto& [child, start] : children_of(pid)) {
+    if (maps_file(child, file)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::map<pid_t, char> still_present(const ProcSet& procs, double limit_s) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
   for (;;) {

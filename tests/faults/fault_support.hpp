@@ -54,6 +54,9 @@ Outcome run_watched(const std::vector<std::string>& args, const RunOptions& opti
 
 // Child pids of pid according to /proc/*/stat (ppid field).
 ProcSet children_of(pid_t pid);
+// Whether pid or one of its descendants has file mapped (/proc/PID/maps): a stage known by the
+// library its child loaded, not by the time elapsed (a sanitizer build is several times slower).
+bool maps_file(pid_t pid, const std::string& file);
 // Waits up to limit_s for every process to be gone from /proc (not even a zombie); the ones left,
 // with their state letter.
 std::map<pid_t, char> still_present(const ProcSet& procs, double limit_s = 3);

@@ -169,8 +169,10 @@ TEST_CASE("security: credentials in a snapshot's cuda.json are scrubbed and it s
   const auto after = run_preflight({"--root", dir.string(), "--format", "json"});
   REQUIRE((after.exit_code == 0 || after.exit_code == 1));
   CHECK(after.out.find("S3cr3t") == std::string::npos);
-  for (const auto& f : after.json().at("findings")) {
+  // the report held by name: a range-for over a temporary's member reads freed memory
+  const auto report = after.json();
+  for (const auto& f : report.at("findings")) {
     CHECK(f.at("id") != "probe.failed");
   }
-  CHECK(after.json().at("verdict") == before.json().at("verdict"));
+  CHECK(report.at("verdict") == before.json().at("verdict"));
 }
