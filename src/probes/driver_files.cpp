@@ -90,6 +90,7 @@ ProbeStatus probe_driver(const Host& host, const ProbeOptions&, Facts& facts) {
       }
     } else {
       gpu.error = info_path + ": " + info.error().message;
+      gpu.unreadable = true;
     }
     facts.gpus.push_back(std::move(gpu));
   }

@@ -128,30 +128,47 @@ std::span<const Rule> gpu_rules() {
       {.id = "gpu.information-unreadable",
        .stage = Stage::gpu,
        .severity = Severity::fail,
+       .severity_from = "warn when the file exists and the OS refused to read it (permissions, "
+                        "an error the snapshot recorded): the GPU was not checked, which says "
+                        "nothing about it",
        .title = "Each GPU's /proc/driver/nvidia/gpus/*/information reads",
        .remedy = "Run as a user that can read /proc/driver/nvidia, or capture a complete snapshot",
        .source =
            "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv-procfs.c",
        .explanation =
            "Each GPU's /proc/driver/nvidia/gpus/BUS/information gives its model and Device "
-           "Minor, which pair it with its /dev/nvidiaN node and its CUDA device. When the file "
-           "exists but cannot be read (permissions, a damaged snapshot), the GPU cannot be "
-           "judged, and a GPU that was not judged is not recommended. Confirm by hand: `cat "
-           "/proc/driver/nvidia/gpus/*/information`. The GPU is left out of the recommendation.",
+           "Minor, which pair it with its /dev/nvidiaN node and its CUDA device. A file the "
+           "driver wrote without a Model or Device Minor line means the driver could not "
+           "describe the GPU: it fails and the GPU is left out of the recommendation. A file "
+           "that exists but that the OS would not let gpu-preflight read (permissions, a "
+           "damaged snapshot) is the checker's blind spot, not the GPU's fault: a warning that "
+           "the GPU was not checked (--strict makes it not ready), and the GPU stays in the "
+           "recommendation for the probes that could see it. Confirm by hand: `cat "
+           "/proc/driver/nvidia/gpus/*/information`.",
        .evidence =
            "Each GPU directory's proc/driver/nvidia/gpus/<bus>/information: whether it can be "
-           "read, and whether it has a Model or Device Minor line.",
+           "read (the OS error when not), and whether it has a Model or Device Minor line.",
        .cases = {fires("garbage-files", "0000:2a:00.0"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
          for (const auto& gpu : c.facts.gpus) {
-           if (!gpu.error.empty()) {
-             hits.push_back(
-                 {fmt::format("{} cannot be confirmed: its information file is unreadable",
-                              c.job.label(gpu.bus_id)),
-                  {gpu.error},
-                  gpu.bus_id,
-                  Effect::gpu_unusable});
+           if (gpu.error.empty()) {
+             continue;
+           }
+           if (gpu.unreadable) {
+             Hit hit{fmt::format("{} not checked: its information file could not be read",
+                                 c.job.label(gpu.bus_id)),
+                     {gpu.error},
+                     gpu.bus_id};
+             hit.severity = Severity::warn;
+             hits.push_back(std::move(hit));
+           } else {
+             hits.push_back({fmt::format("{} cannot be confirmed: the driver's information file "
+                                         "has no Model or Device Minor line",
+                                         c.job.label(gpu.bus_id)),
+                             {gpu.error},
+                             gpu.bus_id,
+                             Effect::gpu_unusable});
            }
          }
          return hits;

@@ -78,6 +78,10 @@ TEST_CASE("faults: injected read errors (unreadable.json) are reported with the 
   const json* gpu = finding(j, "gpu.information-unreadable");
   REQUIRE(gpu);
   CHECK_THAT(evidence(*gpu), Catch::Contains("Permission denied"));
+  // what the checker could not read is not a node fault: not checked, a warning, GPU kept
+  CHECK(gpu->at("severity") == "warn");
+  CHECK(j.at("verdict") == "warn");
+  CHECK(j.at("usable_gpus") == 4);
 }
 
 // The driver's directory there but not to be looked at: unknown, never driver.not-loaded (whose

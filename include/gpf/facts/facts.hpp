@@ -95,6 +95,9 @@ struct GpuFacts {
   std::optional<unsigned> device_minor;
   std::optional<bool> excluded;
   std::string error; // the information file could not be read / parsed
+  // error is the OS's (the file exists and could not be read): the GPU was not checked, which
+  // says nothing about it; otherwise the driver's own file is malformed.
+  bool unreadable = false;
 };
 
 struct ModuleFacts {
