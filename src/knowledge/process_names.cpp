@@ -13,6 +13,8 @@ constexpr NvidiaDaemon k_daemons[] = {
      "https://docs.nvidia.com/deploy/driver-persistence/"},
     {"nv-fabricmanager", "Fabric Manager, which sets up NVSwitch systems",
      "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/"},
+    {"nvidia-imex", "IMEX, which shares GPU memory between the nodes of a multi-node NVLink domain",
+     "https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/"},
     {"nv-hostengine", "DCGM's host engine",
      "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/"},
     {"dcgm-exporter", "DCGM's Prometheus exporter", "https://github.com/NVIDIA/dcgm-exporter"},

@@ -145,6 +145,9 @@ Json services_json(const ServiceFacts& s) {
   j["persistenced"] = processes(s.persistenced);
   j["fabric_manager_version"] = opt(s.fabric_manager_version);
   j["nvswitch_nodes"] = strings(s.nvswitch_nodes);
+  j["imex"] = processes(s.imex);
+  j["imex_device"] = opt(s.imex_devices_line);
+  j["imex_channels"] = strings(s.imex_channels);
   return j;
 }
 

@@ -104,6 +104,28 @@ inline bool sees_host_processes(const ServiceFacts& s) {
   return s.process_table && s.host_process_table();
 }
 
+// A GB200/GB300 NVL compute tray: a Grace-Blackwell GPU on a PCI bus that was read and lists no
+// NVSwitch. Its NVLink fabric is managed on the switch trays, and the host-side piece is IMEX, not
+// the host Fabric Manager (https://github.com/Azure/AgentBaker/pull/8839). The evidence line that
+// says so, or nullopt when this is not one (or the bus was not read).
+inline std::optional<std::string> nvl_compute_tray(const Facts& f) {
+  const auto& pcie = f.topology.pcie;
+  if (!pcie.ran || pcie.devices_seen == 0 || !pcie.nvswitches.empty() ||
+      !f.topology.services.nvswitch_nodes.empty()) {
+    return std::nullopt;
+  }
+  for (const auto& g : f.gpus) {
+    const std::string model = g.model.value_or("");
+    if (model.find("GB200") != std::string::npos || model.find("GB300") != std::string::npos) {
+      return fmt::format(
+          "/sys/bus/pci/devices: {} devices, no NVSwitch (NVIDIA class 0x0680), GPU model {}: a "
+          "GB200/GB300 NVL compute tray, whose NVLink fabric is managed outside it",
+          pcie.devices_seen, model);
+    }
+  }
+  return std::nullopt;
+}
+
 inline std::string library_evidence(const CudaFacts& c) {
   return fmt::format("libcuda: {}", c.library_path.empty() ? c.library : c.library_path);
 }

@@ -706,22 +706,9 @@ std::span<const Rule> nvml_rules() {
            Hit hit{fmt::format("{}: {}: CUDA fails with cudaErrorSystemNotReady (802)", gpu, what),
                    ev, g.bus_id, Effect::gpu_unusable};
            // A GB200/GB300 NVL compute tray has NVLink but no NVSwitch of its own: the host
-           // Fabric Manager does not run there (starting it fails); the fabric is managed on
-           // the NVLink switch trays and the host-side piece is IMEX.
-           const auto& pcie = ctx.facts.topology.pcie;
-           const auto gpu_facts =
-               std::find_if(ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
-                            [&g](const GpuFacts& f) { return f.bus_id == g.bus_id; });
-           const std::string model =
-               gpu_facts != ctx.facts.gpus.end() ? gpu_facts->model.value_or("") : std::string();
-           const bool grace_blackwell_tray =
-               model.find("GB200") != std::string::npos || model.find("GB300") != std::string::npos;
-           if (grace_blackwell_tray && pcie.ran && pcie.devices_seen > 0 &&
-               pcie.nvswitches.empty()) {
-             hit.evidence.push_back(fmt::format(
-                 "/sys/bus/pci/devices: {} devices, no NVSwitch (NVIDIA class 0x0680), GPU model "
-                 "{}: a GB200/GB300 NVL compute tray, whose NVLink fabric is managed outside it",
-                 pcie.devices_seen, model));
+           // Fabric Manager does not run there (starting it fails).
+           if (auto tray = nvl_compute_tray(ctx.facts)) {
+             hit.evidence.push_back(std::move(*tray));
              hit.remedy =
                  "Do not start nvidia-fabricmanager on this node (it has no NVSwitch: a "
                  "GB200/GB300 NVL compute tray). Check that the NVLink switch trays' fabric "

@@ -13,11 +13,11 @@ std::span<const Rule> builtin_rules() {
   static const std::vector<Rule> table = [] {
     std::vector<Rule> all;
     for (auto part :
-         {driver_rules(),      module_rules(), devnode_rules(), gpu_rules(),     kernel_rules(),
-          env_rules(),         probe_rules(),  xid_rules(),     rminit_rules(),  gsp_rules(),
-          log_rules(),         hang_rules(),   pcie_rules(),    iommu_rules(),   shm_rules(),
-          limits_rules(),      ib_rules(),     rdma_rules(),    process_rules(), nvswitch_rules(),
-          persistence_rules(), nvml_rules(),   cuda_rules(),    nccl_rules()}) {
+         {driver_rules(), module_rules(),      devnode_rules(), gpu_rules(),     kernel_rules(),
+          env_rules(),    probe_rules(),       xid_rules(),     rminit_rules(),  gsp_rules(),
+          log_rules(),    hang_rules(),        pcie_rules(),    iommu_rules(),   shm_rules(),
+          limits_rules(), ib_rules(),          rdma_rules(),    process_rules(), nvswitch_rules(),
+          imex_rules(),   persistence_rules(), nvml_rules(),    cuda_rules(),    nccl_rules()}) {
       all.insert(all.end(), part.begin(), part.end());
     }
     return all;

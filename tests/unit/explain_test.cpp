@@ -116,12 +116,15 @@ TEST_CASE("remedies carry this host's values, not placeholders") {
              Catch::Contains("`nvidia-smi -r -i 0000:02:00.0`"));
   CHECK_THAT(remedy_of("topo-nvswitch-no-fm", "nvswitch.fabric-manager-missing"),
              Catch::Contains("nvidia-fabricmanager-550"));
+  // the channel device's major as the snapshot's proc/devices gives it
+  CHECK_THAT(remedy_of("imex-gb200-no-channel", "imex.channel-missing"),
+             Catch::Contains("mknod /dev/nvidia-caps-imex-channels/channel0 c 234 0"));
   // a remedy fits its error: a damaged file is not "run as root"
   CHECK_THAT(remedy_of("garbage-files", "probe.failed"), !Catch::Contains("root"));
   for (const auto& name : fixture_names()) {
     INFO(name);
     const auto r = run_preflight({"--root", fixture(name), "--format", "json"});
-    for (const char* placeholder : {"<bus id>", "<version>", "<branch>"}) {
+    for (const char* placeholder : {"<bus id>", "<version>", "<branch>", "<major>"}) {
       CHECK(r.out.find(placeholder) == std::string::npos);
     }
   }

@@ -150,6 +150,14 @@ struct ServiceFacts {
   std::string
       fabric_manager_version_source; // "var/lib/dpkg/status: nvidia-fabricmanager-550 550.54.14-1"
   std::vector<std::string> nvswitch_nodes; // dev/nvidia-nvswitch* entries
+  // IMEX (multi-node NVLink memory sharing): its daemon, the channel device's line in
+  // proc/devices ("511 nvidia-caps-imex-channels"; nullopt: not registered, i.e. IMEX channels
+  // disabled) and the channel nodes an administrator created (dev/nvidia-caps-imex-channels/*).
+  std::vector<ProcessSeen> imex;
+  bool proc_devices_read = false;
+  std::optional<std::string> imex_devices_line;
+  std::optional<unsigned> imex_major;
+  std::vector<std::string> imex_channels; // "dev/nvidia-caps-imex-channels/channel0"
   bool host_process_table() const {
     return init_comm && (*init_comm == "systemd" || *init_comm == "init");
   }

@@ -180,6 +180,7 @@ std::span<const Rule> iommu_rules();
 std::span<const Rule> shm_rules();
 std::span<const Rule> limits_rules();
 std::span<const Rule> nvswitch_rules();
+std::span<const Rule> imex_rules();
 std::span<const Rule> persistence_rules();
 std::span<const Rule> ib_rules();
 std::span<const Rule> rdma_rules();
