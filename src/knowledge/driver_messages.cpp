@@ -7,7 +7,9 @@
 #include "gpf/knowledge/driver_messages.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <vector>
 
 namespace gpf {
 namespace {
@@ -141,6 +143,186 @@ std::string driver_message_line(const DriverMessage& row) {
   out.append(row.logged ? "yes" : "no").append("\t").append(row.file).append("\t");
   escape_into(out, row.format);
   return out;
+}
+
+namespace {
+
+// A failure row's format as literal pieces between its conversions.
+struct FormatShape {
+  const DriverMessage* row = nullptr;
+  std::vector<std::string> literals;
+  bool leading_conversion = false;
+  bool trailing_conversion = false;
+};
+
+// A payload shorter than this in literal text would match too much ("%s: %s").
+constexpr std::size_t k_min_literal = 12;
+
+std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// The end of the conversion that starts at format[at] ('%'): flags, width, precision, length,
+// then the conversion character.
+std::size_t conversion_end(std::string_view format, std::size_t at) {
+  std::size_t i = at + 1;
+  while (i < format.size() &&
+         std::string_view("-+ #0123456789.*hlLqjzt").find(format[i]) != std::string_view::npos) {
+    ++i;
+  }
+  return std::min(i + 1, format.size());
+}
+
+std::optional<FormatShape> shape_of(const DriverMessage& row) {
+  std::string_view format = row.format;
+  format = format.substr(0, format.find('\n'));
+  constexpr std::string_view k_prefix = "NVRM:";
+  if (!format.starts_with(k_prefix)) {
+    return std::nullopt; // another module's prefix: the scanner reads NVRM payloads only
+  }
+  format = trim_blanks(format.substr(k_prefix.size()));
+  FormatShape shape;
+  shape.row = &row;
+  std::string literal;
+  std::size_t literal_chars = 0;
+  for (std::size_t i = 0; i < format.size();) {
+    if (format[i] == '%' && i + 1 < format.size() && format[i + 1] == '%') {
+      literal += '%';
+      i += 2;
+      continue;
+    }
+    if (format[i] != '%') {
+      literal += format[i++];
+      continue;
+    }
+    if (literal.empty() && shape.literals.empty()) {
+      shape.leading_conversion = true;
+    }
+    if (!literal.empty()) {
+      literal_chars += literal.size();
+      shape.literals.push_back(std::move(literal));
+      literal.clear();
+    }
+    i = conversion_end(format, i);
+    shape.trailing_conversion = i >= format.size();
+  }
+  if (!literal.empty()) {
+    literal_chars += literal.size();
+    shape.literals.push_back(std::move(literal));
+    shape.trailing_conversion = false;
+  }
+  if (literal_chars < k_min_literal) {
+    return std::nullopt;
+  }
+  return shape;
+}
+
+bool has_shape(std::string_view payload, const FormatShape& shape) {
+  const auto& lit = shape.literals;
+  std::size_t first = 0;
+  std::size_t pos = 0;
+  if (!shape.leading_conversion) {
+    if (!payload.starts_with(lit.front())) {
+      return false;
+    }
+    pos = lit.front().size();
+    first = 1;
+  }
+  const std::size_t middle_end = shape.trailing_conversion ? lit.size() : lit.size() - 1;
+  for (std::size_t i = first; i < middle_end; ++i) {
+    const auto at = payload.find(lit[i], pos);
+    if (at == std::string_view::npos) {
+      return false;
+    }
+    pos = at + lit[i].size();
+  }
+  if (shape.trailing_conversion) {
+    return true;
+  }
+  if (first > middle_end) { // one literal, no conversion: the whole payload
+    return payload.size() == pos;
+  }
+  return payload.ends_with(lit.back()) && payload.size() - lit.back().size() >= pos;
+}
+
+} // namespace
+
+const DriverMessage* match_failure_message(std::string_view payload) {
+  static const std::vector<FormatShape> shapes = [] {
+    // a text the driver also prints where it is no failure (another file, another family) does
+    // not tell a failure
+    std::set<std::string_view> elsewhere;
+    for (const DriverMessage& row : k_rows) {
+      if (message_family(row.family).judgement != J::failure) {
+        elsewhere.insert(row.format);
+      }
+    }
+    std::vector<FormatShape> out;
+    for (const DriverMessage& row : k_rows) {
+      if (row.logged && message_family(row.family).judgement == J::failure &&
+          !elsewhere.contains(row.format)) {
+        if (auto shape = shape_of(row)) {
+          out.push_back(std::move(*shape));
+        }
+      }
+    }
+    return out;
+  }();
+  payload = trim_blanks(payload);
+  for (const auto& shape : shapes) {
+    if (has_shape(payload, shape)) {
+      return shape.row;
+    }
+  }
+  return nullptr;
+}
+
+std::string_view failure_remedy(MessageFamily family) {
+  switch (family) {
+  case F::rm_init_step:
+    return "Read the RmInitAdapter failed line that follows it (its rminit finding names the "
+           "step); reset the GPU (`nvidia-smi -r`) or reboot, and drain the node if it returns";
+  case F::module_init:
+  case F::module_mismatch:
+    return "Reinstall the driver so that every nvidia module comes from one installation "
+           "(`modinfo -F version nvidia nvidia-uvm nvidia-modeset`), then reload it or reboot";
+  case F::pci_resources:
+    return "Check the GPU's PCI resources (`lspci -vv -d 10de:`: BARs assigned, Above 4G "
+           "decoding and Resizable BAR in the firmware set-up, or `pci=realloc`), then reboot";
+  case F::interrupts:
+    return "Check that MSI/MSI-X works for the GPU (`lspci -vv` MSI-X: Enable+) or load the "
+           "driver with NVreg_EnableMSI=0; then reload the driver";
+  case F::driver_conflict:
+    return "Unload the driver that holds the GPU or its memory region (nouveau, vfio-pci, a "
+           "framebuffer driver: `lspci -nnk -d 10de:`), then reload the NVIDIA driver";
+  case F::dma_mapping:
+    return "Check the IOMMU set-up (`dmesg | grep -i -e DMAR -e AMD-Vi`; iommu=pt for bare "
+           "metal) and the GPU's DMA mask; reboot if it repeats";
+  case F::memory:
+    return "The kernel was short of memory when the driver asked: check `free -m` and the "
+           "kernel log around the line, then reload the driver or reboot";
+  case F::gpu_memory_numa:
+    return "Check the GPU memory NUMA set-up of this coherent system (`numactl -H`, "
+           "CoherentGPUMemoryMode) and the driver's NUMA onlining; reboot if it repeats";
+  case F::gpu_reset:
+    return "The GPU could not be reset: reboot the node (a cold power cycle if it repeats) "
+           "and drain it if the GPU stays unreset";
+  case F::gpu_not_supported:
+    return "Install the driver flavour that supports this set-up (the proprietary module for "
+           "vGPU guests), or use a supported configuration";
+  case F::driver_internal:
+    return "Reload the driver or reboot; if it repeats, collect `nvidia-bug-report.sh` for "
+           "NVIDIA support";
+  default:
+    return "Read the kernel log around the line (`dmesg | grep NVRM`) for the GPU and step it "
+           "names";
+  }
 }
 
 MessageListDiff compare_driver_messages(std::string_view list_text) {

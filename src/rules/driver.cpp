@@ -4,6 +4,7 @@
 #include "common.hpp"
 
 #include "gpf/knowledge/data_age.hpp"
+#include "gpf/knowledge/driver_messages.hpp"
 #include "gpf/knowledge/module_signing.hpp"
 
 namespace gpf {
@@ -558,6 +559,41 @@ std::span<const Rule> driver_rules() {
        .events = log_events({LogEventKind::no_gpu_initialized}),
        .cases = {fires("cause-legacy-branch"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
+      {.id = "driver.failure-logged",
+       .stage = Stage::host,
+       .severity = Severity::warn,
+       .severity_from = "info for a message logged before the last driver reload",
+       .title = "The driver logged none of its own failure messages",
+       .remedy = "Read the kernel log around the line (`dmesg | grep NVRM`) for the GPU and step "
+                 "it names",
+       .source = k_driver_messages_url,
+       .explanation =
+           "The driver printed one of the failure messages of its own catalogue (every NVRM: "
+           "message of NVIDIA's open kernel modules at the catalogue's tag, each read and put in "
+           "a family) that no more specific rule judges: PCI resources or interrupts it could "
+           "not set up, a DMA mapping or memory it could not get, a GPU reset that failed, "
+           "modules from different installations, an internal step of the resource manager. "
+           "The finding names the family, what it means and where the driver prints it, so "
+           "that no failure the driver can print passes in silence. The verdict is warn (info "
+           "when logged before the last driver reload): the GPUs the driver lists are judged as usual, and "
+           "the line says which one it concerns. Confirm by hand: `dmesg | grep NVRM`.",
+       .evidence = "The current boot's NVRM: lines whose text has the shape of a failure message "
+                   "of the catalogue (include/gpf/knowledge/driver_messages.hpp), and the last "
+                   "`NVRM: loading` line, which tells a message logged before the driver was "
+                   "reloaded.",
+       .reads = "kernel-log",
+       .events = log_events({LogEventKind::driver_failure}),
+       .cases = {fires("log-driver-failure"), silent("log-app-xids")},
+       .check = [](const RuleContext& c) -> std::vector<Hit> {
+         return host_events_rule(c, true, [](const LogEvent& e) {
+           // the event's detail is its catalogue row's format: the family's next step
+           const auto rows = driver_message_table();
+           const auto row = std::find_if(rows.begin(), rows.end(), [&e](const DriverMessage& r) {
+             return r.format == e.detail;
+           });
+           return row != rows.end() ? std::string(failure_remedy(row->family)) : std::string();
+         });
+       }},
       {.id = "driver.end-of-life",
        .stage = Stage::host,
        .severity = Severity::info,

@@ -70,7 +70,7 @@ constexpr EventSet k_evidence_only_events =
 
 // The last LogEventKind (as the kind names of src/report/log_json.cpp end): the routing test covers
 // every kind up to it.
-inline constexpr LogEventKind k_last_log_event_kind = LogEventKind::module_symbol;
+inline constexpr LogEventKind k_last_log_event_kind = LogEventKind::driver_failure;
 
 // An event of one Xid or SXid code with each word its line may carry (Fatal, Nonfatal, none):
 // whichever row judges any of them judges that code somewhere.

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -136,8 +137,11 @@ inline std::vector<Hit> gpu_events_rule(const RuleContext& c, const GpuRuleSpec&
   return hits;
 }
 
-// Host-level events (naming no device) that the row being evaluated judges: one hit each.
-inline std::vector<Hit> host_events_rule(const RuleContext& c, bool reload_clears) {
+// Host-level events (naming no device) that the row being evaluated judges: one hit each, with
+// remedy_of's remedy for an event that still counts (empty: the row's).
+inline std::vector<Hit>
+host_events_rule(const RuleContext& c, bool reload_clears,
+                 const std::function<std::string(const LogEvent&)>& remedy_of = {}) {
   std::vector<Hit> hits;
   for (const auto& e : c.facts.log.host_events) {
     if (!c.rule->events.judges(e)) {
@@ -152,6 +156,8 @@ inline std::vector<Hit> host_events_rule(const RuleContext& c, bool reload_clear
       hit.message += " — before the last driver reload; no longer counted";
       hit.severity = Severity::info;
       hit.remedy = "Nothing to do unless it happens again after the reload";
+    } else if (remedy_of) {
+      hit.remedy = remedy_of(e);
     }
     hits.push_back(std::move(hit));
   }

@@ -182,10 +182,14 @@ TEST_CASE("driver messages: example lines") {
         std::vector<std::string>{"NVRM: BAR1 is %lluM", "NVRM: RmInitAdapter: 1%"});
 }
 
-// Both ways: a row judged evidence of a kind is recognised as that kind, and a row judged
-// otherwise is recognised as nothing (else the scanner already judges it and the row must say so).
+// Every way: a row judged evidence of a kind is recognised as that kind; a failure the driver logs
+// is a driver-failure event (unless its format has too little fixed text to be told apart, which
+// few have); any other row is recognised as nothing (else the scanner already judges it and the
+// row must say so, or a failure's shape is loose enough to take a benign line).
 TEST_CASE("driver messages: each row's judgement is what the scanner makes of its line") {
   std::size_t evidence = 0;
+  std::size_t failures = 0;
+  std::size_t failures_seen = 0;
   for (const DriverMessage& row : driver_message_table()) {
     const MessageFamilyInfo& family = message_family(row.family);
     const std::vector<std::string> got = recognised(row);
@@ -193,9 +197,35 @@ TEST_CASE("driver messages: each row's judgement is what the scanner makes of it
     if (family.judgement == MessageJudgement::evidence) {
       ++evidence;
       CHECK(got == std::vector<std::string>{std::string(family.event_kind)});
+    } else if (family.judgement == MessageJudgement::failure && row.logged &&
+               row.format.starts_with("NVRM:")) {
+      ++failures;
+      if (!got.empty()) {
+        ++failures_seen;
+        CHECK(got == std::vector<std::string>{"driver-failure"});
+      }
     } else {
       CHECK(got.empty());
     }
   }
   CHECK(evidence >= 10);
+  CHECK(failures >= 130);
+  CHECK(failures_seen + 10 >= failures);
+}
+
+TEST_CASE("driver messages: a failure's shape is anchored, whole and specific") {
+  const auto* msix = match_failure_message("GPU 0000:2a:00.0: Failed to allocate MSI-X entries.");
+  REQUIRE(msix);
+  CHECK(msix->family == MessageFamily::interrupts);
+  CHECK(msix->file == "kernel-open/nvidia/nv-msi.c");
+  const auto* dma = match_failure_message("nv_dma_map_pages: Failed to create a DMA mapping!");
+  REQUIRE(dma);
+  CHECK(dma->family == MessageFamily::dma_mapping);
+  CHECK_FALSE(failure_remedy(dma->family).empty());
+  // text before the format's first literal, or after its last, is another message
+  CHECK_FALSE(match_failure_message("note: nv_dma_map_pages: Failed to create a DMA mapping! ok"));
+  CHECK_FALSE(
+      match_failure_message("GPU 0000:2a:00.0: Failed to allocate MSI-X entries. (forged)"));
+  CHECK_FALSE(match_failure_message("this text is in no catalogue and says nothing"));
+  CHECK_FALSE(match_failure_message(""));
 }

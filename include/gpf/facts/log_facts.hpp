@@ -76,6 +76,10 @@ enum class LogEventKind {
   // A module failed to link against the running kernel or its companion ("disagrees about
   // version of symbol X", "Unknown symbol X"): detail is the module's name, meaning names X.
   module_symbol,
+  // A message of the driver's own catalogue whose family is a failure that no signature above
+  // judges (include/gpf/knowledge/driver_messages.hpp, match_failure_message): meaning is the
+  // family's with the source file, detail the row's format. Names no device (the line does).
+  driver_failure,
 };
 
 // One decoded event; repeated lines with the same key are one event with a count.

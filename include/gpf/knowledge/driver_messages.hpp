@@ -96,6 +96,15 @@ const MessageFamilyInfo& message_family(MessageFamily family);
 std::string_view print_level_name(PrintLevel level);
 std::string_view message_judgement_name(MessageJudgement judgement);
 
+// The failure message (judgement failure, logged with default module options) that an NVRM
+// payload (the text after "NVRM:" and its blanks) is an instance of: the payload has the shape of
+// the format's first line, each conversion standing for any text, and the format holds enough
+// literal text to be told apart. nullptr when none.
+const DriverMessage* match_failure_message(std::string_view payload);
+
+// What to do about a message of a failure family: a concrete next step.
+std::string_view failure_remedy(MessageFamily family);
+
 // The rows as the extracted list writes them: "module\tlevel\tlogged\tfile\tformat", the format
 // with C escapes as in the source (\n, \t, \", \\).
 std::string driver_message_line(const DriverMessage& row);

@@ -5,6 +5,7 @@
 // (joined with spaces across the lines of a multi-line message) or the whole kernel message.
 #include "gpf/probes/kernel_log_signatures.hpp"
 
+#include "gpf/knowledge/driver_messages.hpp"
 #include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/probes/parsers.hpp"
 #include "gpf/util/text.hpp"
@@ -1141,6 +1142,29 @@ std::optional<std::string> pci_after(std::string_view text, std::string_view mar
   return normalize_bus_id(token);
 }
 
+namespace {
+
+// An NVRM payload no signature took that is one of the driver's own failure messages: an event
+// that says which family of failure and where the driver prints it, so that no failure the
+// driver can print passes in silence.
+std::optional<Recognised> failure_message(std::string_view payload) {
+  const DriverMessage* row = match_failure_message(payload);
+  if (row == nullptr) {
+    return std::nullopt;
+  }
+  Recognised out;
+  LogEvent& e = out.event;
+  e.kind = LogEventKind::driver_failure;
+  e.detail = capped(row->format); // the row's key: the rules find its family by it
+  const auto bus = first_bus_id(payload);
+  e.meaning = fmt::format("the driver logged a failure{}: {} ({})",
+                          bus ? " for GPU " + *bus : std::string(),
+                          message_family(row->family).meaning, row->file);
+  return out;
+}
+
+} // namespace
+
 std::optional<Recognised> match_signature(std::span<const std::string_view> messages) {
   if (messages.empty() || task_record(messages.front())) {
     return std::nullopt;
@@ -1173,6 +1197,9 @@ std::optional<Recognised> match_signature(std::span<const std::string_view> mess
       out.consumed = used;
       return out;
     }
+  }
+  if (is_nvrm) {
+    return failure_message(first_text);
   }
   return std::nullopt;
 }
