@@ -290,7 +290,11 @@ bool LogExplanation::node_cause() const {
 
 class LogExplainer::Impl {
 public:
-  Impl() : m_rows(log_patterns().size()), m_cuda(cuda_errors().size()) { m_partial.reserve(4096); }
+  Impl()
+      : m_rows(log_patterns().size()), m_cuda(cuda_errors().size()),
+        m_nccl(nccl_warn_families().size()) {
+    m_partial.reserve(4096);
+  }
 
   void feed(std::string_view bytes) {
     m_bytes += bytes.size();
@@ -370,6 +374,25 @@ public:
         m.count = m_cuda[e].count;
         out.matches.push_back(std::move(m));
       }
+      // An NCCL WARN no pattern row or CUDA error took, known by its family (what its message
+      // starts with): the family's node rules are candidates, the job's fault not ruled out.
+      const auto families = nccl_warn_families();
+      for (std::size_t f = 0; cause == LogCause::ambiguous && f < families.size(); ++f) {
+        if (m_nccl[f].count == 0) {
+          continue;
+        }
+        LogMatch m;
+        m.pattern = "nccl-warn-" + std::string(families[f].id);
+        m.cause = cause;
+        m.rules = split_ids(families[f].rules);
+        m.meaning =
+            fmt::format("NCCL WARN of its {} family: {}", families[f].name, families[f].meaning);
+        m.source = families[f].source;
+        m.line = std::move(m_nccl[f].line);
+        m.line_number = m_nccl[f].line_number;
+        m.count = m_nccl[f].count;
+        out.matches.push_back(std::move(m));
+      }
     }
     // Kernel-log matches of the job (application Xids) go after the node causes and either's too.
     const auto rank = [](const LogMatch& m) {
@@ -390,6 +413,8 @@ private:
       hit_of_line = &m_rows[static_cast<std::size_t>(__builtin_ctzll(found))];
     } else if (const CudaError* e = cuda_error_in(text)) {
       hit_of_line = &m_cuda[static_cast<std::size_t>(e - cuda_errors().data())];
+    } else if (const NcclWarnFamily* f = nccl_warn_family(text)) {
+      hit_of_line = &m_nccl[static_cast<std::size_t>(f - nccl_warn_families().data())];
     } else {
       return;
     }
@@ -446,6 +471,7 @@ private:
 
   std::vector<RowHit> m_rows;
   std::vector<RowHit> m_cuda; // one per CUDA error row
+  std::vector<RowHit> m_nccl; // one per NCCL WARN family
   std::string m_partial;
   bool m_skipping = false;
   std::uint64_t m_bytes = 0;

@@ -342,3 +342,30 @@ TEST_CASE("explain-log: the CUDA errors' printed texts are distinctive") {
   }
   CHECK(printed >= 3);
 }
+
+TEST_CASE("explain-log: an NCCL WARN no row knows is named by its family, the node not blamed") {
+  const std::string sockets =
+      "n1:1:2 [0] misc/socket.cc:540 NCCL WARN NET/Socket : Connect to 10.0.0.1<1234> failed : "
+      "Software caused connection abort";
+  const std::string p2p =
+      "n1:1:2 [1] transport/p2p.cc:200 NCCL WARN failed to peer with device 1(=1): 217 peer "
+      "access is not supported between these two devices";
+  const auto ex = explain_log_text("step 1\n" + sockets + "\n" + p2p + "\n" + sockets + "\n");
+  REQUIRE(ex.matches.size() == 2);
+  for (const auto& m : ex.matches) {
+    INFO(m.pattern);
+    CHECK(m.cause == LogCause::ambiguous); // the job's or the node's: never "the node" alone
+    CHECK_FALSE(m.rules.empty());
+    CHECK_THAT(m.source, Catch::StartsWith("https://github.com/NVIDIA/nccl/"));
+  }
+  const auto& s = ex.matches.front().pattern == "nccl-warn-sockets" ? ex.matches[0] : ex.matches[1];
+  CHECK(s.pattern == "nccl-warn-sockets");
+  CHECK(s.count == 2);
+  CHECK(s.line_number == 2);
+  CHECK_THAT(s.meaning, Catch::StartsWith("NCCL WARN of its sockets family"));
+  CHECK_FALSE(ex.node_cause());
+  // a WARN whose message starts with nothing the families know, and INFO lines: nothing
+  CHECK(explain_log_text("n1:1:2 [0] NCCL WARN rank 3 saw NET/IB late\n"
+                         "n1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB\n")
+            .matches.empty());
+}
