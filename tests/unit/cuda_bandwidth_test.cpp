@@ -5,9 +5,13 @@
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/util/robust.hpp"
 #include "probes/cuda/live_probe.hpp"
+#include "probes/cuda/memory_room.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <filesystem>
 
 using namespace gpf::cuda_test;
 using gpf::test::evidence;
@@ -186,6 +190,41 @@ TEST_CASE("bandwidth: no pinned memory leaves the figures unmeasured, the GPUs u
   CHECK_THAT(evidence(*finding(j, "cuda.bandwidth-measured")), Catch::Contains("not checked"));
 }
 
+TEST_CASE("bandwidth: the pinned buffers fit the memory cgroup's room, or the step is left out") {
+  // cuda-4gpu with this process in a cgroup v2 /job whose parent sets the smaller room
+  gpf::test::TempDir root;
+  std::filesystem::copy(fixture("cuda-4gpu"), root.path,
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks);
+  root.write("proc/self/cgroup", "0::/slice/job\n");
+  root.write("sys/fs/cgroup/slice/job/memory.max", "max\n");
+  const auto with_room = [&](std::uint64_t mib) {
+    root.write("sys/fs/cgroup/slice/memory.max", std::to_string(mib << 20) + "\n");
+    root.write("sys/fs/cgroup/slice/memory.current", std::to_string(16u << 20) + "\n");
+    return live(root.path.string(), {{"FAKE_CUDA_GPUS", "4"}}).json();
+  };
+  // the other children on 4 GPUs: 64 + 192 x 6 + 32 x 5 = 1376 MiB
+  const std::uint64_t others = gpf::cuda::host_memory_need_bytes(4, false) >> 20;
+  REQUIRE(others == 1376);
+  // plenty of room: the default 128 MiB per GPU
+  json j = with_room(others + 16 + 4 * 200);
+  CHECK(j.at("facts").at("cuda").at("bandwidth").at("bytes") == 128u << 20);
+  // room for 64 MiB per GPU: the copies shrink to it, the figures are still measured
+  j = with_room(others + 16 + 4 * 64);
+  CHECK(j.at("facts").at("cuda").at("bandwidth").at("bytes") == 64u << 20);
+  CHECK(j.at("facts").at("cuda").at("devices").at(0).contains("h2d_gbps"));
+  CHECK(j.at("verdict") == "pass");
+  // room for 16 MiB per GPU: left out with the reason, the GPUs still checked and usable
+  j = with_room(others + 16 + 4 * 16);
+  const json& bw = j.at("facts").at("cuda").at("bandwidth");
+  CHECK(bw.at("ran") == false);
+  CHECK_THAT(
+      bw.at("not_checked").get<std::string>(),
+      Catch::StartsWith("memory: the live stage needs about 1376 MiB without it on 4 GPUs") &&
+          Catch::Contains("/sys/fs/cgroup/slice/memory.max"));
+  CHECK(j.at("usable_gpus") == 4);
+}
+
 TEST_CASE("bandwidth: the figures replay from cuda.json and reach Prometheus and summarize") {
   const json first =
       live(fixture("cuda-4gpu"), {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_D2H_GBPS", "0:8"}}).json();
@@ -355,4 +394,21 @@ TEST_CASE("bandwidth: a GPU another process holds is started and tested, never t
     CHECK(p.ok);
     CHECK(p.gbps.has_value() == (p.from != 1 && p.to != 1));
   }
+}
+
+TEST_CASE("bandwidth: the checker's cgroup from /proc/self/cgroup, v2 first, v1's memory else") {
+  using gpf::cuda::parse_self_cgroup;
+  const auto v2 = parse_self_cgroup("0::/system.slice/job.service\n");
+  REQUIRE(v2);
+  CHECK(v2->v2);
+  CHECK(v2->path == "/system.slice/job.service");
+  const auto v1 =
+      parse_self_cgroup("12:cpu,cpuacct:/a\n5:memory:/kubepods/pod1/c1\n1:name=systemd:/x\n");
+  REQUIRE(v1);
+  CHECK_FALSE(v1->v2);
+  CHECK(v1->path == "/kubepods/pod1/c1");
+  // a path that leaves the hierarchy, or no path at all, names no cgroup
+  CHECK_FALSE(parse_self_cgroup("0::/../../etc\n"));
+  CHECK_FALSE(parse_self_cgroup("0::\n"));
+  CHECK_FALSE(parse_self_cgroup("garbage"));
 }

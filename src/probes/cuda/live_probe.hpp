@@ -38,6 +38,9 @@ inline constexpr double k_per_gpu_share = 0.6;
 // small enough to pin and to fit beside a job's leftovers.
 inline constexpr std::size_t k_bandwidth_bytes = 128u << 20;
 inline constexpr std::size_t k_peer_bandwidth_bytes = 64u << 20;
+// The smallest host copy the step still times when a memory cgroup leaves less than the default
+// (memory_room.hpp): a copy of 32 MiB lasts over a millisecond on a PCIe 5.0 x16 link.
+inline constexpr std::size_t k_bandwidth_min_bytes = 32u << 20;
 inline constexpr int k_bandwidth_repeats = 3;
 // The rate the budget's estimate of the step assumes, in GB/s: below any GPU's PCIe x16 link, so
 // that the estimate errs long. An estimate of time, never a judgement of a figure.

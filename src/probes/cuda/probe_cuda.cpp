@@ -9,6 +9,7 @@
 #include "gpf/util/plural.hpp"
 
 #include "probes/cuda/live_probe.hpp"
+#include "probes/cuda/memory_room.hpp"
 
 #include <fmt/format.h>
 
@@ -95,7 +96,8 @@ void attach_holders(Facts& facts) {
 // The optional bandwidth step: asked for unless --no-bandwidth, started only when its estimate fits
 // the budget left after the stage's own deadline. It runs inside that deadline (the copies take
 // milliseconds on a working link), which stays the stage's bound.
-void plan_bandwidth(const ProbeOptions& options, const Facts& facts, cuda::LiveProbeInput& in) {
+void plan_bandwidth(const Host& host, const ProbeOptions& options, const Facts& facts,
+                    cuda::LiveProbeInput& in) {
   for (const auto& [minor, procs] : gpu_holders(facts.topology.gpu_processes)) {
     for (const auto& gpu : facts.gpus) {
       if (gpu.device_minor == minor) {
@@ -122,6 +124,26 @@ void plan_bandwidth(const ProbeOptions& options, const Facts& facts, cuda::LiveP
                       estimate, std::max(0.0, after_stage), *options.budget_s,
                       options.nccl ? " and the NCCL test's" : "");
       return;
+    }
+  }
+  // The pinned buffers sized to the memory cgroup's room: the live stage's other children first,
+  // then what is left shared among the GPUs; too little for a meaningful copy leaves the step out
+  // (never an OOM kill, which would end the check without a verdict).
+  if (const auto room = cuda::cgroup_memory_room(host)) {
+    const std::size_t gpus = std::max<std::size_t>(facts.gpus.size(), 1);
+    const std::uint64_t others = cuda::host_memory_need_bytes(gpus, false);
+    const std::uint64_t share = room->bytes > others ? (room->bytes - others) / gpus : 0;
+    if (share < r.bytes) {
+      const std::size_t fit = static_cast<std::size_t>(share) & ~((std::size_t{1} << 20) - 1);
+      if (fit < cuda::k_bandwidth_min_bytes) {
+        in.bandwidth_not_checked = fmt::format(
+            "memory: the live stage needs about {} MiB without it on {}, and this memory cgroup "
+            "leaves {} MiB ({}): no room for {} MiB of pinned buffers per GPU",
+            others >> 20, counted(gpus, "GPU"), room->bytes >> 20, room->evidence,
+            cuda::k_bandwidth_min_bytes >> 20);
+        return;
+      }
+      r.bytes = fit;
     }
   }
   in.bandwidth = r;
@@ -209,7 +231,7 @@ ProbeStatus probe_cuda(const Host& host, const ProbeOptions& options, Facts& fac
   for (const auto& gpu : facts.gpus) {
     input.driver_gpus.push_back({gpu.bus_id, gpu.uuid});
   }
-  plan_bandwidth(options, facts, input);
+  plan_bandwidth(host, options, facts, input);
   plan_active(options, input);
   input.job_visible_devices = host.environment().get("CUDA_VISIBLE_DEVICES");
   input.job_device_order = host.environment().get("CUDA_DEVICE_ORDER");
