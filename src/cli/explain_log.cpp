@@ -530,10 +530,7 @@ const Rule* rule_in(std::span<const Rule> rules, std::string_view id) {
 // not (skipped, failed: a kernel log a non-root user cannot read), no finding is no evidence,
 // and the candidate is "not checked" rather than rejected.
 bool inputs_read(const ExplainLogChecked& checked, const Rule& rule) {
-  for (const auto word : split(rule.reads, ' ')) {
-    if (word.empty()) {
-      continue;
-    }
+  for (const auto word : rule.reads.names()) {
     const auto it = std::find_if(checked.probes.begin(), checked.probes.end(),
                                  [&](const ProbeStatus& p) { return p.name == word; });
     if (it == checked.probes.end() || it->state != ProbeState::ok) {
@@ -766,10 +763,8 @@ std::string explanation_text(const ExplainLogOptions& o, const LogExplanation& e
         if (c.state == CandidateState::not_checked) {
           add_once(unchecked, c.id);
           if (c.rule != nullptr) {
-            for (const auto word : split(c.rule->reads, ' ')) {
-              if (!word.empty()) {
-                add_once(unread, std::string(word));
-              }
+            for (const auto word : c.rule->reads.names()) {
+              add_once(unread, std::string(word));
             }
           }
         }

@@ -207,6 +207,9 @@ Json report_json(const Report& r) {
     findings.push_back(std::move(fj));
   }
   j["findings"] = std::move(findings);
+  // Rules not checked (Assessment::not_checked), counted by the probe not read: the ids are
+  // `gpu-preflight rules --format json`'s rows whose "reads" names it.
+  j["rules_not_checked"] = rules_not_checked_by_probe(a);
   Json gpus = Json::array();
   for (const auto& g : a.gpus) {
     Json gj;

@@ -187,6 +187,12 @@ std::string render_prometheus(const Report& r) {
       e.sample({{"probe", p.name}, {"status", std::string(word)}}, p.state == s ? 1 : 0);
     }
   }
+  e.family("gpu_preflight_rules_not_checked",
+           "Rules that found nothing because a probe they read did not give its facts, by that "
+           "probe (not passes).");
+  for (const auto& [probe, count] : rules_not_checked_by_probe(r.assessment)) {
+    e.sample({{"probe", probe}}, count);
+  }
   e.family("gpu_preflight_last_check_timestamp_seconds",
            "When the last check ran, in seconds since the Unix epoch.");
   e.sample({}, static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(

@@ -155,6 +155,9 @@ nlohmann::ordered_json rules_json(std::span<const Rule> rules) {
     if (!r->caused_by.empty()) {
       rj["caused_by"] = caused_by_text(*r);
     }
+    if (!r->reads.empty()) {
+      rj["reads"] = r->reads.names();
+    }
     arr.push_back(std::move(rj));
   }
   j["rules"] = std::move(arr);
@@ -240,6 +243,14 @@ std::string render_explain(const Rule& r) {
     out += field("Causes:",
                  fmt::format("usually {}; when one is found, it is named as the primary cause",
                              caused_by_text(r)));
+  }
+  if (!r.reads.empty()) {
+    out +=
+        field("Reads:",
+              fmt::format("the {} probe{}; where {} not read, the rule is not checked, "
+                          "not passed",
+                          fmt::join(r.reads.names(), ", "), r.reads.names().size() == 1 ? "" : "s",
+                          r.reads.names().size() == 1 ? "it is" : "one is"));
   }
   return out + fmt::format("{:<11}{}\n", "Sources:", reader_source(r.source)); // never cut
 }

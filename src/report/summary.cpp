@@ -91,4 +91,14 @@ std::string not_checked(const Facts& facts) {
   return printable(fmt::format("{}", fmt::join(parts, "; ")));
 }
 
+std::map<std::string, int> rules_not_checked_by_probe(const Assessment& a) {
+  std::map<std::string, int> out;
+  for (const auto& nc : a.not_checked) {
+    for (const auto& probe : nc.probes) {
+      ++out[probe];
+    }
+  }
+  return out;
+}
+
 } // namespace gpf

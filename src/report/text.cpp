@@ -280,6 +280,17 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   if (const auto skipped = not_checked(r.facts); !skipped.empty()) {
     append_field(out, "not checked: ", skipped, width);
   }
+  if (!r.assessment.not_checked.empty()) {
+    std::vector<std::string> by_probe;
+    for (const auto& [probe, count] : rules_not_checked_by_probe(r.assessment)) {
+      by_probe.push_back(fmt::format("{} {}", probe, count));
+    }
+    append_field(out, "rules not checked: ",
+                 fmt::format("{}, their inputs not read ({}); `gpu-preflight rules --format "
+                             "json` lists what each reads",
+                             r.assessment.not_checked.size(), fmt::join(by_probe, ", ")),
+                 width);
+  }
   // The age of the data every judgement above rests on: anything newer is said to be so.
   {
     const auto& age = data_age();

@@ -881,7 +881,7 @@ std::span<const Rule> cuda_rules() {
        .evidence =
            "The job's CUDA version (--expect-cuda, else $CUDA_HOME/version.json, else /usr/local/cuda/version.json), the kernel module's version (/proc/driver/nvidia/version) or, with forward compatibility, the cuda-compat libcuda's version; "
            "cuDriverGetVersion when only the CUDA probe knows the driver (WSL2).",
-       .reads = "compat",
+       .reads = {ProbeId::compat},
        .cases = {fires("compat-cuda121-driver470"), silent("compat-cuda124-driver535")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
@@ -928,7 +928,7 @@ std::span<const Rule> cuda_rules() {
            "Framework wheels usually carry SASS for common GPUs, so training often works; "
            "the warning says it is not guaranteed.",
        .evidence = "The job's CUDA version and the driver version, as for cuda.driver-too-old.",
-       .reads = "compat",
+       .reads = {ProbeId::compat},
        .cases = {fires("compat-cuda134-driver580"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto r = cuda_on_driver(c);
@@ -960,7 +960,7 @@ std::span<const Rule> cuda_rules() {
            "It is supported on data-center GPUs, select NGC-ready RTX parts and Jetson only.",
        .evidence =
            "The libcuda.so.1 the loader picks (its path has a compat/ component) and its version against the kernel module's.",
-       .reads = "compat driver",
+       .reads = {ProbeId::compat, ProbeId::driver},
        .cases = {fires("compat-forward-compat"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
@@ -1150,7 +1150,7 @@ std::span<const Rule> cuda_rules() {
        .evidence = "The CUresult of the enumeration child's first failed step (cuInit: "
                    "CUDA_ERROR_STUB_LIBRARY, 34) or a loaded libcuda whose file (dlinfo "
                    "RTLD_DI_LINKMAP) lies under /stubs/; LD_LIBRARY_PATH of the job environment.",
-       .reads = "cuda",
+       .reads = {ProbeId::cuda},
        .cases = {fires("cuda-stub"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -1189,7 +1189,7 @@ std::span<const Rule> cuda_rules() {
            "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804), the libcuda file loaded, "
            "cuDriverGetVersion, and the kernel module's version (proc/driver/nvidia/version, "
            "else sys/module/nvidia/version).",
-       .reads = "cuda driver",
+       .reads = {ProbeId::cuda, ProbeId::driver},
        .cases = {fires("cuda-driver-mismatch"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& cuda = c.facts.cuda;
@@ -1403,7 +1403,7 @@ std::span<const Rule> cuda_rules() {
            "It stays in the recommendation and never counts against --min-gpus.",
        .evidence =
            "the failing step and its CUresult, the processes holding the GPU's device node (/proc/<pid>/fd), the compute mode",
-       .reads = "cuda",
+       .reads = {ProbeId::cuda},
        .cases = {fires("cuda-gpu-in-use", "0000:5d:00.0"), silent("cuda-gpu-faults")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -1913,7 +1913,7 @@ std::span<const Rule> cuda_rules() {
            "cuInit. For those GPUs, the ACS control of the bridges between them (their config "
            "space under sys/bus/pci/devices) and, outside a VM (cpuinfo hypervisor flag), the "
            "IOMMU's DMA translation (sys/kernel/iommu_groups/*/type, proc/cmdline).",
-       .reads = "cuda",
+       .reads = {ProbeId::cuda},
        .cases = {fires("topo-acs-p2p-hang"), silent("topo-acs-off")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return multi_evidence_hits(c, true);

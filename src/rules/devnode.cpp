@@ -45,7 +45,7 @@ std::span<const Rule> devnode_rules() {
        .evidence =
            "Whether dev/nvidiactl exists (stat), judged only when proc/driver/nvidia exists "
            "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
-       .reads = "devices",
+       .reads = {ProbeId::devices},
        .cases = {fires("missing-nvidiactl"), silent("missing-gpu-node")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(c, "dev/nvidiactl",
@@ -69,7 +69,7 @@ std::span<const Rule> devnode_rules() {
        .evidence =
            "Whether dev/nvidia-uvm exists (stat), judged only when proc/driver/nvidia exists "
            "and the host is not WSL2 (a wsl2 kernel with /dev/dxg).",
-       .reads = "devices",
+       .reads = {ProbeId::devices},
        .cases = {fires("missing-uvm"), silent("missing-gpu-node")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return node_missing(
@@ -94,7 +94,7 @@ std::span<const Rule> devnode_rules() {
        .evidence = "dev/nvidiactl and dev/nvidia-uvm where they exist: their file type (stat: a "
                    "character device) and whether this user may open them read-write (faccessat "
                    "R_OK|W_OK with the effective ids).",
-       .reads = "devices",
+       .reads = {ProbeId::devices},
        .cases = {fires("node-not-accessible"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;

@@ -261,7 +261,7 @@ std::span<const Rule> driver_rules() {
            "module.nouveau-loaded kernel.below-driver-floor gpu.not-supported "
            "gpu.not-supported-open-module gpu.needs-open-module gpu.open-module-unsupported "
            "gsp. rminit. driver.probe-failed driver.api-mismatch",
-       .reads = "driver",
+       .reads = {ProbeId::driver},
        .cases = {fires("cuda-no-driver"), silent("cuda-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (c.facts.driver.loaded || !driver_expected(c.facts)) {
@@ -322,7 +322,7 @@ std::span<const Rule> driver_rules() {
            "When the bus cannot be read, or a device's vendor cannot, the usual driver.not-loaded judgement stays.",
        .evidence =
            "The entries of /sys/bus/pci/devices and each one's vendor attribute; the hypervisor CPU flag (/proc/cpuinfo).",
-       .reads = "pcie",
+       .reads = {ProbeId::pcie},
        .cases = {fires("nogpu-vm-no-passthrough"), silent("nogpu-vendor-unreadable")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          if (!driver_expected(c.facts) || !bus_has_no_nvidia_device(c.facts)) {
@@ -455,7 +455,7 @@ std::span<const Rule> driver_rules() {
            "version <X>, but this kernel module has the version <Y>` (575+: `the client "
            "'<name>' (pid <N>) has the version ...`), the last `NVRM: loading` line, and the "
            "loaded module's version (proc/driver/nvidia/version).",
-       .reads = "driver kernel-log",
+       .reads = {ProbeId::driver, ProbeId::kernel_log},
        .events = log_events({LogEventKind::api_mismatch}),
        .cases = {fires("log-api-mismatch"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -505,7 +505,7 @@ std::span<const Rule> driver_rules() {
            "The current boot's kernel-log lines `NVRM: The NVIDIA probe routine was not called "
            "for <N> device(s).` and the last `NVRM: loading` line, which tells a message "
            "logged before the driver was reloaded.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::probe_not_called}),
        .cases = {fires("log-probe-routine"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
@@ -530,7 +530,7 @@ std::span<const Rule> driver_rules() {
            "device(s).` (and `nvidia: probe of <bus> failed` lines whose address could not be "
            "read), and the last `NVRM: loading` line, which tells a message logged before the "
            "driver was reloaded.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::probe_failed}),
        .cases = {fires("log-probe-routine"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
@@ -555,7 +555,7 @@ std::span<const Rule> driver_rules() {
            "initialized.` (older drivers: `... graphics adapters ...`) and `NVRM: No NVIDIA "
            "GPU found.`, and the last `NVRM: loading` line, which tells a message logged "
            "before the driver was reloaded.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::no_gpu_initialized}),
        .cases = {fires("cause-legacy-branch"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
@@ -581,7 +581,7 @@ std::span<const Rule> driver_rules() {
                    "of the catalogue (include/gpf/knowledge/driver_messages.hpp), and the last "
                    "`NVRM: loading` line, which tells a message logged before the driver was "
                    "reloaded.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::driver_failure}),
        .cases = {fires("log-driver-failure"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -678,7 +678,7 @@ std::span<const Rule> driver_rules() {
            "a different one means a partial upgrade or a module left over from an older install.",
        .evidence =
            "/sys/module/{nvidia_uvm,nvidia_modeset,nvidia_drm}/version against the driver's version (/proc/driver/nvidia/version).",
-       .reads = "compat driver",
+       .reads = {ProbeId::compat, ProbeId::driver},
        .cases = {fires("compat-module-version-mismatch"), silent("compat-cuda124-driver535")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
@@ -718,7 +718,7 @@ std::span<const Rule> driver_rules() {
        .evidence =
            "libcuda.so.1 and libnvidia-ml.so.1 as the dynamic loader would find them for the job (LD_LIBRARY_PATH, /etc/ld.so.cache, default directories; "
            "inside --root), their versions from the file names their links resolve to, against the kernel module's version.",
-       .reads = "compat driver",
+       .reads = {ProbeId::compat, ProbeId::driver},
        .cases = {fires("compat-lib-mismatch"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const DriverView& d = c.job.driver;
@@ -761,7 +761,7 @@ std::span<const Rule> driver_rules() {
            "When it is first in the loader's search path the job loads it instead of the driver's library, and every CUDA call fails.",
        .evidence =
            "The first libcuda.so.1 in the loader's search order and whether its path has a stubs/ component.",
-       .reads = "compat",
+       .reads = {ProbeId::compat},
        .cases = {fires("compat-stub-first"), silent("compat-cuda130-v100")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& lib = c.facts.compat.libcuda;

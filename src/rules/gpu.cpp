@@ -63,7 +63,7 @@ std::span<const Rule> gpu_rules() {
            "Each GPU's Device Minor N (proc/driver/nvidia/gpus/*/information) and dev/nvidiaN: "
            "whether it exists (stat) and whether this user may open it read-write (faccessat "
            "R_OK|W_OK with the effective ids).",
-       .reads = "devices",
+       .reads = {ProbeId::devices},
        .cases = {fires("missing-gpu-node", "0000:3a:00.0"), silent("missing-nvidiactl")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -250,7 +250,7 @@ std::span<const Rule> gpu_rules() {
            "commands`. The PCIe link-down, D3cold and BAR lines naming the GPU or a port above "
            "it (its path under sys/bus/pci/devices) and the cpuinfo hypervisor flag give the "
            "likely cause.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::fallen_off_bus}, {LogEventKind::fallen_off_bus}),
        .cases = {fires("log-only-gpu-fallen-off", "0000:18:00.0"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -282,7 +282,7 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines `NVRM: This PCI I/O region assigned to your "
            "NVIDIA device is invalid: BARn is 0M @ 0x... (PCI:<bus>)`, or a lone `BARn is 0M @ "
            "...` line, on a GPU the driver lists.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::bar_invalid}),
        .cases = {fires("log-rminit-0x26-vm-bar", "0000:18:00.0"), silent("log-rminit-0x26-iommu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
@@ -306,7 +306,7 @@ std::span<const Rule> gpu_rules() {
            "driver release` on a GPU the driver lists, and `NVRM: The NVIDIA <board> GPU "
            "installed in this system is supported through the NVIDIA <branch> Legacy drivers`, "
            "which names the board, not its address.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::not_supported}),
        .cases = {fires("cause-legacy-branch"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -350,7 +350,7 @@ std::span<const Rule> gpu_rules() {
            "10de:<id>) installed in this system is not supported by open nvidia.ko because it "
            "does not include the required GPU System Processor (GSP)` on a GPU the driver "
            "lists.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::not_supported_open}),
        .cases = {fires("log-gpu-bring-up", "0000:3a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
@@ -372,7 +372,7 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines on a GPU the driver lists: Xid 54 (`NVRM: Xid "
            "(PCI:<bus>): 54, ...`) and `NVRM: GPU <bus>: GPU does not have the necessary power "
            "cables connected`.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::power}, {LogEventKind::power_cables}),
        .cases = {fires("log-gpu-bring-up", "0000:18:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return gpu_events_rule(c, {}); }},
@@ -395,7 +395,7 @@ std::span<const Rule> gpu_rules() {
            "The current boot's kernel-log lines `NVRM: A GPU crash dump has been created.`, "
            "and the last `NVRM: loading` line, which tells a dump logged before the driver was "
            "reloaded.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::crash_dump}),
        .cases = {fires("log-only-gpu-fallen-off"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},
@@ -594,7 +594,7 @@ std::span<const Rule> gpu_rules() {
            "on other GPUs cuInit returns CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804).",
        .evidence =
            "Whether the loader's libcuda is a cuda-compat one newer than the kernel module, and each GPU's model segment.",
-       .reads = "compat driver",
+       .reads = {ProbeId::compat, ProbeId::driver},
        .cases = {fires("compat-forward-compat-geforce", "0000:07:00.0"),
                  silent("compat-forward-compat")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -697,7 +697,7 @@ std::span<const Rule> gpu_rules() {
        .explanation =
            "In Exclusive-Process mode one process at a time may hold a context on the GPU; a second gets CUDA_ERROR_DEVICE_UNAVAILABLE (46). Fine for one process per GPU; the CUDA probe releases its contexts before the job starts, so it does not hold the GPU.",
        .evidence = "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe).",
-       .reads = "cuda",
+       .reads = {ProbeId::cuda},
        .cases = {fires("cuda-compute-modes", "0000:01:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return exclusive_mode_hits(c); }},
       // One judgement with nvml.compute-prohibited (compute_prohibited_hits): this row reports
@@ -714,7 +714,7 @@ std::span<const Rule> gpu_rules() {
            "the same setting; a GPU is reported once, here when the CUDA probe read it.",
        .evidence =
            "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE of each CUDA device (CUDA probe), and NVML's compute mode where it read one.",
-       .reads = "cuda",
+       .reads = {ProbeId::cuda},
        .cases = {fires("cuda-compute-modes", "0000:02:00.0"), silent("cuda-4gpu-passed")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return compute_prohibited_hits(c, "cuda");

@@ -38,7 +38,7 @@ std::span<const Rule> gsp_rules() {
            "image found`, and the firmware loader's `nvidia <bus>: Direct firmware load for "
            "nvidia/<version>/gsp_*.bin failed with error -N` (gsp_log_*.bin is optional); the "
            "last `NVRM: loading` line.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::gsp_firmware}),
        .cases = {fires("log-gpu-bring-up", "0000:2a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {

@@ -21,7 +21,7 @@ std::span<const Rule> hang_rules() {
            "The kernel reports a task that sat in uninterruptible sleep for longer than kernel.hung_task_timeout_secs as `INFO: task <name>:<pid> blocked for more than N seconds`, followed by its call trace. When the trace runs through the NVIDIA modules (functions tagged [nvidia], [nvidia_uvm], ...), the driver itself was stuck: the next CUDA call on the node may hang the same way, and the stuck task usually cannot be killed. Only the current boot counts; a driver reload after it makes it information.",
        .evidence =
            "The hung-task line and the first call-trace line in the NVIDIA modules, from the current boot's kernel log.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::hung_task}),
        .cases = {fires("log-hung-task-uvm"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return host_events_rule(c, true); }},

@@ -87,7 +87,7 @@ std::span<const Rule> ib_rules() {
            "A multi-node job's collectives run over the host's RDMA ports. A port that is not ACTIVE leaves NCCL with fewer rails (slower) or none (it falls back to TCP sockets, or the job hangs at its first collective). The port's logical state and its physical state are independent and together say why: DOWN with LinkUp means the cable is fine but no subnet manager configured the port; INIT or ARMED with LinkUp means the subnet manager has not activated it yet; Polling means there is no physical link at all (cable, transceiver, switch port). A port switched off (phys_state Disabled) is ib.port-disabled's. Which ports a site expects active, and at which rate, is site policy: see the ib.ports.* facts of --rules.",
        .evidence =
            "state, phys_state, rate and link_layer of each port under sys/class/infiniband/<device>/ports/.",
-       .reads = "rdma",
+       .reads = {ProbeId::rdma},
        .cases = {fires("ib-port-down"), silent("ib-port-disabled")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -116,7 +116,7 @@ std::span<const Rule> ib_rules() {
            "A port whose physical state is Disabled was switched off: by hand (`ibportstate ... disable`), by the NIC's configuration or by the switch. On a node whose other ports are active that is rarely meant: a job that spreads its traffic over every HCA (NCCL's default) runs with one rail less, and one whose NCCL_IB_HCA names the port fails to start its collectives. The finding names the GPUs whose nearest NIC it is, the ones whose GPUDirect traffic it should carry. Where ports are off by design (a spare rail, a management port), the site says so with --severity ib.port-disabled=info (or --disable). A node on which no port is active at all is information: nothing is lost against its siblings.",
        .evidence =
            "phys_state and state of each port under sys/class/infiniband/<device>/ports/, the other ports' states, and the nearest NIC of each GPU (PCIe topology).",
-       .reads = "rdma",
+       .reads = {ProbeId::rdma},
        .cases = {fires("ib-port-disabled"), silent("ib-port-down")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& rdma = c.facts.topology.rdma;

@@ -52,7 +52,7 @@ std::span<const Rule> imex_rules() {
        .evidence = "The GPU models (GB200/GB300) and the PCI bus without an NVSwitch; the "
                    "nvidia-caps-imex-channels line of proc/devices; the entries of "
                    "dev/nvidia-caps-imex-channels/.",
-       .reads = "driver pcie services",
+       .reads = {ProbeId::driver, ProbeId::pcie, ProbeId::services},
        .cases = {fires("imex-gb200-no-channel"), silent("imex-gb200-ready")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& s = c.facts.topology.services;
@@ -100,7 +100,7 @@ std::span<const Rule> imex_rules() {
            "said. Confirm by hand: `systemctl status nvidia-imex` and `nvidia-imex-ctl -N`.",
        .evidence = "The GPU models (GB200/GB300) and the PCI bus without an NVSwitch; the process "
                    "table (/proc/<pid>/comm nvidia-imex) when it is the host's.",
-       .reads = "driver pcie services",
+       .reads = {ProbeId::driver, ProbeId::pcie, ProbeId::services},
        .cases = {fires("imex-gb200-no-service"), silent("imex-gb200-ready")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& s = c.facts.topology.services;

@@ -85,7 +85,7 @@ std::span<const Rule> iommu_rules() {
            "An IOMMU that translates the GPUs' DMA (group type DMA or DMA-FQ) makes peer-to-peer traffic go through the root complex for address translation; NCCL then runs slowly or hangs. NVIDIA's NCCL guide recommends iommu=pt (passthrough) or VT-d/AMD-Vi off on bare metal. In a virtual machine the guest sees the hypervisor's virtual IOMMU and cannot fix the host, so the finding explains instead of warning.",
        .evidence =
            "The type of each GPU's IOMMU group (sys/kernel/iommu_groups/N/type), else the IOMMU groups and units with the kernel command line (iommu=pt, iommu.passthrough=1, *iommu=off); the hypervisor flag of /proc/cpuinfo.",
-       .reads = "iommu",
+       .reads = {ProbeId::iommu},
        .cases = {fires("topo-iommu-translated"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto gpus = job_gpus(c);

@@ -29,7 +29,7 @@ std::span<const Rule> kernel_rules() {
            "Users who hit such hangs usually fixed them with NCCL_P2P_DISABLE=1, which points at PCIe peer-to-peer problems - ACS enabled on PCIe switches or the IOMMU redirecting P2P traffic - rather than at the kernel version. "
            "gVisor's fixed 4.4.0 and WSL2 kernels are not judged (kernel.release-not-judged).",
        .evidence = "uname -r (the first X.Y.Z of the release) and the number of usable GPUs.",
-       .reads = "kernel",
+       .reads = {ProbeId::kernel},
        .cases = {fires("cuda-2gpu-kernel54"), silent("cuda-no-driver")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& k = c.facts.kernel;

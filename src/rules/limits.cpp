@@ -22,7 +22,7 @@ std::span<const Rule> limits_rules() {
            "information where RDMA devices exist but none of their ports is active. Not reported without RDMA devices.",
        .evidence =
            "Max locked memory in /proc/self/limits (the checker's limits, which `gpu-preflight exec` hands to the job) and the entries of /sys/class/infiniband.",
-       .reads = "shm",
+       .reads = {ProbeId::shm},
        .cases = {fires("ib-memlock-low"), silent("ib-hgx-healthy")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& shm = c.facts.topology.shm;

@@ -20,7 +20,7 @@ std::span<const Rule> module_rules() {
            "host-level failure: the verdict is fail, no GPU is recommended, and it is named as "
            "the cause of driver.not-loaded.",
        .evidence = "The module names in proc/modules (a `nouveau` line).",
-       .reads = "modules",
+       .reads = {ProbeId::modules},
        .events = log_events({LogEventKind::nouveau}),
        .cases = {fires("nouveau"), silent("healthy-4gpu")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {

@@ -171,7 +171,7 @@ std::span<const Rule> nccl_rules() {
                .evidence =
                    "The step, its deadline, each rank's GPU, the library and NCCL's last NCCL_DEBUG=INFO lines.",
                .caused_by = "cuda.multi-gpu-hung cuda.multi-gpu-failed",
-               .reads = "nccl",
+               .reads = {ProbeId::nccl},
                .cases = {fires("nccl-all-reduce-hung"), silent("nccl-wrong-result")},
                .check = [](const RuleContext& c) -> std::vector<Hit> {
                  return hung(c, k_nccl_all_reduce_step, "ncclAllReduce");

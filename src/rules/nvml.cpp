@@ -104,7 +104,7 @@ std::span<const Rule> nvml_rules() {
            "only the kernel log speaks for it.",
        .evidence =
            "the loader's error for libnvidia-ml.so.1 (only when the kernel driver is loaded)",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-library-missing"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
@@ -123,7 +123,7 @@ std::span<const Rule> nvml_rules() {
        .source = k_src_init,
        .explanation = "An NVML without nvmlInit_v2, the count or handle calls cannot name any GPU.",
        .evidence = "the missing symbol names",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-symbol-missing"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
@@ -151,7 +151,7 @@ std::span<const Rule> nvml_rules() {
                       "container having lost its device access when systemd reloaded its units: "
                       "only a new container gets it back.",
        .evidence = "the init call and its nvmlReturn_t with NVML's words",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-init-failed"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
@@ -216,7 +216,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A driver that does not answer nvmlInit within the deadline is wedged; CUDA will hang too.",
        .evidence = "the step that was running when the child was killed and for how long",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-init-hung"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          const auto& n = ctx.facts.nvml;
@@ -238,7 +238,7 @@ std::span<const Rule> nvml_rules() {
            "An NVML call that never returns on one GPU means that GPU is wedged in the driver; "
            "the others were asked in their own children and still answered.",
        .evidence = "the NVML call the GPU's child was in when the deadline killed it",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-gpu-hung", "0000:3a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -270,7 +270,7 @@ std::span<const Rule> nvml_rules() {
            "Other handle errors (reset required, interrupt issue, power cables) also keep work off the GPU. "
            "No permission is not reported: that GPU belongs to another container.",
        .evidence = "the handle call by PCI bus id and its nvmlReturn_t",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-gpu-lost", "0000:2a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -304,7 +304,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A failed remap means a memory row could not be repaired; NVIDIA treats it as the RMA criterion.",
        .evidence = "nvmlDeviceGetRemappedRows: failureOccurred and the uncorrectable count",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-memory-faults", "0000:2a:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -330,7 +330,7 @@ std::span<const Rule> nvml_rules() {
            "Pending remaps take effect at the next reset; "
            "NVIDIA says new work can still start meanwhile, so the GPU stays in the recommendation.",
        .evidence = "nvmlDeviceGetRemappedRows: isPending and the counts",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-memory-faults", "0000:18:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -360,7 +360,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "Before Ampere a double-bit error blocks new contexts until the page is retired, which needs a reset or a driver reload.",
        .evidence = "nvmlDeviceGetRetiredPagesPendingStatus and the retired page counts",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-memory-faults", "0000:3a:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -392,7 +392,7 @@ std::span<const Rule> nvml_rules() {
            "until it is done, the GPU should not take new work. "
            "An unknown value is the driver asking for something.",
        .evidence = "field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (230)",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-health-faults", "0000:2a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -450,7 +450,7 @@ std::span<const Rule> nvml_rules() {
            "Before Ampere a double-bit error blocks new contexts until its page is retired (the GPU is dropped). "
            "From Ampere on errors are contained to the application that met them: a warning, unless the row-remap or recovery-action checks fire.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) and the architecture",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-health-faults", "0000:18:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -492,7 +492,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "Aggregate counts are history: they say the board has had memory errors, not that it has one now.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, AGGREGATE)",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-memory-faults", "0000:5d:00.0"), silent("nvml-health-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -520,7 +520,7 @@ std::span<const Rule> nvml_rules() {
            "Idle, application clocks and software power cap are normal and not reported.",
        .evidence =
            "nvmlDeviceGetCurrentClocksEventReasons bits 0x8, 0x40, 0x80 and the temperature",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-health-faults", "0000:3a:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -570,7 +570,7 @@ std::span<const Rule> nvml_rules() {
            "a GPU's link is reported here only when sysfs did not read it. The GPU stays usable.",
        .evidence = "nvmlDeviceGetCurrPcieLinkWidth against nvmlDeviceGetMaxPcieLinkWidth",
        .caused_by = "pcie.link-downtrained",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-link-faults", "0000:18:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -599,7 +599,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "GPUs lower their link speed when idle, so a lower generation at preflight time is normal.",
        .evidence = "nvmlDeviceGetCurrPcieLinkGeneration against nvmlDeviceGetMaxPcieLinkGeneration",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-link-faults", "0000:3a:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -625,7 +625,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A link down while the others are up costs peer bandwidth; NCCL may fall back to slower paths.",
        .evidence = "nvmlDeviceGetNvLinkState per link",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-link-faults", "0000:2a:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -662,7 +662,7 @@ std::span<const Rule> nvml_rules() {
            "the remedy then names the switch trays' fabric management and the IMEX service and channel (https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/imexchannels.html) instead.",
        .evidence =
            "nvmlDeviceGetGpuFabricInfo: state and status; the fabric manager process and package",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-link-faults", "0000:5d:00.0"), silent("nvml-compute-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
@@ -735,7 +735,7 @@ std::span<const Rule> nvml_rules() {
        .evidence = "nvmlDeviceGetComputeMode",
        .caused_by = "gpu.compute-mode-prohibited",
        // NVML's readings are in the job view only when its init succeeded.
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-compute-faults", "0000:5d:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return compute_prohibited_hits(ctx, "nvml");
@@ -749,7 +749,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "In EXCLUSIVE_PROCESS mode one process owns the GPU; the job's context creation would fail.",
        .evidence = "nvmlDeviceGetComputeMode and nvmlDeviceGetComputeRunningProcesses_v2",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-compute-faults", "0000:18:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
@@ -785,7 +785,7 @@ std::span<const Rule> nvml_rules() {
            "Both rows judge alike: a warning where a process holds GPU memory or the node is meant "
            "to be idle (--expect-idle), information otherwise.",
        .evidence = "nvmlDeviceGetComputeRunningProcesses_v2: pid and used memory",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-compute-faults", "0000:3a:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
@@ -829,7 +829,7 @@ std::span<const Rule> nvml_rules() {
        .explanation =
            "A pending MIG mode takes effect at the next reset; until then the GPU runs in its current mode.",
        .evidence = "nvmlDeviceGetMigMode: current and pending",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-health-faults", "0000:5d:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {
@@ -861,7 +861,7 @@ std::span<const Rule> nvml_rules() {
        // The sibling of persistence.not-running (the process table): no daemon is what usually
        // leaves the mode off. Both are information, so neither changes the verdict.
        .caused_by = "persistence.not-running",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-compute-faults", "0000:2a:00.0"), silent("nvml-link-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(
@@ -902,7 +902,7 @@ std::span<const Rule> nvml_rules() {
            "is not judged (its errors may be that process's), nor one the CUDA stage did not "
            "reach.",
        .evidence = "each counter that rose: the NVML call, its value before and after",
-       .reads = "nvml cuda",
+       .reads = {ProbeId::nvml, ProbeId::cuda},
        .cases = {fires("nvml-traffic-faults", "0000:01:00.0"), silent("cuda-4gpu")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
@@ -937,7 +937,7 @@ std::span<const Rule> nvml_rules() {
            "memory patterns, so a job's data would meet the same. The GPU is left out of the "
            "recommendation. A GPU another process uses is not judged.",
        .evidence = "nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE) before and after",
-       .reads = "nvml cuda",
+       .reads = {ProbeId::nvml, ProbeId::cuda},
        .cases = {fires("nvml-traffic-faults", "0000:02:00.0"), silent("cuda-4gpu")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [&ctx](const NvmlGpu& g, const std::string& gpu,
@@ -976,7 +976,7 @@ std::span<const Rule> nvml_rules() {
            "NVML gave during the samples. The GPU stays in the recommendation.",
        .evidence = "the GPU's highest sampled SM clock and power, its peers' median, the "
                    "clock-event reasons seen",
-       .reads = "nvml cuda",
+       .reads = {ProbeId::nvml, ProbeId::cuda},
        .cases = {fires("nvml-traffic-faults", "0000:03:00.0"), silent("cuda-4gpu")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          std::vector<Hit> hits;
@@ -1017,7 +1017,7 @@ std::span<const Rule> nvml_rules() {
            "is corrupted those records cannot be trusted. The GPU still runs, so it stays in the "
            "recommendation.",
        .evidence = "nvmlDeviceValidateInforom's NVML_ERROR_CORRUPTED_INFOROM (14)",
-       .reads = "nvml",
+       .reads = {ProbeId::nvml},
        .cases = {fires("nvml-traffic-faults", "0000:04:00.0"), silent("nvml-memory-faults")},
        .check = [](const RuleContext& ctx) -> std::vector<Hit> {
          return each_gpu(ctx, [](const NvmlGpu& g, const std::string& gpu, std::vector<Hit>& hits) {

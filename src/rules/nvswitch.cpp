@@ -83,7 +83,7 @@ std::span<const Rule> nvswitch_rules() {
            "On HGX/DGX systems with NVSwitches the NVLink fabric is set up by the Fabric Manager daemon. Until it runs, CUDA initialisation fails with CUDA_ERROR_SYSTEM_NOT_READY (802) and the GPUs report their fabric state as not completed.",
        .evidence =
            "NVSwitches: /dev/nvidia-nvswitch<N> nodes or NVIDIA PCI devices of class 0x0680; the process table (/proc/<pid>/comm, where the name shows as nv-fabricmanage).",
-       .reads = "services",
+       .reads = {ProbeId::services},
        .cases = {fires("topo-nvswitch-no-fm"), silent("topo-nvswitch-container")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& t = c.facts.topology;
@@ -107,7 +107,7 @@ std::span<const Rule> nvswitch_rules() {
            "Inside a container's PID namespace the host's processes are invisible, so a missing nv-fabricmanager there proves nothing; the check says it was not made.",
        .evidence =
            "NVSwitches as for nvswitch.fabric-manager-missing; /proc/1/comm (systemd or init on a host).",
-       .reads = "services",
+       .reads = {ProbeId::services},
        .cases = {fires("topo-nvswitch-container"), silent("topo-nvswitch-fm-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& t = c.facts.topology;
@@ -135,7 +135,7 @@ std::span<const Rule> nvswitch_rules() {
            "Fabric Manager must have exactly the driver's version; a different one refuses to start, and CUDA initialisation then fails with 802.",
        .evidence =
            "The installed nvidia-fabricmanager package in the Debian package database (var/lib/dpkg/status), against the driver version; RPM databases are not read.",
-       .reads = "services driver",
+       .reads = {ProbeId::services, ProbeId::driver},
        .cases = {fires("topo-nvswitch-fm-mismatch"), silent("topo-nvswitch-container")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& s = c.facts.topology.services;
@@ -163,7 +163,7 @@ std::span<const Rule> nvswitch_rules() {
        .explanation =
            "NVSwitch errors are logged as SXids (`nvidia-nvswitchN: SXid (PCI:…): <code>, …`, three lines per error). NVIDIA's SXid catalog in the Fabric Manager User Guide says which are fatal to the fabric: after one, NVLink traffic through the switch fails (the GPUs see Xid 74/45) until the GPUs and NVSwitches are reset. The catalog decides, not the word in the line; an SXid the catalog does not list follows its line's own word (Fatal is fatal). Only the current boot counts: a reboot resets the fabric, and SXids of earlier boots are information (log.earlier-boot).",
        .evidence = "The SXid lines of the current boot's kernel log.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = sxid_events(true),
        .cases = {fires("log-sxid-fatal"), silent("log-sxid-earlier-boot")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return sxid_hits(c); }},
@@ -177,7 +177,7 @@ std::span<const Rule> nvswitch_rules() {
        .explanation =
            "Non-fatal SXids differ widely: some stall NVLink traffic through a port until the fabric is reset (12028, 11004: jobs hang with Xid 45), some cost NVLink throughput (replays, thermal single-lane mode), and some are corrected by the hardware or logged at every link training and can be safely ignored (single-bit ECC, 22013). A flat 'non-fatal is a warning' would warn on every boot of some hosts, so the catalog's class decides: harmless ones are information. An SXid the catalog does not list is a warning unless its line says Fatal.",
        .evidence = "The SXid lines of the current boot's kernel log.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = sxid_events(false),
        .cases = {fires("log-sxid-earlier-boot"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> { return sxid_hits(c); }},

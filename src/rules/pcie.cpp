@@ -79,7 +79,7 @@ std::span<const Rule> pcie_rules() {
                        "PCIe Access Control Services on a switch port or root port can force peer-to-peer requests and completions up to the root complex (ReqRedir, CmpltRedir, EgressCtrl). GPU-to-GPU copies then cross the CPU's root complex and, with an IOMMU, its translation: slow at best, a hang of NCCL's first collective at worst. NVIDIA's NCCL guide asks for ACS off on bridges between GPUs. Only bridges below the deepest bridge two GPUs share are judged: the ones above both never see their peer traffic.",
                    .evidence =
                        "The `config` file (binary configuration space) of each bridge on the sysfs path of each GPU the job uses: the ACS extended capability (ID 0x000D) and its control register.",
-                   .reads = "pcie",
+                   .reads = {ProbeId::pcie},
                    .cases = {fires("topo-acs-redirect"), silent("topo-acs-off")},
                    .check = [](const RuleContext& c) -> std::vector<Hit> {
                      const auto& t = c.facts.topology;

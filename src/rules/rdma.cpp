@@ -47,7 +47,7 @@ std::span<const Rule> rdma_rules() {
            "For a NIC to read and write GPU memory directly (GPUDirect RDMA), the NIC driver must be able to pin GPU memory: through the nvidia_peermem module (or the legacy nv_peer_mem of MLNX_OFED), or through the kernel's DMA-BUF, which the open NVIDIA kernel module supports on kernels 5.12 and newer and which NVIDIA now recommends. Without either, NCCL stages every inter-node transfer through host memory: the job runs, much slower. With the open module on a 5.12+ kernel a missing peer-memory module is information only.",
        .evidence =
            "sys/class/infiniband (RDMA devices), proc/modules (nvidia_peermem, nv_peer_mem), the driver's flavour (proc/driver/nvidia/version) and the kernel release.",
-       .reads = "rdma modules",
+       .reads = {ProbeId::rdma, ProbeId::modules},
        .cases = {fires("cause-peermem-symbols"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const Facts& f = c.facts;

@@ -19,7 +19,7 @@ std::span<const Rule> rminit_rules() {
            "The driver logs RmInitAdapter failed! (0xAA:0xBB:N) when it cannot initialise a GPU; AA names the stage (RM_INIT_*), BB the NV_STATUS. The reason is often a few lines away in the same boot, found by the GPU's bus id in one table of causes (src/rules/causes.hpp): its PCIe link went down (Surprise Down, Link Down or a fatal AER error on the GPU or a port above it), the PCI core could not bring it out of D3cold, an invalid or unassigned BAR (BAR1 is 0M, no space for the BAR, Cannot reserve BAR), or an IOMMU/vfio fault naming the GPU. Those lines are quoted with the finding, and the likely cause and its remedy follow from where the check runs: in a virtual machine the hypervisor's pass-through is at fault; on bare metal the slot, the firmware (Above 4G decoding, Resizable BAR) or the kernel's IOMMU settings.",
        .evidence =
            "The RmInitAdapter line; the same boot's link (AER, pciehp), power-state, BAR, DMAR/AMD-Vi and vfio lines naming the GPU or, for a link, a port above it (the PCIe path); the cpuinfo hypervisor flag decides VM or bare metal.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = log_events({LogEventKind::rm_init_failed, LogEventKind::rm_init_minor}),
        .cases = {fires("cause-d3cold-rminit", "0000:01:00.0"), silent("cause-iommu-fault-p2p")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {

@@ -22,7 +22,7 @@ std::span<const Rule> shm_rules() {
        .explanation =
            "NCCL's shared-memory transport and PyTorch DataLoader workers allocate segments in /dev/shm. Docker gives containers 64 MB by default; NCCL then fails with 'No space left on device' while creating or extending /dev/shm/nccl-* segments, or hangs. Checked when two or more GPUs are used; 1 GiB is NVIDIA's suggested minimum (--shm-size=1g).",
        .evidence = "statvfs of /dev/shm (a snapshot's statvfs.json) and its /proc/mounts line.",
-       .reads = "shm",
+       .reads = {ProbeId::shm},
        .cases = {fires("topo-shm-small"), silent("topo-mig-uuid")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          const auto& shm = c.facts.topology.shm;

@@ -166,10 +166,31 @@ public:
     name_devices(kept);
     sort_findings();
     decide_verdict();
+    list_not_checked();
     return std::move(m_a);
   }
 
 private:
+  // Derived from the rows alone: a rule whose `.reads` names a probe that did not give its facts,
+  // and that found nothing in what was read, was not checked.
+  void list_not_checked() {
+    for (const auto& rule : m_rules) {
+      std::vector<std::string> unread;
+      for (const auto name : rule.reads.names()) {
+        const auto it = std::find_if(m_facts.probes.begin(), m_facts.probes.end(),
+                                     [name](const ProbeStatus& p) { return p.name == name; });
+        if (it == m_facts.probes.end() || it->state != ProbeState::ok) {
+          unread.emplace_back(name);
+        }
+      }
+      const bool found = std::any_of(m_a.findings.begin(), m_a.findings.end(),
+                                     [&rule](const Finding& f) { return f.id == rule.id; });
+      if (!unread.empty() && !found) {
+        m_a.not_checked.push_back({std::string(rule.id), std::move(unread)});
+      }
+    }
+  }
+
   // The driver's GPUs and CUDA's devices (on WSL2 the only ones); the rules drop those that fail.
   void start_with_every_gpu_usable() {
     for (const auto& gpu : m_facts.gpus) {

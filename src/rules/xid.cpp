@@ -28,7 +28,7 @@ bool add_xid_code_rule(std::vector<Rule>& rules, std::string_view id, unsigned x
   row.id = id;
   row.stage = Stage::gpu;
   row.severity = most;
-  row.reads = "kernel-log";
+  row.reads = {ProbeId::kernel_log};
   row.severity_from = "as the built-in xid.* row that judges the event (site policy per Xid)";
   row.title = "No Xid of one code in the current boot (site policy per Xid)";
   row.remedy = "Follow the finding";
@@ -80,7 +80,7 @@ std::span<const Rule> xid_rules() {
            "154 lines, which settle earlier ones. The GPU's state now weighs an old one: "
            "NVML's recovery action, pending row remaps and page retirements, volatile "
            "uncorrectable ECC count and persistence mode, and the CUDA probe's result on it.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::reset}),
        .cases = {fires("log-xid-nvlink5-words", "0000:2a:00.0"), silent("log-xid79-one-of-8")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -106,7 +106,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a node reboot or VM restart; the GPU's later Xid 154 lines, which settle "
            "earlier ones.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::reboot}),
        .cases = {fires("log-xid-classes", "0000:2a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -134,7 +134,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) resolves "
            "with a driver or firmware update; the last `NVRM: loading` line and the GPU's "
            "later Xid 154 lines, which settle earlier ones.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::update_software}),
        .cases = {fires("log-xid-classes", "0000:3a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -164,7 +164,7 @@ std::span<const Rule> xid_rules() {
            "a warning, or whose line does not say Fatal where the catalog leaves it to the "
            "line; the last `NVRM: loading` line and the GPU's later Xid 154 lines, which "
            "settle earlier ones.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::warning}),
        .cases = {fires("log-xid-nvlink5-words", "0000:3a:00.0"), silent("log-xid79-one-of-8")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -190,7 +190,7 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) attributes "
            "to an application.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::application}),
        .cases = {fires("log-app-xids", "0000:2a:00.0"), silent("log-api-mismatch")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -213,7 +213,7 @@ std::span<const Rule> xid_rules() {
            "The current boot's kernel-log lines `NVRM: Xid (PCI:<bus>): <n>, ...` on a GPU the "
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) classes as "
            "informational.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::informational}),
        .cases = {fires("log-xid-classes", "0000:18:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -241,7 +241,7 @@ std::span<const Rule> xid_rules() {
            "driver lists whose Xid the Xid catalog (src/knowledge/xid_catalog.cpp) does not "
            "list and whose line does not say Fatal; the last `NVRM: loading` line and the "
            "GPU's later Xid 154 lines, which settle earlier ones.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = unlisted_xid_events(),
        .cases = {fires("log-xid-classes", "0000:5d:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
@@ -269,7 +269,7 @@ std::span<const Rule> xid_rules() {
            "the latest since the last `NVRM: loading` line, its action looked up in the "
            "recovery-action table (src/knowledge/kernel_log_tables.cpp), and any Xid 154 line "
            "that names no action.",
-       .reads = "kernel-log",
+       .reads = {ProbeId::kernel_log},
        .events = xid_events({XidClass::recovery_action}),
        .cases = {fires("log-xid154-reboot", "0000:2a:00.0"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {

@@ -1,11 +1,13 @@
 // The shape of the rule table: every row is declared in the file its id prefix names, and a row's
 // findings are never more severe than the row and lower only where the row says so.
+#include "gpf/probes/probes.hpp"
 #include "gpf/rules/verdict.hpp"
 #include "rules/common.hpp"
 #include "rules/log_events.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -144,6 +146,52 @@ TEST_CASE("a hit cannot change its row's severity unless the row declares severi
 }
 
 } // namespace
+TEST_CASE("every probe handle a row can read names a registered probe, and every probe has one") {
+  std::set<std::string> registered;
+  for (const auto& row : probe_rows()) {
+    registered.insert(std::string(row.name));
+  }
+  std::set<std::string> handles;
+  for (unsigned i = 0; i <= static_cast<unsigned>(k_last_probe_id); ++i) {
+    const auto name = std::string(probe_id_name(static_cast<ProbeId>(i)));
+    INFO(name);
+    CHECK(registered.contains(name));
+    handles.insert(name);
+  }
+  CHECK(handles == registered);
+  const ProbeSet two{ProbeId::nvml, ProbeId::kernel_log};
+  CHECK(two.text() == "kernel-log nvml");
+  CHECK(two.contains(ProbeId::nvml));
+  CHECK_FALSE(two.contains(ProbeId::cuda));
+  CHECK(ProbeSet{}.empty());
+}
+
+TEST_CASE("a rule whose input was not read is not checked, unless it found something anyway") {
+  Facts f;
+  ProbeStatus log;
+  log.name = "kernel-log";
+  log.state = ProbeState::error;
+  ProbeStatus nvml;
+  nvml.name = "nvml";
+  f.probes = {log, nvml};
+  const auto a = assess(f, builtin_rules(), CheckOptions{});
+  std::set<std::string> ids;
+  for (const auto& nc : a.not_checked) {
+    ids.insert(nc.id);
+  }
+  for (const auto& rule : builtin_rules()) {
+    INFO(rule.id);
+    // every row reading a probe that is not ok here (cuda is absent: not read either)
+    const auto reads = rule.reads.names();
+    const bool unread =
+        std::any_of(reads.begin(), reads.end(), [](std::string_view n) { return n != "nvml"; });
+    const bool found = std::any_of(a.findings.begin(), a.findings.end(),
+                                   [&](const Finding& x) { return x.id == rule.id; });
+    CHECK(ids.contains(std::string(rule.id)) == (unread && !found));
+  }
+  CHECK(ids.contains("gpu.fallen-off-bus"));
+}
+
 } // namespace gpf
 
 TEST_CASE("findings count in plain plurals, never \"GPU(s)\"") {

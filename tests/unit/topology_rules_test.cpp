@@ -642,21 +642,31 @@ TEST_CASE("a hang NCCL saw is judged as the one CUDA saw: warn, one GPU, the tra
   CHECK(cause_label(*fail.primary_cause()) == "nccl.all-reduce-hung ACS 0000:17:00.0");
 }
 
-TEST_CASE("a GB200 compute tray without NVSwitch: the fabric remedy names IMEX, not the host FM") {
+namespace {
+
+// A GB200 compute tray: the driver loaded, one GB200, a PCI bus read without an NVSwitch.
+Facts gb200_tray() {
   Facts f;
   f.driver.loaded = true;
   GpuFacts gpu;
   gpu.bus_id = k_a;
   gpu.model = "NVIDIA GB200";
   f.gpus.push_back(gpu);
+  f.topology.pcie.ran = true;
+  f.topology.pcie.devices_seen = 12;
+  return f;
+}
+
+} // namespace
+
+TEST_CASE("a GB200 compute tray without NVSwitch: the fabric remedy names IMEX, not the host FM") {
+  Facts f = gb200_tray();
   f.nvml.ran = true;
   f.nvml.init_code = 0;
   NvmlGpu g;
   g.bus_id = k_a;
   g.fabric_state = 1; // not started
   f.nvml.gpus.push_back(g);
-  f.topology.pcie.ran = true;
-  f.topology.pcie.devices_seen = 12;
   auto hits = run_rule("nvml.fabric-incomplete", f);
   REQUIRE(hits.size() == 1);
   CHECK(hits[0].remedy.find("Do not start nvidia-fabricmanager") != std::string::npos);
@@ -680,14 +690,7 @@ TEST_CASE("a GB200 compute tray without NVSwitch: the fabric remedy names IMEX, 
 
 TEST_CASE("IMEX on a GB200 compute tray: the channel's remedy carries the major, or names the "
           "disabled driver option; the daemon is judged only on the host's process table") {
-  Facts f;
-  f.driver.loaded = true;
-  GpuFacts gpu;
-  gpu.bus_id = k_a;
-  gpu.model = "NVIDIA GB200";
-  f.gpus.push_back(gpu);
-  f.topology.pcie.ran = true;
-  f.topology.pcie.devices_seen = 12;
+  Facts f = gb200_tray();
   auto& s = f.topology.services;
   s.ran = true;
   s.process_table = true;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -63,6 +64,9 @@ std::string versions_line(const Facts& facts);
 // The probes that were skipped or could not read their input, with why:
 // "kernel log (the snapshot has no dmesg.txt); CUDA start-up (--no-cuda)"; "" when none.
 std::string not_checked(const Facts& facts);
+// Assessment::not_checked counted by the probe not read (a rule that reads two unread probes
+// counts under each): the JSON report's rules_not_checked, the Prometheus family, the text line.
+std::map<std::string, int> rules_not_checked_by_probe(const Assessment& a);
 
 // The Prometheus text exposition format: gauges named gpu_preflight_*, label values escaped,
 // no timestamps (docs/integrations/prometheus.md lists the series).

@@ -4,6 +4,7 @@
 // one Hit per finding. Every rule whose id starts with "P." is declared in src/rules/P.cpp;
 // rule_table.cpp joins those files' tables.
 #include "gpf/facts/facts.hpp"
+#include "gpf/facts/probe_ids.hpp"
 #include "gpf/rules/job_view.hpp"
 
 #include <cstdint>
@@ -131,11 +132,11 @@ struct Rule {
   // was found, the verdict names it as the primary cause instead: module.nouveau-loaded before
   // driver.not-loaded, gpu.fallen-off-bus before gpu.too-few-usable.
   std::string_view caused_by = {};
-  // The probes whose facts the predicate judges, space-separated row names ("kernel-log nvml",
-  // include/gpf/probes/probes.hpp). When one of them did not run (skipped, failed), no finding
-  // is no evidence: `explain-log --check` calls the rule "not checked", not "rejected". Empty:
-  // it judges only facts every check has.
-  std::string_view reads = {};
+  // The probes whose facts the predicate judges ({ProbeId::kernel_log, ProbeId::nvml}). When one
+  // of them did not run (skipped, failed), no finding is no evidence: the rule is "not checked",
+  // not passed (rules_not_checked; `explain-log --check` calls it "not checked", not
+  // "rejected"). Empty: it judges only facts every check has.
+  ProbeSet reads = {};
   EventSet events = {};             // the kernel-log events this row judges
   std::vector<RuleCase> cases = {}; // fixtures that must fire it, fixtures where it is silent
   CheckFn check;

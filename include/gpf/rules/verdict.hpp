@@ -35,9 +35,17 @@ struct Recommendation {
   bool single_gpu_only() const { return narrowed_by.has_value(); }
 };
 
+// A rule that found nothing because an input it reads (its row's `.reads`) was not read: the
+// probes named did not run or failed. Not a pass of that rule.
+struct RuleNotChecked {
+  std::string id;
+  std::vector<std::string> probes;
+};
+
 struct Assessment {
   Verdict verdict = Verdict::pass;
-  std::vector<Finding> findings; // sorted: fail, warn, info; then by id
+  std::vector<Finding> findings;           // sorted: fail, warn, info; then by id
+  std::vector<RuleNotChecked> not_checked; // in table order
   std::vector<GpuAssessment> gpus;
   Recommendation recommendation;
   // Indices into findings that explain the verdict, the primary cause first: host-level fails for
