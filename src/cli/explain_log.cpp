@@ -375,9 +375,10 @@ public:
         out.matches.push_back(std::move(m));
       }
       // An NCCL WARN no pattern row or CUDA error took, known by its family (what its message
-      // starts with): the family's node rules are candidates, the job's fault not ruled out.
+      // starts with): as the table's rows, a node match whose rules are the causes to rule out
+      // (--check confirms or rejects them); the meaning says a peer's failure can be the cause.
       const auto families = nccl_warn_families();
-      for (std::size_t f = 0; cause == LogCause::ambiguous && f < families.size(); ++f) {
+      for (std::size_t f = 0; cause == LogCause::node && f < families.size(); ++f) {
         if (m_nccl[f].count == 0) {
           continue;
         }
@@ -385,8 +386,10 @@ public:
         m.pattern = "nccl-warn-" + std::string(families[f].id);
         m.cause = cause;
         m.rules = split_ids(families[f].rules);
-        m.meaning =
-            fmt::format("NCCL WARN of its {} family: {}", families[f].name, families[f].meaning);
+        m.meaning = fmt::format("NCCL WARN of its {} family: {}; the node rules below are the "
+                                "causes to rule out (a rank that failed first makes its peers "
+                                "warn too)",
+                                families[f].name, families[f].meaning);
         m.source = families[f].source;
         m.line = std::move(m_nccl[f].line);
         m.line_number = m_nccl[f].line_number;

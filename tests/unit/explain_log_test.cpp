@@ -343,7 +343,7 @@ TEST_CASE("explain-log: the CUDA errors' printed texts are distinctive") {
   CHECK(printed >= 3);
 }
 
-TEST_CASE("explain-log: an NCCL WARN no row knows is named by its family, the node not blamed") {
+TEST_CASE("explain-log: an NCCL WARN no row knows is named by its family and its node rules") {
   const std::string sockets =
       "n1:1:2 [0] misc/socket.cc:540 NCCL WARN NET/Socket : Connect to 10.0.0.1<1234> failed : "
       "Software caused connection abort";
@@ -354,7 +354,8 @@ TEST_CASE("explain-log: an NCCL WARN no row knows is named by its family, the no
   REQUIRE(ex.matches.size() == 2);
   for (const auto& m : ex.matches) {
     INFO(m.pattern);
-    CHECK(m.cause == LogCause::ambiguous); // the job's or the node's: never "the node" alone
+    // as the table's rows: the family's node rules are the causes to rule out (--check)
+    CHECK(m.cause == LogCause::node);
     CHECK_FALSE(m.rules.empty());
     CHECK_THAT(m.source, Catch::StartsWith("https://github.com/NVIDIA/nccl/"));
   }
@@ -362,8 +363,9 @@ TEST_CASE("explain-log: an NCCL WARN no row knows is named by its family, the no
   CHECK(s.pattern == "nccl-warn-sockets");
   CHECK(s.count == 2);
   CHECK(s.line_number == 2);
-  CHECK_THAT(s.meaning, Catch::StartsWith("NCCL WARN of its sockets family"));
-  CHECK_FALSE(ex.node_cause());
+  CHECK_THAT(s.meaning, Catch::StartsWith("NCCL WARN of its sockets family") &&
+                            Catch::Contains("a rank that failed first"));
+  CHECK(ex.node_cause());
   // a WARN whose message starts with nothing the families know, and INFO lines: nothing
   CHECK(explain_log_text("n1:1:2 [0] NCCL WARN rank 3 saw NET/IB late\n"
                          "n1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB\n")
