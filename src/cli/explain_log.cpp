@@ -378,8 +378,8 @@ public:
       // starts with): as the table's rows, a node match whose rules are the causes to rule out
       // (--check confirms or rejects them); the meaning says a peer's failure can be the cause.
       const auto families = nccl_warn_families();
-      for (std::size_t f = 0; cause == LogCause::node && f < families.size(); ++f) {
-        if (m_nccl[f].count == 0) {
+      for (std::size_t f = 0; f < families.size(); ++f) {
+        if (cause != LogCause::node || m_nccl[f].count == 0) {
           continue;
         }
         LogMatch m;
@@ -533,14 +533,7 @@ const Rule* rule_in(std::span<const Rule> rules, std::string_view id) {
 // not (skipped, failed: a kernel log a non-root user cannot read), no finding is no evidence,
 // and the candidate is "not checked" rather than rejected.
 bool inputs_read(const ExplainLogChecked& checked, const Rule& rule) {
-  for (const auto word : rule.reads.names()) {
-    const auto it = std::find_if(checked.probes.begin(), checked.probes.end(),
-                                 [&](const ProbeStatus& p) { return p.name == word; });
-    if (it == checked.probes.end() || it->state != ProbeState::ok) {
-      return false;
-    }
-  }
-  return true;
+  return unread_probes(rule, checked.probes).empty();
 }
 
 std::vector<Candidate> candidates_of(const LogMatch& m, std::span<const Rule> rules,

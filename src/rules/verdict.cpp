@@ -175,14 +175,7 @@ private:
   // and that found nothing in what was read, was not checked.
   void list_not_checked() {
     for (const auto& rule : m_rules) {
-      std::vector<std::string> unread;
-      for (const auto name : rule.reads.names()) {
-        const auto it = std::find_if(m_facts.probes.begin(), m_facts.probes.end(),
-                                     [name](const ProbeStatus& p) { return p.name == name; });
-        if (it == m_facts.probes.end() || it->state != ProbeState::ok) {
-          unread.emplace_back(name);
-        }
-      }
+      std::vector<std::string> unread = unread_probes(rule, m_facts.probes);
       const bool found = std::any_of(m_a.findings.begin(), m_a.findings.end(),
                                      [&rule](const Finding& f) { return f.id == rule.id; });
       if (!unread.empty() && !found) {
@@ -420,6 +413,18 @@ private:
 
 Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options) {
   return Assessor(facts, rules, options).run();
+}
+
+std::vector<std::string> unread_probes(const Rule& rule, std::span<const ProbeStatus> probes) {
+  std::vector<std::string> unread;
+  for (const auto name : rule.reads.names()) {
+    const auto it = std::find_if(probes.begin(), probes.end(),
+                                 [name](const ProbeStatus& p) { return p.name == name; });
+    if (it == probes.end() || it->state != ProbeState::ok) {
+      unread.emplace_back(name);
+    }
+  }
+  return unread;
 }
 
 int exit_code_for(Verdict verdict, bool strict) {

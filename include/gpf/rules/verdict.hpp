@@ -4,6 +4,7 @@
 #include "gpf/rules/rule.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ struct Assessment {
 };
 
 Assessment assess(const Facts& facts, std::span<const Rule> rules, const CheckOptions& options);
+
+// The probes of a row's `.reads` that did not give their facts (skipped, failed, or not run):
+// where any is, a rule that found nothing was not checked. One judgement for the report
+// (Assessment::not_checked) and explain-log --check.
+std::vector<std::string> unread_probes(const Rule& rule, std::span<const ProbeStatus> probes);
 
 // 0 ready (pass, or warn without --strict); 1 fail (or warn with --strict).
 int exit_code_for(Verdict verdict, bool strict);
