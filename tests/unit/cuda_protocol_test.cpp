@@ -1,6 +1,7 @@
 // The child -> parent line protocol and the fold of a child's lines into steps (pure functions).
 #include "gpf/facts/cuda_json.hpp"
 #include "gpf/probes/cuda_probe.hpp"
+#include "probes/cuda/child_work.hpp"
 #include "probes/cuda/protocol.hpp"
 
 #include <catch2/catch.hpp>
@@ -184,4 +185,19 @@ TEST_CASE("cuda version text from cuDriverGetVersion") {
   CHECK(cuda_version_text(13000) == "13.0");
   CHECK(cuda_version_text(9020) == "9.2");
   CHECK(cuda_version_text(0) == "0");
+}
+
+TEST_CASE("cuda protocol: the multi-GPU child's plan round-trips; a malformed one is refused") {
+  using gpf::cuda::MultiGpuPlan;
+  MultiGpuPlan plan;
+  plan.gpus = {{2, 0, true}, {0, 1, false}, {5, 7, true}};
+  CHECK(gpf::cuda::encode_plan(plan) == "2:0:1 0:1:0 5:7:1");
+  const auto back = gpf::cuda::decode_plan(gpf::cuda::encode_plan(plan));
+  REQUIRE(back);
+  CHECK(back->gpus == plan.gpus);
+  for (const char* bad : {"", "0:0:1", "0:0:1 0:1:1", "0:0:1 1:1:2", "0:0 1:1:1", "0:0:1  1:1:1",
+                          "a:0:1 1:1:1", "0:0:1 1:1:1 ", "-1:0:1 1:1:1", "0:0:1 99999:1:1"}) {
+    INFO(bad);
+    CHECK_FALSE(gpf::cuda::decode_plan(bad));
+  }
 }

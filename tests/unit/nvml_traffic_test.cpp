@@ -3,7 +3,6 @@
 // binary on cuda-4gpu (GPUs 0000:01:00.0 … 0000:04:00.0) with the fake libcuda and the fake
 // libnvidia-ml, a rise injected with FAKE_NVML_RISE (the fake raises a counter once its process
 // has sampled the clocks, i.e. during the wait).
-#include "probes/child/runner.hpp"
 #include "rules/nvml_traffic.hpp"
 #include "unit/cuda_test_support.hpp"
 
@@ -187,14 +186,4 @@ TEST_CASE("traffic: clock reasons by name, idle left out, unknown bits kept") {
   CHECK(gpf::clock_reason_names(0x1) == "none given");
   CHECK(gpf::clock_reason_names(0x8 | 0x4 | 0x1) == "software power cap, hardware slowdown");
   CHECK(gpf::clock_reason_names(0x400) == "unknown reason 0x400");
-}
-
-TEST_CASE("gate: a child's wait ends when the parent releases it, and stays released") {
-  gpf::child::Gate gate;
-  REQUIRE(gate.usable());
-  CHECK_FALSE(gate.wait_for(std::chrono::milliseconds(20)));
-  gate.release();
-  gate.release(); // once is enough; again does nothing
-  CHECK(gate.wait_for(std::chrono::milliseconds(0)));
-  CHECK(gate.wait_for(std::chrono::milliseconds(0))); // nobody consumes the word
 }

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -210,6 +211,73 @@ bool Gate::wait_for(std::chrono::milliseconds wait) const {
     }
     if (n == 0 || errno != EINTR) {
       return false;
+    }
+  }
+}
+
+Letter::Letter() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) == 0) {
+    m_read = fds[0];
+    m_write = fds[1];
+  }
+}
+
+Letter::~Letter() {
+  for (const int fd : {m_read, m_write}) {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+}
+
+bool Letter::send(std::string_view line) {
+  if (m_write < 0 || line.size() + 1 > PIPE_BUF || line.find('\n') != std::string_view::npos) {
+    return false;
+  }
+  const std::string text = std::string(line) + '\n';
+  ssize_t n = 0;
+  while ((n = ::write(m_write, text.data(), text.size())) < 0 && errno == EINTR) {
+  }
+  ::close(m_write);
+  m_write = -1;
+  return n == static_cast<ssize_t>(text.size());
+}
+
+std::optional<std::string> Letter::receive(Clock::time_point until) {
+  if (m_write >= 0) {
+    ::close(m_write); // the child's copy: the parent's close must read as the end of the letter
+    m_write = -1;
+  }
+  if (m_read < 0) {
+    return std::nullopt;
+  }
+  std::string text;
+  char buffer[512];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    pollfd p{m_read, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    if (ready <= 0) {
+      return std::nullopt; // the time passed, or poll failed
+    }
+    const ssize_t n = ::read(m_read, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return std::nullopt; // closed without a whole line
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (const auto end = text.find('\n'); end != std::string::npos) {
+      text.resize(end);
+      return text;
+    }
+    if (text.size() > PIPE_BUF) {
+      return std::nullopt;
     }
   }
 }

@@ -103,6 +103,30 @@ private:
   bool m_released = false;
 };
 
+// A one-way line from the parent to one child, said at most once and after the fork: what the
+// child is to do once the parent knows it (the multi-GPU child initialises CUDA at time 0 and
+// learns its GPUs when enumeration ends). A pipe made before the fork; the parent writes one line
+// of at most PIPE_BUF bytes (one atomic write) and closes its end. Both ends close on exec.
+class Letter {
+public:
+  Letter(); // without a pipe (pipe2 failed) the letter is not usable: usable() says so
+  ~Letter();
+  Letter(const Letter&) = delete;
+  Letter& operator=(const Letter&) = delete;
+
+  bool usable() const { return m_read >= 0; }
+  // In the parent: send the line (once; false when it cannot: not usable, sent before, too long,
+  // or the write failed).
+  bool send(std::string_view line);
+  // In a child: the line, or nullopt when `until` passed first, the parent closed its end without
+  // one, or the letter is not usable. Closes the child's copy of the write end first.
+  std::optional<std::string> receive(Clock::time_point until);
+
+private:
+  int m_read = -1;
+  int m_write = -1;
+};
+
 class ChildGroup {
 public:
   // is_done: whether a line is the protocol's "finished everything" event.

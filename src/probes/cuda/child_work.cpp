@@ -211,21 +211,22 @@ Event device_event(CudaDevice d) {
 
 // "device_get": the child sees `expected` devices and learns their handles.
 bool device_get_step(const DriverApi& api, Steps& steps, std::vector<CUdevice>& devices,
-                     std::size_t expected, bool describe_first) {
+                     const std::vector<int>& ordinals, bool describe_first) {
   return steps.run("device_get", [&] {
     int count = 0;
     if (auto o = check(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count)); !o.ok) {
       return o;
     }
-    if (count < static_cast<int>(expected)) {
+    const int needed =
+        ordinals.empty() ? 0 : *std::max_element(ordinals.begin(), ordinals.end()) + 1;
+    if (count < needed) {
       return failure("NO_DEVICE_VISIBLE",
                      fmt::format("cuDeviceGetCount: {} visible to this child, expected {}",
-                                 counted(static_cast<std::size_t>(count), "device"), expected));
+                                 counted(static_cast<std::size_t>(count), "device"), needed));
     }
-    devices.assign(expected, 0);
-    for (std::size_t k = 0; k < expected; ++k) {
-      if (auto o = check(api, "cuDeviceGet", api.cuDeviceGet(&devices[k], static_cast<int>(k)));
-          !o.ok) {
+    devices.assign(ordinals.size(), 0);
+    for (std::size_t k = 0; k < ordinals.size(); ++k) {
+      if (auto o = check(api, "cuDeviceGet", api.cuDeviceGet(&devices[k], ordinals[k])); !o.ok) {
         return o;
       }
     }
@@ -708,7 +709,7 @@ void gpu_child(const std::string& library, const BandwidthRequest& bandwidth,
   CUcontext context = nullptr;
   CUdeviceptr buffer = 0;
   const bool
-      ok = device_get_step(api, steps, devices, 1, true) && steps.run("primary_context", [&] {
+      ok = device_get_step(api, steps, devices, {0}, true) && steps.run("primary_context", [&] {
         return context_on(api, devices[0], context);
       }) && steps.run("alloc", [&] {
         return check(api, "cuMemAlloc", api.cuMemAlloc(&buffer, k_test_bytes));
@@ -766,8 +767,42 @@ void gpu_child(const std::string& library, const BandwidthRequest& bandwidth,
   steps.done();
 }
 
-void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices,
-                     const BandwidthRequest& bandwidth, const std::vector<char>& measure,
+std::string encode_plan(const MultiGpuPlan& plan) {
+  std::vector<std::string> words;
+  for (const auto& g : plan.gpus) {
+    words.push_back(fmt::format("{}:{}:{}", g.ordinal, g.cuda_index, g.measure ? 1 : 0));
+  }
+  return fmt::format("{}", fmt::join(words, " "));
+}
+
+std::optional<MultiGpuPlan> decode_plan(std::string_view line) {
+  MultiGpuPlan plan;
+  for (const auto& word : split(line, ' ')) {
+    const auto parts = split(word, ':');
+    if (parts.size() != 3) {
+      return std::nullopt;
+    }
+    const auto ordinal = parse_uint(parts[0]);
+    const auto index = parse_uint(parts[1]);
+    if (!ordinal || !index || *ordinal > 1023 || *index > 1023 ||
+        (parts[2] != "0" && parts[2] != "1")) {
+      return std::nullopt;
+    }
+    const int o = static_cast<int>(*ordinal);
+    if (std::any_of(plan.gpus.begin(), plan.gpus.end(),
+                    [&](const MultiGpuPlan::Gpu& g) { return g.ordinal == o; })) {
+      return std::nullopt;
+    }
+    plan.gpus.push_back({o, static_cast<int>(*index), parts[2] == "1"});
+  }
+  if (plan.gpus.size() < 2) {
+    return std::nullopt;
+  }
+  return plan;
+}
+
+void multi_gpu_child(const std::string& library, child::Letter& plan_letter,
+                     child::Clock::time_point wait_until, const BandwidthRequest& bandwidth,
                      TimingUntil timing_until, LineWriter& out) {
   Steps steps(out);
   auto driver = load_step(library, steps);
@@ -776,9 +811,32 @@ void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_in
     return;
   }
   const DriverApi& api = driver->api;
-  const std::size_t n = cuda_indices.size();
+  MultiGpuPlan plan;
+  if (!steps.run("plan", [&] {
+        const auto line = plan_letter.receive(wait_until);
+        const auto decoded = line ? decode_plan(*line) : std::nullopt;
+        if (!decoded) {
+          return failure(std::string(k_checker_resources),
+                         line ? "the checker's list of GPUs is malformed: " + *line
+                              : std::string("no list of GPUs came from the checker"));
+        }
+        plan = *decoded;
+        return Outcome{};
+      })) {
+    steps.done();
+    return;
+  }
+  const std::size_t n = plan.gpus.size();
+  std::vector<int> ordinals;
+  std::vector<int> cuda_indices;
+  std::vector<char> measure;
+  for (const auto& g : plan.gpus) {
+    ordinals.push_back(g.ordinal);
+    cuda_indices.push_back(g.cuda_index);
+    measure.push_back(g.measure ? 1 : 0);
+  }
   std::vector<CUdevice> devices;
-  if (!api.has_peer_entry_points() || !device_get_step(api, steps, devices, n, false)) {
+  if (!api.has_peer_entry_points() || !device_get_step(api, steps, devices, ordinals, false)) {
     steps.done();
     return;
   }

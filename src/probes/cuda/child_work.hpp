@@ -4,6 +4,7 @@
 // (protocol.hpp); none of these functions may run in the parent.
 #include "probes/cuda/protocol.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,13 +54,31 @@ void enumeration_child(const std::string& library, LineWriter& out);
 void gpu_child(const std::string& library, const BandwidthRequest& bandwidth,
                const ActiveRequest& active, LineWriter& out);
 
-// Every GPU CUDA_VISIBLE_DEVICES shows it, labelled with their CUDA indices `cuda_indices`:
-// contexts and buffers on all of them (in parallel threads), then for every ordered pair peer
-// access where cuDeviceCanAccessPeer allows it and a verified cuMemcpyPeer; then, when asked and
-// until `timing_until`, timed cuMemcpyPeerAsync copies between every pair ("peer_timing" steps and
-// "peer_bandwidth" events), unless either GPU's `measure` entry is 0 (busy).
-void multi_gpu_child(const std::string& library, const std::vector<int>& cuda_indices,
-                     const BandwidthRequest& bandwidth, const std::vector<char>& measure,
+// The GPUs a multi-GPU child tests, as the parent tells it once enumeration has ended (the child
+// itself starts at time 0, so that its cuInit runs beside the others'): per GPU, its ordinal among
+// the devices CUDA_VISIBLE_DEVICES shows the child, its CUDA index (the label of its results) and
+// whether its copies are timed (0: busy). On the wire one line: "ordinal:index:measure ...".
+struct MultiGpuPlan {
+  struct Gpu {
+    int ordinal = 0;
+    int cuda_index = 0;
+    bool measure = false;
+    bool operator==(const Gpu&) const = default;
+  };
+  std::vector<Gpu> gpus;
+};
+std::string encode_plan(const MultiGpuPlan& plan);
+// nullopt for anything but well-formed triples (at least two GPUs, no ordinal twice).
+std::optional<MultiGpuPlan> decode_plan(std::string_view line);
+
+// Load and cuInit, then wait (until `wait_until`) for the plan on `plan`; then, on the GPUs it
+// names: contexts and buffers on all of them (in parallel threads), then for every ordered pair
+// peer access where cuDeviceCanAccessPeer allows it and a verified cuMemcpyPeer; then, when asked
+// and until `timing_until`, timed cuMemcpyPeerAsync copies between every pair ("peer_timing" steps
+// and "peer_bandwidth" events) whose GPUs are both measured. No plan: a "plan" step failed with
+// k_checker_resources (the checker's own failure; a child the parent stopped never gets there).
+void multi_gpu_child(const std::string& library, child::Letter& plan,
+                     child::Clock::time_point wait_until, const BandwidthRequest& bandwidth,
                      TimingUntil timing_until, LineWriter& out);
 
 } // namespace gpf::cuda

@@ -1,8 +1,10 @@
 // The live CUDA stage's schedule. Time 0: the enumeration child, plus one child per driver GPU
-// whose UUID is known (CUDA_VISIBLE_DEVICES=<UUID> needs no enumeration). When enumeration is
-// done: children for CUDA devices not covered yet. When the per-GPU children are done (or their
-// share of the time is up): one multi-GPU child over the GPUs that passed. At the deadline every
-// child still running is SIGKILLed; none is ever waited for without a deadline.
+// whose UUID is known (CUDA_VISIBLE_DEVICES=<UUID> needs no enumeration), plus (two or more such
+// GPUs) the multi-GPU child, which runs cuInit and waits for its list of GPUs. When enumeration is
+// done: children for CUDA devices not covered yet, and the multi-GPU child's list (every GPU the
+// job admits). When the per-GPU children are done (or their share of the time is up): its result
+// counts when every one of its GPUs passed; otherwise a new multi-GPU child over those that did.
+// At the deadline every child still running is SIGKILLed; none is ever waited for without one.
 #include "probes/cuda/live_probe.hpp"
 
 #include "gpf/util/checker_failure.hpp"
@@ -15,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 
 namespace gpf::cuda {
 namespace {
@@ -180,7 +183,8 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   const std::string library = in.library;
 
   const child::InterruptGuard interrupt_guard(
-      child::DriverStage::cuda); // declared first: restored after the group has settled
+      child::DriverStage::cuda);     // declared first: restored after the group has settled
+  std::deque<child::Letter> letters; // one per multi-GPU child, made before its fork
   ChildGroup group = make_child_group();
   // Enumeration sees every GPU (no CUDA_VISIBLE_DEVICES) in the job's CUDA_DEVICE_ORDER: its
   // indices are the ones a recommendation without CUDA_VISIBLE_DEVICES refers to.
@@ -233,6 +237,35 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     }
   }
 
+  // A multi-GPU child that sees `visible` (CUDA_VISIBLE_DEVICES, in order): cuInit at once, then
+  // the GPUs its plan names.
+  const TimingUntil timing_until = deadline - std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(k_timing_margin_s));
+  const auto spawn_multi = [&](const std::vector<std::string>& visible) {
+    child::Letter* letter = &letters.emplace_back(); // the child's copy of the parent's memory
+    auto id = group.spawn(
+        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(visible, ","))),
+         [library, letter, deadline, request = in.bandwidth, timing_until](LineWriter& out) {
+           multi_gpu_child(library, *letter, deadline, request, timing_until, out);
+         }});
+    if (!id) {
+      throw CheckerFailure("cannot start the multi-GPU CUDA child: " + id.error().message);
+    }
+    return std::pair(*id, letter);
+  };
+  // Started now over every driver GPU by UUID: its cuInit (seconds on a node without persistence
+  // mode) runs beside the others' instead of after enumeration.
+  std::vector<std::string> waiting_visible;
+  for (const auto& gpu : in.driver_gpus) {
+    if (is_gpu_uuid(gpu.uuid)) {
+      waiting_visible.push_back(*gpu.uuid);
+    }
+  }
+  std::optional<std::pair<std::size_t, child::Letter*>> waiting;
+  if (waiting_visible.size() >= 2) {
+    waiting = spawn_multi(waiting_visible);
+  }
+
   if (!group.pump_until(deadline, [&] { return group.finished(enum_id); })) {
     group.kill_at_deadline(enum_id);
     f.deadline_hit = true;
@@ -278,8 +311,27 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
                      return s == "cuDeviceCanAccessPeer" || s == "cuCtxEnablePeerAccess" ||
                             s == "cuMemcpyPeer";
                    });
-  // The multi-GPU child names its GPUs in CUDA order, by UUID when every one is known.
-  const auto spawn_multi = [&](const std::vector<int>& devices) {
+  // The plan for GPUs `devices` (CUDA indices) of a child that sees `visible` (GPU names, in its
+  // order); nullopt when one of them is not among those.
+  const auto plan_for =
+      [&](const std::vector<int>& devices,
+          const std::vector<std::string>& visible) -> std::optional<MultiGpuPlan> {
+    MultiGpuPlan plan;
+    for (int i : devices) {
+      const CudaDevice& d = f.devices[static_cast<std::size_t>(i)];
+      const auto at = std::find_if(visible.begin(), visible.end(), [&](const std::string& name) {
+        return same_uuid(d.uuid, name) || name == std::to_string(i);
+      });
+      if (at == visible.end()) {
+        return std::nullopt;
+      }
+      plan.gpus.push_back(
+          {static_cast<int>(at - visible.begin()), i, in.busy.count(d.bus_id) == 0});
+    }
+    return plan;
+  };
+  // A multi-GPU child over `devices`, by UUID when every one is known, sent its plan at once.
+  const auto start_multi = [&](const std::vector<int>& devices) {
     const bool by_uuid = std::all_of(devices.begin(), devices.end(), [&](int i) {
       return is_gpu_uuid(f.devices[static_cast<std::size_t>(i)].uuid);
     });
@@ -287,22 +339,9 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
     for (int i : devices) {
       names.push_back(by_uuid ? *f.devices[static_cast<std::size_t>(i)].uuid : std::to_string(i));
     }
-    std::vector<char> measure;
-    for (int i : devices) {
-      measure.push_back(in.busy.count(f.devices[static_cast<std::size_t>(i)].bus_id) == 0 ? 1 : 0);
-    }
-    const TimingUntil timing_until =
-        deadline - std::chrono::duration_cast<Clock::duration>(
-                       std::chrono::duration<double>(k_timing_margin_s));
-    auto id = group.spawn(
-        {"multi-gpu", job_env(in, fmt::format("{}", fmt::join(names, ","))),
-         [library, devices, request = in.bandwidth, measure, timing_until](LineWriter& out) {
-           multi_gpu_child(library, devices, request, measure, timing_until, out);
-         }});
-    if (!id) {
-      throw CheckerFailure("cannot start the multi-GPU CUDA child: " + id.error().message);
-    }
-    return *id;
+    const auto [id, letter] = spawn_multi(names);
+    letter->send(encode_plan(*plan_for(devices, names)));
+    return id;
   };
   // The GPUs the job may use together, in CUDA order.
   std::vector<int> admitted_indices;
@@ -316,7 +355,15 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
   // then passes its own test; otherwise it is stopped and run again on the GPUs that passed.
   std::optional<std::size_t> early_multi;
   if (peer_possible && admitted_indices.size() >= 2) {
-    early_multi = spawn_multi(admitted_indices);
+    const auto plan = waiting ? plan_for(admitted_indices, waiting_visible) : std::nullopt;
+    if (plan && waiting->second->send(encode_plan(*plan))) {
+      early_multi = waiting->first;
+    } else {
+      early_multi = start_multi(admitted_indices);
+    }
+  }
+  if (waiting && early_multi != waiting->first) {
+    group.stop(waiting->first); // not needed, or it cannot see every GPU the job admits
   }
 
   const auto now = Clock::now();
@@ -367,7 +414,7 @@ Result<CudaFacts> run_live_probe(const LiveProbeInput& in) {
       group.stop(*early_multi); // it included a GPU that failed on its own
     }
     if (peer_possible && candidates.size() >= 2 && Clock::now() < deadline) {
-      multi = spawn_multi(candidates);
+      multi = start_multi(candidates);
     }
   }
   if (multi) {
