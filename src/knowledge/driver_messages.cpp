@@ -283,6 +283,12 @@ const DriverMessage* match_failure_message(std::string_view payload) {
   return nullptr;
 }
 
+std::string_view failure_remedy_for_format(std::string_view format) {
+  const auto row = std::find_if(std::begin(k_rows), std::end(k_rows),
+                                [format](const DriverMessage& r) { return r.format == format; });
+  return row != std::end(k_rows) ? failure_remedy(row->family) : std::string_view();
+}
+
 std::string_view failure_remedy(MessageFamily family) {
   switch (family) {
   case F::rm_init_step:

@@ -586,12 +586,7 @@ std::span<const Rule> driver_rules() {
        .cases = {fires("log-driver-failure"), silent("log-app-xids")},
        .check = [](const RuleContext& c) -> std::vector<Hit> {
          return host_events_rule(c, true, [](const LogEvent& e) {
-           // the event's detail is its catalogue row's format: the family's next step
-           const auto rows = driver_message_table();
-           const auto row = std::find_if(rows.begin(), rows.end(), [&e](const DriverMessage& r) {
-             return r.format == e.detail;
-           });
-           return row != rows.end() ? std::string(failure_remedy(row->family)) : std::string();
+           return std::string(failure_remedy_for_format(e.detail)); // detail: the row's format
          });
        }},
       {.id = "driver.end-of-life",

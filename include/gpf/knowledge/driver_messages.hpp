@@ -104,6 +104,9 @@ const DriverMessage* match_failure_message(std::string_view payload);
 
 // What to do about a message of a failure family: a concrete next step.
 std::string_view failure_remedy(MessageFamily family);
+// The same for a failure event, which names its row by the row's format (LogEvent::detail);
+// "" for a format no row has.
+std::string_view failure_remedy_for_format(std::string_view format);
 
 // The rows as the extracted list writes them: "module\tlevel\tlogged\tfile\tformat", the format
 // with C escapes as in the source (\n, \t, \", \\).
