@@ -16,7 +16,8 @@ std::span<const Rule> kernel_rules() {
       {.id = "kernel.below-5.5-multi-gpu",
        .stage = Stage::host,
        .severity = Severity::warn,
-       .severity_from = "info when the multi-GPU test passed on this kernel",
+       .severity_from = "info when the multi-GPU test passed on this kernel, or when a "
+                        "node-level failure leaves no GPU usable (nothing to narrow)",
        .title = "Kernel 5.5 or newer when several GPUs are used",
        .remedy =
            "Until a multi-GPU test passes, start the job on one GPU (the recommendation keeps the first usable one); "

@@ -228,6 +228,17 @@ private:
     }
     if (!m_host_failures.empty()) {
       m_usable.clear();
+      // "Start on one GPU" narrows nothing on a node where none is usable: such a finding stays
+      // as information (the condition is real: explain-log --check confirms it), not a warning
+      // that several usable GPUs may hang together beside a table that shows none.
+      for (auto& f : m_a.findings) {
+        if (f.effect == Effect::single_gpu_only) {
+          f.effect = Effect::none;
+          f.severity = Severity::info;
+          f.message += "; no GPU is usable until the node's failure is fixed, so the "
+                       "recommendation is not narrowed";
+        }
+      }
     }
     m_ctx.host_failed = !m_host_failures.empty();
   }

@@ -191,6 +191,19 @@ TEST_CASE("the kernel heuristic needs two usable GPUs") {
   CHECK(r.assessment.recommendation.single_gpu_only());
 }
 
+TEST_CASE("the kernel heuristic narrows nothing on a node that fails: information, not a warning") {
+  const auto r = check_fixture("old-kernel-4gpu-no-uvm");
+  CHECK(r.assessment.verdict == Verdict::fail);
+  CHECK(finding(r.assessment, "devnode.nvidia-uvm-missing"));
+  const auto* f = finding(r.assessment, "kernel.below-5.5-multi-gpu");
+  REQUIRE(f); // the condition is real: explain-log --check confirms it
+  CHECK(f->severity == Severity::info);
+  CHECK(f->effect == Effect::none);
+  CHECK_THAT(f->message, Catch::Contains("no GPU is usable until the node's failure is fixed"));
+  CHECK_FALSE(r.assessment.recommendation.single_gpu_only());
+  CHECK(r.assessment.usable_count() == 0);
+}
+
 TEST_CASE("WSL2: driver and device probes are not applicable, GPUs unconfirmed") {
   const auto r = check_fixture("wsl2");
   CHECK(r.facts.is_wsl2());
