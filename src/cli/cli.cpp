@@ -1186,6 +1186,27 @@ int run_cli(int argc, char** argv) {
         return k_exit_error;
       }
     }
+    // explain-log runs a check only with --check, and then takes the check's options; its output
+    // format is its own option, so the check's --format before it would be ignored.
+    if (explain_log_cmd->parsed()) {
+      if (!o.explain_log.root.empty() && !o.explain_log.check) {
+        std::cerr << "gpu-preflight: error: explain-log takes --root only with --check\n";
+        return k_exit_error;
+      }
+      for (const CLI::Option* opt : app.get_options()) {
+        const std::string name = opt->get_name();
+        if (opt->count() == 0 || name == "--help" || name == "--version" || name == "--rules" ||
+            name == "--disable" || name == "--severity" ||
+            (o.explain_log.check && name != "--format")) {
+          continue;
+        }
+        std::cerr << "gpu-preflight: error: explain-log takes no " << name
+                  << (name == "--format" ? " before it (give explain-log --format json)"
+                                         : " without --check (an option of the check it runs)")
+                  << "\n";
+        return k_exit_error;
+      }
+    }
   }
   if (!o.libcuda.empty()) {
     o.probe.libcuda = o.libcuda;

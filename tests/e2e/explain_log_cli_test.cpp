@@ -298,3 +298,35 @@ TEST_CASE("explain-log CLI: remedies filled from the quoted line, text wrapped a
     CHECK(columns <= 80);
   }
 }
+
+TEST_CASE("explain-log CLI: a check option it would ignore is an error") {
+  const std::string log = k_logs + "cuda-unknown-error-uvm.log";
+  // the check's --format before the command: explain-log's own comes after it
+  const auto before = run_preflight({"--format", "json", "explain-log", log});
+  CHECK(before.exit_code == 2);
+  CHECK_THAT(before.err, Catch::Contains("explain-log takes no --format before it"));
+  CHECK(before.out.empty());
+  CHECK(run_preflight({"--format", "json", "explain-log", log, "--check", "--root",
+                       k_examples + "broken-node"})
+            .exit_code == 2);
+  // check options without --check: nothing would use them
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--strict"}, {"--min-gpus", "3"}, {"--no-cuda"}}) {
+    std::vector<std::string> args = extra;
+    args.insert(args.end(), {"explain-log", log});
+    const auto r = run_preflight(args);
+    INFO(extra[0]);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("explain-log takes no " + extra[0] + " without --check"));
+  }
+  const auto root = run_preflight({"explain-log", log, "--root", k_examples + "broken-node"});
+  CHECK(root.exit_code == 2);
+  CHECK_THAT(root.err, Catch::Contains("explain-log takes --root only with --check"));
+  // with --check they are the check's, and its own --format and the rule set still work
+  const auto checked =
+      run_preflight({"--min-gpus", "3", "--disable", "cuda.no-expected-version", "explain-log", log,
+                     "--check", "--root", k_examples + "broken-node", "--format", "json"});
+  CHECK(checked.exit_code == 1);
+  CHECK(checked.json().at("checked") == true);
+  CHECK(run_preflight({"explain-log", log, "--format", "json"}).exit_code == 1);
+}
