@@ -47,6 +47,7 @@ namespace gpf {
 namespace {
 
 struct CliOptions {
+  std::vector<std::string> args; // the words after the binary's name, as given
   std::string root;
   std::string format = "text";
   std::string color = "auto";
@@ -669,6 +670,15 @@ std::vector<std::string> grouped_unreadable(const std::vector<std::string>& line
   return out;
 }
 
+// A word of a command to copy: quoted where the shell would read it otherwise, so that options
+// and plain paths stay readable.
+std::string shell_word(const std::string& a) {
+  const bool plain =
+      !a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                        "qrstuvwxyz0123456789_./=:,+-@%") == std::string::npos;
+  return plain ? a : shell_quote(a);
+}
+
 int run_snapshot(CliOptions& o) {
   auto host = open_host(o);
   if (!host) {
@@ -692,27 +702,36 @@ int run_snapshot(CliOptions& o) {
     out += "  not readable: " + wrap_text(printable(line), 16, 4, width);
   }
   if (!report->unreadable.empty() && ::geteuid() != 0) {
-    // A command that runs as given: sudo's secure_path may not hold this binary (the binary by
-    // its own path), and DIR now holds a snapshot (--force replaces it).
+    // The user's own command as root, which runs as given: the binary by its own path (sudo's
+    // secure_path may not hold it), every option kept, and --force (DIR now holds a snapshot).
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    const std::string binary = ec || self.empty() ? std::string("gpu-preflight") : self.string();
-    out +=
-        "  " +
-        wrap_text(fmt::format("(an ordinary user cannot read these; as root the snapshot holds "
-                              "them: `sudo {} snapshot --force{}{} -o {}`)",
-                              printable(shell_quote(binary)), o.capture.redact ? " --redact" : "",
-                              o.root.empty() ? std::string()
-                                             : " --root " + printable(shell_quote(o.root)),
-                              printable(shell_quote(o.capture_dir))),
-                  2, 3, width);
+    std::vector<std::string> words{"sudo", ec || self.empty() ? std::string("gpu-preflight")
+                                                              : self.string()};
+    const bool forced = std::find(o.args.begin(), o.args.end(), "--force") != o.args.end();
+    for (const auto& a : o.args) {
+      words.push_back(shell_word(a));
+      if (a == "snapshot" && !forced) {
+        words.emplace_back("--force");
+      }
+    }
+    words[1] = shell_word(words[1]);
+    const char* user = std::getenv("USER");
+    out += "  " +
+           wrap_text(
+               fmt::format("(an ordinary user cannot read these; as root the snapshot holds "
+                           "them: `{}`, then `sudo chown -R {} {}` to replay it as yourself)",
+                           printable(fmt::format("{}", fmt::join(words, " "))),
+                           printable(shell_word(user && *user ? user : std::to_string(::getuid()))),
+                           printable(shell_word(o.capture_dir))),
+               2, 3, width);
   }
   for (const auto& t : report->truncated) {
     out += "  cut at the size cap: " + wrap_text(printable(t), 22, 4, width);
   }
-  out += wrap_text(
-      fmt::format("replay it with: gpu-preflight check --root {}", printable(o.capture_dir)), 0, 2,
-      width);
+  out += wrap_text(fmt::format("replay it with: gpu-preflight check --root {}",
+                               printable(shell_word(o.capture_dir))),
+                   0, 2, width);
   return write_stdout(out);
 }
 
@@ -1144,6 +1163,7 @@ int run_cli(int argc, char** argv) {
   app.footer(k_top_footer); // after every subcommand: each would inherit it
   app.require_subcommand(0, 1);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  o.args = args;
   o.command = split_exec_command(app, *exec, args);
   std::vector<char*> words{argc > 0 ? argv[0] : const_cast<char*>("gpu-preflight")};
   for (auto& a : args) {

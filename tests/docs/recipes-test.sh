@@ -34,6 +34,7 @@ runnable=("gpu-preflight " "gpu-preflight" 'eval "$(gpu-preflight ' "sudo gpu-pr
 # Lines of runnable blocks that cannot run here: the line's start, then why.
 skip_lines=(
   "kubectl logs |needs a Kubernetes cluster (the pod's log)"
+  "sudo chown |hands root's snapshot to the user: the scratch run is one user"
 )
 # Host paths in recipes, and the scratch directory's stand-ins for them.
 rewrites=(
@@ -59,13 +60,18 @@ cat >"$tpl/bin/gpu-preflight" <<'EOF'
 # The checker on the snapshot $GPF_RECIPE_ROOT unless the line names a --root; logs its status.
 root=(--root "$GPF_RECIPE_ROOT")
 # Commands that read no host take no --root (an option given to a command that ignores it is
-# exit 2); the command may follow options (`--rules site.json rules`).
+# exit 2); the command may follow options (`--rules site.json rules`). explain-log reads the host
+# only with --check.
+explain_log=0 checked=0
 for a in "$@"; do
   case $a in
   --root | --root=* | summarize | diff | rules | explain | completion | help | --help | --version) root=() ;;
+  explain-log) explain_log=1 ;;
+  --check) checked=1 ;;
   --) break ;;
   esac
 done
+[ "$explain_log" = 1 ] && [ "$checked" = 0 ] && root=()
 rc=0
 "$GPF_RECIPE_BIN" "${root[@]}" "$@" || rc=$?
 printf '%s %s\n' "$rc" "$*" >>"$GPF_RECIPE_LOG"

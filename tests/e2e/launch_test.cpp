@@ -221,7 +221,8 @@ TEST_CASE("snapshot groups what it could not read: one line per kind, with a cou
   std::ofstream(src.path / "unreadable.json") << unreadable << "}";
   TempDir out;
   const auto dir = (out.path / "snap").string();
-  const auto cap = run_preflight({"snapshot", "--root", src.path.string(), "-o", dir});
+  const auto cap = run_preflight(
+      {"--no-nvml", "snapshot", "--root", src.path.string(), "--mode", "0640", "-o", dir});
   REQUIRE(cap.exit_code == 0);
   INFO(cap.out);
   CHECK(cap.out.find("not readable: proc/modules: Permission denied\n") != std::string::npos);
@@ -231,8 +232,9 @@ TEST_CASE("snapshot groups what it could not read: one line per kind, with a cou
   // as an ordinary user it says that root captures more; as root there is nothing to add
   // ... with a command that runs as given: the binary by its path (sudo's secure_path may not
   // hold it), --force (DIR now holds a snapshot) and the options of this capture
-  const std::string hint = fmt::format("as root the snapshot holds them: `sudo '{}' snapshot "
-                                       "--force --root '{}' -o '{}'`",
+  const std::string hint = fmt::format("as root the snapshot holds them: `sudo {} --no-nvml "
+                                       "snapshot --force --root {} --mode 0640 -o {}`, then "
+                                       "`sudo chown -R ",
                                        fs::canonical(GPF_BINARY).string(), src.path.string(), dir);
   std::string flat = cap.out; // wrapped: the hint may continue on the next line
   for (auto at = flat.find("\n   "); at != std::string::npos; at = flat.find("\n   ", at)) {
