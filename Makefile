@@ -59,8 +59,13 @@ docs: build
 # Chromium, the manifests and scripts of contrib/, promtool and node_exporter, the docs, lint,
 # shell completion, the journal's reader): they run the same code paths as the unit suites, cost
 # minutes under the sanitizers, and run unsanitized in `make test`.
+# At -O1 with line tables only, as the sanitizers' and libFuzzer's own guides advise: the suite
+# ran twice as fast as at -O0 (`gpf_tests 'every fixture*'`: 32 s against 68 s), the objects are
+# a third to a fifth the size, and a report still names file and line. Asserts stay on (Debug).
+SANITIZE_CMAKE = -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+  -DGPF_SANITIZE=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only"
 sanitize: deps
-	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
+	cmake $(SANITIZE_CMAKE)
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ctest --output-on-failure -j $(JOBS) \
 	  -LE '^(slurm|package|schema|real-driver|fleet-html|contrib|prometheus|docs|lint|completion|journal)$$'
@@ -68,7 +73,7 @@ sanitize: deps
 # libFuzzer on every parser (the sanitizer build's fuzz/ targets), FUZZ_SECONDS per target; any
 # crash, leak or sanitizer report fails it (scripts/fuzz.sh, docs/reliability.md).
 fuzz: deps
-	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DGPF_SANITIZE=ON
+	cmake $(SANITIZE_CMAKE)
 	cmake --build build-sanitize -j $(JOBS) --target fuzzers
 	scripts/fuzz.sh build-sanitize $(FUZZ_SECONDS)
 
