@@ -171,19 +171,25 @@ void LineWriter::write_line(std::string_view text) {
   write_all(m_fd, line);
 }
 
-Gate::Gate() {
+ParentPipe::ParentPipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) == 0) {
-    m_read = fds[0];
-    m_write = fds[1];
+    read = fds[0];
+    write = fds[1];
   }
 }
 
-Gate::~Gate() {
-  for (const int fd : {m_read, m_write}) {
-    if (fd >= 0) {
-      ::close(fd);
-    }
+ParentPipe::~ParentPipe() {
+  close_write();
+  if (read >= 0) {
+    ::close(read);
+  }
+}
+
+void ParentPipe::close_write() {
+  if (write >= 0) {
+    ::close(write);
+    write = -1;
   }
 }
 
@@ -193,7 +199,7 @@ void Gate::release() {
   }
   m_released = true;
   const char word = 1;
-  while (::write(m_write, &word, 1) < 0 && errno == EINTR) {
+  while (::write(m_pipe.write, &word, 1) < 0 && errno == EINTR) {
   }
 }
 
@@ -204,7 +210,7 @@ bool Gate::wait_for(std::chrono::milliseconds wait) const {
   const auto until = Clock::now() + wait;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-    pollfd p{m_read, POLLIN, 0};
+    pollfd p{m_pipe.read, POLLIN, 0};
     const int n = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
     if (n > 0) {
       return true; // the word, or a hang-up: no word can come any more
@@ -215,48 +221,28 @@ bool Gate::wait_for(std::chrono::milliseconds wait) const {
   }
 }
 
-Letter::Letter() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) == 0) {
-    m_read = fds[0];
-    m_write = fds[1];
-  }
-}
-
-Letter::~Letter() {
-  for (const int fd : {m_read, m_write}) {
-    if (fd >= 0) {
-      ::close(fd);
-    }
-  }
-}
-
 bool Letter::send(std::string_view line) {
-  if (m_write < 0 || line.size() + 1 > PIPE_BUF || line.find('\n') != std::string_view::npos) {
+  if (m_pipe.write < 0 || line.size() + 1 > PIPE_BUF || line.find('\n') != std::string_view::npos) {
     return false;
   }
   const std::string text = std::string(line) + '\n';
   ssize_t n = 0;
-  while ((n = ::write(m_write, text.data(), text.size())) < 0 && errno == EINTR) {
+  while ((n = ::write(m_pipe.write, text.data(), text.size())) < 0 && errno == EINTR) {
   }
-  ::close(m_write);
-  m_write = -1;
+  m_pipe.close_write();
   return n == static_cast<ssize_t>(text.size());
 }
 
 std::optional<std::string> Letter::receive(Clock::time_point until) {
-  if (m_write >= 0) {
-    ::close(m_write); // the child's copy: the parent's close must read as the end of the letter
-    m_write = -1;
-  }
-  if (m_read < 0) {
+  m_pipe.close_write(); // the child's copy: the parent's close must read as the end of the letter
+  if (m_pipe.read < 0) {
     return std::nullopt;
   }
   std::string text;
   char buffer[512];
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-    pollfd p{m_read, POLLIN, 0};
+    pollfd p{m_pipe.read, POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
     if (ready < 0 && errno == EINTR) {
       continue;
@@ -264,7 +250,7 @@ std::optional<std::string> Letter::receive(Clock::time_point until) {
     if (ready <= 0) {
       return std::nullopt; // the time passed, or poll failed
     }
-    const ssize_t n = ::read(m_read, buffer, sizeof buffer);
+    const ssize_t n = ::read(m_pipe.read, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) {
       continue;
     }

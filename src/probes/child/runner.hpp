@@ -79,18 +79,27 @@ struct ChildSpec {
 // subreaper.
 void adopt_helpers();
 
+// A pipe made before the children are forked, both ends close-on-exec, each end closed when the
+// object goes (in every process that has a copy). read/write are -1 where pipe2 failed or the
+// end was closed. The one-way words below are made of it.
+struct ParentPipe {
+  ParentPipe();
+  ~ParentPipe();
+  ParentPipe(const ParentPipe&) = delete;
+  ParentPipe& operator=(const ParentPipe&) = delete;
+  void close_write();
+  int read = -1;
+  int write = -1;
+};
+
 // A one-way word from the parent to its children that is said once: "the stage you wait for has
 // ended". A pipe made before the children are forked; the parent writes one byte, which leaves the
 // read end readable for good, and the children only poll it (none reads it), so every one of them
 // sees it. Both ends close on exec.
 class Gate {
 public:
-  Gate(); // without a pipe (pipe2 failed) the gate is not usable: usable() says so
-  ~Gate();
-  Gate(const Gate&) = delete;
-  Gate& operator=(const Gate&) = delete;
-
-  bool usable() const { return m_read >= 0 && m_write >= 0; }
+  // Without a pipe (pipe2 failed) the gate is not usable: usable() says so.
+  bool usable() const { return m_pipe.read >= 0 && m_pipe.write >= 0; }
   // In the parent: say the word (once; later calls do nothing).
   void release();
   // In a child: true once the word was said (or no one is left to say it), false when `wait`
@@ -98,8 +107,7 @@ public:
   bool wait_for(std::chrono::milliseconds wait) const;
 
 private:
-  int m_read = -1;
-  int m_write = -1;
+  ParentPipe m_pipe;
   bool m_released = false;
 };
 
@@ -109,12 +117,8 @@ private:
 // of at most PIPE_BUF bytes (one atomic write) and closes its end. Both ends close on exec.
 class Letter {
 public:
-  Letter(); // without a pipe (pipe2 failed) the letter is not usable: usable() says so
-  ~Letter();
-  Letter(const Letter&) = delete;
-  Letter& operator=(const Letter&) = delete;
-
-  bool usable() const { return m_read >= 0; }
+  // Without a pipe (pipe2 failed) the letter is not usable: usable() says so.
+  bool usable() const { return m_pipe.read >= 0; }
   // In the parent: send the line (once; false when it cannot: not usable, sent before, too long,
   // or the write failed).
   bool send(std::string_view line);
@@ -123,8 +127,7 @@ public:
   std::optional<std::string> receive(Clock::time_point until);
 
 private:
-  int m_read = -1;
-  int m_write = -1;
+  ParentPipe m_pipe;
 };
 
 class ChildGroup {
