@@ -1206,6 +1206,17 @@ int run_cli(int argc, char** argv) {
         return k_exit_error;
       }
     }
+    // snapshot writes files, not a report: the report's form and copies would be ignored.
+    if (snapshot->parsed()) {
+      for (const char* name : {"--format", "--json-out", "--prom-out"}) {
+        if (app.get_option(name)->count() > 0) {
+          std::cerr << "gpu-preflight: error: snapshot takes no " << name
+                    << " (it writes files, not a report: replay them with check --root DIR " << name
+                    << " ...)\n";
+          return k_exit_error;
+        }
+      }
+    }
     // explain-log runs a check only with --check, and then takes the check's options; its output
     // format is its own option, so the check's --format before it would be ignored.
     if (explain_log_cmd->parsed()) {

@@ -238,6 +238,12 @@ TEST_CASE("a check option given to a command that does not use it is an error, n
   const auto summarize = run_preflight({"summarize", "--no-cuda", "/nonexistent"});
   CHECK(summarize.exit_code == 2);
   CHECK_THAT(summarize.err, Catch::Contains("summarize takes no --no-cuda"));
+  // snapshot writes files: a report option before it would be ignored
+  const auto snap = run_preflight({"--format", "json", "snapshot", "-o", "/nonexistent/gpf-snap"});
+  CHECK(snap.exit_code == 2);
+  CHECK_THAT(snap.err, Catch::Contains("snapshot takes no --format"));
+  CHECK(run_preflight({"snapshot", "--json-out", "/dev/null", "-o", "/nonexistent/gpf-snap"})
+            .exit_code == 2);
   // what a command does use still works
   CHECK(run_preflight({"rules", "--format", "json"}).exit_code == 0);
   CHECK(run_preflight({"--format", "json", "rules"}).exit_code == 0);
