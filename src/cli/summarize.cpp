@@ -2,8 +2,7 @@
 // lines on stdin) read one document at a time into a small record per node; the newest report of
 // a node counts, older ones are listed as superseded. Prints nodes per verdict with their primary
 // cause, findings by id with the nodes and GPUs they hit, the spread of driver, kernel, CUDA and
-// GPU model, and fleet-relative outliers of CUDA start-up, PCIe link width and GPU temperature
-// (docs/fleet.md).
+// GPU model, and fleet-relative outliers of the figures in k_figures (docs/fleet.md).
 #include "gpf/cli/cli.hpp"
 #include "gpf/cli/fleet.hpp"
 #include "gpf/facts/cuda_facts.hpp"
@@ -66,7 +65,8 @@ enum class Figure : std::size_t {
   temperature,
   h2d_bandwidth,
   d2h_bandwidth,
-  peer_bandwidth
+  peer_bandwidth,
+  sm_clock
 };
 struct FigureInfo {
   const char* metric; // the JSON name
@@ -82,15 +82,16 @@ struct FigureInfo {
   // identical peers is no outlier to act on.
   bool higher_is_worse;
 };
-constexpr std::array<FigureInfo, 6> k_figures{{
+constexpr std::array<FigureInfo, 7> k_figures{{
     {"cuda_startup_ms", "CUDA start-up", "ms", true, 0.2, 0, true},
     {"pcie_link_width", "PCIe link width", "lanes", false, 0, 0.5, false},
     {"gpu_temperature_c", "GPU temperature", "C", false, 0, 5, true},
     {"h2d_gbps", "host-to-device bandwidth", "GB/s", true, 0.1, 0, false},
     {"d2h_gbps", "device-to-host bandwidth", "GB/s", true, 0.1, 0, false},
     {"peer_gbps", "peer copy bandwidth", "GB/s", true, 0.1, 0, false},
+    {"sm_clock_mhz", "SM clock under load", "MHz", false, 0.1, 0, false},
 }};
-static_assert(static_cast<std::size_t>(Figure::peer_bandwidth) + 1 == k_figures.size());
+static_assert(static_cast<std::size_t>(Figure::sm_clock) + 1 == k_figures.size());
 
 const FigureInfo& info(Figure f) {
   return k_figures[static_cast<std::size_t>(f)];
@@ -134,7 +135,8 @@ struct NodeRecord {
   std::string cuda;                  // the driver's CUDA version, "" when not probed
   std::map<std::string, int> models; // GPU model -> count
   std::vector<std::string> gpus;     // bus ids, the first k_node_gpus_kept
-  // By Figure: the slowest CUDA start-up, the narrowest PCIe link on a GPU's path, the hottest GPU.
+  // By Figure: each the node's worst GPU's (the slowest CUDA start-up, the narrowest PCIe link on a
+  // GPU's path, the hottest GPU, ...).
   std::array<std::optional<NodeFigure>, k_figures.size()> figures;
   bool stale = false;
   // checked_at is later than summarize's clock plus k_clock_skew_s: a wrong clock, not a time;
@@ -258,6 +260,7 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     }
     return {};
   }));
+  std::map<std::string, unsigned> clock_under_load; // bus id -> MHz
   TRY(in["gpus"].each([&](const JsonIn& g) -> Result<void> {
     std::optional<std::string> model;
     TRY(g["model"].get(model));
@@ -270,13 +273,21 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     if (n.models.size() < k_node_models_kept || n.models.count(name) != 0) {
       ++n.models[name];
     }
-    // NVML's temperature, where the report has it
+    // NVML's temperature, and its highest SM clock while the CUDA stage ran, where the report has
+    // them (the clock counts only where the active step loaded the GPU: below)
     std::optional<unsigned> celsius;
+    std::optional<unsigned> mhz;
     TRY(g["health"]["temperature_c"].get(celsius));
-    if (celsius) {
+    TRY(g["health"]["traffic"]["during"]["sm_clock_max_mhz"].get(mhz));
+    if (celsius || mhz) {
       std::string bus;
       TRY(g["bus_id"].get(bus));
-      n.keep(Figure::temperature, *celsius, bus, std::greater<>());
+      if (celsius) {
+        n.keep(Figure::temperature, *celsius, bus, std::greater<>());
+      }
+      if (mhz) {
+        clock_under_load.emplace(bus, *mhz);
+      }
     }
     return {};
   }));
@@ -315,6 +326,14 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
     TRY(d["bus_id"].get(bus));
     if (ms) {
       n.keep(Figure::cuda_startup, *ms, bus, std::greater<>());
+    }
+    // A clock sampled while the active step ran its kernels is the GPU's under load; without the
+    // step (--no-active, not run) the GPU mostly idled, and its clock says nothing.
+    bool active = false;
+    TRY(d["active"]["ran"].get(active));
+    const auto clock = clock_under_load.find(bus);
+    if (active && clock != clock_under_load.end() && clock->second > 0) {
+      n.keep(Figure::sm_clock, clock->second, bus, std::less<>());
     }
     // Bandwidth: the node's figure is its slowest GPU's (absent in reports without the step).
     for (const auto& [key, figure] : {std::pair("h2d_gbps", Figure::h2d_bandwidth),
@@ -459,7 +478,9 @@ const JsonShape& report_shape() {
           names({{"id", whole}, {"severity", whole}, {"gpu", whole}, {"remedy", whole}})},
          {"gpus", names({{"model", whole},
                          {"bus_id", whole},
-                         {"health", names({{"temperature_c", whole}})}})},
+                         {"health", names({{"temperature_c", whole},
+                                           {"traffic", names({{"during", names({{"sm_clock_max_mhz",
+                                                                                 whole}})}})}})}})},
          {"facts",
           names({{"driver", names({{"version", whole}, {"flavour", whole}})},
                  {"kernel", names({{"release", whole}})},
@@ -471,7 +492,8 @@ const JsonShape& report_shape() {
                                   names({{"name", whole}, {"ok", whole}, {"duration_ms", whole}})},
                                  {"bus_id", whole},
                                  {"h2d_gbps", whole},
-                                 {"d2h_gbps", whole}})},
+                                 {"d2h_gbps", whole},
+                                 {"active", names({{"ran", whole}})}})},
                          {"multi_gpu",
                           names({{"peers",
                                   names({{"gbps", whole}, {"from", whole}, {"to", whole}})}})}})},
@@ -837,13 +859,10 @@ Json Fleet::to_json() const {
              {"primary_cause",
               n.primary.empty() || n.no_report ? Json(nullptr) : Json(json_text(n.primary))},
              {"usable_gpus", n.usable},
-             {"total_gpus", n.total},
-             {"cuda_startup_ms", figure_json(n, Figure::cuda_startup)},
-             {"pcie_link_width", figure_json(n, Figure::pcie_width)},
-             {"gpu_temperature_c", figure_json(n, Figure::temperature)},
-             {"h2d_gbps", figure_json(n, Figure::h2d_bandwidth)},
-             {"d2h_gbps", figure_json(n, Figure::d2h_bandwidth)},
-             {"peer_gbps", figure_json(n, Figure::peer_bandwidth)}});
+             {"total_gpus", n.total}});
+    for (std::size_t f = 0; f < k_figures.size(); ++f) {
+      nodes.back()[k_figures[f].metric] = figure_json(n, static_cast<Figure>(f));
+    }
   }
   j["nodes"] = std::move(nodes);
   Json findings = Json::array();

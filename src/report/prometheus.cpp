@@ -65,12 +65,32 @@ private:
   std::string m_out;
 };
 
+// One series per key: a damaged cuda.json or nvml.json listing a bus id twice would repeat a
+// series, which node_exporter drops; the worse of the two (`better` says which is better) counts.
+template <typename Key, typename Better>
+void keep_worst(std::map<Key, double>& figures, Key key, double value, Better better) {
+  const auto [it, fresh] = figures.emplace(std::move(key), value);
+  if (!fresh && better(it->second, value)) {
+    it->second = value;
+  }
+}
+
 } // namespace
 
 std::string render_prometheus(const Report& r) {
   const Assessment& a = r.assessment;
   const Facts& facts = r.facts;
   Exposition e;
+  // A family of one figure per GPU, by bus id; none when no GPU has the figure.
+  const auto per_gpu = [&e](std::string_view name, std::string_view help,
+                            const std::map<std::string, double>& figures) {
+    if (!figures.empty()) {
+      e.family(name, help);
+      for (const auto& [bus, v] : figures) {
+        e.sample({{"bus_id", bus}}, v);
+      }
+    }
+  };
   e.family("gpu_preflight_info",
            "The checker's version and what it found on the node, as labels (value always 1).");
   e.sample({{"version", std::string(k_tool_version)},
@@ -113,34 +133,21 @@ std::string render_prometheus(const Report& r) {
         "The finding that explains the verdict: its rule id and GPU bus id (empty: the node).");
     e.sample({{"id", primary->id}, {"gpu", primary->gpu.value_or("")}}, 1);
   }
-  bool any_startup = false;
+  std::map<std::string, double> slowest;
   for (const auto& d : facts.cuda.devices) {
-    any_startup = any_startup || d.startup_ms.has_value();
-  }
-  if (any_startup) {
-    e.family("gpu_preflight_cuda_startup_seconds",
-             "Time from loading libcuda to a working CUDA context, per GPU.");
-    // One series per bus id: CUDA devices that share one (a damaged cuda.json, a driver listing a
-    // GPU twice) would repeat a series, which node_exporter drops; the slowest is the GPU's figure.
-    std::map<std::string, double> slowest;
-    for (const auto& d : facts.cuda.devices) {
-      if (d.startup_ms) {
-        auto [it, fresh] = slowest.emplace(d.bus_id, *d.startup_ms);
-        it->second = fresh ? it->second : std::max(it->second, *d.startup_ms);
-      }
-    }
-    for (const auto& [bus, ms] : slowest) {
-      e.sample({{"bus_id", bus}}, ms / 1000.0);
+    if (d.startup_ms) {
+      keep_worst(slowest, d.bus_id, *d.startup_ms / 1000.0, std::less<>());
     }
   }
-  // Copy bandwidth per GPU and direction, and per ordered GPU pair; one series per bus id (the
-  // lowest figure when a damaged cuda.json lists a bus id twice).
+  per_gpu("gpu_preflight_cuda_startup_seconds",
+          "Time from loading libcuda to a working CUDA context, per GPU.", slowest);
+  // Copy bandwidth per GPU and direction, and per ordered GPU pair.
   std::map<std::pair<std::string, std::string>, double> host_bw;
   for (const auto& d : facts.cuda.devices) {
     for (const auto& [dir, v] : {std::pair("h2d", d.h2d_gbps), std::pair("d2h", d.d2h_gbps)}) {
       if (v) {
-        auto [it, fresh] = host_bw.emplace(std::pair(d.bus_id, dir), *v);
-        it->second = fresh ? it->second : std::min(it->second, *v);
+        keep_worst(host_bw, std::pair<std::string, std::string>(d.bus_id, dir), *v,
+                   std::greater<>());
       }
     }
   }
@@ -161,8 +168,7 @@ std::string render_prometheus(const Report& r) {
       to = d.index == p.to ? &d : to;
     }
     if (p.gbps && from && to) {
-      auto [it, fresh] = peer_bw.emplace(std::pair(from->bus_id, to->bus_id), *p.gbps);
-      it->second = fresh ? it->second : std::min(it->second, *p.gbps);
+      keep_worst(peer_bw, std::pair(from->bus_id, to->bus_id), *p.gbps, std::greater<>());
     }
   }
   if (!peer_bw.empty()) {
@@ -172,6 +178,45 @@ std::string render_prometheus(const Report& r) {
       e.sample({{"from", key.first}, {"to", key.second}}, v);
     }
   }
+  // The active step's figures per GPU where it ran (docs/cuda-probe.md#active-step): the findings
+  // judge them; these let a dashboard follow a GPU whose memory test starts to fail.
+  std::map<std::string, double> tested;
+  std::map<std::string, double> memory_errors;
+  std::map<std::string, double> compute_errors;
+  for (const auto& d : facts.cuda.devices) {
+    if (d.active.ran) {
+      keep_worst(tested, d.bus_id, static_cast<double>(d.active.memory_bytes), std::greater<>());
+      keep_worst(memory_errors, d.bus_id, static_cast<double>(d.active.memory_mismatches),
+                 std::less<>());
+      keep_worst(compute_errors, d.bus_id, static_cast<double>(d.active.integer_mismatches),
+                 std::less<>());
+    }
+  }
+  // Clocks and power the NVML child sampled while the CUDA stage loaded the GPU.
+  std::map<std::string, double> clock;
+  std::map<std::string, double> power;
+  for (const auto& g : facts.nvml.gpus) {
+    const NvmlSamples* during = g.traffic ? &g.traffic->during : nullptr;
+    if (during && during->sm_clock_max_mhz) {
+      keep_worst(clock, g.bus_id, *during->sm_clock_max_mhz * 1e6, std::greater<>());
+    }
+    if (during && during->power_max_mw) {
+      keep_worst(power, g.bus_id, *during->power_max_mw / 1000.0, std::greater<>());
+    }
+  }
+  per_gpu("gpu_preflight_active_memory_tested_bytes",
+          "GPU memory the active step wrote and verified, in bytes.", tested);
+  per_gpu("gpu_preflight_active_memory_errors",
+          "Words of GPU memory that read back wrong in the active step.", memory_errors);
+  per_gpu("gpu_preflight_active_compute_errors",
+          "Integer words of the active step's compute kernel that differ from the host's.",
+          compute_errors);
+  per_gpu("gpu_preflight_sm_clock_under_load_hertz",
+          "The highest SM clock NVML sampled while the CUDA stage ran on the GPU, in hertz.",
+          clock);
+  per_gpu("gpu_preflight_power_under_load_watts",
+          "The highest power draw NVML sampled while the CUDA stage ran on the GPU, in watts.",
+          power);
   e.family("gpu_preflight_probe_duration_seconds", "How long each probe of the last check took.");
   for (const auto& p : facts.probes) {
     e.sample({{"probe", p.name}}, p.duration_ms / 1000.0);

@@ -308,6 +308,43 @@ TEST_CASE("summarize: a start-up a few ms from the median is no outlier; twice t
   CHECK(s.at("outliers").at(0).at("metric") == "cuda_startup_ms");
 }
 
+// #46: a node whose GPUs all run slow under the active step (a power cap, a cooling fault of the
+// whole chassis) has no faster GPU of its own to be compared with; its identical peers are.
+TEST_CASE("summarize: a node whose GPUs are all held to a low clock under load is an outlier") {
+  FleetDir d;
+  for (int i = 1; i <= 7; ++i) {
+    const std::string host = fmt_node(i);
+    const fs::path snap = d.snapshot("nvml-traffic-faults", host);
+    json nvml = json::parse(read_text(snap / "nvml.json"));
+    for (auto& g : nvml.at("gpus")) {
+      g.at("traffic").at("during")["sm_clock_max_mhz"] = i >= 6 ? 1200 : 1980 - i;
+    }
+    write_text(snap / "nvml.json", nvml.dump(2));
+    if (i == 7) { // the same low clocks without the active step: the GPUs idled, no figure
+      json cuda = json::parse(read_text(snap / "cuda.json"));
+      for (auto& dev : cuda.at("devices")) {
+        dev["active"] = json{{"ran", false}, {"not_checked", "--no-active"}};
+      }
+      write_text(snap / "cuda.json", cuda.dump(2));
+    }
+    d.report(snap, host + ".json");
+  }
+  const json s = summarize_json({d.reports().string()}, 0);
+  REQUIRE(s.at("outliers").size() == 1);
+  const json& o = s.at("outliers").at(0);
+  CHECK(o.at("node") == "node-06");
+  CHECK(o.at("metric") == "sm_clock_mhz");
+  CHECK(o.at("value") == 1200);
+  std::map<std::string, json> clock;
+  for (const auto& n : s.at("nodes")) {
+    clock[n.at("node").get<std::string>()] = n.at("sm_clock_mhz");
+  }
+  CHECK(clock.at("node-01") == 1979); // the node's lowest GPU
+  CHECK(clock.at("node-07").is_null());
+  const auto text = run_preflight({"summarize", d.reports().string()}).out;
+  CHECK_THAT(text, Catch::Contains("node-06 ") && Catch::Contains("SM clock under load 1200 MHz"));
+}
+
 TEST_CASE("summarize: a node faster than its identical peers is no outlier") {
   FleetDir d;
   for (int i = 1; i <= 8; ++i) {

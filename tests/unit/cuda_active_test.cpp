@@ -137,6 +137,41 @@ TEST_CASE("active: a stuck bit on one GPU of four -> named with its address and 
   CHECK(j.at("facts").at("cuda").at("multi_gpu").at("devices") == json::array({0, 1, 3}));
 }
 
+TEST_CASE("active: the figures per GPU in Prometheus, and the clocks NVML sampled under load") {
+  const auto prom =
+      run_preflight({"--root", fixture("cuda-4gpu"), "--libcuda", k_fake, "--format", "prometheus",
+                     "--active-time", "20"},
+                    {{"FAKE_CUDA_GPUS", "4"}, {"FAKE_CUDA_GPU_STUCK_BIT", "2:4660:5"}})
+          .out;
+  // the stuck bit shows in the patterns whose word has a 0 there: at least one wrong word
+  CHECK_THAT(prom,
+             Catch::Contains("gpu_preflight_active_memory_errors{bus_id=\"0000:01:00.0\"} 0\n"));
+  const std::string bad = "gpu_preflight_active_memory_errors{bus_id=\"0000:03:00.0\"} ";
+  const auto at = prom.find(bad);
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoull(prom.substr(at + bad.size())) > 0);
+  CHECK_THAT(
+      prom,
+      Catch::Contains("gpu_preflight_active_memory_tested_bytes{bus_id=\"0000:04:00.0\"} ") &&
+          Catch::Contains("gpu_preflight_active_compute_errors{bus_id=\"0000:02:00.0\"} 0\n"));
+  // without the step, none of its series (not zeros that would read as a pass)
+  const auto off = run_preflight({"--root", fixture("cuda-4gpu"), "--libcuda", k_fake, "--format",
+                                  "prometheus", "--no-active"},
+                                 {{"FAKE_CUDA_GPUS", "4"}})
+                       .out;
+  CHECK_THAT(off, !Catch::Contains("gpu_preflight_active_"));
+  // the NVML child's samples during the stage, replayed: GPU 3 held at 900 MHz
+  const auto replay =
+      run_preflight({"--root", fixture("nvml-traffic-faults"), "--format", "prometheus"}).out;
+  CHECK_THAT(
+      replay,
+      Catch::Contains("gpu_preflight_sm_clock_under_load_hertz{bus_id=\"0000:03:00.0\"} "
+                      "900000000\n") &&
+          Catch::Contains("gpu_preflight_sm_clock_under_load_hertz{bus_id=\"0000:01:00.0\"} "
+                          "1980000000\n") &&
+          Catch::Contains("gpu_preflight_power_under_load_watts{bus_id=\"0000:01:00.0\"} 350\n"));
+}
+
 TEST_CASE("active: a wrong checksum on one GPU of eight -> named and dropped") {
   SECTION("its FMA words differ: only the other seven can tell") {
     const json j =
