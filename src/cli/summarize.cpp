@@ -123,7 +123,10 @@ struct NodeRecord {
   std::string primary;     // "id" or "id bus_id"; "" for pass
   std::string primary_id;  // the id alone
   std::string primary_gpu; // its GPU's bus id, "" for the node
-  std::string remedy;      // the primary cause's finding's remedy
+  // The part of the node that causes it when that is no GPU ("ACS 0000:17:00.0"), "" when none
+  // is named (or the report is older than the member).
+  std::string primary_where;
+  std::string remedy; // the primary cause's finding's remedy
   // No report: the input was empty or cut short (the check crashed, was killed, timed out).
   bool no_report = false;
   int usable = 0;
@@ -238,11 +241,15 @@ Result<NodeRecord> read_record(const nlohmann::json& doc) {
   if (!in["primary_cause"].absent()) {
     std::string id;
     std::optional<std::string> gpu;
+    std::optional<std::string> where;
     TRY(in["primary_cause"]["id"].get(id));
     TRY(in["primary_cause"]["gpu"].get(gpu));
-    n.primary = gpu ? id + " " + *gpu : id;
+    TRY(in["primary_cause"]["where"].get(where));
     n.primary_id = id;
     n.primary_gpu = gpu.value_or("");
+    n.primary_where = gpu ? std::string() : quote_evidence(where.value_or(""), 128);
+    // as the check's own line names it (cause_label)
+    n.primary = gpu ? id + " " + *gpu : where ? id + " " + n.primary_where : id;
   }
   TRY(in["findings"].each([&](const JsonIn& f) -> Result<void> {
     NodeFinding nf;
@@ -473,7 +480,7 @@ const JsonShape& report_shape() {
          {"checked_at", whole},
          {"usable_gpus", whole},
          {"total_gpus", whole},
-         {"primary_cause", names({{"id", whole}, {"gpu", whole}})},
+         {"primary_cause", names({{"id", whole}, {"gpu", whole}, {"where", whole}})},
          {"findings",
           names({{"id", whole}, {"severity", whole}, {"gpu", whole}, {"remedy", whole}})},
          {"gpus", names({{"model", whole},
@@ -601,6 +608,7 @@ public:
   };
   std::vector<CauseGroup> cause_groups(bool with_ready) const;
   std::string detail(const CauseGroup& g, const NodeRecord& n) const;
+  static std::string drain_reason(const CauseGroup& g);
 
   Json to_json() const;
   std::string to_text(std::size_t width) const;
@@ -1101,7 +1109,22 @@ std::string Fleet::detail(const CauseGroup& g, const NodeRecord& n) const {
   if (!n.primary_gpu.empty()) {
     parts.push_back(fmt::format("GPU {}", printable(n.primary_gpu)));
   }
+  if (!n.primary_where.empty()) {
+    parts.push_back(printable(n.primary_where));
+  }
   return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The reason a group's nodes are drained with: its cause's id, and the part of the node that
+// causes it where every node names the same one (the ACS port of identical nodes), so that the
+// reason Slurm shows leads to the fix; a node's own part is in its row when they differ.
+std::string Fleet::drain_reason(const CauseGroup& g) {
+  const std::string& where = g.nodes.front()->primary_where;
+  const bool shared = !where.empty() && std::all_of(g.nodes.begin(), g.nodes.end(), [&](auto* n) {
+    return n->primary_where == where;
+  });
+  return shared ? fmt::format("gpu-preflight: {} {}", g.id, where)
+                : fmt::format("gpu-preflight: {}", g.id);
 }
 
 std::string Fleet::to_text(std::size_t width) const {
@@ -1212,7 +1235,7 @@ std::string Fleet::to_text(std::size_t width) const {
       return expression;
     });
     if (!not_ready.empty()) {
-      out += drain_commands(not_ready, fmt::format("gpu-preflight: {}", printable(g.id)), width);
+      out += drain_commands(not_ready, printable(drain_reason(g)), width);
     }
     if (!expressions.empty()) {
       out +=
@@ -1492,7 +1515,7 @@ std::string Fleet::to_html() const {
       out += fmt::format(
           "<tr><td>drain</td><td><pre>scontrol update state=drain {} {}</pre></td></tr>\n",
           html(shell_word(fmt::format("nodename={}", hostlist(not_ready)))),
-          html(shell_word(fmt::format("reason=gpu-preflight: {}", g.id))));
+          html(shell_word("reason=" + drain_reason(g))));
     }
     out += "</table>\n</section>\n";
   }

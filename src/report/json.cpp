@@ -185,7 +185,11 @@ Json report_json(const Report& r) {
                              {"chosen_by", opt(a.recommendation.chosen_by)},
                              {"summary", verdict_headline(a)}};
   if (const Finding* primary = a.primary_cause()) {
-    j["primary_cause"] = Json{{"id", primary->id}, {"gpu", opt(primary->gpu)}};
+    // where: the part of the node that causes it when that is no GPU (an ACS port)
+    j["primary_cause"] =
+        Json{{"id", primary->id},
+             {"gpu", opt(primary->gpu)},
+             {"where", primary->where.empty() ? Json(nullptr) : Json(primary->where)}};
   } else {
     j["primary_cause"] = nullptr;
   }

@@ -128,10 +128,11 @@ std::string render_prometheus(const Report& r) {
   // The one finding that explains the verdict (the JSON report's primary_cause): an alert or a
   // dashboard names it without reading every finding series. Absent on a ready node without one.
   if (const Finding* primary = a.primary_cause()) {
-    e.family(
-        "gpu_preflight_primary_cause",
-        "The finding that explains the verdict: its rule id and GPU bus id (empty: the node).");
-    e.sample({{"id", primary->id}, {"gpu", primary->gpu.value_or("")}}, 1);
+    e.family("gpu_preflight_primary_cause",
+             "The finding that explains the verdict: its rule id, GPU bus id (empty: the node) and "
+             "the part of the node that causes it when that is no GPU (empty: none named).");
+    e.sample({{"id", primary->id}, {"gpu", primary->gpu.value_or("")}, {"where", primary->where}},
+             1);
   }
   std::map<std::string, double> slowest;
   for (const auto& d : facts.cuda.devices) {

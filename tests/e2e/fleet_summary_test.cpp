@@ -345,6 +345,36 @@ TEST_CASE("summarize: a node whose GPUs are all held to a low clock under load i
   CHECK_THAT(text, Catch::Contains("node-06 ") && Catch::Contains("SM clock under load 1200 MHz"));
 }
 
+// #44: the drain reason of a multi-GPU hang named the symptom's id; the ACS port that causes it
+// is what the admin who reads `sinfo -R` has to act on.
+TEST_CASE("summarize: nodes drained for a multi-GPU hang are drained naming the ACS port") {
+  FleetDir d;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string host = fmt_node(i);
+    d.report(d.snapshot("topo-acs-p2p-hang", host), host + ".json", {"--min-gpus", "2"});
+  }
+  const json s = summarize_json({d.reports().string()}, 1);
+  for (const auto& n : s.at("nodes")) {
+    CHECK(n.at("primary_cause") == "cuda.multi-gpu-hung ACS 0000:17:00.0");
+  }
+  const auto text = run_preflight({"summarize", d.reports().string()}).out;
+  CHECK_THAT(text, Catch::Contains("'reason=gpu-preflight: cuda.multi-gpu-hung ACS 0000:17:00.0'"));
+  const auto page = run_preflight({"summarize", "--format", "html", d.reports().string()}).out;
+  CHECK_THAT(page, Catch::Contains("reason=gpu-preflight: cuda.multi-gpu-hung ACS 0000:17:00.0"));
+  // a node whose port differs: the group's reason is the id, each node's port in its row
+  json other = json::parse(read_text(d.reports() / "node-03.json"));
+  other.at("primary_cause")["where"] = "ACS 0000:97:00.0";
+  write_text(d.reports() / "node-03.json", other.dump());
+  const auto mixed = run_preflight({"summarize", d.reports().string()}).out;
+  CHECK_THAT(mixed, Catch::Contains("'reason=gpu-preflight: cuda.multi-gpu-hung'") &&
+                        Catch::Contains("ACS 0000:97:00.0") && Catch::Contains("ACS 0000:17:00.0"));
+  // a report from before the member: the id alone, still read
+  other.at("primary_cause").erase("where");
+  write_text(d.reports() / "node-03.json", other.dump());
+  const json older = summarize_json({d.reports().string()}, 1);
+  CHECK(older.at("nodes").at(2).at("primary_cause") == "cuda.multi-gpu-hung");
+}
+
 TEST_CASE("summarize: a node faster than its identical peers is no outlier") {
   FleetDir d;
   for (int i = 1; i <= 8; ++i) {

@@ -51,12 +51,16 @@ grep -E '^gpu_preflight_finding\{id="gpu.excluded",severity="fail",gpu="0000:[0-
 grep -q '^gpu_preflight_verdict{verdict="warn"} 1$' "$tmp/ex.prom" || fail "excluded-gpu: verdict"
 grep -q '^gpu_preflight_gpus{state="usable"} 3$' "$tmp/ex.prom" || fail "excluded-gpu: usable GPUs"
 # the primary cause: one series naming the finding that explains the verdict, none on a clean pass
-grep -Eq '^gpu_preflight_primary_cause\{id="gpu.excluded",gpu="0000:[0-9a-f:.]+"\} 1$' "$tmp/ex.prom" ||
+grep -Eq '^gpu_preflight_primary_cause\{id="gpu.excluded",gpu="0000:[0-9a-f:.]+",where=""\} 1$' "$tmp/ex.prom" ||
   fail "excluded-gpu: no primary cause series"
 [ "$(grep -c '^gpu_preflight_primary_cause' "$tmp/ex.prom")" -eq 1 ] || fail "excluded-gpu: more than one primary cause"
-grep -q '^gpu_preflight_primary_cause{id="devnode.nvidia-uvm-missing",gpu=""} 1$' "$tmp/missing-uvm.prom" ||
+grep -q '^gpu_preflight_primary_cause{id="devnode.nvidia-uvm-missing",gpu="",where=""} 1$' "$tmp/missing-uvm.prom" ||
   fail "missing-uvm: the primary cause is not devnode.nvidia-uvm-missing"
 ! grep -q '^gpu_preflight_primary_cause' "$tmp/healthy-4gpu.prom" || fail "healthy-4gpu: a primary cause on a pass"
+# a multi-GPU hang: its cause is a port, named in `where`
+"$bin" check --root "$src/tests/fixtures/topo-acs-p2p-hang" --format prometheus >"$tmp/acs.prom" || true
+grep -q '^gpu_preflight_primary_cause{id="cuda.multi-gpu-hung",gpu="",where="ACS 0000:17:00.0"} 1$' "$tmp/acs.prom" ||
+  fail "topo-acs-p2p-hang: the primary cause does not name the ACS port"
 
 timeout 30 "$promtool" check rules "$src/contrib/prometheus/gpu-preflight-alerts.yml" ||
   fail "promtool check rules"
