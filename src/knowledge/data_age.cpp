@@ -51,6 +51,13 @@ DataAge build() {
       age.newest_compute_capability = major_minor(row.cc_max);
     }
   }
+  const PciIdTable& pci = m.pci_ids();
+  age.pci_release = pci.release;
+  age.pci_released = pci.released;
+  if (!pci.rows.empty()) { // ascending: the loader refuses any other order
+    age.newest_pci_id = pci.rows.back().id;
+    age.newest_pci_name = pci.rows.back().name;
+  }
   return age;
 }
 
@@ -71,6 +78,10 @@ bool branch_newer_than_data(unsigned long branch) {
 
 bool compute_capability_newer_than_data(const Version& cc) {
   return data_age().newest_compute_capability < major_minor(cc);
+}
+
+bool pci_id_newer_than_data(unsigned device_id) {
+  return device_id > data_age().newest_pci_id;
 }
 
 std::string newer_than_data(std::string_view what, std::string_view known) {

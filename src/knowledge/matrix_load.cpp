@@ -337,6 +337,28 @@ struct MatrixLoader {
       m.m_models.push_back(std::move(row));
     }
   }
+
+  void pci_ids(std::span<const EmbeddedFile> files) {
+    Json doc;
+    const std::string name = "gpu_pci_ids.json";
+    const Json& rows = open(files, name, doc);
+    RowReader top(doc, name, {"table", "description", "release", "released", "sources", "rows"});
+    m.m_pci_ids.release = top.text("release");
+    m.m_pci_ids.released = top.text("released");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      RowReader r(rows[i], fmt::format("{}: rows[{}]", name, i), {"id", "name"});
+      const std::string id = r.text("id");
+      if (id.size() != 4 || id.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
+        fail(r.where() + ".id", "must be four upper-case hexadecimal digits");
+      }
+      PciIdRow row{static_cast<unsigned>(std::stoul(id, nullptr, 16)), r.text("name"),
+                   sources_of(r)};
+      if (!m.m_pci_ids.rows.empty() && row.id <= m.m_pci_ids.rows.back().id) {
+        fail(r.where() + ".id", "must be above the previous row's (ascending, each id once)");
+      }
+      m.m_pci_ids.rows.push_back(std::move(row));
+    }
+  }
 };
 
 Matrix Matrix::load(std::span<const EmbeddedFile> files) {
@@ -348,6 +370,7 @@ Matrix Matrix::load(std::span<const EmbeddedFile> files) {
   loader.kernel_floors(files);
   loader.branches(files);
   loader.models(files);
+  loader.pci_ids(files);
   return std::move(loader.m);
 }
 

@@ -390,6 +390,13 @@ TEST_CASE("the compiled tables are the rows of data/*.json") {
     CHECK(compiled.gpu_model_rows()[i].words == loaded.gpu_model_rows()[i].words);
     CHECK(compiled.gpu_model_rows()[i].note == loaded.gpu_model_rows()[i].note);
   }
+  CHECK(compiled.pci_ids().release == loaded.pci_ids().release);
+  CHECK(compiled.pci_ids().released == loaded.pci_ids().released);
+  REQUIRE(compiled.pci_ids().rows.size() == loaded.pci_ids().rows.size());
+  for (std::size_t i = 0; i < loaded.pci_ids().rows.size(); ++i) {
+    CHECK(compiled.pci_ids().rows[i].id == loaded.pci_ids().rows[i].id);
+    CHECK(compiled.pci_ids().rows[i].name == loaded.pci_ids().rows[i].name);
+  }
   REQUIRE(compiled.sources().size() == loaded.sources().size());
   for (const auto& [key, s] : loaded.sources()) {
     REQUIRE(compiled.source(key));
@@ -434,4 +441,26 @@ TEST_CASE("malformed data is rejected with the file, row and field") {
                 "{" + src + R"(, "rows": [{"names": ["--"], "examples": ["x"], "arch": "a",
       "cc": "7.0", "segment": "datacenter", "needs_open_module": false, "min_branch": null, "source": "s"}]})"),
       Catch::Contains("rows[0].names"));
+  const std::string pci =
+      "{" + src + R"(, "release": "595.45.04", "released": "2026-03", "rows": )";
+  CHECK_THROWS_WITH(
+      load_with("gpu_pci_ids.json", pci + R"([{"id": "2b85", "name": "x", "source": "s"}]})"),
+      Catch::Contains("gpu_pci_ids.json: rows[0].id"));
+  CHECK_THROWS_WITH(load_with("gpu_pci_ids.json", pci + R"([{"id": "2B85", "name": "x",
+      "source": "s"}, {"id": "2B85", "name": "y", "source": "s"}]})"),
+                    Catch::Contains("rows[1].id") && Catch::Contains("ascending"));
+  CHECK_THROWS_WITH(load_with("gpu_pci_ids.json", "{" + src + R"(, "released": "2026-03",
+      "rows": [{"id": "2B85", "name": "x", "source": "s"}]})"),
+                    Catch::Contains("missing field \"release\""));
+}
+
+TEST_CASE("PCI device ids: the open modules' table of one release, looked up by id") {
+  const Matrix& m = matrix();
+  CHECK(m.pci_ids().release == "595.45.04");
+  REQUIRE(m.pci_id(0x2330));
+  CHECK(m.pci_id(0x2330)->name == "NVIDIA H100 80GB HBM3");
+  REQUIRE(m.pci_id(0x1E02));          // the first row: Turing
+  CHECK(m.pci_id(0x1DB6) == nullptr); // a Volta V100: older than the open modules' table
+  CHECK(m.pci_id(0x31C2));            // GB300, the newest in 595.45.04's table
+  CHECK(m.pci_id(0x31C3) == nullptr);
 }

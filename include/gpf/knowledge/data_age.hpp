@@ -16,6 +16,12 @@ struct DataAge {
   unsigned long newest_branch = 0;     // the newest data-center driver branch known
   Version newest_compute_capability;   // major.minor
   std::string_view newest_cuda_source; // where the newest CUDA release was seen
+  // The highest PCI device id in data/gpu_pci_ids.json, its product, and the driver release (and
+  // month) whose table that is: older than as_of, as a driver's list trails its products.
+  unsigned newest_pci_id = 0;
+  std::string_view newest_pci_name;
+  std::string_view pci_release;
+  std::string_view pci_released;
 };
 
 // Built once from the compiled-in matrix; cannot fail.
@@ -25,6 +31,9 @@ const DataAge& data_age();
 bool cuda_newer_than_data(const Version& cuda);
 bool branch_newer_than_data(unsigned long branch);
 bool compute_capability_newer_than_data(const Version& cc);
+// Above every PCI device id of the table (NVIDIA numbers new products upwards; an id below the
+// highest that the table lacks is an older or unlisted GPU, not a newer one).
+bool pci_id_newer_than_data(unsigned device_id);
 
 // "not judged: <what> is newer than the data of 2026-11 (which knows up to <known>) - update
 // gpu-preflight": the one wording every such finding uses.

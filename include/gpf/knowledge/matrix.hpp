@@ -110,6 +110,20 @@ struct GpuModelRow {
   std::vector<std::string> sources;
 };
 
+// A PCI device id of the GPUs one driver release's open modules support (data/gpu_pci_ids.json).
+struct PciIdRow {
+  unsigned id = 0;  // the PCI device id (vendor 10de)
+  std::string name; // the first product name the release's table gives it
+  std::vector<std::string> sources;
+};
+
+// The release whose table data/gpu_pci_ids.json holds.
+struct PciIdTable {
+  std::string release;        // "595.45.04"
+  std::string released;       // "2026-03"
+  std::vector<PciIdRow> rows; // ascending by id
+};
+
 enum class CudaDriverStatus {
   ok,                   // driver >= the toolkit's own driver
   minor_version_compat, // >= the major's floor, < the toolkit's driver
@@ -158,6 +172,8 @@ public:
   const BranchRow* branch(unsigned long branch) const;
   // The first model row one of whose names occurs in `model` as whole words (case-insensitive).
   const GpuModelRow* gpu_model(std::string_view model) const;
+  // The row of a PCI device id, nullptr when the table lacks it.
+  const PciIdRow* pci_id(unsigned id) const;
 
   // "<table> (<url>)" for each key, joined with "; ". Unknown keys are named as such.
   std::string cite(const std::vector<std::string>& keys) const;
@@ -173,6 +189,7 @@ public:
   const std::vector<KernelFloorRow>& kernel_floor_rows() const { return m_kernel_floors; }
   const std::vector<BranchRow>& branch_rows() const { return m_branches; }
   const std::vector<GpuModelRow>& gpu_model_rows() const { return m_models; }
+  const PciIdTable& pci_ids() const { return m_pci_ids; }
   const std::map<std::string, DataSource, std::less<>>& sources() const { return m_sources; }
 
 private:
@@ -183,6 +200,7 @@ private:
   std::vector<KernelFloorRow> m_kernel_floors;
   std::vector<BranchRow> m_branches;
   std::vector<GpuModelRow> m_models;
+  PciIdTable m_pci_ids;
   std::map<std::string, DataSource, std::less<>> m_sources;
 
   friend struct MatrixLoader;
