@@ -638,6 +638,13 @@ Result<RuleSet> RuleSet::build(std::span<const Rule> builtin, const RuleOverride
       }
       return Error{
           to_valid_utf8(fmt::format("{}:{}: {}", file, line_column(*rules_text, e.byte), what))};
+    } catch (const Json::exception& e) {
+      // a well-formed number too large for a double (1E400): nlohmann's out_of_range, no position
+      std::string what = e.what();
+      if (auto end = what.find("] "); end != std::string::npos) {
+        what = what.substr(end + 2);
+      }
+      return Error{to_valid_utf8(fmt::format("{}: {}", file, what))};
     }
     if (!doc.is_object()) {
       return at(file, "/", "the rules file must be a JSON object with a \"rules\" array");

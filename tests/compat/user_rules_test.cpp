@@ -198,6 +198,10 @@ TEST_CASE("bad rules files name the file, the position and the problem") {
        "site.json: /severity/driver.end-of-life: \"loud\" is not one of"},
       {"{\"rules\": [{\"id\": \"site.\xff\"}]}",
        "site.json:1:"}, // invalid UTF-8 is a syntax error, not a crash
+      // a number too large for a double: nlohmann's out_of_range, found by the fuzzer (a crash)
+      {R"({"rules": 9999999999E99999})", "site.json: number overflow parsing '9999999999E99999'"},
+      {R"({"rules": [{"id": "site.a", "severity": "info", "check": {"fact": "gpus.total", "min": -1E400}, "remedy": "x"}]})",
+       "site.json: number overflow parsing '-1E400'"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
