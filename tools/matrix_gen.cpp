@@ -96,13 +96,13 @@ std::string tables(const gpf::Matrix& m) {
   }
   o += "  };\n  m.m_branches = {\n";
   for (const auto& r : m.branch_rows()) {
-    const std::string eol = r.end_of_life
-                                ? fmt::format("std::chrono::year({}) / std::chrono::month({}U)",
-                                              static_cast<int>(r.end_of_life->year()),
-                                              static_cast<unsigned>(r.end_of_life->month()))
-                                : "std::nullopt";
-    o += fmt::format("      {{{}UL, {}, {}, {}, {}, {}, {}}},\n", r.branch, lit(r.designation), eol,
-                     lit(r.end_of_life_text), flag(r.maintained), opt_num(r.max_cuda_major),
+    const std::string eol =
+        r.end_of_life ? fmt::format("std::chrono::year({}) / std::chrono::month({}U)",
+                                    static_cast<int>(r.end_of_life->year()),
+                                    static_cast<unsigned>(r.end_of_life->month()))
+                      : "std::nullopt";
+    o += fmt::format("      {{{}UL, {}, {}, {}, {}, {}, {}}},\n", r.branch, lit(r.designation),
+                     eol, lit(r.end_of_life_text), flag(r.maintained), opt_num(r.max_cuda_major),
                      lits(r.sources));
   }
   o += "  };\n  m.m_models = {\n";
@@ -113,8 +113,8 @@ std::string tables(const gpf::Matrix& m) {
     }
     o += fmt::format("      {{{}, {{{}}}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", lits(r.names),
                      fmt::join(words, ", "), lits(r.examples), lit(r.arch), ver(r.cc),
-                     lit(r.segment), flag(r.needs_open_module), opt_num(r.min_branch), lit(r.note),
-                     lits(r.sources));
+                     lit(r.segment), flag(r.needs_open_module), opt_num(r.min_branch),
+                     lit(r.note), lits(r.sources));
   }
   o += fmt::format("  }};\n  m.m_pci_ids.release = {};\n  m.m_pci_ids.released = {};\n",
                    lit(m.pci_ids().release), lit(m.pci_ids().released));

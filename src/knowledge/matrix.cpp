@@ -154,13 +154,6 @@ std::vector<std::string> model_words(std::string_view text) {
   return words;
 }
 
-const PciIdRow* Matrix::pci_id(unsigned id) const {
-  const auto& rows = m_pci_ids.rows;
-  const auto it = std::lower_bound(rows.begin(), rows.end(), id,
-                                   [](const PciIdRow& r, unsigned v) { return r.id < v; });
-  return it != rows.end() && it->id == id ? &*it : nullptr;
-}
-
 const GpuModelRow* Matrix::gpu_model(std::string_view model) const {
   const auto words = model_words(model.substr(0, 256)); // model names are short; bound the input
   for (const auto& row : m_models) {

@@ -1,5 +1,6 @@
 // The compatibility matrix: every table parses, every row has a source, and the lookups hold at
 // their boundaries (exactly at a minimum, one patch below, two-part and three-part versions).
+#include "gpf/knowledge/data_age.hpp"
 #include "gpf/knowledge/matrix.hpp"
 
 #include <catch2/catch.hpp>
@@ -454,13 +455,23 @@ TEST_CASE("malformed data is rejected with the file, row and field") {
                     Catch::Contains("missing field \"release\""));
 }
 
-TEST_CASE("PCI device ids: the open modules' table of one release, looked up by id") {
-  const Matrix& m = matrix();
-  CHECK(m.pci_ids().release == "595.45.04");
-  REQUIRE(m.pci_id(0x2330));
-  CHECK(m.pci_id(0x2330)->name == "NVIDIA H100 80GB HBM3");
-  REQUIRE(m.pci_id(0x1E02));          // the first row: Turing
-  CHECK(m.pci_id(0x1DB6) == nullptr); // a Volta V100: older than the open modules' table
-  CHECK(m.pci_id(0x31C2));            // GB300, the newest in 595.45.04's table
-  CHECK(m.pci_id(0x31C3) == nullptr);
+TEST_CASE("PCI device ids: the open modules' table of one release, ascending") {
+  const auto& table = matrix().pci_ids();
+  CHECK(table.release == "595.45.04");
+  const auto row = [&](unsigned id) -> const gpf::PciIdRow* {
+    for (const auto& r : table.rows) {
+      if (r.id == id) {
+        return &r;
+      }
+    }
+    return nullptr;
+  };
+  REQUIRE(row(0x2330));
+  CHECK(row(0x2330)->name == "NVIDIA H100 80GB HBM3");
+  CHECK(table.rows.front().id == 0x1E02); // Turing's TITAN RTX: the open modules start there
+  CHECK(row(0x1DB6) == nullptr);          // a Volta V100: older than the open modules' table
+  CHECK(table.rows.back().id == 0x31C2);  // GB300, the newest in 595.45.04's table
+  CHECK(gpf::pci_id_newer_than_data(0x31C3));
+  CHECK_FALSE(gpf::pci_id_newer_than_data(0x31C2));
+  CHECK_FALSE(gpf::pci_id_newer_than_data(0x1DB6)); // missing below the highest: not newer
 }

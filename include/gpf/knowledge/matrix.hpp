@@ -172,8 +172,6 @@ public:
   const BranchRow* branch(unsigned long branch) const;
   // The first model row one of whose names occurs in `model` as whole words (case-insensitive).
   const GpuModelRow* gpu_model(std::string_view model) const;
-  // The row of a PCI device id, nullptr when the table lacks it.
-  const PciIdRow* pci_id(unsigned id) const;
 
   // "<table> (<url>)" for each key, joined with "; ". Unknown keys are named as such.
   std::string cite(const std::vector<std::string>& keys) const;
