@@ -40,15 +40,19 @@ Outcome failure(std::string name, std::string text) {
 }
 
 // A byte pattern that differs per position and per test, so a stale or shifted buffer shows.
-std::vector<unsigned char> pattern(unsigned seed) {
+void fill_pattern(std::vector<unsigned char>& bytes, unsigned seed) {
   // 131 is odd, so the bytes repeat every 256: build one tile, then copy it (fast in any build).
-  std::vector<unsigned char> bytes(k_test_bytes);
   for (std::size_t i = 0; i < 256 && i < bytes.size(); ++i) {
     bytes[i] = static_cast<unsigned char>((i * 131 + seed * 29 + 7) & 0xff);
   }
   for (std::size_t done = 256; done < bytes.size(); done *= 2) {
     std::memcpy(bytes.data() + done, bytes.data(), std::min(done, bytes.size() - done));
   }
+}
+
+std::vector<unsigned char> pattern(unsigned seed) {
+  std::vector<unsigned char> bytes(k_test_bytes);
+  fill_pattern(bytes, seed);
   return bytes;
 }
 
@@ -253,10 +257,17 @@ Outcome context_on(const DriverApi& api, CUdevice device, CUcontext& context) {
   return check(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(context));
 }
 
+// The host side of the multi-GPU test's copies, made once: fresh buffers for each of n*(n-1)
+// pairs would cost a page fault per page each time, more than the copies themselves.
+struct HostScratch {
+  std::vector<unsigned char> wrote = std::vector<unsigned char>(k_test_bytes);
+  std::vector<unsigned char> read = std::vector<unsigned char>(k_test_bytes);
+};
+
 // One ordered pair of the multi-GPU test: peer access where allowed, then a verified copy.
 Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j,
                   const std::vector<CUdevice>& devices, const std::vector<CUcontext>& contexts,
-                  const std::vector<CUdeviceptr>& buffers, bool& can_access) {
+                  const std::vector<CUdeviceptr>& buffers, HostScratch& host, bool& can_access) {
   int can = 0;
   if (auto o = check(api, "cuDeviceCanAccessPeer",
                      api.cuDeviceCanAccessPeer(&can, devices[i], devices[j]));
@@ -273,7 +284,8 @@ Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j,
       return check(api, "cuCtxEnablePeerAccess", r);
     }
   }
-  const auto wrote = pattern(static_cast<unsigned>(i * 64 + j + 1));
+  auto& wrote = host.wrote;
+  fill_pattern(wrote, static_cast<unsigned>(i * 64 + j + 1));
   if (auto o = check(api, "cuMemcpyHtoD", api.cuMemcpyHtoD(buffers[i], wrote.data(), wrote.size()));
       !o.ok) {
     return o;
@@ -290,7 +302,7 @@ Outcome peer_copy(const DriverApi& api, std::size_t i, std::size_t j,
   if (auto o = check(api, "cuCtxSynchronize", api.cuCtxSynchronize()); !o.ok) {
     return o;
   }
-  std::vector<unsigned char> read(wrote.size());
+  auto& read = host.read;
   if (auto o = check(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(read.data(), buffers[j], read.size()));
       !o.ok) {
     return o;
@@ -893,6 +905,7 @@ void multi_gpu_child(const std::string& library, child::Letter& plan_letter,
   // Correctness first, for every pair: a slow path then costs a bandwidth figure, never the
   // verdict on the copies.
   std::vector<std::pair<std::size_t, std::size_t>> verified;
+  HostScratch host;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) {
@@ -904,7 +917,8 @@ void multi_gpu_child(const std::string& library, child::Letter& plan_letter,
       result.kind = EventKind::peer;
       result.peer.from = cuda_indices[i];
       result.peer.to = cuda_indices[j];
-      const Outcome o = peer_copy(api, i, j, devices, contexts, buffers, result.peer.can_access);
+      const Outcome o =
+          peer_copy(api, i, j, devices, contexts, buffers, host, result.peer.can_access);
       result.peer.ok = o.ok;
       result.peer.duration_ms =
           std::chrono::duration<double, std::milli>(Clock::now() - start).count();
