@@ -4,13 +4,14 @@
 // the tool's words, with a suggestion for a near miss.
 #include "gpf/cli/cli.hpp"
 #include "gpf/util/plural.hpp"
+#include "gpf/util/report_file.hpp"
 
 #include "completion.hpp"
 #include "probes/child/runner.hpp"
 
 #include "gpf/capture/snapshot.hpp"
 #include "gpf/cli/explain_log.hpp"
-#include "gpf/cli/fleet.hpp"
+#include "gpf/fleet/fleet.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/knowledge/kernel_log_tables.hpp"
 #include "gpf/probes/pipeline.hpp"
@@ -74,8 +75,8 @@ struct CliOptions {
   std::string completion_shell; // `completion SHELL`
   // The values of each option that takes one of a few words (for completion).
   std::map<const CLI::Option*, std::vector<std::string>> choices;
-  SummarizeOptions summarize;    // summarize (src/cli/summarize.cpp)
-  DiffOptions diff;              // diff (src/cli/diff.cpp)
+  SummarizeOptions summarize;    // summarize (src/fleet/summarize.cpp)
+  DiffOptions diff;              // diff (src/fleet/diff.cpp)
   ExplainLogOptions explain_log; // explain-log (src/cli/explain_log.cpp)
 };
 
@@ -1265,6 +1266,7 @@ int run_cli(int argc, char** argv) {
   }
   try {
     if (summarize_cmd->parsed()) {
+      o.summarize.width = text_width(STDOUT_FILENO);
       return run_summarize(o.summarize);
     }
     if (diff_cmd->parsed()) {

@@ -3,7 +3,7 @@
 // whatever is at the path: only a regular file (or nothing) is replaced; a link, a device, a FIFO
 // or a directory is refused without being opened (a FIFO would block, a device would be written
 // raw).
-#include "gpf/cli/cli.hpp"
+#include "gpf/util/report_file.hpp"
 
 #include <cerrno>
 #include <cstdio>

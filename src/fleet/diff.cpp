@@ -2,14 +2,15 @@
 // known-good one). Each side is a snapshot directory, judged here with the built-in rules, or a
 // JSON report; both become the JSON report and are compared member by member: verdict, driver
 // version and flavour, kernel, modules and driver parameters, the GPU list, device nodes, findings.
-#include "gpf/cli/cli.hpp"
-#include "gpf/cli/fleet.hpp"
+#include "gpf/fleet/fleet.hpp"
 #include "gpf/host/host.hpp"
 #include "gpf/probes/pipeline.hpp"
 #include "gpf/report/report.hpp"
 #include "gpf/rules/user_rules.hpp"
 #include "gpf/rules/verdict.hpp"
+#include "gpf/util/exit_codes.hpp"
 #include "gpf/util/json_value.hpp"
+#include "gpf/util/report_file.hpp"
 #include "gpf/util/text.hpp"
 #include "gpf/version_info.hpp"
 

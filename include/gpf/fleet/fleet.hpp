@@ -2,6 +2,7 @@
 // The fleet subcommands: `summarize` reads many nodes' JSON reports and answers which nodes are
 // out and why; `diff` compares two snapshots or two reports of one node. Each registers itself on
 // the CLI11 app and runs when parsed; both return the exit-code contract's 0/1/2.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct SummarizeOptions {
   std::vector<std::string> paths; // files, directories, "-" (stdin); none: stdin
   std::string format = "text";    // text | json | html
   std::string max_age;            // "24h", "30m", "2d", "3600" (seconds); "" = no limit
+  std::size_t width = 80;         // the text output wraps to this (the command line's terminal)
 };
 
 CLI::App* add_summarize_command(CLI::App& app, SummarizeOptions& options);
