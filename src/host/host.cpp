@@ -916,6 +916,41 @@ Result<std::string> Host::read_link(std::string_view path) const {
   return target;
 }
 
+std::vector<Result<std::string>> Host::read_links(std::string_view dir,
+                                                  const std::vector<std::string>& names) const {
+  std::vector<Result<std::string>> out;
+  out.reserve(names.size());
+  const int dir_fd =
+      guard(HostAccess::Kind::directory, dir) ? -EACCES : open_path(dir, O_PATH | O_DIRECTORY);
+  std::string target(4096, '\0');
+  for (const auto& name : names) {
+    const std::string path = std::string(dir) + "/" + name;
+    if (dir_fd < 0 || name.find('/') != std::string::npos || name == "." || name == "..") {
+      out.push_back(read_link(path)); // its own answer, recorded as one read
+      continue;
+    }
+    if (auto refused = guard(HostAccess::Kind::link, path)) {
+      out.push_back(*refused);
+      continue;
+    }
+    // readlinkat does not follow the entry itself: a link planted in a snapshot is read, not
+    // followed out of the root.
+    const ssize_t n = ::readlinkat(dir_fd, name.c_str(), target.data(), target.size());
+    if (n < 0) {
+      const int err = errno;
+      record(HostAccess::Kind::link, path, err);
+      out.push_back(Error{os_error(err)});
+      continue;
+    }
+    record(HostAccess::Kind::link, path, 0);
+    out.push_back(target.substr(0, static_cast<std::size_t>(n)));
+  }
+  if (dir_fd >= 0) {
+    ::close(dir_fd);
+  }
+  return out;
+}
+
 Result<Host::LinkLookup> Host::lookup_link(std::string_view path) const {
   auto target = read_link(path);
   if (target) {

@@ -138,6 +138,10 @@ public:
   // The target of a symbolic link as stored (relative or absolute; an absolute target names a
   // path inside the root). Error "Invalid argument" when path is not a link.
   Result<std::string> read_link(std::string_view path) const;
+  // read_link of dir/<name> for each name, through one descriptor of dir: proc/<pid>/fd's
+  // thousands of links then cost one readlinkat each, not a path resolution, an open and a close.
+  std::vector<Result<std::string>> read_links(std::string_view dir,
+                                              const std::vector<std::string>& names) const;
   // The target of a symbolic link as stored; nullopt when path is absent or exists but is not a
   // link (a hand-made snapshot may hold a plain directory where sysfs has a link). Error: the path
   // cannot be reached (the OS reason, or unreadable.json's).

@@ -90,12 +90,13 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
     }
     GpuHolder holder;
     bool holds = false;
-    for (const auto& fd : fds) {
-      const std::string path = dir + "/" + fd;
-      auto target = host.read_link(path);
+    const auto targets = host.read_links(dir, fds);
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      const auto& target = targets[i];
       if (!target || target->find("nvidia") == std::string::npos) {
         continue;
       }
+      const std::string path = dir + "/" + fds[i];
       const NodeInfo node = host.stat_node(path);
       if (node.type != NodeType::char_device || node.major != k_nvidia_major || !node.minor) {
         continue;
