@@ -203,7 +203,8 @@ TEST_CASE("fixture: a 690 driver, CUDA 13.9 and compute capability 14.0 are newe
   CHECK(cuda->message.find("knows up to CUDA 13.5") != std::string::npos);
   CHECK(cuda->message.find("update gpu-preflight") != std::string::npos);
   // compute capability 14.0 comes from the fixture's cuda.json, which check_fixture does not
-  // replay: gpu.newer-than-data is checked on facts (compat_rules_test) and end to end (the golden)
+  // replay: gpu.newer-than-data is checked on facts (tests/rules/driver_test.cpp) and end to end
+  // (the golden)
   // Nothing was guessed about them: no end of life, no architecture or CUDA-driver verdict.
   CHECK_FALSE(finding(r.assessment, "driver.end-of-life"));
   CHECK_FALSE(finding(r.assessment, "cuda.driver-too-old"));

@@ -20,7 +20,7 @@ namespace {
 // cover them; a firing case here would contradict the entry.
 const std::map<std::string_view, std::string_view> k_live_host_only{
     {"driver.libcuda-not-found",
-     "judged on the live host only (compat.snapshot): tests/compat/compat_rules_test.cpp"},
+     "judged on the live host only (compat.snapshot): tests/rules/driver_test.cpp"},
 };
 
 struct Found {

@@ -1,7 +1,11 @@
-// The CUDA rows and what they do to the verdict and the recommendation, on facts built in code.
-#include "gpf/probes/parsers.hpp"
+// The cuda.* rows (src/rules/cuda.cpp) on facts built in code: what each finds, with which
+// severity and words, and what it does to the verdict and the recommendation; the cause a
+// multi-GPU hang names from the topology; the job's CUDA version against the driver.
 #include "gpf/rules/verdict.hpp"
 #include "support/checked.hpp"
+#include "support/compat_rule_facts.hpp"
+#include "support/cuda_rule_facts.hpp"
+#include "support/topology_rule_facts.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,101 +16,9 @@
 
 using namespace gpf;
 using gpf::test::finding;
-
-namespace {
-
-NodeInfo char_node() {
-  NodeInfo n;
-  n.type = NodeType::char_device;
-  n.mode = 0666;
-  n.rw_access = true;
-  return n;
-}
-
-std::string bus(int i) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0000:%02x:00.0", i + 1);
-  return buf;
-}
-
-std::string uuid(int i) {
-  return "GPU-fa4ec0de-0000-4000-8000-00000000000" + std::to_string(i);
-}
-
-// A host whose driver lists n healthy GPUs.
-Facts host(int n, const char* kernel = "6.8.0-45-generic") {
-  Facts f;
-  f.kernel = parse_kernel_release(kernel);
-  f.driver.loaded = true;
-  f.driver.version = Version::parse("550.54.14");
-  f.driver.version_text = "550.54.14";
-  f.driver.version_source = "proc/driver/nvidia/version";
-  f.devices.push_back({"dev/nvidiactl", char_node()});
-  f.devices.push_back({"dev/nvidia-uvm", char_node()});
-  for (int i = 0; i < n; ++i) {
-    GpuFacts g;
-    g.bus_id = bus(i);
-    g.uuid = uuid(i);
-    g.model = "NVIDIA H100 80GB HBM3";
-    g.device_minor = static_cast<unsigned>(i);
-    f.gpus.push_back(g);
-    f.devices.push_back({"dev/nvidia" + std::to_string(i), char_node()});
-  }
-  return f;
-}
-
-CudaStep step(const char* name, double ms, bool ok = true) {
-  return {name, ok, false, ms, std::nullopt, "", ""};
-}
-
-// CUDA confirmed these driver GPUs (physical order given) and each passed.
-void cuda_ok(Facts& f, std::vector<int> order) {
-  CudaFacts& c = f.cuda;
-  c.ran = true;
-  c.source = "live";
-  c.library = "libcuda.so.1";
-  c.enumeration_complete = true;
-  c.init = step("cuInit", 100);
-  c.enumeration_steps = {step("load", 1), c.init};
-  c.timeout_s = 30;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    CudaDevice d;
-    d.index = static_cast<int>(k);
-    d.bus_id = bus(order[k]);
-    d.uuid = uuid(order[k]);
-    d.name = "NVIDIA H100 80GB HBM3";
-    d.steps = {step("cuInit", 100), step("primary_context", 150), step("alloc", 1)};
-    d.derive_timing();
-    d.usable = true;
-    d.visible_as = *d.uuid;
-    c.devices.push_back(d);
-  }
-}
-
-void multi_ok(Facts& f) {
-  f.cuda.multi_gpu_ran = true;
-  f.cuda.multi_gpu_ok = true;
-  for (const auto& d : f.cuda.devices) {
-    f.cuda.multi_gpu_devices.push_back(d.index);
-  }
-  f.cuda.peers = {{0, 1, true, true, false, 3, "", std::nullopt, "", std::nullopt, ""}};
-}
-
-Assessment judge(const Facts& f, CvdForm form = CvdForm::index) {
-  CheckOptions o;
-  o.cvd_form = form;
-  return assess(f, builtin_rules(), o);
-}
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& e : v) {
-    s += e + "\n";
-  }
-  return s;
-}
-
-} // namespace
+using namespace gpf::test::compat_rule_facts;
+using namespace gpf::test::cuda_rule_facts;
+using namespace gpf::test::topology_rule_facts;
 
 TEST_CASE("cuda rules: table rows are well-formed") {
   const std::regex id_form(R"(cuda\.[a-z0-9]+(-[a-z0-9]+)*)");
@@ -444,26 +356,6 @@ TEST_CASE("cuda rules: out of memory with no holder anywhere is a failure, not i
   CHECK(finding(a, "cuda.gpu-in-use"));
 }
 
-TEST_CASE("cuda rules: kernel below 5.5 drops to info when the multi-GPU test passed") {
-  Facts f = host(2, "5.4.0-150-generic");
-  cuda_ok(f, {0, 1});
-  multi_ok(f);
-  auto a = judge(f);
-  const Finding* k = finding(a, "kernel.below-5.5-multi-gpu");
-  REQUIRE(k);
-  CHECK(k->severity == Severity::info);
-  CHECK(a.recommendation.cuda_visible_devices == "0,1");
-  CHECK(a.verdict == Verdict::pass);
-
-  // CUDA ran but the multi-GPU test did not: the heuristic still keeps one GPU.
-  f.cuda.multi_gpu_ran = false;
-  f.cuda.multi_gpu_ok.reset();
-  a = judge(f);
-  REQUIRE(finding(a, "kernel.below-5.5-multi-gpu"));
-  CHECK(finding(a, "kernel.below-5.5-multi-gpu")->severity == Severity::warn);
-  CHECK(a.recommendation.cuda_visible_devices == "0");
-}
-
 TEST_CASE(
     "cuda rules: driver GPUs CUDA does not enumerate, and CUDA devices the driver does not list") {
   Facts f = host(3);
@@ -511,4 +403,162 @@ TEST_CASE("cuda rules: on WSL2 the GPUs come from CUDA") {
   a = judge(none);
   CHECK(a.gpus.empty());
   CHECK(a.verdict == Verdict::fail);
+}
+
+namespace {
+// The CUDA probe's multi-GPU child: GPUs 0 and 1 (k_a, k_b), its copy 0 -> 1 hung.
+void add_hung_peer_copy(Facts& f) {
+  auto& cuda = f.cuda;
+  cuda.ran = true;
+  cuda.source = "cuda.json";
+  cuda.enumeration_complete = true;
+  for (const auto& bus : {k_a, k_b}) {
+    CudaDevice d;
+    d.index = static_cast<int>(cuda.devices.size());
+    d.bus_id = bus;
+    d.usable = true;
+    cuda.devices.push_back(d);
+  }
+  cuda.multi_gpu_ran = true;
+  cuda.multi_gpu_ok = false;
+  cuda.multi_gpu_devices = {0, 1};
+  CudaPeerResult p;
+  p.from = 0;
+  p.to = 1;
+  p.can_access = true;
+  p.timed_out = true;
+  p.duration_ms = 3000;
+  cuda.peers.push_back(p);
+  cuda.deadline_hit = true;
+  cuda.timeout_s = 3;
+}
+} // namespace
+
+TEST_CASE("the CUDA probe's multi-GPU finding names the topology cause it found") {
+  auto f = two_gpus(0x001d); // SrcValid+ ReqRedir+ CmpltRedir+ UpstreamFwd+
+  add_hung_peer_copy(f);
+  const auto hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK_THAT(
+      hung[0].message,
+      Catch::Contains("likely cause: ACS redirect is enabled on switch downstream port "
+                      "0000:17:00.0 between GPUs 0000:18:00.0 and 0000:2a:00.0 (and 1 more)"));
+  CHECK(
+      std::find(
+          hung[0].evidence.begin(), hung[0].evidence.end(),
+          "/sys/devices/pci0000:15/0000:17:01.0/config: ACS control 0x001d at 0x14e (SrcValid+ TransBlk- "
+          "ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-)") !=
+      hung[0].evidence.end());
+
+  // The same hang with ACS off and the IOMMU in passthrough: no cause is claimed.
+  auto clean = two_gpus(0x0000);
+  add_hung_peer_copy(clean);
+  const auto unexplained = run_rule("cuda.multi-gpu-hung", clean);
+  REQUIRE(unexplained.size() == 1);
+  CHECK_THAT(unexplained[0].message, !Catch::Contains("likely cause"));
+
+  // The whole child hung before any copy: every pair it covered is examined.
+  auto early = two_gpus(std::nullopt, "DMA");
+  add_hung_peer_copy(early);
+  early.cuda.peers.clear();
+  CudaStep ctx;
+  ctx.name = "cuCtxCreate";
+  ctx.timed_out = true;
+  early.cuda.multi_gpu_steps.push_back(ctx);
+  const auto before_copy = run_rule("cuda.multi-gpu-hung", early);
+  REQUIRE(before_copy.size() == 1);
+  CHECK_THAT(
+      before_copy[0].message,
+      Catch::Contains(
+          "likely cause: the IOMMU translates the DMA of GPUs 0000:18:00.0 and 0000:2a:00.0"));
+}
+
+TEST_CASE("one judgement for a hang between GPUs: the best-placed GPU kept, remedies in order") {
+  // ACS redirects on both downstream ports; GPU 0's own link trained narrower than it can
+  auto f = two_gpus(0x001d);
+  add_hung_peer_copy(f);
+  f.topology.pcie.gpus[0].link.width = 8;
+  f.topology.pcie.gpus[0].link.max_width = 16;
+  auto hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].effect == Effect::single_gpu_only);
+  CHECK(hung[0].keep == k_b); // the healthy link, not the first GPU
+  CHECK(hung[0].where == "ACS 0000:17:00.0");
+  const auto& remedy = hung[0].remedy;
+  CHECK_THAT(remedy, Catch::StartsWith("Start the job on one GPU, GPU 1 (0000:2a:00.0") &&
+                         Catch::Contains("CUDA_VISIBLE_DEVICES=1 "));
+  // data-centre GPUs, the ACS port found: disabling ACS there first, NCCL_P2P_DISABLE=1 next
+  REQUIRE(remedy.find("setpci -s 0000:17:00.0") != std::string::npos);
+  CHECK(remedy.find("setpci -s 0000:17:00.0") < remedy.find("NCCL_P2P_DISABLE=1"));
+
+  // consumer parts: NCCL_P2P_DISABLE=1 leads
+  for (auto& g : f.gpus) {
+    g.model = "NVIDIA GeForce RTX 4090";
+  }
+  hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].remedy.find("NCCL_P2P_DISABLE=1") < hung[0].remedy.find("setpci"));
+  CHECK_THAT(hung[0].remedy, Catch::Contains("GeForce and TITAN GPUs carry no peer-to-peer"));
+
+  // peer-to-peer forced by the job: NCCL_P2P_DISABLE=1 leads, and the variable is named
+  for (auto& g : f.gpus) {
+    g.model = "NVIDIA H100 80GB HBM3";
+  }
+  f.env = env_of({{"NCCL_P2P_LEVEL", "SYS"}});
+  hung = run_rule("cuda.multi-gpu-hung", f);
+  REQUIRE(hung.size() == 1);
+  CHECK(hung[0].remedy.find("NCCL_P2P_DISABLE=1") < hung[0].remedy.find("setpci"));
+  CHECK_THAT(hung[0].remedy, Catch::Contains("unset NCCL_P2P_LEVEL=SYS"));
+}
+
+TEST_CASE(
+    "WSL2: the job's CUDA is judged against cuDriverGetVersion when no driver version is known") {
+  Facts f;
+  f.kernel = parse_kernel_release("5.15.153.1-microsoft-standard-WSL2");
+  f.compat.ran = true;
+  f.cuda.ran = true;
+  f.cuda.driver_version = 12020;
+  expect(f, "12.4");
+  CHECK(findings(f, "cuda.minor-version-compat").size() == 1);
+  expect(f, "12.2");
+  CHECK(findings(f, "cuda.minor-version-compat").empty());
+  CHECK(findings(f, "cuda.driver-too-old").empty());
+  expect(f, "13.0");
+  REQUIRE(findings(f, "cuda.driver-too-old").size() == 1);
+  CHECK(findings(f, "cuda.driver-too-old")[0].evidence[1] == "cuDriverGetVersion: 12020");
+}
+
+TEST_CASE("a CUDA version outside the table is said to be so") {
+  auto f = host_with("6.8.0-45-generic", "560.35.03", DriverFlavour::open, {});
+  expect(f, "12.7");
+  REQUIRE(findings(f, "cuda.version-not-in-matrix").size() == 1);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find("floor (525.60.13) is met") !=
+        std::string::npos);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::info);
+  // newer than the data: said to be so, with the newest release it knows, a warning
+  expect(f, "14.0");
+  CHECK(findings(f, "cuda.version-not-in-matrix").size() == 1);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find(
+            "not judged: the job's CUDA 14.0 is newer than the data of 2026-11") !=
+        std::string::npos);
+  // a known release whose minimum driver the data lacks (13.5) is not "newer than the data"
+  f.driver.version = v("595.45.04");
+  expect(f, "13.5");
+  REQUIRE(findings(f, "cuda.version-not-in-matrix").size() == 1);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::info);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find("newer than the data") ==
+        std::string::npos);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find("(CUDA 9.0 to 13.4)") !=
+        std::string::npos);
+  // 13.9 of a known major: the floor is met, but it is newer than the data: a warning
+  expect(f, "13.9");
+  REQUIRE(findings(f, "cuda.version-not-in-matrix").size() == 1);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].message.find(
+            "minor-version floor (580.65.06) is met") != std::string::npos);
+  f.driver.version = v("560.35.03");
+  expect(f, "99.9");
+  CHECK(findings(f, "cuda.version-not-in-matrix")[0].severity == Severity::warn);
+  CHECK(findings(f, "cuda.driver-too-old").empty());
 }
