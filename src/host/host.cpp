@@ -916,38 +916,61 @@ Result<std::string> Host::read_link(std::string_view path) const {
   return target;
 }
 
-std::vector<Result<std::string>> Host::read_links(std::string_view dir,
-                                                  const std::vector<std::string>& names) const {
-  std::vector<Result<std::string>> out;
-  out.reserve(names.size());
-  const int dir_fd =
-      guard(HostAccess::Kind::directory, dir) ? -EACCES : open_path(dir, O_PATH | O_DIRECTORY);
+Result<Host::DirLinks> Host::dir_links(
+    std::string_view dir,
+    const std::function<std::vector<std::string>(std::vector<std::string>)>& choose) const {
+  if (auto refused = guard(HostAccess::Kind::directory, dir)) {
+    return *refused;
+  }
+  const int fd = open_path(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    record(HostAccess::Kind::directory, dir, -fd);
+    return Error{os_error(-fd)};
+  }
+  // the listing reads through a duplicate (closedir closes it); the links through fd itself
+  const int list_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  DIR* listing = list_fd < 0 ? nullptr : ::fdopendir(list_fd);
+  if (listing == nullptr) {
+    const int err = errno;
+    if (list_fd >= 0) {
+      ::close(list_fd);
+    }
+    ::close(fd);
+    return Error{os_error(err)};
+  }
+  std::vector<std::string> all;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != "..") {
+      all.emplace_back(name);
+    }
+  }
+  ::closedir(listing);
+  std::sort(all.begin(), all.end());
+  record(HostAccess::Kind::directory, dir, 0);
+  DirLinks out;
+  out.names = choose(std::move(all));
+  out.targets.reserve(out.names.size());
   std::string target(4096, '\0');
-  for (const auto& name : names) {
+  for (const auto& name : out.names) {
     const std::string path = std::string(dir) + "/" + name;
-    if (dir_fd < 0 || name.find('/') != std::string::npos || name == "." || name == "..") {
-      out.push_back(read_link(path)); // its own answer, recorded as one read
-      continue;
-    }
     if (auto refused = guard(HostAccess::Kind::link, path)) {
-      out.push_back(*refused);
+      out.targets.push_back(*refused);
       continue;
     }
-    // readlinkat does not follow the entry itself: a link planted in a snapshot is read, not
-    // followed out of the root.
-    const ssize_t n = ::readlinkat(dir_fd, name.c_str(), target.data(), target.size());
+    // readlinkat does not follow the entry itself: a link planted in a snapshot is read as text,
+    // not followed out of the root
+    const ssize_t n = ::readlinkat(fd, name.c_str(), target.data(), target.size());
     if (n < 0) {
       const int err = errno;
       record(HostAccess::Kind::link, path, err);
-      out.push_back(Error{os_error(err)});
+      out.targets.push_back(Error{os_error(err)});
       continue;
     }
     record(HostAccess::Kind::link, path, 0);
-    out.push_back(target.substr(0, static_cast<std::size_t>(n)));
+    out.targets.push_back(target.substr(0, static_cast<std::size_t>(n)));
   }
-  if (dir_fd >= 0) {
-    ::close(dir_fd);
-  }
+  ::close(fd);
   return out;
 }
 

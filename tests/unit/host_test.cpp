@@ -145,41 +145,53 @@ TEST_CASE("the access log records what a check read") {
   CHECK(log[2].kind == HostAccess::Kind::node);
 }
 
-TEST_CASE("read_links answers each entry of a directory as read_link would, and records each") {
+TEST_CASE("dir_links lists a directory and reads the chosen links as read_link would, "
+          "recording each") {
   TempDir t;
   fs::create_directories(t.path / "proc/7/fd");
   fs::create_symlink("/dev/nvidia0", t.path / "proc/7/fd/3");
   fs::create_symlink("/etc/passwd", t.path / "proc/7/fd/4"); // read as text, never followed
   fs::create_symlink("socket:[1234]", t.path / "proc/7/fd/5");
   t.write("proc/7/fd/6", "not a link");
+  fs::create_symlink("pipe:[9]", t.path / "proc/7/fd/8");
+  fs::create_symlink("/dev/null", t.path / "proc/7/fd/9");
   t.write("unreadable.json", R"({"proc/7/fd/8": "Permission denied"})");
   auto host = Host::snapshot(t.path).value();
   std::vector<HostAccess> log;
   host.record_into(&log);
-  const std::vector<std::string> names = {"3", "4", "5", "6", "7", "8", "../../etc"};
-  const auto links = host.read_links("proc/7/fd", names);
+  std::vector<std::string> offered;
+  const auto links = host.dir_links("proc/7/fd", [&](std::vector<std::string> names) {
+    offered = names;
+    names.pop_back(); // "9" left out: the caller's choice
+    return names;
+  });
   host.record_into(nullptr);
-  REQUIRE(links.size() == names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    INFO(names[i]);
-    const auto one = host.read_link("proc/7/fd/" + names[i]);
-    CHECK(links[i].ok() == one.ok());
+  REQUIRE(links.ok());
+  CHECK(offered == std::vector<std::string>{"3", "4", "5", "6", "8", "9"}); // sorted, as list_dir
+  REQUIRE(links->names == std::vector<std::string>{"3", "4", "5", "6", "8"});
+  REQUIRE(links->targets.size() == links->names.size());
+  for (std::size_t i = 0; i < links->names.size(); ++i) {
+    INFO(links->names[i]);
+    const auto one = host.read_link("proc/7/fd/" + links->names[i]);
+    CHECK(links->targets[i].ok() == one.ok());
     if (one.ok()) {
-      CHECK(*links[i] == *one);
+      CHECK(*links->targets[i] == *one);
     }
   }
-  CHECK(*links[0] == "/dev/nvidia0");
-  CHECK(*links[1] == "/etc/passwd");
-  CHECK_FALSE(links[3].ok()); // a plain file
-  CHECK_FALSE(links[4].ok()); // gone
-  REQUIRE_FALSE(links[5].ok());
-  CHECK(links[5].error().message == "Permission denied"); // unreadable.json, as read_link says
-  CHECK_FALSE(links[6].ok()); // a name with a slash goes the checked way, and is refused there
-  // each entry read is one access, so a snapshot of the check copies exactly these links; the
-  // refused name is no read at all
+  CHECK(*links->targets[0] == "/dev/nvidia0");
+  CHECK(*links->targets[1] == "/etc/passwd");
+  CHECK_FALSE(links->targets[3].ok()); // a plain file
+  REQUIRE_FALSE(links->targets[4].ok());
+  CHECK(links->targets[4].error().message == "Permission denied"); // unreadable.json's reason
+  // the listing and each chosen link are one access each, so a snapshot of the check copies
+  // exactly these links
   std::size_t link_reads = 0;
+  std::size_t dir_reads = 0;
   for (const auto& a : log) {
     link_reads += a.kind == HostAccess::Kind::link ? 1 : 0;
+    dir_reads += a.kind == HostAccess::Kind::directory ? 1 : 0;
   }
-  CHECK(link_reads == names.size() - 1);
+  CHECK(link_reads == links->names.size());
+  CHECK(dir_reads == 1);
+  CHECK_FALSE(host.dir_links("proc/8/fd", [](auto names) { return names; }).ok()); // absent
 }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -138,10 +139,17 @@ public:
   // The target of a symbolic link as stored (relative or absolute; an absolute target names a
   // path inside the root). Error "Invalid argument" when path is not a link.
   Result<std::string> read_link(std::string_view path) const;
-  // read_link of dir/<name> for each name, through one descriptor of dir: proc/<pid>/fd's
-  // thousands of links then cost one readlinkat each, not a path resolution, an open and a close.
-  std::vector<Result<std::string>> read_links(std::string_view dir,
-                                              const std::vector<std::string>& names) const;
+  // A directory of links read through one descriptor of it: its entries listed (as list_dir),
+  // `choose` picks those to read (all, or a bounded part), and each is read_link's answer.
+  // proc/<pid>/fd's thousands of links then cost one readlinkat each, not a path resolution, an
+  // open and a close each, and the directory is opened once.
+  struct DirLinks {
+    std::vector<std::string> names;           // the chosen entries
+    std::vector<Result<std::string>> targets; // their link texts, by position
+  };
+  Result<DirLinks>
+  dir_links(std::string_view dir,
+            const std::function<std::vector<std::string>(std::vector<std::string>)>& choose) const;
   // The target of a symbolic link as stored; nullopt when path is absent or exists but is not a
   // link (a hand-made snapshot may hold a plain directory where sysfs has a link). Error: the path
   // cannot be reached (the OS reason, or unreadable.json's).

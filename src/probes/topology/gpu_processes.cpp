@@ -62,37 +62,41 @@ ProbeStatus probe_gpu_processes(const Host& host, const ProbeOptions&, Facts& fa
     }
     ++out.processes;
     const std::string dir = "proc/" + name + "/fd";
-    auto listed = host.list_dir(dir);
-    if (!listed) {
-      if (!host.absent(dir)) {
-        ++out.unreadable; // another user's process without root, or hidepid
+    // the lowest-numbered descriptors where there are more than k_max_fds, in one partial sort
+    std::size_t listed_count = 0;
+    const auto lowest = [&](std::vector<std::string> fds) {
+      listed_count = fds.size();
+      if (fds.size() <= k_max_fds) {
+        return fds;
       }
-      continue;
-    }
-    std::vector<std::string> fds = std::move(listed).value();
-    if (fds.size() > k_max_fds) {
-      // the lowest-numbered descriptors, in one partial sort of their numbers
       std::vector<std::pair<unsigned long, const std::string*>> by_number;
       by_number.reserve(fds.size());
       for (const auto& fd : fds) {
         by_number.emplace_back(parse_uint(fd).value_or(~0ul), &fd);
       }
       std::nth_element(by_number.begin(), by_number.begin() + k_max_fds, by_number.end());
-      std::vector<std::string> lowest;
+      std::vector<std::string> kept;
       for (std::size_t i = 0; i < k_max_fds; ++i) {
-        lowest.push_back(*by_number[i].second);
+        kept.push_back(*by_number[i].second);
       }
-      if (++cut_processes <= k_max_cut_lines) {
-        status.cut.push_back(
-            fmt::format("{} (the lowest {} of {} descriptors)", dir, k_max_fds, fds.size()));
+      return kept;
+    };
+    auto links = host.dir_links(dir, lowest);
+    if (!links) {
+      if (!host.absent(dir)) {
+        ++out.unreadable; // another user's process without root, or hidepid
       }
-      fds = std::move(lowest);
+      continue;
+    }
+    const auto& fds = links->names;
+    if (listed_count > fds.size() && ++cut_processes <= k_max_cut_lines) {
+      status.cut.push_back(
+          fmt::format("{} (the lowest {} of {} descriptors)", dir, k_max_fds, listed_count));
     }
     GpuHolder holder;
     bool holds = false;
-    const auto targets = host.read_links(dir, fds);
     for (std::size_t i = 0; i < fds.size(); ++i) {
-      const auto& target = targets[i];
+      const auto& target = links->targets[i];
       if (!target || target->find("nvidia") == std::string::npos) {
         continue;
       }
