@@ -492,15 +492,10 @@ std::vector<std::string> Host::take_cut_reads() const {
   return std::exchange(m_cuts->cuts, {});
 }
 
-Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
-  if (auto refused = guard(HostAccess::Kind::directory, path)) {
-    return *refused;
-  }
-  const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) {
-    record(HostAccess::Kind::directory, path, -fd);
-    return Error{os_error(-fd)};
-  }
+namespace {
+
+// The entry names of the directory open on fd, sorted, without "." and ".."; fd is closed.
+Result<std::vector<std::string>> sorted_entries(int fd) {
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {
     const int err = errno;
@@ -516,6 +511,24 @@ Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
   }
   ::closedir(dir);
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+} // namespace
+
+Result<std::vector<std::string>> Host::list_dir(std::string_view path) const {
+  if (auto refused = guard(HostAccess::Kind::directory, path)) {
+    return *refused;
+  }
+  const int fd = open_path(path, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    record(HostAccess::Kind::directory, path, -fd);
+    return Error{os_error(-fd)};
+  }
+  auto names = sorted_entries(fd); // closes fd
+  if (!names) {
+    return names.error();
+  }
   record(HostAccess::Kind::directory, path, 0);
   return names;
 }
@@ -927,29 +940,17 @@ Result<Host::DirLinks> Host::dir_links(
     record(HostAccess::Kind::directory, dir, -fd);
     return Error{os_error(-fd)};
   }
-  // the listing reads through a duplicate (closedir closes it); the links through fd itself
+  // the listing reads through a duplicate (it is closed after); the links through fd itself
   const int list_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  DIR* listing = list_fd < 0 ? nullptr : ::fdopendir(list_fd);
-  if (listing == nullptr) {
-    const int err = errno;
-    if (list_fd >= 0) {
-      ::close(list_fd);
-    }
+  auto all = list_fd < 0 ? Result<std::vector<std::string>>(Error{os_error(errno)})
+                         : sorted_entries(list_fd);
+  if (!all) {
     ::close(fd);
-    return Error{os_error(err)};
+    return all.error();
   }
-  std::vector<std::string> all;
-  while (const dirent* entry = ::readdir(listing)) {
-    const std::string_view name = entry->d_name;
-    if (name != "." && name != "..") {
-      all.emplace_back(name);
-    }
-  }
-  ::closedir(listing);
-  std::sort(all.begin(), all.end());
   record(HostAccess::Kind::directory, dir, 0);
   DirLinks out;
-  out.names = choose(std::move(all));
+  out.names = choose(std::move(all).value());
   out.targets.reserve(out.names.size());
   std::string target(4096, '\0');
   for (const auto& name : out.names) {
