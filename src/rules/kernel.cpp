@@ -40,7 +40,7 @@ std::span<const Rule> kernel_rules() {
          }
          Hit hit{
              fmt::format(
-                 "Kernel {} is below 5.5 and {} GPUs pass their own checks: multi-GPU start-up may hang. "
+                 "Kernel {} is below 5.5 and the job would use {} GPUs together: multi-GPU start-up may hang. "
                  "This is a version heuristic (accelerate's check) that ignores distribution backports; "
                  "PCIe peer-to-peer problems (ACS/IOMMU) are a common real cause",
                  k.version->str(), c.usable_gpus.size()),

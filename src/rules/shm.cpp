@@ -34,12 +34,12 @@ std::span<const Rule> shm_rules() {
          std::string message;
          if (!shm.exists) {
            message = fmt::format(
-               "/dev/shm does not exist and {} GPUs pass their own checks: NCCL's shared-memory transport and DataLoader workers cannot work",
+               "/dev/shm does not exist and the job would use {} GPUs together: NCCL's shared-memory transport and DataLoader workers cannot work",
                gpus.size());
            evidence.push_back("/dev/shm: No such file or directory");
          } else if (shm.size_bytes && *shm.size_bytes < k_shm_minimum) {
            message = fmt::format(
-               "/dev/shm is {} and {} GPUs pass their own checks: NCCL needs shared-memory segments per rank and fails with \"No space left on device\" (or hangs) when it is full",
+               "/dev/shm is {} and the job would use {} GPUs together: NCCL needs shared-memory segments per rank and fails with \"No space left on device\" (or hangs) when it is full",
                bytes_text(*shm.size_bytes), gpus.size());
            evidence.push_back(fmt::format("statvfs(/dev/shm): size {} bytes, {} bytes available",
                                           *shm.size_bytes, shm.available_bytes.value_or(0)));
