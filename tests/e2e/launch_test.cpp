@@ -81,7 +81,7 @@ TEST_CASE("exec: 127 for a missing command, quiet and keep-env") {
 TEST_CASE("line format: one line of at most 80 bytes for every fixture") {
   const std::regex form(
       R"(((PASS (\d+/\d+ GPUs|\d+ MIG)|WARN (\d+/\d+ GPUs|\d+ MIG)(: [a-z0-9.-]+( [0-9a-f:.]+| ACS [0-9a-f:.]+)?( \+\d+ GPUs?)?( \+\d+ more)?)?)(; driver [ -~]+)?|FAIL [a-z0-9.-]+( [0-9a-f:.]+| ACS [0-9a-f:.]+)?( \+\d+ GPUs?)?( \+\d+ more)?)\n)");
-  for (const auto& name : fixture_names()) {
+  for (const auto& name : sweep_fixtures()) {
     INFO(name);
     const auto r = run_preflight({"--root", fixture(name), "--format", "line"});
     CHECK((r.exit_code == 0 || r.exit_code == 1));
@@ -99,7 +99,7 @@ TEST_CASE("line format: one line of at most 80 bytes for every fixture") {
 }
 
 TEST_CASE("snapshot then replay reproduces the verdict, findings and facts of every fixture") {
-  for (const auto& name : fixture_names()) {
+  for (const auto& name : sweep_fixtures()) {
     INFO(name);
     TempDir t;
     const auto dir = (t.path / "snap").string();

@@ -118,7 +118,7 @@ PtyRun run_on_pty(const std::vector<std::string>& args,
 } // namespace
 
 TEST_CASE("text is wrapped to 80 columns off a terminal, and to COLUMNS when set") {
-  for (const auto& name : fixture_names()) {
+  for (const auto& name : sweep_fixtures()) {
     INFO(name);
     const auto r80 = run_preflight({"--root", fixture(name), "--verbose"});
     CHECK(widest(r80.out) <= 80);

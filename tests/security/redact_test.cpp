@@ -72,7 +72,7 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 } // namespace
 
 TEST_CASE("security: a redacted snapshot of every fixture replays to the same findings") {
-  for (const auto& name : fixture_names()) {
+  for (const auto& name : sweep_fixtures()) {
     INFO(name);
     TempDir t;
     const auto dir = (t.path / "snap").string();
