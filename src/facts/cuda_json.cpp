@@ -71,6 +71,26 @@ template <> struct List<CudaActiveResult> {
   });
 };
 
+template <> struct List<CudaFabricResult> {
+  static constexpr auto fields = std::to_array<Field<CudaFabricResult>>({
+      member<&CudaFabricResult::asked>("asked"),
+      member<&CudaFabricResult::attribute>("attribute"),
+      member<&CudaFabricResult::tried>("tried"),
+      member<&CudaFabricResult::allocated>("allocated"),
+      member<&CudaFabricResult::not_tried>("not_tried"),
+      member<&CudaFabricResult::granularity>("granularity"),
+      // the refusal's members only for a refusal
+      member<&CudaFabricResult::call>("call",
+                                      [](const CudaFabricResult& f) { return f.refused(); }),
+      member<&CudaFabricResult::error_code>("error_code",
+                                            [](const CudaFabricResult& f) { return f.refused(); }),
+      member<&CudaFabricResult::error_name>("error_name",
+                                            [](const CudaFabricResult& f) { return f.refused(); }),
+      member<&CudaFabricResult::error_text>("error_text",
+                                            [](const CudaFabricResult& f) { return f.refused(); }),
+  });
+};
+
 template <> struct List<CudaDevice> {
   static constexpr auto fields = std::to_array<Field<CudaDevice>>({
       member<&CudaDevice::index>("index"), // on reading, the position in the array wins
@@ -108,6 +128,8 @@ template <> struct List<CudaDevice> {
       member<&CudaDevice::active>(
           "active",
           [](const CudaDevice& d) { return d.active.ran || !d.active.not_checked.empty(); }),
+      // only when the probe ran, so that reports and cuda.json files without it keep their shape
+      member<&CudaDevice::fabric>("fabric", [](const CudaDevice& d) { return d.fabric.asked; }),
       member<&CudaDevice::steps>("steps"),
   });
   static Result<void> after_read(CudaDevice& d) {
@@ -293,6 +315,14 @@ Result<CudaActiveResult> parse_cuda_active_json(const nlohmann::json& j) {
   CudaActiveResult a;
   TRY(json_fields::read_object(JsonIn(j, "", json_fields::k_string_cap), a));
   return a;
+}
+Ordered cuda_fabric_json(const CudaFabricResult& f) {
+  return json_fields::to_json(f);
+}
+Result<CudaFabricResult> parse_cuda_fabric_json(const nlohmann::json& j) {
+  CudaFabricResult f;
+  TRY(json_fields::read_object(JsonIn(j, "", json_fields::k_string_cap), f));
+  return f;
 }
 Result<CudaFacts> parse_cuda_json(std::string_view text) {
   if (!json_depth_within(text)) {

@@ -299,6 +299,17 @@ CudaFacts every_member() {
   c.devices[1].active.checksum = "0123456789abcdef";
   c.devices[1].active.integer_mismatches = 1;
   c.devices[1].active.integer_error = "thread 77: expected 0x00000001, got 0x00001001";
+  c.devices[0].fabric = {true,
+                         1,
+                         true,
+                         false,
+                         "",
+                         2u << 20,
+                         "cuMemCreate",
+                         800,
+                         "CUDA_ERROR_NOT_PERMITTED",
+                         "operation not permitted"};
+  c.devices[1].fabric = {true, 0, false, false, "no fabric handles", 0, "", std::nullopt, "", ""};
   c.active = {true, 2, 0.25, 2ull << 30, ""};
   c.multi_gpu_ran = true;
   c.multi_gpu_ok = false;

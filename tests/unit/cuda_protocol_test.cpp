@@ -87,6 +87,21 @@ TEST_CASE("cuda protocol: every event kind survives encode and decode") {
   CHECK(m.kind == EventKind::missing_symbol);
   CHECK(m.text == "cuMemcpyPeer");
   CHECK_FALSE(m.required);
+
+  Event fabric;
+  fabric.kind = EventKind::fabric;
+  fabric.fabric.asked = true;
+  fabric.fabric.attribute = 1;
+  fabric.fabric.tried = true;
+  fabric.fabric.granularity = 2u << 20;
+  fabric.fabric.call = "cuMemCreate";
+  fabric.fabric.error_code = 800;
+  fabric.fabric.error_name = "CUDA_ERROR_NOT_PERMITTED";
+  fabric.fabric.error_text = "operation not permitted";
+  const Event f = decode_event(encode_event(fabric));
+  REQUIRE(f.kind == EventKind::fabric);
+  CHECK(f.fabric == fabric.fabric);
+  CHECK(fold_transcript({{encode_event(fabric), 1}}, {}).fabric == fabric.fabric);
 }
 
 TEST_CASE("cuda protocol: lines that are not events decode as invalid, never throw") {

@@ -98,6 +98,30 @@ struct CudaActiveResult {
   bool operator==(const CudaActiveResult&) const = default;
 };
 
+// The fabric allocation probe on one GPU (docs/cuda-probe.md#fabric-allocation): the device
+// attribute CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, and where it is 1 one allocation of
+// one granule with cuMemCreate requesting a fabric handle (what NCCL's multi-node NVLink transport
+// and IMEX-shared memory need), released at once. The attribute can say 1 while the allocation is
+// refused (no IMEX channel, one this user cannot open, no IMEX daemon).
+struct CudaFabricResult {
+  bool asked = false;           // the per-GPU child reached the probe
+  std::optional<int> attribute; // the attribute's value; nullopt: not asked or unknown
+  bool tried = false;           // an allocation was tried
+  bool allocated = false;       // ... and the driver made it (then released it)
+  // Why no allocation was tried ("" when one was): attribute 0, the attribute unknown (a driver
+  // older than CUDA 12.3), or libcuda lacking the entry points ("not asked: …").
+  std::string not_tried;
+  unsigned long long granularity = 0; // bytes: the one granule asked for, when known
+  // The refusal: the call ("cuMemGetAllocationGranularity", "cuMemCreate") and its CUresult.
+  std::string call;
+  std::optional<int> error_code;
+  std::string error_name;
+  std::string error_text;
+
+  bool refused() const { return tried && !allocated; }
+  bool operator==(const CudaFabricResult&) const = default;
+};
+
 struct CudaDevice {
   int index = 0;                   // CUDA's enumeration index under the job's CUDA_DEVICE_ORDER
   std::string bus_id;              // normalised "dddd:bb:dd.f"
@@ -127,6 +151,7 @@ struct CudaDevice {
   std::optional<double> d2h_gbps;
   std::string bandwidth_not_checked;
   CudaActiveResult active; // the active step (ran = false when it did not)
+  CudaFabricResult fabric; // the fabric allocation probe (asked = false when it did not run)
 
   void derive_timing() {
     init_ms = sum_of_steps(steps, k_cuda_init_steps);

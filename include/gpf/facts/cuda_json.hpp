@@ -22,6 +22,11 @@ Result<CudaFacts> parse_cuda_json(std::string_view text);
 nlohmann::ordered_json cuda_active_json(const CudaActiveResult& active);
 Result<CudaActiveResult> parse_cuda_active_json(const nlohmann::json& json);
 
+// One GPU's fabric allocation result as JSON (a member of cuda.json's devices, and the per-GPU
+// child's "fabric" event), and read back: error on a mistyped member.
+nlohmann::ordered_json cuda_fabric_json(const CudaFabricResult& fabric);
+Result<CudaFabricResult> parse_cuda_fabric_json(const nlohmann::json& json);
+
 // "12.4" from cuDriverGetVersion's 12040 (1000 * major + 10 * minor, the CUDA Driver API's
 // cuDriverGetVersion: docs/sources.md#cuda-toolkit-and-driver-versions).
 std::string cuda_version_text(int version);

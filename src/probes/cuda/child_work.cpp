@@ -671,6 +671,77 @@ void active_step(const DriverApi& api, const ActiveRequest& req, Steps& steps,
   steps.run("memory_test", [&] { return memory_part(api, m, req, until, a); });
 }
 
+// The fabric allocation probe on the current context (docs/cuda-probe.md#fabric-allocation):
+// CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, then where it is 1 one granule from cuMemCreate
+// requesting a fabric handle, released at once. Signatures and enum values: cuda.h and
+// https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__VA.html. A refusal is the result, not
+// the step's failure: the GPU works, and what the multi-node fabric lacks is for the imex rules to
+// judge; only a failing cuMemRelease fails the step. Nothing stays allocated.
+// `ordinal`: the device's ordinal as this child sees it (the allocation's location).
+void fabric_probe(const DriverApi& api, CUdevice device, int ordinal, Steps& steps,
+                  CudaFabricResult& f) {
+  f.asked = true;
+  if (!api.cuDeviceGetAttribute) {
+    f.not_tried = "not asked: libcuda lacks cuDeviceGetAttribute";
+    return;
+  }
+  int value = 0;
+  if (const CUresult r =
+          api.cuDeviceGetAttribute(&value, k_attr_handle_type_fabric_supported, device);
+      r != k_success) {
+    f.not_tried = fmt::format(
+        "attribute unknown: {} (drivers older than CUDA 12.3 do not know it)",
+        call_error(api, "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED)",
+                   r));
+    return;
+  }
+  f.attribute = value;
+  if (value != 1) {
+    f.not_tried = fmt::format(
+        "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED is {}: no fabric handles on this GPU",
+        value);
+    return;
+  }
+  if (!api.has_fabric_entry_points()) {
+    f.not_tried = "not asked: libcuda lacks cuMemGetAllocationGranularity, cuMemCreate or "
+                  "cuMemRelease";
+    return;
+  }
+  const auto refused = [&](std::string_view call, CUresult r) {
+    f.call = std::string(call);
+    f.error_code = r;
+    f.error_name = error_name(api, r);
+    f.error_text = error_text(api, r);
+    return Outcome{};
+  };
+  steps.run("fabric_alloc", [&] {
+    f.tried = true;
+    CUmemAllocationProp prop;
+    prop.type = k_mem_allocation_type_pinned;
+    prop.requestedHandleTypes = k_mem_handle_type_fabric;
+    prop.location.type = k_mem_location_type_device;
+    prop.location.id = ordinal;
+    std::size_t granularity = 0;
+    if (const CUresult r =
+            api.cuMemGetAllocationGranularity(&granularity, &prop, k_mem_alloc_granularity_minimum);
+        r != k_success) {
+      return refused("cuMemGetAllocationGranularity", r);
+    }
+    if (granularity == 0) {
+      f.tried = false;
+      f.not_tried = "cuMemGetAllocationGranularity gave a granularity of 0 bytes";
+      return Outcome{};
+    }
+    f.granularity = granularity;
+    CUmemGenericAllocationHandle handle = 0;
+    if (const CUresult r = api.cuMemCreate(&handle, granularity, &prop, 0); r != k_success) {
+      return refused("cuMemCreate", r);
+    }
+    f.allocated = true;
+    return check(api, "cuMemRelease", api.cuMemRelease(handle));
+  });
+}
+
 } // namespace
 
 void enumeration_child(const std::string& library, LineWriter& out) {
@@ -752,6 +823,12 @@ void gpu_child(const std::string& library, const BandwidthRequest& bandwidth,
         }
         return compare(wrote, read);
       });
+  if (ok) {
+    Event result;
+    result.kind = EventKind::fabric;
+    fabric_probe(api, devices[0], 0, steps, result.fabric);
+    steps.emit(result);
+  }
   if (ok && bandwidth.run) {
     Event result;
     result.kind = EventKind::bandwidth;

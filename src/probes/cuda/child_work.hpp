@@ -48,7 +48,9 @@ using TimingUntil = child::Clock::time_point;
 void enumeration_child(const std::string& library, LineWriter& out);
 
 // One GPU (the only one CUDA_VISIBLE_DEVICES shows it): cuInit, primary context, 1 MiB
-// allocation, memset, host -> device -> host round trip checked byte for byte, then (when asked)
+// allocation, memset, host -> device -> host round trip checked byte for byte, the fabric
+// allocation probe (its "fabric_alloc" step where the GPU says it supports fabric handles, and its
+// "fabric" event), then (when asked)
 // the "bandwidth" step and its "bandwidth" event, the active step's "module_load", "first_kernel",
 // "memory_test" steps and its "active" event, release.
 void gpu_child(const std::string& library, const BandwidthRequest& bandwidth,

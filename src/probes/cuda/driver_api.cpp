@@ -63,6 +63,10 @@ const std::vector<EntryPoint>& entry_points() {
       {"cuModuleGetFunction", child::k_optional,
        child::bind_entry<&DriverApi::cuModuleGetFunction>},
       {"cuLaunchKernel", child::k_optional, child::bind_entry<&DriverApi::cuLaunchKernel>},
+      {"cuMemGetAllocationGranularity", child::k_optional,
+       child::bind_entry<&DriverApi::cuMemGetAllocationGranularity>},
+      {"cuMemCreate", child::k_optional, child::bind_entry<&DriverApi::cuMemCreate>},
+      {"cuMemRelease", child::k_optional, child::bind_entry<&DriverApi::cuMemRelease>},
       {"cuGetErrorName", child::k_optional, child::bind_entry<&DriverApi::cuGetErrorName>},
       {"cuGetErrorString", child::k_optional, child::bind_entry<&DriverApi::cuGetErrorString>},
   };

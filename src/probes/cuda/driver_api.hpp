@@ -31,6 +31,30 @@ using CUfunction = CUfunc_st*;
 struct CUuuid {
   unsigned char bytes[16];
 };
+// The virtual memory management types of the fabric allocation probe, laid out as cuda.h
+// declares them (CUmemAllocationProp_v1, CUmemLocation_v1; the CUDA Driver API's "Data types",
+// https://docs.nvidia.com/cuda/cuda-driver-api/structCUmemAllocationProp__v1.html): the enums are
+// C enums (int-sized), then a pointer, then four bytes of flags and four reserved, 32 bytes on a
+// 64-bit host.
+using CUmemGenericAllocationHandle = unsigned long long;
+struct CUmemLocation {
+  int type = 0; // CUmemLocationType
+  int id = 0;
+};
+struct CUmemAllocationProp {
+  int type = 0;                 // CUmemAllocationType
+  int requestedHandleTypes = 0; // CUmemAllocationHandleType, a bit mask
+  CUmemLocation location;
+  void* win32HandleMetaData = nullptr;
+  struct {
+    unsigned char compressionType = 0;
+    unsigned char gpuDirectRDMACapable = 0;
+    unsigned short usage = 0;
+    unsigned char reserved[4] = {};
+  } allocFlags;
+};
+static_assert(sizeof(void*) != 8 || sizeof(CUmemAllocationProp) == 32,
+              "CUmemAllocationProp must keep cuda.h's layout");
 
 // CUresult values the probe names itself (cuda.h, docs/sources.md#cuda-driver-api).
 inline constexpr CUresult k_success = 0;
@@ -43,6 +67,16 @@ inline constexpr CUresult k_error_compat_not_supported_on_device = 804;
 inline constexpr int k_attr_compute_mode = 20;
 inline constexpr int k_attr_cc_major = 75;
 inline constexpr int k_attr_cc_minor = 76;
+// Added in CUDA 12.3; an older driver answers CUDA_ERROR_INVALID_VALUE for it.
+inline constexpr int k_attr_handle_type_fabric_supported = 128;
+
+// The enum values the fabric allocation probe passes (cuda.h; CUmemAllocationType,
+// CUmemLocationType, CUmemAllocationHandleType, CUmemAllocationGranularity_flags in
+// https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html).
+inline constexpr int k_mem_allocation_type_pinned = 0x1;  // CU_MEM_ALLOCATION_TYPE_PINNED
+inline constexpr int k_mem_location_type_device = 0x1;    // CU_MEM_LOCATION_TYPE_DEVICE
+inline constexpr int k_mem_handle_type_fabric = 0x8;      // CU_MEM_HANDLE_TYPE_FABRIC
+inline constexpr int k_mem_alloc_granularity_minimum = 0; // CU_MEM_ALLOC_GRANULARITY_MINIMUM
 
 // Typed pointers to the entry points; an optional one that the library lacks stays nullptr.
 struct DriverApi {
@@ -93,6 +127,13 @@ struct DriverApi {
                              unsigned block_x, unsigned block_y, unsigned block_z,
                              unsigned shared_bytes, CUstream stream, void** params,
                              void** extra) = nullptr;
+  // The fabric allocation probe (optional: without them it is not asked; CUDA 10.2 and later,
+  // https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__VA.html).
+  CUresult (*cuMemGetAllocationGranularity)(std::size_t* granularity,
+                                            const CUmemAllocationProp* prop, int option) = nullptr;
+  CUresult (*cuMemCreate)(CUmemGenericAllocationHandle* handle, std::size_t size,
+                          const CUmemAllocationProp* prop, unsigned long long flags) = nullptr;
+  CUresult (*cuMemRelease)(CUmemGenericAllocationHandle handle) = nullptr;
   CUresult (*cuGetErrorName)(CUresult error, const char** text) = nullptr;
   CUresult (*cuGetErrorString)(CUresult error, const char** text) = nullptr;
 
@@ -114,6 +155,10 @@ struct DriverApi {
   bool has_active_entry_points() const {
     return cuMemGetInfo && cuModuleLoadData && cuModuleUnload && cuModuleGetFunction &&
            cuLaunchKernel;
+  }
+  // Granularity, create and release of the fabric allocation probe.
+  bool has_fabric_entry_points() const {
+    return cuMemGetAllocationGranularity && cuMemCreate && cuMemRelease;
   }
   bool has_peer_bandwidth_entry_points() const {
     return has_timing_entry_points() && cuMemcpyPeerAsync;

@@ -97,6 +97,7 @@ void apply_gpu(const Transcript& t, const std::string& visible_as, CudaDevice& d
   d.visible_as = visible_as;
   d.steps = t.steps;
   d.active = t.active;
+  d.fabric = t.fabric;
   d.h2d_gbps = t.h2d_gbps;
   d.d2h_gbps = t.d2h_gbps;
   if (!t.bandwidth_not_checked.empty()) {

@@ -22,7 +22,7 @@ constexpr std::size_t k_text_cap = 2048;
 
 constexpr auto k_event_names = enum_names<EventKind::invalid>(
     {"begin", "end", "library", "load_error", "missing_symbol", "driver_version", "device", "peer",
-     "bandwidth", "active", "peer_bandwidth", "done", "invalid"});
+     "bandwidth", "active", "peer_bandwidth", "fabric", "done", "invalid"});
 
 std::string_view kind_name(EventKind kind) {
   return k_event_names(kind);
@@ -205,6 +205,9 @@ std::string encode_event(const Event& e) {
       j["why"] = text(e.text);
     }
     break;
+  case EventKind::fabric:
+    j["fabric"] = cuda_fabric_json(e.fabric);
+    break;
   case EventKind::done:
     break;
   }
@@ -318,6 +321,18 @@ Event decode_event(std::string_view line) {
     }
     e.text = get_string(j, "why").value_or("");
     break;
+  case EventKind::fabric: {
+    const auto f = j.find("fabric");
+    if (f == j.end()) {
+      return invalid(line);
+    }
+    auto parsed = parse_cuda_fabric_json(*f);
+    if (!parsed) {
+      return invalid(line);
+    }
+    e.fabric = std::move(parsed).value();
+    break;
+  }
   case EventKind::done:
     break;
   }
@@ -388,6 +403,9 @@ Transcript fold_transcript(const std::vector<TimedLine>& lines, const ChildEnd& 
       break;
     case EventKind::active:
       t.active = std::move(e.active);
+      break;
+    case EventKind::fabric:
+      t.fabric = std::move(e.fabric);
       break;
     case EventKind::peer_bandwidth:
       close("peer_timing", std::pair(e.peer.from, e.peer.to));

@@ -26,6 +26,7 @@ enum class EventKind {
   active,         // active: the active step's result on this GPU
   peer_bandwidth, // peer (from, to, gbps, error): one pair's timed copies, after every pair's
                   // verified copy; text: why not measured
+  fabric,         // fabric: the fabric allocation probe's result on this GPU
   done,           // the child finished everything it was asked to do
   invalid,        // a line that is not an event (text: the line, capped)
 };
@@ -42,6 +43,7 @@ struct Event {
   std::optional<double> h2d_gbps;
   std::optional<double> d2h_gbps;
   CudaActiveResult active;
+  CudaFabricResult fabric;
 };
 
 // One line, without the trailing '\n'. Strings are made valid UTF-8.
@@ -63,6 +65,7 @@ struct Transcript {
   std::optional<double> d2h_gbps;
   std::string bandwidth_not_checked;
   CudaActiveResult active; // the active event
+  CudaFabricResult fabric; // the fabric event
   bool timing_cut = false; // killed while timing peer copies, every pair verified before
   std::string library_path;
   std::string load_error;
