@@ -3,7 +3,8 @@
 // "GPU i" below is the i-th GPU of FAKE_CUDA_BUS_IDS (its physical index). It honours
 // CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER like the real driver (nvidia-facts.md §10c).
 //
-// Built three times: complete; FAKE_CUDA_OMIT_PEER (no cuMemcpyPeer: an optional entry point);
+// Built three times: complete; FAKE_CUDA_OMIT_PEER and FAKE_CUDA_OMIT_VMM (no cuMemcpyPeer, no
+// cuMemCreate: optional entry points, as an older driver);
 // FAKE_CUDA_OMIT_MEMSET (no cuMemsetD8_v2: a required one).
 //
 // Copy timing (the bandwidth step): the asynchronous copies move no data and take no time; each
@@ -31,6 +32,18 @@
 //   FAKE_CUDA_GPU_KERNEL_HANG=i,…         a kernel launched on GPU i never finishes
 //   FAKE_CUDA_JIT_ERROR=code              cuModuleLoadData fails with that CUresult
 //   FAKE_CUDA_NO_ENTRY=name               cuModuleGetFunction does not find that function
+//
+// The fabric allocation probe (docs/cuda-probe.md#fabric-allocation):
+//   FAKE_CUDA_FABRIC=i,…                  GPU i answers 1 for
+//                                          CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED (128;
+//                                          0 otherwise)
+//   FAKE_CUDA_FABRIC_UNKNOWN=1            every GPU answers CUDA_ERROR_INVALID_VALUE for it (a
+//                                          driver older than CUDA 12.3)
+//   FAKE_CUDA_FABRIC_CREATE_ERROR=i:code,… cuMemCreate with a fabric handle on GPU i fails with
+//                                          that CUresult (800: no IMEX channel)
+// cuMemGetAllocationGranularity gives 2 MiB; cuMemCreate checks the properties and the size, and
+// cuMemRelease refuses a handle it did not give. FAKE_CUDA_OMIT_VMM (the no-peer build, an older
+// driver) leaves the three out.
 // The probe's own declarations of the CUDA types, so that every exported function has exactly the
 // type the probe calls it through (UBSan's -fsanitize=function checks that).
 #include "probes/cuda/driver_api.hpp"
@@ -330,6 +343,8 @@ constexpr ErrorInfo k_errors[] = {
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
+    {800, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {802, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"},
     {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
      "system has unsupported display driver / cuda driver combination"},
@@ -569,6 +584,12 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice de
   case 76:
     *value = g->cc_minor;
     return k_success;
+  case 128: // HANDLE_TYPE_FABRIC_SUPPORTED (CUDA 12.3)
+    if (env_flag("FAKE_CUDA_FABRIC_UNKNOWN")) {
+      return k_invalid_value;
+    }
+    *value = env_set("FAKE_CUDA_FABRIC").count(static_cast<int>(g - state().gpus.data())) ? 1 : 0;
+    return k_success;
   default:
     return k_invalid_value;
   }
@@ -675,6 +696,80 @@ FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t byt
   }
   return k_success;
 }
+
+#ifndef FAKE_CUDA_OMIT_VMM
+namespace {
+// CUmemAllocationProp as the probe fills it for a fabric allocation on a visible device, or
+// CUDA_ERROR_INVALID_VALUE / CUDA_ERROR_INVALID_DEVICE; `physical` is then the GPU's index.
+CUresult check_prop(const gpf::cuda::CUmemAllocationProp* prop, int& physical) {
+  if (!prop || prop->type != 1 /* PINNED */ || prop->location.type != 1 /* DEVICE */) {
+    return k_invalid_value;
+  }
+  if (!gpu_of(prop->location.id)) {
+    return k_invalid_device;
+  }
+  physical = state().visible[static_cast<std::size_t>(prop->location.id)];
+  return k_success;
+}
+constexpr std::size_t k_granularity = std::size_t{2} << 20;
+constexpr CUresult k_not_supported = 801;
+std::set<unsigned long long> g_handles; // the allocations not released yet
+unsigned long long g_next_handle = 0x1000;
+} // namespace
+
+FAKE_EXPORT CUresult cuMemGetAllocationGranularity(std::size_t* granularity,
+                                                   const gpf::cuda::CUmemAllocationProp* prop,
+                                                   int option) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  int physical = 0;
+  if (auto r = check_prop(prop, physical); r != k_success) {
+    return r;
+  }
+  if (!granularity || (option != 0 && option != 1)) {
+    return k_invalid_value;
+  }
+  *granularity = k_granularity;
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuMemCreate(gpf::cuda::CUmemGenericAllocationHandle* handle, std::size_t size,
+                                 const gpf::cuda::CUmemAllocationProp* prop,
+                                 unsigned long long flags) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  int physical = 0;
+  if (auto r = check_prop(prop, physical); r != k_success) {
+    return r;
+  }
+  if (!handle || flags != 0 || size == 0 || size % k_granularity != 0) {
+    return k_invalid_value;
+  }
+  if (prop->requestedHandleTypes & 0x8) { // FABRIC
+    if (!env_set("FAKE_CUDA_FABRIC").count(physical)) {
+      return k_not_supported;
+    }
+    const auto errors = env_map("FAKE_CUDA_FABRIC_CREATE_ERROR");
+    if (errors.count(physical)) {
+      return static_cast<CUresult>(errors.at(physical));
+    }
+  }
+  std::lock_guard lock(state().mutex);
+  *handle = g_next_handle++;
+  g_handles.insert(*handle);
+  return k_success;
+}
+
+FAKE_EXPORT CUresult cuMemRelease(gpf::cuda::CUmemGenericAllocationHandle handle) {
+  if (auto r = ready(); r != k_success) {
+    return r;
+  }
+  std::lock_guard lock(state().mutex);
+  return g_handles.erase(handle) == 1 ? k_success : k_invalid_value;
+}
+#endif
 
 FAKE_EXPORT CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice device, CUdevice peer) {
   if (auto r = ready(); r != k_success) {
