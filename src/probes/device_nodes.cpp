@@ -1,6 +1,7 @@
 // Probe "devices": the /dev/nvidia* nodes (and /dev/dxg for WSL2): presence, type, major/minor,
-// mode and whether this user can open them read-write. Runs after "driver" so that every GPU's
-// /dev/nvidiaN (N = its Device Minor) is looked at even when the node is missing.
+// mode and whether this user can open them read-write; the IMEX channels
+// (/dev/nvidia-caps-imex-channels/channelN) likewise, for the imex rules. Runs after "driver" so
+// that every GPU's /dev/nvidiaN (N = its Device Minor) is looked at even when the node is missing.
 #include "gpf/probes/probes.hpp"
 #include "gpf/util/text.hpp"
 
@@ -40,6 +41,14 @@ ProbeStatus probe_devices(const Host& host, const ProbeOptions&, Facts& facts) {
   if (auto caps = host.list_dir("dev/nvidia-caps")) {
     for (const auto& name : *caps) {
       paths.insert("dev/nvidia-caps/" + name);
+    }
+  }
+  // A channel this user cannot open is why a fabric allocation is refused where one exists.
+  if (auto channels = host.list_dir("dev/nvidia-caps-imex-channels")) {
+    for (const auto& name : *channels) {
+      if (starts_with(name, "channel")) {
+        paths.insert("dev/nvidia-caps-imex-channels/" + name);
+      }
     }
   }
   for (const auto& path : paths) {
