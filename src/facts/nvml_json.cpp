@@ -77,6 +77,18 @@ template <> struct List<NvmlTraffic> {
   });
 };
 
+template <> struct List<NvmlGpuInstance> {
+  static constexpr auto fields = std::to_array<Field<NvmlGpuInstance>>({
+      member<&NvmlGpuInstance::profile>("profile"),
+      member<&NvmlGpuInstance::profile_id>("profile_id"),
+      member<&NvmlGpuInstance::id>("id"),
+      member<&NvmlGpuInstance::placement_start>("placement_start"),
+      member<&NvmlGpuInstance::placement_size>("placement_size"),
+      member<&NvmlGpuInstance::slice_count>("slice_count"),
+      member<&NvmlGpuInstance::memory_mib>("memory_mib"),
+  });
+};
+
 template <> struct List<NvmlGpu> {
   static constexpr auto fields = std::to_array<Field<NvmlGpu>>({
       member<&NvmlGpu::bus_id>("bus_id"),
@@ -105,6 +117,8 @@ template <> struct List<NvmlGpu> {
       member<&NvmlGpu::compute_mode>("compute_mode"),
       member<&NvmlGpu::mig_current>("mig_current"),
       member<&NvmlGpu::mig_pending>("mig_pending"),
+      member<&NvmlGpu::memory_total_bytes>("memory_total_bytes"),
+      member<&NvmlGpu::gpu_instances>("gpu_instances"), // null: MIG off, or not read
       member<&NvmlGpu::pcie_gen>("pcie_gen"),
       member<&NvmlGpu::pcie_gen_max>("pcie_gen_max"),
       member<&NvmlGpu::pcie_width>("pcie_width"),

@@ -27,6 +27,12 @@ template <> struct mapped<::nvmlDevice_st> { using type = ours::nvmlDevice_st; }
 template <> struct mapped<::nvmlPciInfo_t> { using type = ours::nvmlPciInfo_t; };
 template <> struct mapped<::nvmlProcessInfo_v2_t> { using type = ours::nvmlProcessInfo_v2_t; };
 template <> struct mapped<::nvmlFieldValue_t> { using type = ours::nvmlFieldValue_t; };
+template <> struct mapped<::nvmlMemory_t> { using type = ours::nvmlMemory_t; };
+template <> struct mapped<::nvmlGpuInstance_st> { using type = ours::nvmlGpuInstance_st; };
+template <> struct mapped<::nvmlGpuInstanceProfileInfo_t> {
+  using type = ours::nvmlGpuInstanceProfileInfo_t;
+};
+template <> struct mapped<::nvmlGpuInstanceInfo_t> { using type = ours::nvmlGpuInstanceInfo_t; };
 template <class T> struct mapped<const T> { using type = const typename mapped<T>::type; };
 template <class T> struct mapped<T*> { using type = typename mapped<T>::type*; };
 template <class R, class... A> struct mapped<R (*)(A...)> {
@@ -62,6 +68,35 @@ SAME_FIELD(nvmlFieldValue_t, valueType);
 SAME_FIELD(nvmlFieldValue_t, nvmlReturn);
 SAME_FIELD(nvmlFieldValue_t, value);
 
+SAME_SIZE(nvmlMemory_t);
+SAME_FIELD(nvmlMemory_t, total);
+SAME_FIELD(nvmlMemory_t, free);
+SAME_FIELD(nvmlMemory_t, used);
+
+SAME_SIZE(nvmlGpuInstancePlacement_t);
+SAME_FIELD(nvmlGpuInstancePlacement_t, start);
+SAME_FIELD(nvmlGpuInstancePlacement_t, size);
+
+SAME_SIZE(nvmlGpuInstanceProfileInfo_t);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, id);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, isP2pSupported);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, sliceCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, instanceCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, multiprocessorCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, copyEngineCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, decoderCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, encoderCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, jpegCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, ofaCount);
+SAME_FIELD(nvmlGpuInstanceProfileInfo_t, memorySizeMB);
+
+SAME_SIZE(nvmlGpuInstanceInfo_t);
+SAME_FIELD(nvmlGpuInstanceInfo_t, device);
+SAME_FIELD(nvmlGpuInstanceInfo_t, id);
+SAME_FIELD(nvmlGpuInstanceInfo_t, profileId);
+SAME_FIELD(nvmlGpuInstanceInfo_t, placement);
+static_assert(std::is_same_v<decltype(::nvmlGpuInstanceInfo_t::device), ::nvmlDevice_t>);
+
 // The constants the probe copies.
 static_assert(ours::k_init_flag_no_attach == NVML_INIT_FLAG_NO_ATTACH);
 static_assert(ours::k_memory_error_uncorrected == NVML_MEMORY_ERROR_TYPE_UNCORRECTED);
@@ -86,6 +121,12 @@ static_assert(ours::k_nvlink_error_replay == NVML_NVLINK_ERROR_DL_REPLAY &&
               ours::k_nvlink_error_crc_flit == NVML_NVLINK_ERROR_DL_CRC_FLIT &&
               ours::k_nvlink_error_crc_data == NVML_NVLINK_ERROR_DL_CRC_DATA);
 static_assert(ours::k_invalid_argument == NVML_ERROR_INVALID_ARGUMENT);
+static_assert(ours::k_mig_enable == NVML_DEVICE_MIG_ENABLE);
+// The profile indexes this header knows are a prefix of those the probe asks (the newer ones,
+// _2_SLICE_REV1 = 8 to _2_SLICE_ALL_ME = 16, count 17, are in newer headers only).
+static_assert(NVML_GPU_INSTANCE_PROFILE_1_SLICE == 0 &&
+              NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1 == 7 && NVML_GPU_INSTANCE_PROFILE_COUNT == 8 &&
+              ours::k_gpu_instance_profile_count >= NVML_GPU_INSTANCE_PROFILE_COUNT);
 
 // Each entry point: the probe's pointer type is the header's prototype, mapped.
 #define SAME_ENTRY(f)                                                                              \
@@ -127,7 +168,11 @@ SAME_ENTRY(nvmlDeviceGetPcieReplayCounter);
 SAME_ENTRY(nvmlDeviceValidateInforom);
 SAME_ENTRY(nvmlDeviceGetClockInfo);
 SAME_ENTRY(nvmlDeviceGetPowerUsage);
-constexpr std::size_t k_checked = 36;
+SAME_ENTRY(nvmlDeviceGetMemoryInfo);
+SAME_ENTRY(nvmlDeviceGetGpuInstanceProfileInfo);
+SAME_ENTRY(nvmlDeviceGetGpuInstances);
+SAME_ENTRY(nvmlGpuInstanceGetInfo);
+constexpr std::size_t k_checked = 40;
 
 // Newer than this header (CUDA 11.8's NVML), checked against NVIDIA's documentation only
 // (nvml_layout_test.cpp): nvmlDeviceGetCurrentClocksEventReasons (R535, the throttle-reasons

@@ -43,6 +43,24 @@ static_assert(offsetof(nvmlFieldValue_t, valueType) == 24);
 static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28);
 static_assert(offsetof(nvmlFieldValue_t, value) == 32);
 
+static_assert(sizeof(nvmlMemory_t) == 24);
+static_assert(offsetof(nvmlMemory_t, total) == 0);
+static_assert(offsetof(nvmlMemory_t, free) == 8);
+static_assert(offsetof(nvmlMemory_t, used) == 16);
+
+static_assert(sizeof(nvmlGpuInstancePlacement_t) == 8);
+static_assert(offsetof(nvmlGpuInstancePlacement_t, size) == 4);
+static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48);
+static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, id) == 0);
+static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8);
+static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, instanceCount) == 12);
+static_assert(offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
+static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24);
+static_assert(offsetof(nvmlGpuInstanceInfo_t, device) == 0);
+static_assert(offsetof(nvmlGpuInstanceInfo_t, id) == 8);
+static_assert(offsetof(nvmlGpuInstanceInfo_t, profileId) == 12);
+static_assert(offsetof(nvmlGpuInstanceInfo_t, placement) == 16);
+
 // nvmlEccSramErrorStatus_v1_t: 104 bytes, so its version word is 104 | 1 << 24.
 static_assert(sizeof(nvmlEccSramErrorStatus_t) == 104);
 static_assert(offsetof(nvmlEccSramErrorStatus_t, aggregateUncParity) == 8);

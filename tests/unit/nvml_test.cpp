@@ -525,6 +525,9 @@ gpf::NvmlFacts every_nvml_member() {
   g.compute_mode = 2;
   g.mig_current = 1;
   g.mig_pending = 0;
+  g.memory_total_bytes = 81559ULL << 20U;
+  g.gpu_instances =
+      std::vector<gpf::NvmlGpuInstance>{{2, 9, 1, 4, 4, 3, 40192}, {1, 14, 2, 0, 2, 2, 19968}};
   g.pcie_gen = 4;
   g.pcie_gen_max = 5;
   g.pcie_width = 8;
@@ -605,8 +608,12 @@ TEST_CASE("nvml.json: a file of an older version still reads, keeping every memb
   for (auto& g : written.at("gpus")) {
     CHECK(g.at("inforom_valid").is_null());
     CHECK(g.at("traffic").is_null());
+    CHECK(g.at("memory_total_bytes").is_null());
+    CHECK(g.at("gpu_instances").is_null());
     g.erase("inforom_valid");
     g.erase("traffic");
+    g.erase("memory_total_bytes");
+    g.erase("gpu_instances");
   }
   CHECK(written.dump(2) == nlohmann::ordered_json::parse(text).dump(2));
 }

@@ -101,6 +101,22 @@ struct NvmlTraffic {
   bool operator==(const NvmlTraffic&) const = default;
 };
 
+// One GPU instance of a GPU in MIG mode: nvmlGpuInstanceGetInfo, with the profile it was listed
+// under (nvmlDeviceGetGpuInstanceProfileInfo). NVIDIA's DRA driver names its MIG devices from these
+// (docs/integrations/kubernetes.md).
+struct NvmlGpuInstance {
+  unsigned profile = 0; // the NVML_GPU_INSTANCE_PROFILE_* index it was listed under
+  unsigned profile_id =
+      0;           // the profile's id (nvmlGpuInstanceInfo_t.profileId; `nvidia-smi mig -lgip`)
+  unsigned id = 0; // the GPU instance id (nvmlGpuInstanceInfo_t.id)
+  unsigned placement_start = 0; // the first memory slice it occupies
+  unsigned placement_size = 0;  // how many memory slices it occupies
+  unsigned slice_count = 0; // the profile's GPU slices (nvmlGpuInstanceProfileInfo_t.sliceCount)
+  unsigned long long memory_mib = 0; // the profile's memory (memorySizeMB, in MiB)
+
+  bool operator==(const NvmlGpuInstance&) const = default;
+};
+
 struct NvmlGpu {
   std::optional<unsigned> index; // NVML's own index (not CUDA's, not the host's)
   std::string bus_id;            // normalised "dddd:bb:dd.f", the join key with the driver's GPUs
@@ -130,6 +146,10 @@ struct NvmlGpu {
   std::optional<int> compute_mode; // nvmlComputeMode_t
   std::optional<unsigned> mig_current;
   std::optional<unsigned> mig_pending;
+  std::optional<unsigned long long> memory_total_bytes; // nvmlDeviceGetMemoryInfo's total
+  // MIG enabled now (mig_current): its GPU instances, by profile index then placement; nullopt
+  // when MIG is off or the list could not be read whole (calls says why).
+  std::optional<std::vector<NvmlGpuInstance>> gpu_instances;
   std::optional<unsigned> pcie_gen;
   std::optional<unsigned> pcie_gen_max;
   std::optional<unsigned> pcie_width;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 namespace gpf::nvml {
 namespace {
@@ -206,6 +207,61 @@ public:
     ++s.count;
   }
 
+  // The GPU instances of a GPU in MIG mode: every profile index NVML may define, the instances
+  // listed under each, and each one's info. nullopt when the list is not whole: a profile or an
+  // instance that did not answer (its call says why; NOT_SUPPORTED and INVALID_ARGUMENT for a
+  // profile mean that profile does not exist on this GPU or driver, and are skipped).
+  std::optional<std::vector<NvmlGpuInstance>> gpu_instances() {
+    const NvmlApi& a = m_api;
+    nvmlDevice_t d = m_dev;
+    std::vector<NvmlGpuInstance> out;
+    for (unsigned profile = 0; profile < k_gpu_instance_profile_count; ++profile) {
+      nvmlGpuInstanceProfileInfo_t info{};
+      if (a.nvmlDeviceGetGpuInstanceProfileInfo) {
+        begin(m_out, "gpu_instance_profile");
+        const nvmlReturn_t rc = a.nvmlDeviceGetGpuInstanceProfileInfo(d, profile, &info);
+        if (rc == k_nvml_not_supported || rc == k_invalid_argument) {
+          continue;
+        }
+        if (rc != 0) {
+          m_gpu.calls.push_back({"gpu_instance_profile", rc, error_text(a, rc)});
+          return std::nullopt;
+        }
+      } else {
+        m_gpu.calls.push_back(
+            {"gpu_instance_profile", k_nvml_symbol_missing, "not exported by the library"});
+        return std::nullopt;
+      }
+      // The buffer must hold the profile's instanceCount; bounded against a nonsense count.
+      std::vector<nvmlGpuInstance_t> handles(
+          std::clamp(info.instanceCount, 1U, k_max_gpu_instances));
+      unsigned count = static_cast<unsigned>(handles.size());
+      if (!ask("gpu_instances", a.nvmlDeviceGetGpuInstances,
+               [&](auto fn) { return fn(d, info.id, handles.data(), &count); })) {
+        return std::nullopt;
+      }
+      for (unsigned i = 0; i < count && i < handles.size(); ++i) {
+        nvmlGpuInstanceInfo_t gi{};
+        if (!ask("gpu_instance_info", a.nvmlGpuInstanceGetInfo,
+                 [&](auto fn) { return fn(handles[i], &gi); })) {
+          return std::nullopt;
+        }
+        out.push_back({.profile = profile,
+                       .profile_id = gi.profileId,
+                       .id = gi.id,
+                       .placement_start = gi.placement.start,
+                       .placement_size = gi.placement.size,
+                       .slice_count = info.sliceCount,
+                       .memory_mib = info.memorySizeMB});
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+      return std::tie(x.profile, x.placement_start, x.id) <
+             std::tie(y.profile, y.placement_start, y.id);
+    });
+    return out;
+  }
+
   // Compute processes on the GPU now (the count query alone); nullopt when not given.
   std::optional<unsigned> process_count() {
     unsigned count = 0;
@@ -336,6 +392,13 @@ public:
     if (ask("mig_mode", a.nvmlDeviceGetMigMode, [&](auto fn) { return fn(d, &mc, &mp); })) {
       g.mig_current = mc;
       g.mig_pending = mp;
+    }
+    nvmlMemory_t mem{};
+    if (ask("memory_info", a.nvmlDeviceGetMemoryInfo, [&](auto fn) { return fn(d, &mem); })) {
+      g.memory_total_bytes = mem.total;
+    }
+    if (g.mig_current == k_mig_enable) {
+      g.gpu_instances = gpu_instances();
     }
     if (ask("pcie_gen", a.nvmlDeviceGetCurrPcieLinkGeneration,
             [&](auto fn) { return fn(d, &u); })) {

@@ -15,6 +15,10 @@ namespace gpf::nvml {
 // list this long is named in probes[].cut.
 inline constexpr std::size_t k_max_processes = 512;
 
+// The most GPU instances asked for under one profile: the buffer nvmlDeviceGetGpuInstances fills
+// must hold the profile's instanceCount (7 at most on the GPUs MIG runs on today).
+inline constexpr unsigned k_max_gpu_instances = 64;
+
 // Load, NVML version, init, driver version, device count; with query_every_gpu (the driver's GPU
 // list is unknown) also every GPU by NVML index, one after another.
 void system_child(const std::string& library, bool query_every_gpu, child::LineWriter& out);

@@ -88,6 +88,14 @@ const std::vector<EntryPoint>& entry_points() {
        child::bind_entry<&NvmlApi::nvmlDeviceGetClockInfo>},
       {"nvmlDeviceGetPowerUsage", child::k_optional,
        child::bind_entry<&NvmlApi::nvmlDeviceGetPowerUsage>},
+      {"nvmlDeviceGetMemoryInfo", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetMemoryInfo>},
+      {"nvmlDeviceGetGpuInstanceProfileInfo", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetGpuInstanceProfileInfo>},
+      {"nvmlDeviceGetGpuInstances", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlDeviceGetGpuInstances>},
+      {"nvmlGpuInstanceGetInfo", child::k_optional,
+       child::bind_entry<&NvmlApi::nvmlGpuInstanceGetInfo>},
   };
   return table;
 }

@@ -16,6 +16,8 @@ namespace gpf::nvml {
 using nvmlReturn_t = int;
 struct nvmlDevice_st;
 using nvmlDevice_t = nvmlDevice_st*;
+struct nvmlGpuInstance_st;
+using nvmlGpuInstance_t = nvmlGpuInstance_st*;
 using nvmlEnableState_t = int;
 using nvmlComputeMode_t = int;
 using nvmlDeviceArchitecture_t = unsigned int;
@@ -83,6 +85,42 @@ struct nvmlEccSramErrorStatus_t {
   unsigned int bThresholdExceeded;
 };
 
+// nvmlMemory_t (v1), the struct of the un-suffixed nvmlDeviceGetMemoryInfo (R450 on).
+struct nvmlMemory_t {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+// MIG (R450 on): a GPU instance's place in the GPU's memory slices.
+struct nvmlGpuInstancePlacement_t {
+  unsigned int start;
+  unsigned int size;
+};
+
+// The v1 struct of nvmlDeviceGetGpuInstanceProfileInfo (v2, with a version word first, is only
+// for nvmlDeviceGetGpuInstanceProfileInfoV).
+struct nvmlGpuInstanceProfileInfo_t {
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB; // MiB, as nvml.h's comment says
+};
+
+struct nvmlGpuInstanceInfo_t {
+  nvmlDevice_t device;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+};
+
 // Constants of nvml.h the probe uses.
 inline constexpr unsigned k_init_flag_no_attach = 2;
 inline constexpr int k_memory_error_corrected = 0;
@@ -111,6 +149,11 @@ inline constexpr unsigned k_sram_status_version =
     static_cast<unsigned>(sizeof(nvmlEccSramErrorStatus_t)) | (1U << 24U);
 inline constexpr int k_insufficient_size = 7;
 inline constexpr int k_invalid_argument = 2;
+inline constexpr unsigned k_mig_enable = 1; // NVML_DEVICE_MIG_ENABLE
+// NVML_GPU_INSTANCE_PROFILE_COUNT of the newest nvml.h (17: up to _2_SLICE_ALL_ME = 16; CUDA
+// 11.8's header stops at _1_SLICE_REV1 = 7, count 8). The probe asks every index below it; an
+// older driver answers INVALID_ARGUMENT or NOT_SUPPORTED for those it does not know.
+inline constexpr unsigned k_gpu_instance_profile_count = 17;
 
 // Typed pointers to the entry points; an optional one the library lacks stays nullptr.
 struct NvmlApi {
@@ -179,6 +222,15 @@ struct NvmlApi {
   nvmlReturn_t (*nvmlDeviceGetClockInfo)(nvmlDevice_t device, int type,
                                          unsigned int* clock) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetPowerUsage)(nvmlDevice_t device, unsigned int* power) = nullptr;
+  // The GPU's memory and, with MIG enabled, its GPU instances (read-only queries).
+  nvmlReturn_t (*nvmlDeviceGetMemoryInfo)(nvmlDevice_t device, nvmlMemory_t* memory) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetGpuInstanceProfileInfo)(nvmlDevice_t device, unsigned int profile,
+                                                      nvmlGpuInstanceProfileInfo_t* info) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetGpuInstances)(nvmlDevice_t device, unsigned int profileId,
+                                            nvmlGpuInstance_t* gpuInstances,
+                                            unsigned int* count) = nullptr;
+  nvmlReturn_t (*nvmlGpuInstanceGetInfo)(nvmlGpuInstance_t gpuInstance,
+                                         nvmlGpuInstanceInfo_t* info) = nullptr;
 };
 
 using EntryPoint = child::EntryPoint<NvmlApi>;
