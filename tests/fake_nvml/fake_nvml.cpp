@@ -24,6 +24,11 @@
 // (a row remap pending).
 //   FAKE_NVML_SM_CLOCK=i:MHz (default 1980), FAKE_NVML_POWER_MW=i:mW (default 350000): the samples
 //   FAKE_NVML_INFOROM_CORRUPT=i,…  nvmlDeviceValidateInforom answers CORRUPTED_INFOROM (14)
+// MIG (Ampere and later): FAKE_NVML_MIG=i:1 enables it now (pending too, unless _MIG_PENDING says);
+// FAKE_NVML_GPU_INSTANCES=i:ID@START+ID@START… are its GPU instances, by GI profile id and
+// placement start, numbered 1, 2, … in that order, on the profile table below (an H100 80GB's ids);
+// FAKE_NVML_GI_DENY=i,… nvmlDeviceGetGpuInstances answers NO_PERMISSION (4), as for a non-root
+// user. Memory total: 81559 MiB from Hopper, 81920 MiB for Ampere, 32768 MiB before.
 #include "probes/nvml/nvml_api.hpp"
 
 #include <csignal>
@@ -41,6 +46,11 @@ using namespace gpf::nvml;
 
 struct gpf::nvml::nvmlDevice_st {
   int index;
+};
+
+struct gpf::nvml::nvmlGpuInstance_st {
+  int gpu;
+  nvmlGpuInstanceInfo_t info;
 };
 
 namespace {
@@ -108,6 +118,21 @@ bool listed(const char* name, int gpu) {
     }
   }
   return false;
+}
+
+// GPU i's text in a per-GPU list "i:text,j:text"; "" when absent.
+std::string per_gpu_text(const char* name, int gpu) {
+  const char* v = env(name);
+  if (!v) {
+    return {};
+  }
+  for (const auto& item : split(v, ',')) {
+    const auto colon = item.find(':');
+    if (colon != std::string::npos && std::atoi(item.substr(0, colon).c_str()) == gpu) {
+      return item.substr(colon + 1);
+    }
+  }
+  return {};
 }
 
 // Never returns; SIGTERM is ignored, so only SIGKILL ends the process.
@@ -473,9 +498,134 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int*
   if (arch(gpu) < 7) {
     return k_not_supported;
   }
-  *current = 0;
-  *pending = per_gpu("FAKE_NVML_MIG_PENDING", gpu, 0) != 0 ? 1 : 0;
+  *current = per_gpu("FAKE_NVML_MIG", gpu, 0) != 0 ? 1 : 0;
+  *pending = per_gpu("FAKE_NVML_MIG_PENDING", gpu, *current) != 0 ? 1 : 0;
   return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  DEVICE_PROLOGUE("memory_info");
+  const unsigned long long mib = arch(gpu) >= 9 ? 81559 : arch(gpu) >= 7 ? 81920 : 32768;
+  memory->total = mib << 20U;
+  memory->used = 0;
+  memory->free = memory->total;
+  return k_ok;
+}
+
+namespace {
+
+// The GPU instance profiles, by NVML_GPU_INSTANCE_PROFILE_* index: an H100 80GB's ids, slices and
+// instance counts; memory sizes that name the profiles 1g.10gb, 2g.20gb, … (indexes not listed
+// answer NOT_SUPPORTED up to 16, INVALID_ARGUMENT after).
+struct FakeProfile {
+  unsigned index;
+  unsigned id;
+  unsigned slices;
+  unsigned count;
+  unsigned placement_size;
+  unsigned long long mib;
+};
+constexpr FakeProfile k_profiles[] = {
+    {0, 19, 1, 7, 1, 9856},  {1, 14, 2, 3, 2, 19968}, {2, 9, 3, 2, 4, 40192},
+    {3, 5, 4, 1, 4, 40192},  {4, 0, 7, 1, 8, 80768},  {7, 20, 1, 1, 1, 9856},
+    {9, 15, 1, 4, 2, 19968},
+};
+
+bool mig_on(int gpu) {
+  return arch(gpu) >= 7 && per_gpu("FAKE_NVML_MIG", gpu, 0) != 0;
+}
+
+// Every GPU instance FAKE_NVML_GPU_INSTANCES gives, made once (their handles stay valid).
+std::vector<nvmlGpuInstance_st>& instances() {
+  static std::vector<nvmlGpuInstance_st> all = [] {
+    std::vector<nvmlGpuInstance_st> out;
+    for (int gpu = 0; gpu < static_cast<int>(bus_ids().size()); ++gpu) {
+      unsigned next_id = 1;
+      for (const auto& one : split(per_gpu_text("FAKE_NVML_GPU_INSTANCES", gpu), '+')) {
+        const auto at = one.find('@');
+        if (at == std::string::npos) {
+          continue;
+        }
+        const auto id = static_cast<unsigned>(std::atoi(one.substr(0, at).c_str()));
+        for (const auto& p : k_profiles) {
+          if (p.id == id) {
+            nvmlGpuInstance_st gi{gpu, {}};
+            gi.info.id = next_id++;
+            gi.info.profileId = id;
+            gi.info.placement.start = static_cast<unsigned>(std::atoi(one.substr(at + 1).c_str()));
+            gi.info.placement.size = p.placement_size;
+            out.push_back(gi);
+          }
+        }
+      }
+    }
+    return out;
+  }();
+  return all;
+}
+
+} // namespace
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device,
+                                                             unsigned int profile,
+                                                             nvmlGpuInstanceProfileInfo_t* info) {
+  DEVICE_PROLOGUE("gpu_instance_profile");
+  if (profile > 16) {
+    return k_invalid;
+  }
+  if (!mig_on(gpu)) {
+    return k_not_supported;
+  }
+  for (const auto& p : k_profiles) {
+    if (p.index == profile) {
+      std::memset(info, 0, sizeof *info);
+      info->id = p.id;
+      info->sliceCount = p.slices;
+      info->instanceCount = p.count;
+      info->memorySizeMB = p.mib;
+      return k_ok;
+    }
+  }
+  return k_not_supported;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId,
+                                                   nvmlGpuInstance_t* gpuInstances,
+                                                   unsigned int* count) {
+  DEVICE_PROLOGUE("gpu_instances");
+  if (!mig_on(gpu)) {
+    return k_not_supported;
+  }
+  if (listed("FAKE_NVML_GI_DENY", gpu)) {
+    return 4; // NVML_ERROR_NO_PERMISSION
+  }
+  unsigned n = 0;
+  for (auto& gi : instances()) {
+    if (gi.gpu == gpu && gi.info.profileId == profileId) {
+      if (n >= *count) {
+        return k_size;
+      }
+      gpuInstances[n++] = &gi;
+    }
+  }
+  *count = n;
+  return k_ok;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance,
+                                                nvmlGpuInstanceInfo_t* info) {
+  if (!g_init) {
+    return k_uninit;
+  }
+  for (auto& gi : instances()) {
+    if (&gi == gpuInstance) {
+      maybe_hang(gi.gpu, "gpu_instance_info");
+      *info = gi.info;
+      info->device = &g_devices[static_cast<std::size_t>(gi.gpu)];
+      return k_ok;
+    }
+  }
+  return k_invalid;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device,
