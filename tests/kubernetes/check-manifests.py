@@ -11,7 +11,8 @@ accepted by the real binary and answers 0 on a ready and 1 on a broken snapshot;
 NodeReadinessRule's fields are the CRD's (readiness.node.x-k8s.io/v1alpha1), its condition is the
 one NPD sets and its nodes are NPD's; the Job tolerates the rule's taint; the DeviceTaintRules that
 gpu-preflight-device-taints makes from real reports have the API's fields and values
-(resource.k8s.io DeviceTaintRuleSpec) and select the GPUs the reports leave out. Prints one line
+(resource.k8s.io DeviceTaintRuleSpec) and select the GPUs the reports leave out (a MIG-enabled one
+by its MIG devices, as NVIDIA's DRA driver names them). Prints one line
 per problem and exits 1 if there is any.
 """
 import glob
@@ -28,6 +29,7 @@ CONTRIB = os.path.join(SRC, "contrib/kubernetes")
 READY = os.path.join(SRC, "docs/examples/healthy-8gpu")
 BROKEN = os.path.join(SRC, "docs/examples/broken-node")
 WARN = os.path.join(SRC, "tests/fixtures/excluded-gpu")  # verdict warn: 3 of 4 GPUs
+MIG = "tests/fixtures/nvml-mig-left-out"  # GPU 1 in MIG mode and GPU 2 left out
 HOST_BINARY = "/usr/bin/gpu-preflight"  # where the .deb installs it
 
 KNOWN_KINDS = {
@@ -198,6 +200,10 @@ def check_device_taints():
         ("tests/fixtures/log-xid79-one-of-8", {"gpu-3": "NoSchedule"}),
         ("tests/fixtures/compat-cuda124-b200", {"gpu-0": "None"}),
         ("tests/fixtures/healthy-4gpu", {}),
+        # GPU 1 in MIG mode (its two GPU instances, named as NVIDIA's DRA driver names its MIG
+        # devices: docs/integrations/kubernetes.md), GPU 2 whole
+        (MIG, {"gpu-1-mig-2g20gb-14-0": "NoSchedule", "gpu-1-mig-3g40gb-9-4": "NoSchedule",
+               "gpu-2": "NoSchedule"}),
     ]
     for fixture, want in cases:
         where = f"gpu-preflight-device-taints on {os.path.basename(fixture)}"
@@ -217,8 +223,14 @@ def check_device_taints():
             got[sel.get("device")] = d.get("spec", {}).get("taint", {}).get("effect")
         if got != want:
             problem(where, f"tainted {got}, expected {want}")
+    # A MIG-enabled GPU whose GPU instances the report lacks (an older report, NVML declined):
+    # exit 2, not a rule for a device the driver does not publish.
+    no_instances = json.loads(run(["--format", "json"], os.path.join(SRC, MIG))[1])
+    for g in no_instances["facts"]["nvml"]["gpus"]:
+        g.pop("gpu_instances", None)
     # Not a report, or no node name: exit 2, nothing printed.
-    for stdin, args in (("{}", ["--node", "n"]), (run(["--format", "json"], READY)[1], [])):
+    for stdin, args in (("{}", ["--node", "n"]), (run(["--format", "json"], READY)[1], []),
+                        (json.dumps(no_instances), ["--node", "n"])):
         p = subprocess.run([sys.executable, converter, *args], input=stdin, capture_output=True,
                            text=True, timeout=60)
         if p.returncode != 2 or p.stdout:

@@ -58,8 +58,11 @@ mutations=(
   "npd-gpu-preflight.json%s/\"--skip-busy\"\\]/\"--skip-busy\", \"--format\", \"json\"]/%not one line within max_output_length"
   "npd-gpu-preflight-daemonset.yaml%s|/config/gpu-preflight.json|/config/npd.json|%loads /config/npd.json"
   "gpu-preflight-device-taints%s/effect, severity = \"NoSchedule\"/effect, severity = \"PreferNoSchedule\"/%taint effect 'PreferNoSchedule' is not one of"
-  "gpu-preflight-device-taints%s/\"device\": f\"gpu-{minor}\"/\"device\": f\"nvidia{minor}\"/%tainted {'nvidia3': 'NoSchedule'}, expected {'gpu-3': 'NoSchedule'}"
-  "gpu-preflight-device-taints%s/return f\"gpu-preflight.{base}.gpu-{minor}\"/return f\"GPU {minor}\"/%is not a DNS subdomain"
+  "gpu-preflight-device-taints%s/return f\"gpu-{minor}\"/return f\"nvidia{minor}\"/%tainted {'nvidia3': 'NoSchedule'}, expected {'gpu-3': 'NoSchedule'}"
+  "gpu-preflight-device-taints%s/return f\"gpu-preflight.{base}.{device}\"/return f\"GPU {device}\"/%is not a DNS subdomain"
+  "gpu-preflight-device-taints%s/-{gi\['profile_id'\]}-{gi\['placement_start'\]}/-{gi['placement_start']}-{gi['profile_id']}/%expected {'gpu-1-mig-2g20gb-14-0'"
+  "gpu-preflight-device-taints%s/if nvml\[\"mig_current\"\] != 1:/if True:/%expected {'gpu-1-mig-2g20gb-14-0'"
+  "gpu-preflight-device-taints%s/    if not isinstance(instances, list):/    if not isinstance(instances, list):\n        return [gpu_device(minor)]/%exited 0 on a bad input"
 )
 for m in "${mutations[@]}"; do
   IFS='%' read -r file expr want <<<"$m"
@@ -69,7 +72,7 @@ for m in "${mutations[@]}"; do
   cp -r "$src/contrib/kubernetes" "$copy/contrib/"
   cp "$src/docs/integrations/kubernetes.md" "$copy/docs/integrations/"
   ln -s "$src/docs/examples" "$copy/docs/examples"
-  for fx in excluded-gpu log-xid79-one-of-8 compat-cuda124-b200 healthy-4gpu; do
+  for fx in excluded-gpu log-xid79-one-of-8 compat-cuda124-b200 healthy-4gpu nvml-mig-left-out; do
     ln -s "$src/tests/fixtures/$fx" "$copy/tests/fixtures/$fx"
   done
   sed -i "$expr" "$copy/contrib/kubernetes/$file"
