@@ -14,7 +14,7 @@ TEST_CASE("/dev/shm: below 1 GiB with two GPUs, or missing") {
   f.topology.shm.mount_line = "shm /dev/shm tmpfs rw,size=65536k 0 0";
   auto hits = run_rule("shm.too-small", f);
   REQUIRE(hits.size() == 1);
-  CHECK(hits[0].message.find("/dev/shm is 64 MiB and 2 GPUs") == 0);
+  CHECK(hits[0].message.find("/dev/shm is 64 MiB and the job would use 2 GPUs together") == 0);
   CHECK(hits[0].evidence ==
         std::vector<std::string>{"statvfs(/dev/shm): size 67108864 bytes, 62914560 bytes available",
                                  "/proc/mounts: shm /dev/shm tmpfs rw,size=65536k 0 0"});
